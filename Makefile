@@ -1,0 +1,143 @@
+# cblite — build, test, install.
+#   make            release libcblite.so (build/lib) and the `cblite` tool (build/bin)
+#   make test       everything CI runs: Swift tests, the C test program, pytest, install check
+#   make demo       a short C program showing documents, revisions and conflicts
+#   make install    PREFIX=/usr/local DESTDIR=... LIBDIR=$(PREFIX)/lib
+SHELL        := /bin/bash
+VERSION      := 0.1.0
+SOVERSION    := 1
+PREFIX       ?= /usr/local
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+BINDIR       ?= $(PREFIX)/bin
+DESTDIR      ?=
+PYTHON       ?= python3
+CC           ?= cc
+CXX          ?= c++
+SWIFT        ?= swift
+BUILD        := build
+SO_REAL      := libcblite.so.$(VERSION)
+SO_NAME      := libcblite.so.$(SOVERSION)
+AMALGAMATION := Sources/CSQLCipher/sqlite3.c
+SWIFT_SOURCES := $(shell find Sources -name '*.swift' 2>/dev/null) Package.swift include/cblite.h
+APT_PACKAGES := pkg-config libsqlite3-dev libsqlcipher-dev tcl libssl-dev dpkg-dev python3-pip
+# The shipped .so carries the Swift runtime (no toolchain needed to load it), exports only
+# cbl_* and has a versioned soname. These flags stay out of Package.swift (DESIGN §8).
+RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
+LIB_LINK_FLAGS := -Xlinker --version-script=$(CURDIR)/Sources/CBLite/exports.map \
+                  -Xlinker -soname=$(SO_NAME)
+CFLAGS_TEST  := -std=c99 -Wall -Wextra -Werror -g -Iinclude
+
+.PHONY: all lib cli deps sqlcipher test test-swift test-c test-python test-install \
+        test-header demo install uninstall clean
+
+all: lib cli
+
+# ---- set-up -------------------------------------------------------------------------
+# Installs the Debian packages the build and tests need (when root and missing) and the
+# Python test dependencies. Safe to run again.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then echo "deps: apt-get install$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "deps: missing Debian packages:$$missing (run as root or install them)"; exit 1; fi; \
+	fi
+	@$(PYTHON) -c 'import pytest' 2>/dev/null || $(PYTHON) -m pip install -q pytest
+
+sqlcipher: $(AMALGAMATION)
+$(AMALGAMATION):
+	Sources/CSQLCipher/generate.sh
+
+# ---- build --------------------------------------------------------------------------
+lib: $(BUILD)/lib/$(SO_REAL)
+$(BUILD)/lib/$(SO_REAL): $(AMALGAMATION) $(SWIFT_SOURCES) Sources/CBLite/exports.map
+	$(SWIFT) build $(RELEASE_FLAGS) --product cblite $(LIB_LINK_FLAGS)
+	@mkdir -p $(BUILD)/lib
+	cp .build/release/libcblite.so $@.tmp && strip --strip-unneeded $@.tmp && mv $@.tmp $@
+	ln -sf $(SO_REAL) $(BUILD)/lib/$(SO_NAME)
+	ln -sf $(SO_NAME) $(BUILD)/lib/libcblite.so
+
+cli: $(BUILD)/bin/cblite
+$(BUILD)/bin/cblite: $(AMALGAMATION) $(SWIFT_SOURCES)
+	$(SWIFT) build $(RELEASE_FLAGS) --product cblite-cli
+	@mkdir -p $(BUILD)/bin
+	cp .build/release/cblite-cli $@
+
+# ---- tests --------------------------------------------------------------------------
+test: deps $(AMALGAMATION) all
+	$(MAKE) test-swift
+	$(MAKE) test-c
+	$(MAKE) test-python
+	$(MAKE) test-install
+	@echo "make test: all levels passed"
+
+test-swift: $(AMALGAMATION)
+	$(SWIFT) test
+
+$(BUILD)/tests/%: Tests/c/%.c include/cblite.h $(BUILD)/lib/$(SO_REAL)
+	@mkdir -p $(BUILD)/tests
+	$(CC) $(CFLAGS_TEST) -o $@ $< -L$(BUILD)/lib -lcblite -lpthread -Wl,-rpath,$(CURDIR)/$(BUILD)/lib
+
+# The C test program (every function of the header), the header as C99 and C++, and a
+# host that links the system libsqlite3 beside libcblite (SQLite symbol interposition).
+test-c: lib test-header $(BUILD)/tests/test_cblite $(BUILD)/tests/test_interpose
+	$(BUILD)/tests/test_cblite
+	$(BUILD)/tests/test_interpose
+
+$(BUILD)/tests/test_interpose: Tests/c/test_interpose.c include/cblite.h $(BUILD)/lib/$(SO_REAL)
+	@mkdir -p $(BUILD)/tests
+	$(CC) $(CFLAGS_TEST) -o $@ $< -L$(BUILD)/lib -lcblite -lsqlite3 -lpthread -Wl,-rpath,$(CURDIR)/$(BUILD)/lib
+
+test-header: include/cblite.h
+	@mkdir -p $(BUILD)/tests
+	echo '#include "cblite.h"' | $(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -x c -c -o /dev/null -
+	echo '#include "cblite.h"' | $(CXX) -std=c++11 -pedantic -Wall -Wextra -Werror -Iinclude -x c++ -c -o /dev/null -
+
+test-python: lib
+	cd bindings/python && CBLITE_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SO_NAME) $(PYTHON) -m pytest -q tests
+
+# Installs into a temporary DESTDIR and builds a C program exactly as users would:
+# cc app.c $(pkg-config --cflags --libs cblite)
+test-install: lib cli
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(MAKE) --no-print-directory install DESTDIR=$$tmp PREFIX=/usr/local >/dev/null; \
+	export PKG_CONFIG_SYSROOT_DIR=$$tmp PKG_CONFIG_PATH=$$tmp/usr/local/lib/pkgconfig; \
+	flags=$$(pkg-config --cflags --libs cblite); echo "pkg-config: $$flags"; \
+	$(CC) -std=c99 -Wall -Werror -o $$tmp/app Tests/c/install_app.c $$flags; \
+	LD_LIBRARY_PATH=$$tmp/usr/local/lib $$tmp/app; \
+	test -L $$tmp/usr/local/lib/libcblite.so -a -L $$tmp/usr/local/lib/$(SO_NAME) -a -f $$tmp/usr/local/lib/$(SO_REAL); \
+	test -x $$tmp/usr/local/bin/cblite; \
+	deps=$$(ldd $$tmp/usr/local/lib/$(SO_REAL) | awk '{print $$1}' | grep -vE '^(linux-vdso|/lib64/ld-linux)' | tr '\n' ' '); \
+	echo "libcblite needs: $$deps"; \
+	if echo "$$deps" | grep -qiE 'swift|Foundation|dispatch|sqlite|sqlcipher'; then echo "unexpected dependency"; exit 1; fi; \
+	echo "test-install: passed"
+
+# ---- demo ---------------------------------------------------------------------------
+demo: lib
+	@mkdir -p $(BUILD)/demo
+	@$(CC) -std=c99 -Wall -Werror -Iinclude -o $(BUILD)/demo/demo examples/demo.c \
+	  -L$(BUILD)/lib -lcblite -Wl,-rpath,$(CURDIR)/$(BUILD)/lib
+	@rm -rf $(BUILD)/demo/data && $(BUILD)/demo/demo $(BUILD)/demo/data
+
+# ---- install ------------------------------------------------------------------------
+install: lib cli
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR)
+	install -m 0755 $(BUILD)/lib/$(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SO_REAL)
+	ln -sf $(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
+	ln -sf $(SO_NAME) $(DESTDIR)$(LIBDIR)/libcblite.so
+	install -m 0644 include/cblite.h $(DESTDIR)$(INCLUDEDIR)/cblite.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	  pkgconfig/cblite.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/cblite.pc
+	install -m 0755 $(BUILD)/bin/cblite $(DESTDIR)$(BINDIR)/cblite
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/$(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SO_NAME) $(DESTDIR)$(LIBDIR)/libcblite.so \
+	  $(DESTDIR)$(INCLUDEDIR)/cblite.h $(DESTDIR)$(LIBDIR)/pkgconfig/cblite.pc $(DESTDIR)$(BINDIR)/cblite
+
+-include bench/bench.mk
+
+clean:
+	rm -rf $(BUILD) .build

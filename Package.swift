@@ -1,0 +1,72 @@
+// swift-tools-version:6.1
+// cblite: the Swift engine (CBLiteCore), its C ABI (CBLite -> libcblite.so), the `cblite`
+// command-line tool, and SQLCipher compiled in as a C target (see Sources/CSQLCipher).
+// Release flags that only the shipped .so needs (static Swift runtime, soname, export
+// list) live in the Makefile so that test binaries are unaffected.
+import PackageDescription
+
+let sqlcipherDefines: [CSetting] = [
+    .define("SQLITE_HAS_CODEC"),
+    .define("SQLITE_TEMP_STORE", to: "2"),
+    .define("SQLCIPHER_CRYPTO_OPENSSL"),
+    .define("SQLITE_THREADSAFE", to: "1"),
+    .define("SQLITE_DEFAULT_WAL_SYNCHRONOUS", to: "1"),
+    .define("SQLITE_DEFAULT_MEMSTATUS", to: "0"),
+    .define("SQLITE_DQS", to: "0"),
+    .define("SQLITE_ENABLE_FTS5"),
+    .define("SQLITE_OMIT_LOAD_EXTENSION"),
+    .define("SQLITE_OMIT_SHARED_CACHE"),
+    .define("SQLITE_LIKE_DOESNT_MATCH_BLOBS"),
+    .define("SQLITE_USE_ALLOCA"),
+    .define("HAVE_USLEEP", to: "1"),
+    .define("NDEBUG"),
+    // Keep SQLite's symbols out of the dynamic symbol table: a host program that links
+    // libsqlite3 must neither replace ours nor be replaced by it (DESIGN §8).
+    .unsafeFlags(["-fvisibility=hidden", "-O2", "-Wno-everything"]),
+]
+
+let package = Package(
+    name: "cblite",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "cblite", type: .dynamic, targets: ["CBLite"]),
+        .executable(name: "cblite-cli", targets: ["cblite-cli"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        .target(
+            name: "CSQLCipher",
+            path: "Sources/CSQLCipher",
+            exclude: ["generate.sh"],
+            sources: ["sqlite3.c"],
+            publicHeadersPath: "include",
+            cSettings: sqlcipherDefines,
+            linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("m")]
+        ),
+        .systemLibrary(name: "CCBLite", path: "Sources/CCBLite"),
+        .target(
+            name: "CBLiteCore",
+            dependencies: [
+                "CSQLCipher",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "CBLite",
+            dependencies: ["CBLiteCore", "CCBLite"],
+            exclude: ["exports.map"]
+        ),
+        .executableTarget(
+            name: "cblite-cli",
+            dependencies: ["CBLiteCore"]
+        ),
+        .testTarget(
+            name: "CBLiteCoreTests",
+            dependencies: ["CBLiteCore"]
+        ),
+    ]
+)

@@ -1,0 +1,59 @@
+import Crypto
+
+/// A revision ID, "<generation>-<digest>". Ordering is the seeds' tie-break order:
+/// generation numerically, then the digest by plain ASCII bytes.
+public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let generation: Int
+    public let digest: String
+
+    public init(generation: Int, digest: String) {
+        self.generation = generation
+        self.digest = digest
+    }
+
+    /// Parses "<gen>-<digest>": gen a positive decimal, digest 1–128 printable ASCII
+    /// characters (peers may use other digests than ours).
+    public init?(_ string: String) {
+        let utf8 = string.utf8
+        guard utf8.count <= 160, let dash = utf8.firstIndex(of: UInt8(ascii: "-")) else { return nil }
+        let genPart = utf8[utf8.startIndex..<dash]
+        let digestPart = utf8[utf8.index(after: dash)...]
+        guard !genPart.isEmpty, genPart.count <= 9, genPart.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              genPart.first != 0x30,
+              !digestPart.isEmpty, digestPart.count <= 128,
+              digestPart.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else { return nil }
+        var gen = 0
+        for c in genPart { gen = gen * 10 + Int(c - 0x30) }
+        generation = gen
+        digest = String(decoding: digestPart, as: UTF8.self)
+    }
+
+    public var description: String { "\(generation)-\(digest)" }
+    public var string: String { description }
+
+    public static func < (a: RevID, b: RevID) -> Bool {
+        if a.generation != b.generation { return a.generation < b.generation }
+        return a.digest.utf8.lexicographicallyPrecedes(b.digest.utf8)
+    }
+
+    /// The ID of a new revision: generation parent+1, digest SHA-1 over the parent's ID
+    /// (length-prefixed), the deletion flag and the canonical JSON body. Two peers that
+    /// make the same change get the same ID.
+    public static func make(parent: RevID?, deleted: Bool, canonicalBody: [UInt8]) -> RevID {
+        var hasher = Insecure.SHA1()
+        let parentBytes = Array((parent?.string ?? "").utf8)
+        hasher.update(data: [UInt8(truncatingIfNeeded: min(parentBytes.count, 255))])
+        hasher.update(data: parentBytes)
+        hasher.update(data: [deleted ? 1 : 0])
+        hasher.update(data: canonicalBody)
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(40)
+        for b in hasher.finalize() {
+            out.append(hex[Int(b >> 4)])
+            out.append(hex[Int(b & 15)])
+        }
+        return RevID(generation: (parent?.generation ?? 0) + 1, digest: String(decoding: out, as: UTF8.self))
+    }
+}

@@ -1,0 +1,234 @@
+/// A document's revision tree: every kept revision with its parent, deletion flag and
+/// body (while kept). Stored in the document's row in a compact binary form; the
+/// current revision's body lives in the row's `body` column instead, so reading a
+/// document never decodes the tree.
+public struct RevTree: Sendable {
+    public struct Node: Sendable {
+        public var rev: RevID
+        public var parent: Int?          // index into nodes
+        public var deleted: Bool
+        public var body: [UInt8]?        // canonical JSON without metadata; nil once dropped
+    }
+
+    public private(set) var nodes: [Node] = []
+
+    public init() {}
+
+    /// A tree of one revision (a new document).
+    public init(single rev: RevID, deleted: Bool, body: [UInt8]?) {
+        nodes = [Node(rev: rev, parent: nil, deleted: deleted, body: body)]
+    }
+
+    public var isEmpty: Bool { nodes.isEmpty }
+
+    public func index(of rev: RevID) -> Int? { nodes.firstIndex { $0.rev == rev } }
+
+    public func isLeaf(_ i: Int) -> Bool { !nodes.contains { $0.parent == i } }
+
+    public var leafIndexes: [Int] {
+        var hasChild = [Bool](repeating: false, count: nodes.count)
+        for n in nodes { if let p = n.parent { hasChild[p] = true } }
+        return nodes.indices.filter { !hasChild[$0] }
+    }
+
+    /// The seeds' winner: the undeleted leaf of highest generation, else the deleted leaf
+    /// of highest generation; ties to the higher revision ID in ASCII order.
+    public var winner: Int? {
+        leafIndexes.max { a, b in
+            let na = nodes[a], nb = nodes[b]
+            if na.deleted != nb.deleted { return na.deleted }   // undeleted wins
+            return na.rev < nb.rev
+        }
+    }
+
+    /// Undeleted leaves, the winner first, then by descending revision ID.
+    public var conflictingLeaves: [Int] {
+        let w = winner
+        return leafIndexes.filter { !nodes[$0].deleted }.sorted { a, b in
+            if a == w { return true }
+            if b == w { return false }
+            return nodes[b].rev < nodes[a].rev
+        }
+    }
+
+    /// The revision and its ancestors, newest first.
+    public func ancestry(of i: Int) -> [Int] {
+        var out = [i]
+        var cur = nodes[i].parent
+        while let c = cur, out.count <= nodes.count {
+            out.append(c)
+            cur = nodes[c].parent
+        }
+        return out
+    }
+
+    /// Adds a revision; returns its index.
+    @discardableResult
+    public mutating func add(_ rev: RevID, parent: Int?, deleted: Bool, body: [UInt8]?) -> Int {
+        nodes.append(Node(rev: rev, parent: parent, deleted: deleted, body: body))
+        return nodes.count - 1
+    }
+
+    public mutating func setBody(_ i: Int, _ body: [UInt8]?) { nodes[i].body = body }
+
+    /// Keeps only revisions within `maxDepth` of some leaf (a leaf is at depth 1), so each
+    /// branch keeps at most `maxDepth` revisions. Returns how many were removed.
+    @discardableResult
+    public mutating func prune(maxDepth: Int) -> Int {
+        guard nodes.count > maxDepth else { return 0 }
+        var keep = [Bool](repeating: false, count: nodes.count)
+        for leaf in leafIndexes {
+            var cur: Int? = leaf
+            var depth = 0
+            while let c = cur, depth < maxDepth {
+                keep[c] = true
+                depth += 1
+                cur = nodes[c].parent
+            }
+        }
+        guard keep.contains(false) else { return 0 }
+        var newIndex = [Int?](repeating: nil, count: nodes.count)
+        var kept: [Node] = []
+        for (i, n) in nodes.enumerated() where keep[i] {
+            newIndex[i] = kept.count
+            kept.append(n)
+        }
+        for i in kept.indices {
+            if let p = kept[i].parent { kept[i].parent = newIndex[p] ?? nil }
+        }
+        let removed = nodes.count - kept.count
+        nodes = kept
+        return removed
+    }
+
+    /// Drops the bodies of non-leaf revisions (compaction). Returns how many were dropped.
+    @discardableResult
+    public mutating func dropAncestorBodies() -> Int {
+        var hasChild = [Bool](repeating: false, count: nodes.count)
+        for n in nodes { if let p = n.parent { hasChild[p] = true } }
+        var dropped = 0
+        for i in nodes.indices where hasChild[i] && nodes[i].body != nil {
+            nodes[i].body = nil
+            dropped += 1
+        }
+        return dropped
+    }
+
+    /// Checks the structure: parents in range, no cycles, unique IDs, a child's
+    /// generation above its parent's. Returns problems found.
+    public func validate() -> [String] {
+        var problems: [String] = []
+        var seen = Set<RevID>()
+        for (i, n) in nodes.enumerated() {
+            if !seen.insert(n.rev).inserted { problems.append("duplicate revision \(n.rev)") }
+            if let p = n.parent {
+                if p < 0 || p >= nodes.count || p == i { problems.append("revision \(n.rev) has an invalid parent"); continue }
+                if nodes[p].rev.generation >= n.rev.generation {
+                    problems.append("revision \(n.rev) is not newer than its parent \(nodes[p].rev)")
+                }
+            }
+        }
+        if problems.isEmpty {
+            for i in nodes.indices where ancestry(of: i).count > nodes.count { problems.append("cycle at \(nodes[i].rev)") }
+        }
+        return problems
+    }
+
+    // MARK: encoding
+
+    /// Encodes every node; the body of `omitBodyOf` (the current revision, stored in its
+    /// own column) is left out. A tree of one bodiless-or-current node encodes as nil.
+    public func encode(omitBodyOf current: Int) -> [UInt8]? {
+        if nodes.count == 1 && current == 0 { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(nodes.count * 48)
+        out.append(1)  // format version
+        Varint.put(UInt64(nodes.count), into: &out)
+        for (i, n) in nodes.enumerated() {
+            let revBytes = Array(n.rev.string.utf8)
+            Varint.put(UInt64(revBytes.count), into: &out)
+            out.append(contentsOf: revBytes)
+            Varint.put(UInt64(n.parent.map { $0 + 1 } ?? 0), into: &out)
+            let body = i == current ? nil : n.body
+            out.append((n.deleted ? 1 : 0) | (body != nil ? 2 : 0) | (i == current ? 4 : 0))
+            if let body {
+                Varint.put(UInt64(body.count), into: &out)
+                out.append(contentsOf: body)
+            }
+        }
+        return out
+    }
+
+    /// Decodes a stored tree; `nil` bytes mean the single current revision.
+    public static func decode(_ bytes: [UInt8]?, current: RevID, currentDeleted: Bool, currentBody: [UInt8]?) throws -> (RevTree, Int) {
+        guard let bytes else {
+            return (RevTree(single: current, deleted: currentDeleted, body: currentBody), 0)
+        }
+        var tree = RevTree()
+        var r = Varint.Reader(bytes)
+        guard try r.byte() == 1 else { throw CBLError.internalError("unknown revision tree format") }
+        let count = Int(try r.varint())
+        guard count > 0, count <= bytes.count else { throw CBLError.internalError("corrupt revision tree") }
+        var currentIndex: Int?
+        tree.nodes.reserveCapacity(count)
+        for i in 0..<count {
+            let revBytes = try r.bytes(Int(try r.varint()))
+            guard let rev = RevID(String(decoding: revBytes, as: UTF8.self)) else {
+                throw CBLError.internalError("corrupt revision ID in tree")
+            }
+            let p = Int(try r.varint())
+            guard p <= count else { throw CBLError.internalError("corrupt revision tree parent") }
+            let flags = try r.byte()
+            var body: [UInt8]? = nil
+            if flags & 2 != 0 { body = try r.bytes(Int(try r.varint())) }
+            if flags & 4 != 0 { currentIndex = i; body = currentBody }
+            tree.nodes.append(Node(rev: rev, parent: p == 0 ? nil : p - 1, deleted: flags & 1 != 0, body: body))
+        }
+        guard let ci = currentIndex, tree.nodes[ci].rev == current else {
+            throw CBLError.internalError("revision tree does not contain the current revision \(current)")
+        }
+        return (tree, ci)
+    }
+}
+
+/// LEB128 unsigned varints for the tree encoding.
+enum Varint {
+    static func put(_ v: UInt64, into out: inout [UInt8]) {
+        var v = v
+        while v >= 0x80 {
+            out.append(UInt8(v & 0x7F) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(v))
+    }
+
+    struct Reader {
+        let bytes: [UInt8]
+        var pos = 0
+        init(_ b: [UInt8]) { bytes = b }
+
+        mutating func byte() throws -> UInt8 {
+            guard pos < bytes.count else { throw CBLError.internalError("truncated revision tree") }
+            defer { pos += 1 }
+            return bytes[pos]
+        }
+
+        mutating func varint() throws -> UInt64 {
+            var v: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let b = try byte()
+                v |= UInt64(b & 0x7F) << shift
+                if b & 0x80 == 0 { return v }
+                shift += 7
+                guard shift < 64 else { throw CBLError.internalError("corrupt varint") }
+            }
+        }
+
+        mutating func bytes(_ n: Int) throws -> [UInt8] {
+            guard n >= 0, pos + n <= bytes.count else { throw CBLError.internalError("truncated revision tree") }
+            defer { pos += n }
+            return Array(bytes[pos..<pos + n])
+        }
+    }
+}

@@ -1,0 +1,234 @@
+/// A strict RFC 8259 parser over UTF-8 bytes: rejects invalid UTF-8, duplicate object
+/// keys, non-finite numbers and nesting deeper than `maxDepth` (so hostile input cannot
+/// exhaust the stack). Written here rather than taken from Foundation because
+/// JSONSerialization needs full Foundation (+34 MB of ICU data, DESIGN §8) and Codable
+/// loses number fidelity, which revision digests depend on.
+public struct JSONParser {
+    public static let maxDepth = 512
+
+    public static func parse(_ text: String) throws -> JSONValue {
+        var copy = text
+        return try copy.withUTF8 { try parse(bytes: $0) }
+    }
+
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
+        var p = JSONParser(bytes)
+        p.skipSpace()
+        let v = try p.value(depth: 0)
+        p.skipSpace()
+        guard p.pos == p.end else { throw p.error("unexpected data after the JSON value") }
+        return v
+    }
+
+    /// Parses a JSON object (documents, options); anything else is a 400.
+    public static func parseObject(bytes: UnsafeBufferPointer<UInt8>, what: String = "body") throws -> JSONObject {
+        guard case .object(let o) = try parse(bytes: bytes) else {
+            throw CBLError.badRequest("\(what) must be a JSON object")
+        }
+        return o
+    }
+
+    public static func parseObject(_ text: String, what: String = "body") throws -> JSONObject {
+        var copy = text
+        return try copy.withUTF8 { try parseObject(bytes: $0, what: what) }
+    }
+
+    private let base: UnsafePointer<UInt8>?
+    private var pos = 0
+    private let end: Int
+
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        base = bytes.baseAddress
+        end = bytes.count
+    }
+
+    private func error(_ message: String) -> CBLError {
+        CBLError.badRequest("invalid JSON: \(message) at byte \(pos)")
+    }
+
+    @inline(__always) private func peek() -> UInt8? { pos < end ? base![pos] : nil }
+
+    @inline(__always) private mutating func skipSpace() {
+        while pos < end {
+            let c = base![pos]
+            if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { pos += 1 } else { break }
+        }
+    }
+
+    private mutating func expect(_ literal: StaticString) throws {
+        let n = literal.utf8CodeUnitsCount
+        guard end - pos >= n else { throw error("truncated literal") }
+        for i in 0..<n where base![pos + i] != literal.utf8Start[i] { throw error("invalid literal") }
+        pos += n
+    }
+
+    private mutating func value(depth: Int) throws -> JSONValue {
+        guard let c = peek() else { throw error("unexpected end of input") }
+        switch c {
+        case UInt8(ascii: "{"):
+            guard depth < JSONParser.maxDepth else { throw error("nesting deeper than \(JSONParser.maxDepth)") }
+            return .object(try object(depth: depth + 1))
+        case UInt8(ascii: "["):
+            guard depth < JSONParser.maxDepth else { throw error("nesting deeper than \(JSONParser.maxDepth)") }
+            return .array(try array(depth: depth + 1))
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expect("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        default: throw error("unexpected character")
+        }
+    }
+
+    private mutating func object(depth: Int) throws -> JSONObject {
+        pos += 1
+        var members: [(key: String, value: JSONValue)] = []
+        skipSpace()
+        if peek() == UInt8(ascii: "}") { pos += 1; return JSONObject(members) }
+        while true {
+            skipSpace()
+            guard peek() == UInt8(ascii: "\"") else { throw error("expected a string key") }
+            let key = try string()
+            skipSpace()
+            guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
+            pos += 1
+            skipSpace()
+            let v = try value(depth: depth)
+            if members.count < 32 {
+                for m in members where m.key == key { throw error("duplicate key \"\(key)\"") }
+            }
+            members.append((key, v))
+            skipSpace()
+            guard let c = peek() else { throw error("unterminated object") }
+            pos += 1
+            if c == UInt8(ascii: "}") { break }
+            guard c == UInt8(ascii: ",") else { throw error("expected ',' or '}'") }
+        }
+        if members.count > 32 {
+            var seen = Set<String>(minimumCapacity: members.count)
+            for m in members where !seen.insert(m.key).inserted { throw error("duplicate key \"\(m.key)\"") }
+        }
+        return JSONObject(members)
+    }
+
+    private mutating func array(depth: Int) throws -> [JSONValue] {
+        pos += 1
+        var items: [JSONValue] = []
+        skipSpace()
+        if peek() == UInt8(ascii: "]") { pos += 1; return items }
+        while true {
+            skipSpace()
+            items.append(try value(depth: depth))
+            skipSpace()
+            guard let c = peek() else { throw error("unterminated array") }
+            pos += 1
+            if c == UInt8(ascii: "]") { break }
+            guard c == UInt8(ascii: ",") else { throw error("expected ',' or ']'") }
+        }
+        return items
+    }
+
+    private mutating func string() throws -> String {
+        pos += 1
+        let start = pos
+        // Fast path: no escapes.
+        while pos < end {
+            let c = base![pos]
+            if c == UInt8(ascii: "\"") {
+                let raw = UnsafeBufferPointer(start: base! + start, count: pos - start)
+                pos += 1
+                guard let s = String(validating: raw, as: UTF8.self) else { throw error("invalid UTF-8 in string") }
+                return s
+            }
+            if c == UInt8(ascii: "\\") { break }
+            if c < 0x20 { throw error("control character in string") }
+            pos += 1
+        }
+        var buf = [UInt8](UnsafeBufferPointer(start: base! + start, count: pos - start))
+        while true {
+            guard pos < end else { throw error("unterminated string") }
+            let c = base![pos]
+            pos += 1
+            if c == UInt8(ascii: "\"") { break }
+            if c < 0x20 { throw error("control character in string") }
+            if c != UInt8(ascii: "\\") { buf.append(c); continue }
+            guard pos < end else { throw error("unterminated escape") }
+            let e = base![pos]
+            pos += 1
+            switch e {
+            case UInt8(ascii: "\""): buf.append(0x22)
+            case UInt8(ascii: "\\"): buf.append(0x5C)
+            case UInt8(ascii: "/"): buf.append(0x2F)
+            case UInt8(ascii: "b"): buf.append(0x08)
+            case UInt8(ascii: "f"): buf.append(0x0C)
+            case UInt8(ascii: "n"): buf.append(0x0A)
+            case UInt8(ascii: "r"): buf.append(0x0D)
+            case UInt8(ascii: "t"): buf.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4()
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard end - pos >= 6, base![pos] == UInt8(ascii: "\\"), base![pos + 1] == UInt8(ascii: "u") else {
+                        throw error("unpaired surrogate")
+                    }
+                    pos += 2
+                    let low = try hex4()
+                    guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired surrogate") }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00...0xDFFF).contains(scalar) {
+                    throw error("unpaired surrogate")
+                }
+                buf.append(contentsOf: Array(String(Character(Unicode.Scalar(scalar)!)).utf8))
+            default: throw error("invalid escape")
+            }
+        }
+        guard let s = String(validating: buf, as: UTF8.self) else { throw error("invalid UTF-8 in string") }
+        return s
+    }
+
+    private mutating func hex4() throws -> UInt32 {
+        guard end - pos >= 4 else { throw error("truncated \\u escape") }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let c = base![pos]
+            pos += 1
+            let d: UInt8
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): d = c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): d = c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): d = c - UInt8(ascii: "A") + 10
+            default: throw error("invalid \\u escape")
+            }
+            v = v << 4 | UInt32(d)
+        }
+        return v
+    }
+
+    private mutating func number() throws -> JSONValue {
+        let start = pos
+        var isInteger = true
+        if peek() == UInt8(ascii: "-") { pos += 1 }
+        guard let first = peek(), first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") else { throw error("invalid number") }
+        if first == UInt8(ascii: "0") {
+            pos += 1
+        } else {
+            while let c = peek(), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") { pos += 1 }
+        }
+        if peek() == UInt8(ascii: ".") {
+            isInteger = false
+            pos += 1
+            guard let c = peek(), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") else { throw error("invalid number") }
+            while let c = peek(), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") { pos += 1 }
+        }
+        if let e = peek(), e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
+            isInteger = false
+            pos += 1
+            if let s = peek(), s == UInt8(ascii: "+") || s == UInt8(ascii: "-") { pos += 1 }
+            guard let c = peek(), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") else { throw error("invalid number") }
+            while let c = peek(), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") { pos += 1 }
+        }
+        let text = String(decoding: UnsafeBufferPointer(start: base! + start, count: pos - start), as: UTF8.self)
+        if isInteger, let i = Int64(text) { return .int(i) }
+        guard let d = Double(text), d.isFinite else { throw error("number out of range") }
+        return .double(d)
+    }
+}

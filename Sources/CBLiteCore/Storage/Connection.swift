@@ -1,0 +1,84 @@
+import CSQLCipher
+
+/// One SQLite (SQLCipher) connection with a statement cache. Not thread-safe: the
+/// Store hands each connection to one thread at a time.
+public final class Connection {
+    let db: OpaquePointer
+    private var cache: [String: Statement] = [:]
+    public let path: String
+
+    public init(path: String, create: Bool, busyTimeoutMs: Int) throws {
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0)
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let handle { sqlite3_close_v2(handle) }
+            throw SQLiteError.make(rc, message)
+        }
+        db = handle
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, Int32(clamping: busyTimeoutMs))
+        // Refuse to run without a working codec: a database we believe encrypted must
+        // never be written in plaintext by a replaced SQLite (DESIGN §8).
+        let codec = try? queryString("PRAGMA cipher_version")
+        guard let codec, !codec.isEmpty else {
+            sqlite3_close_v2(db)
+            throw CBLError.internalError("SQLCipher codec is not available in this build")
+        }
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(db)
+    }
+
+    /// A cached prepared statement for `sql`.
+    public func prepare(_ sql: String) throws -> Statement {
+        if let s = cache[sql] { return s }
+        let s = try prepareUncached(sql)
+        cache[sql] = s
+        return s
+    }
+
+    public func prepareUncached(_ sql: String) throws -> Statement {
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else {
+            throw SQLiteError.make(sqlite3_extended_errcode(db), String(cString: sqlite3_errmsg(db)) + " in: \(sql)")
+        }
+        return Statement(stmt, self)
+    }
+
+    /// Drops cached statements (after schema changes such as dropping a table).
+    public func clearCache() { cache.removeAll() }
+
+    /// Runs one or more statements that return no rows.
+    public func exec(_ sql: String) throws {
+        var errmsg: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(db, sql, nil, nil, &errmsg)
+        if rc != SQLITE_OK {
+            let message = errmsg.map { String(cString: $0) } ?? "error"
+            sqlite3_free(errmsg)
+            throw SQLiteError.make(sqlite3_extended_errcode(db), message)
+        }
+    }
+
+    public func queryInt(_ sql: String, _ args: [Int64] = []) throws -> Int64? {
+        let s = try prepare(sql)
+        defer { s.reset() }
+        for (i, a) in args.enumerated() { s.bind(Int32(i + 1), a) }
+        return try s.step() ? (s.isNull(0) ? nil : s.int(0)) : nil
+    }
+
+    public func queryString(_ sql: String) throws -> String? {
+        let s = try prepareUncached(sql)
+        return try s.step() ? s.string(0) : nil
+    }
+
+    public var changes: Int { Int(sqlite3_changes(db)) }
+    public var isInTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
+
+    public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
+}

@@ -1,0 +1,103 @@
+import CSQLCipher
+
+private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// A prepared statement, cached by its connection and reset after each use.
+public final class Statement {
+    let handle: OpaquePointer
+    unowned let connection: Connection
+
+    init(_ handle: OpaquePointer, _ connection: Connection) {
+        self.handle = handle
+        self.connection = connection
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    @discardableResult
+    public func bind(_ index: Int32, _ value: Int64?) -> Statement {
+        if let value { sqlite3_bind_int64(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+        return self
+    }
+
+    @discardableResult
+    public func bind(_ index: Int32, _ value: String?) -> Statement {
+        if let value {
+            var v = value
+            v.withUTF8 { buf in
+                _ = sqlite3_bind_text(handle, index, UnsafeRawPointer(buf.baseAddress!).assumingMemoryBound(to: CChar.self) , Int32(buf.count), SQLITE_TRANSIENT)
+            }
+        } else {
+            sqlite3_bind_null(handle, index)
+        }
+        return self
+    }
+
+    /// Binds bytes as TEXT (JSON bodies are stored as text so SQLite's JSON functions work).
+    @discardableResult
+    public func bindText(_ index: Int32, _ bytes: [UInt8]?) -> Statement {
+        guard let bytes else { sqlite3_bind_null(handle, index); return self }
+        bytes.withUnsafeBufferPointer { buf in
+            _ = sqlite3_bind_text(handle, index, UnsafeRawPointer(buf.baseAddress ?? UnsafePointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self), Int32(buf.count), SQLITE_TRANSIENT)
+        }
+        return self
+    }
+
+    @discardableResult
+    public func bindBlob(_ index: Int32, _ bytes: [UInt8]?) -> Statement {
+        guard let bytes else { sqlite3_bind_null(handle, index); return self }
+        bytes.withUnsafeBufferPointer { buf in
+            _ = sqlite3_bind_blob(handle, index, buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buf.count), SQLITE_TRANSIENT)
+        }
+        return self
+    }
+
+    /// Steps once: true when a row is available.
+    public func step() throws -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let message = String(cString: sqlite3_errmsg(connection.db))
+            let code = sqlite3_extended_errcode(connection.db)
+            sqlite3_reset(handle)
+            throw SQLiteError.make(code, message)
+        }
+    }
+
+    /// Runs a statement that returns no rows, then resets it.
+    public func run() throws {
+        defer { reset() }
+        _ = try step()
+    }
+
+    public func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    public func int(_ col: Int32) -> Int64 { sqlite3_column_int64(handle, col) }
+    public func isNull(_ col: Int32) -> Bool { sqlite3_column_type(handle, col) == SQLITE_NULL }
+
+    public func string(_ col: Int32) -> String? {
+        guard let p = sqlite3_column_text(handle, col) else { return nil }
+        let n = Int(sqlite3_column_bytes(handle, col))
+        return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
+    }
+
+    /// The column's bytes (text or blob); nil for NULL.
+    public func bytes(_ col: Int32) -> [UInt8]? {
+        if sqlite3_column_type(handle, col) == SQLITE_NULL { return nil }
+        let n = Int(sqlite3_column_bytes(handle, col))
+        guard n > 0, let p = sqlite3_column_blob(handle, col) else { return [] }
+        return [UInt8](UnsafeRawBufferPointer(start: p, count: n))
+    }
+
+    /// Calls `body` with the column's bytes without copying them (valid during the call).
+    public func withBytes<T>(_ col: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        let n = Int(sqlite3_column_bytes(handle, col))
+        let p = sqlite3_column_blob(handle, col)
+        return try body(UnsafeBufferPointer(start: p?.assumingMemoryBound(to: UInt8.self), count: p == nil ? 0 : n))
+    }
+}

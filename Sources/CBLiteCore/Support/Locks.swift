@@ -1,0 +1,77 @@
+import Glibc
+
+/// A plain mutex with a condition variable, for the few places that need to wait.
+/// (Synchronization.Mutex has no condition variable.)
+public final class Monitor: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    private var cond = pthread_cond_t()
+
+    public init() {
+        pthread_mutex_init(&mutex, nil)
+        var attr = pthread_condattr_t()
+        pthread_condattr_init(&attr)
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
+        pthread_cond_init(&cond, &attr)
+        pthread_condattr_destroy(&attr)
+    }
+
+    deinit {
+        pthread_cond_destroy(&cond)
+        pthread_mutex_destroy(&mutex)
+    }
+
+    @inline(__always)
+    public func locked<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return try body()
+    }
+
+    /// Waits (the mutex must be held, i.e. inside `locked`) until signalled or until
+    /// the monotonic deadline passes; returns false on timeout.
+    public func wait(until deadline: MonotonicTime?) -> Bool {
+        guard let deadline else {
+            pthread_cond_wait(&cond, &mutex)
+            return true
+        }
+        var ts = deadline.timespec
+        return pthread_cond_timedwait(&cond, &mutex, &ts) != ETIMEDOUT
+    }
+
+    public func broadcast() { pthread_cond_broadcast(&cond) }
+}
+
+/// Nanoseconds on the monotonic clock.
+public struct MonotonicTime: Comparable, Sendable {
+    public let nanoseconds: UInt64
+
+    public static func now() -> MonotonicTime {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return MonotonicTime(nanoseconds: UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec))
+    }
+
+    public func adding(milliseconds: Int) -> MonotonicTime {
+        MonotonicTime(nanoseconds: nanoseconds + UInt64(max(0, milliseconds)) * 1_000_000)
+    }
+
+    var timespec: timespec {
+        Glibc.timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    }
+
+    public static func < (a: MonotonicTime, b: MonotonicTime) -> Bool { a.nanoseconds < b.nanoseconds }
+}
+
+/// The calling thread's identity, comparable across threads.
+public struct ThreadID: Equatable, Sendable {
+    let raw: pthread_t
+    public static var current: ThreadID { ThreadID(raw: pthread_self()) }
+    public static func == (a: ThreadID, b: ThreadID) -> Bool { pthread_equal(a.raw, b.raw) != 0 }
+}
+
+/// Wall-clock seconds since 1970 (expiration times).
+public func unixTimeNow() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Int64(ts.tv_sec)
+}

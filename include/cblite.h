@@ -1,0 +1,501 @@
+/*
+ * cblite.h — the C interface of libcblite, an embedded, syncable JSON document
+ * database in the model of Couchbase Lite.
+ *
+ * Conventions (they hold for every function below unless its comment says otherwise):
+ *
+ *  - Status. Fallible calls return a cbl_status: CBL_OK (0) on success, otherwise an
+ *    HTTP-like code (CBL_BAD_REQUEST, CBL_NOT_FOUND, ...). When `err` is not NULL it is
+ *    filled on every path: code CBL_OK and an empty message on success, the same code as
+ *    the return value and a human-readable message on failure. `err` may always be NULL.
+ *
+ *  - Out-parameters are set on every path: to the result on success, to NULL / 0 on
+ *    failure. They must not be NULL unless the comment says "optional".
+ *
+ *  - Strings are NUL-terminated UTF-8. Documents, options and lists cross the interface
+ *    as JSON text. A `char*` the library returns (through an out-parameter) belongs to
+ *    the caller, who releases it with cbl_free(). A `const char*` the library passes to a
+ *    callback is valid only during that callback.
+ *
+ *  - Handles (cbl_db, cbl_collection, cbl_listener_token) are opaque. Each is released by
+ *    exactly one documented call. Passing a handle that was already released, or a pointer
+ *    that never was a handle of this library, returns CBL_BAD_REQUEST ("invalid handle");
+ *    it does not crash.
+ *
+ *  - Threads. Every function may be called from any thread, on the same handle from
+ *    several threads at once, unless its comment says otherwise. A transaction belongs to
+ *    the thread that began it; other threads' writes to the same database wait for it
+ *    (at most the busy timeout, then CBL_BUSY).
+ *
+ *  - Callbacks receive the `context` pointer given at registration as first argument.
+ *    They are never called while the library holds one of its locks, so a callback may
+ *    call back into the library (except where noted).
+ *
+ * The header compiles as C99 and as C++.
+ */
+#ifndef CBLITE_H
+#define CBLITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------ */
+/* Status codes and errors                                                              */
+/* ------------------------------------------------------------------------------------ */
+
+typedef int32_t cbl_status;
+
+#define CBL_OK                   0   /* success */
+#define CBL_BAD_REQUEST        400   /* invalid argument: NULL, bad UTF-8/JSON, bad name, invalid or closed handle */
+#define CBL_UNAUTHORIZED       401   /* wrong or missing credentials / encryption key */
+#define CBL_FORBIDDEN          403   /* rejected by a validation callback */
+#define CBL_NOT_FOUND          404   /* no such database, collection, document or revision */
+#define CBL_NOT_ACCEPTABLE     406   /* operation not possible in the current state (e.g. close with an open transaction) */
+#define CBL_CONFLICT           409   /* revision conflict: base revision is not current, or the document exists */
+#define CBL_PRECONDITION_FAILED 412  /* already exists (database, collection) */
+#define CBL_INTERNAL_ERROR     500   /* storage failure or an unexpected condition */
+#define CBL_NOT_IMPLEMENTED    501   /* feature not available in this build */
+#define CBL_BUSY               503   /* the database stayed locked longer than the busy timeout */
+
+#define CBL_ERROR_MESSAGE_SIZE 512
+
+/* Filled by fallible calls when non-NULL. Plain data: nothing to free. */
+typedef struct cbl_error {
+    cbl_status code;                        /* same value the call returned */
+    int32_t    detail;                      /* underlying engine code (SQLite extended result code), or 0 */
+    char       message[CBL_ERROR_MESSAGE_SIZE]; /* NUL-terminated, truncated if longer */
+} cbl_error;
+
+/* ------------------------------------------------------------------------------------ */
+/* Library                                                                              */
+/* ------------------------------------------------------------------------------------ */
+
+/* The library's version, e.g. "0.1.0". Static string: do not free. Thread-safe. */
+const char* cbl_version(void);
+
+/* The SQLite / SQLCipher versions compiled into the library, as JSON:
+ * {"sqlite":"3.46.1","sqlcipher":"4.6.1 community"}. Caller frees *out_json with
+ * cbl_free. Errors: 400 (out_json NULL). */
+cbl_status cbl_storage_versions(char** out_json, cbl_error* err);
+
+/* Releases a string (or any buffer) returned by the library. NULL is ignored. */
+void cbl_free(void* ptr);
+
+/* Copies `str` into memory owned by the library's allocator. Used by callbacks that
+ * hand a string to the library (see cbl_update_fn). Returns NULL if `str` is NULL or
+ * memory is exhausted. The receiver frees it with cbl_free. */
+char* cbl_strdup(const char* str);
+
+/* Number of live handles (databases, collections, listener tokens) in this process.
+ * Tests compare it before and after a piece of work to prove nothing leaks. */
+int64_t cbl_instance_count(void);
+
+/* A short English name for a status code ("not found"). Static: do not free. */
+const char* cbl_status_name(cbl_status status);
+
+/* ------------------------------------------------------------------------------------ */
+/* Logging                                                                              */
+/* ------------------------------------------------------------------------------------ */
+
+typedef enum cbl_log_domain {
+    CBL_LOG_DATABASE = 0,   /* opening, closing, maintenance */
+    CBL_LOG_STORAGE  = 1,   /* SQLite */
+    CBL_LOG_CHANGES  = 2,   /* notifications */
+    CBL_LOG_QUERY    = 3,
+    CBL_LOG_REPLICATION = 4,
+    CBL_LOG_LISTENER = 5,
+    CBL_LOG_DOMAIN_COUNT = 6
+} cbl_log_domain;
+
+typedef enum cbl_log_level {
+    CBL_LOG_DEBUG = 0, CBL_LOG_VERBOSE = 1, CBL_LOG_INFO = 2,
+    CBL_LOG_WARNING = 3, CBL_LOG_ERROR = 4, CBL_LOG_NONE = 5
+} cbl_log_level;
+
+/* Receives every message at or above its domain's level. `message` is valid during the
+ * call. May be called from any thread, including library threads; must not call
+ * cbl_log_set_callback itself. */
+typedef void (*cbl_log_fn)(void* context, cbl_log_domain domain, cbl_log_level level,
+                           const char* message);
+
+/* Installs (or with NULL removes) the log callback. Without one, messages at or above
+ * their domain's level go to stderr. Returns when no call to the previous callback is
+ * still running. Thread-safe. */
+void cbl_log_set_callback(cbl_log_fn callback, void* context);
+
+/* Sets the minimum level for one domain (default CBL_LOG_WARNING). Errors: 400 for an
+ * unknown domain or level. Thread-safe. */
+cbl_status cbl_log_set_level(cbl_log_domain domain, cbl_log_level level, cbl_error* err);
+
+/* The current level of a domain; CBL_LOG_NONE for an unknown domain. */
+cbl_log_level cbl_log_get_level(cbl_log_domain domain);
+
+/* ------------------------------------------------------------------------------------ */
+/* Databases                                                                            */
+/* ------------------------------------------------------------------------------------ */
+
+/* An open database. Released by cbl_db_close or cbl_db_delete. */
+typedef struct cbl_db cbl_db;
+
+/* A database is a folder `<dir>/<name>.cblite2/` holding its SQLite file.
+ *
+ * Names: lowercase ASCII letters, digits and _$()+-/ only, starting with a letter,
+ * shorter than 240 bytes ('/' becomes ':' on disk, so a name never reaches outside
+ * `dir`). Anything else is 400.
+ *
+ * `dir` may be NULL for the default directory: $CBLITE_DIR if set, otherwise
+ * $XDG_DATA_HOME/cblite, otherwise $HOME/.local/share/cblite (created on demand). */
+
+/* The default directory (see above). Caller frees *out_path. Errors: 400, 500. */
+cbl_status cbl_default_directory(char** out_path, cbl_error* err);
+
+/* Opens a database, creating it unless told not to.
+ * options_json (optional, NULL = defaults), an object with:
+ *   "create": bool (default true) — false: 404 when the database does not exist;
+ *   "busy_timeout_ms": integer (default 10000) — how long a write waits for the lock
+ *                       held by another handle or process before failing with 503.
+ * Several handles may be open on one database at once, in one process or several;
+ * handles in one process share notifications.
+ * Errors: 400 (bad name/options), 404 (absent and create=false), 401 (encrypted
+ * database), 500 (not a database, I/O), 503 (locked). */
+cbl_status cbl_db_open(const char* name, const char* dir, const char* options_json,
+                       cbl_db** out_db, cbl_error* err);
+
+/* Closes and releases the handle: stops its expiration timer and removes nothing else.
+ * Listener tokens of this handle stay valid to remove (removing them is harmless).
+ * Errors: 406 while this handle has a transaction open (the handle stays open), 400
+ * invalid handle. */
+cbl_status cbl_db_close(cbl_db* db, cbl_error* err);
+
+/* Closes and releases the handle, then deletes the database's files. Errors: 406 with a
+ * transaction open; 503 when another handle in this process still has
+ * it open — close those first. */
+cbl_status cbl_db_delete(cbl_db* db, cbl_error* err);
+
+/* Deletes a database that is not open in this process. Errors: 400, 404 (absent),
+ * 503 (open in this process). */
+cbl_status cbl_db_delete_named(const char* name, const char* dir, cbl_error* err);
+
+/* 1 when the database exists in `dir` (NULL = default), 0 when not or when the name is
+ * invalid. */
+int cbl_db_exists(const char* name, const char* dir);
+
+/* The names of the databases in `dir` (NULL = default), as a sorted JSON array of
+ * strings. Caller frees. Errors: 400, 500. */
+cbl_status cbl_db_list(const char* dir, char** out_json, cbl_error* err);
+
+/* Installs a prebuilt database: copies the bundle folder `source_path` (a
+ * `.cblite2` folder, e.g. shipped with an app) into `dir` under `name`. Errors: 400,
+ * 404 (source missing or not a database), 412 (a database `name` exists already),
+ * 500 (I/O; nothing is left half-copied). */
+cbl_status cbl_db_copy(const char* source_path, const char* name, const char* dir,
+                       cbl_error* err);
+
+/* The database's name / bundle folder path. Caller frees. Errors: 400. */
+cbl_status cbl_db_name(cbl_db* db, char** out_name, cbl_error* err);
+cbl_status cbl_db_path(cbl_db* db, char** out_path, cbl_error* err);
+
+/* Number of (undeleted) documents / last sequence of the default collection. */
+cbl_status cbl_db_count(cbl_db* db, uint64_t* out_count, cbl_error* err);
+cbl_status cbl_db_last_sequence(cbl_db* db, uint64_t* out_sequence, cbl_error* err);
+
+/* How many ancestors of each leaf revision are kept (default 20, at least 1). Stored in
+ * the database; applies to every later save. Errors: 400 (0 or > 100000). */
+cbl_status cbl_db_max_rev_tree_depth(cbl_db* db, uint32_t* out_depth, cbl_error* err);
+cbl_status cbl_db_set_max_rev_tree_depth(cbl_db* db, uint32_t depth, cbl_error* err);
+
+/* Transactions. Begin and end on the same thread; nested begins fold into the outermost
+ * (only the outermost commit writes). abort rolls everything back, notifications
+ * included, and ends the whole nesting. Errors: 406 (commit/abort without begin, or from
+ * another thread), 503 (lock not obtained within the busy timeout), 500. */
+cbl_status cbl_db_begin(cbl_db* db, cbl_error* err);
+cbl_status cbl_db_commit(cbl_db* db, cbl_error* err);
+cbl_status cbl_db_abort(cbl_db* db, cbl_error* err);
+
+/* Runs `body` inside a transaction: it returns nonzero to commit, 0 to abort.
+ * Returns CBL_OK when committed, 409 when the body asked for abort, or the commit's
+ * error. */
+typedef int (*cbl_transaction_fn)(void* context);
+cbl_status cbl_db_in_transaction(cbl_db* db, cbl_transaction_fn body, void* context,
+                                 cbl_error* err);
+
+/* Maintenance. compact: drops bodies of non-leaf revisions, purges expired documents and
+ * shrinks the file (VACUUM). optimize: refreshes the query planner's statistics.
+ * integrity_check: SQLite's check plus the engine's own (revision trees, sequences);
+ * CBL_OK when sound, 500 with the first problem in the message otherwise; when
+ * out_report (optional) is given it receives a JSON array of every problem found.
+ * Errors besides: 406 inside a transaction (compact only). */
+cbl_status cbl_db_compact(cbl_db* db, cbl_error* err);
+cbl_status cbl_db_optimize(cbl_db* db, cbl_error* err);
+cbl_status cbl_db_integrity_check(cbl_db* db, char** out_report, cbl_error* err);
+
+/* ------------------------------------------------------------------------------------ */
+/* Scopes and collections                                                               */
+/* ------------------------------------------------------------------------------------ */
+
+/* A collection of a database. Released by cbl_collection_release. It keeps no lock; it
+ * fails with 400 once its database handle is closed, and with 404 once the collection
+ * has been deleted.
+ *
+ * Scope and collection names: 1–251 bytes of ASCII letters, digits, '_', '-' and '%',
+ * not starting with '_' or '%', except the default names "_default". NULL for a scope
+ * means "_default". */
+typedef struct cbl_collection cbl_collection;
+
+#define CBL_DEFAULT_SCOPE      "_default"
+#define CBL_DEFAULT_COLLECTION "_default"
+
+/* The default collection (always exists). */
+cbl_status cbl_db_default_collection(cbl_db* db, cbl_collection** out, cbl_error* err);
+
+/* Opens an existing collection. Errors: 400 (name), 404 (absent). */
+cbl_status cbl_db_collection(cbl_db* db, const char* scope, const char* name,
+                             cbl_collection** out, cbl_error* err);
+
+/* Opens a collection, creating it (and its scope) when absent. Errors: 400. */
+cbl_status cbl_db_create_collection(cbl_db* db, const char* scope, const char* name,
+                                    cbl_collection** out, cbl_error* err);
+
+/* Deletes a collection with all its documents. The default collection cannot be
+ * deleted (403). Errors: 400, 404. Open handles to it then fail with 404. */
+cbl_status cbl_db_delete_collection(cbl_db* db, const char* scope, const char* name,
+                                    cbl_error* err);
+
+/* Sorted JSON array of scope names that hold at least one collection ("_default" always). */
+cbl_status cbl_db_scope_names(cbl_db* db, char** out_json, cbl_error* err);
+
+/* Sorted JSON array of the collection names of a scope (404 for an absent scope). */
+cbl_status cbl_db_collection_names(cbl_db* db, const char* scope, char** out_json,
+                                   cbl_error* err);
+
+/* Releases a collection handle. NULL and invalid handles are ignored. */
+void cbl_collection_release(cbl_collection* coll);
+
+/* Its name / scope name. Caller frees. */
+cbl_status cbl_collection_name(cbl_collection* coll, char** out_name, cbl_error* err);
+cbl_status cbl_collection_scope(cbl_collection* coll, char** out_scope, cbl_error* err);
+
+/* Number of undeleted documents; last sequence assigned in this collection. */
+cbl_status cbl_collection_count(cbl_collection* coll, uint64_t* out_count, cbl_error* err);
+cbl_status cbl_collection_last_sequence(cbl_collection* coll, uint64_t* out_sequence,
+                                        cbl_error* err);
+
+/* ------------------------------------------------------------------------------------ */
+/* Documents and revisions                                                              */
+/* ------------------------------------------------------------------------------------ */
+
+/* Documents are JSON objects. Properties starting with '_' are metadata:
+ *   "_id"      — the document ID (in output; in input it must match the given ID),
+ *   "_rev"     — the revision ID (in output; in input it names the parent revision),
+ *   "_deleted" — true marks a tombstone (which may carry other properties),
+ *   "_attachments" — attachment metadata (an object; kept as given in this version).
+ * Any other top-level '_' property is rejected with 400.
+ *
+ * Document IDs: 1–1024 bytes of UTF-8 without control characters, not starting with
+ * '_'. Revision IDs: "<generation>-<hex digest>"; the digest covers the parent revision
+ * ID, the deletion flag and the canonical JSON of the body, so the same change made on
+ * two databases gets the same revision ID.
+ *
+ * Conflicts: the current (winning) revision is the undeleted leaf of highest
+ * generation, else (all leaves deleted) the deleted leaf of highest generation; ties go
+ * to the revision ID that sorts higher in ASCII. */
+
+/* Flags for cbl_doc_get / cbl_doc_get_revision. */
+#define CBL_GET_DELETED    0x01u  /* return a deleted document (tombstone) instead of 404 */
+#define CBL_GET_CONFLICTS  0x02u  /* add "_conflicts": the other undeleted leaf revision IDs */
+#define CBL_GET_REVISIONS  0x04u  /* add "_revisions": {"start": gen, "ids": [digests, newest first]} */
+#define CBL_GET_LOCAL_SEQ  0x08u  /* add "_local_seq": the document's sequence */
+
+/* Reads the current revision as JSON, with "_id" and "_rev" (and "_deleted":true for a
+ * tombstone). Caller frees *out_json. Errors: 400, 404 (absent, purged, or deleted
+ * without CBL_GET_DELETED). */
+cbl_status cbl_doc_get(cbl_collection* coll, const char* doc_id, uint32_t flags,
+                       char** out_json, cbl_error* err);
+
+/* Reads a given revision (any kept revision, not only leaves). Errors: 404 when the
+ * revision is unknown or its body was dropped by compaction or pruning. */
+cbl_status cbl_doc_get_revision(cbl_collection* coll, const char* doc_id,
+                                const char* rev_id, uint32_t flags, char** out_json,
+                                cbl_error* err);
+
+/* Flags for cbl_doc_put. */
+#define CBL_PUT_ALLOW_CONFLICT 0x01u  /* parent may be any kept revision, not only the current one: creates a branch */
+
+/* Saves a new revision.
+ *   doc_id: the ID, or NULL to use body's "_id", or a new UUID when neither is given.
+ *   body_json: a JSON object (see metadata rules above). "_rev" in it is the parent
+ *              revision when parent_rev_id is NULL.
+ *   parent_rev_id: the revision this one replaces; NULL to create a new document.
+ * out_doc_id, out_rev_id (optional): the document and new revision IDs; caller frees.
+ * Errors: 400 (bad ID/JSON/metadata), 409 (creating an existing document, or the parent
+ * is not the current revision — unless CBL_PUT_ALLOW_CONFLICT), 404 (parent unknown),
+ * 403 (rejected by a validator; its message), 503, 500. */
+cbl_status cbl_doc_put(cbl_collection* coll, const char* doc_id, const char* body_json,
+                       const char* parent_rev_id, uint32_t flags, char** out_doc_id,
+                       char** out_rev_id, cbl_error* err);
+
+/* Deletes a document by writing a tombstone revision on `parent_rev_id` (NULL: the
+ * current revision). out_rev_id (optional) receives the tombstone's ID. Errors: 404
+ * (absent or already deleted), 409 (parent not current), 403, 400. */
+cbl_status cbl_doc_delete(cbl_collection* coll, const char* doc_id,
+                          const char* parent_rev_id, char** out_rev_id, cbl_error* err);
+
+/* Update callback for cbl_doc_update: receives the current revision's JSON (with "_id"
+ * and "_rev"; NULL when the document does not exist or is deleted), and sets
+ * *out_new_json to the new body, allocated with cbl_strdup (the library frees it).
+ * Returns nonzero to save, 0 to cancel. It may be called several times. */
+typedef int (*cbl_update_fn)(void* context, const char* current_json, char** out_new_json);
+
+/* Read-modify-write: calls `update` with the current revision and saves its result on
+ * that revision; when another writer got there first (409), reads again and calls
+ * `update` again, until it succeeds (at most 1000 attempts, then 409). Returns CBL_OK
+ * with *out_rev_id (optional) set, or 409 with *out_rev_id NULL when the callback
+ * cancelled ("update cancelled"); errors as cbl_doc_put. */
+cbl_status cbl_doc_update(cbl_collection* coll, const char* doc_id, cbl_update_fn update,
+                          void* context, char** out_rev_id, cbl_error* err);
+
+/* Removes every trace of a document: all revisions, its sequence and expiration. It
+ * does not appear in the changes feed afterwards. Errors: 404 (absent), 400. */
+cbl_status cbl_doc_purge(cbl_collection* coll, const char* doc_id, cbl_error* err);
+
+/* The undeleted leaf revisions (the current one first, then the losing conflicts), as a
+ * JSON array of revision IDs; "[]" for a deleted document. Errors: 404, 400. */
+cbl_status cbl_doc_conflicts(cbl_collection* coll, const char* doc_id, char** out_json,
+                             cbl_error* err);
+
+/* The ancestry of a revision (NULL: the current one), newest first, as a JSON array of
+ * revision IDs; the second element is the parent. Ancestors pruned by maxRevTreeDepth
+ * are not listed. Errors: 404, 400. */
+cbl_status cbl_doc_history(cbl_collection* coll, const char* doc_id, const char* rev_id,
+                           char** out_json, cbl_error* err);
+
+/* The whole kept revision tree, as JSON:
+ * {"id":..,"current":rev,"sequence":n,"revisions":[{"rev":..,"parent":rev|null,
+ *  "deleted":bool,"leaf":bool,"has_body":bool,"current":bool}, ...]} newest first.
+ * Errors: 404, 400. */
+cbl_status cbl_doc_revision_tree(cbl_collection* coll, const char* doc_id, char** out_json,
+                                 cbl_error* err);
+
+/* Inserts a revision that was made elsewhere, with its history, without inventing
+ * revision IDs (the replicator's path). history_json: JSON array of revision IDs, the
+ * new revision first, then its parent, grandparent, ... (as far as known). Ancestors
+ * missing here are added without bodies; an already known revision is a no-op (CBL_OK).
+ * The result may be a conflict. The change is reported to listeners as external.
+ * Errors: 400 (bad history: not descending generations, bad IDs), 403 (validator), 500. */
+cbl_status cbl_doc_put_existing(cbl_collection* coll, const char* doc_id,
+                                const char* body_json, const char* history_json,
+                                cbl_error* err);
+
+/* Expiration (time to live). `unix_time` is seconds since 1970-01-01 UTC; 0 clears it.
+ * An expired document is purged automatically while a handle of its database is open,
+ * and on open. Errors: 404 (no such document), 400. */
+cbl_status cbl_doc_set_expiration(cbl_collection* coll, const char* doc_id, int64_t unix_time,
+                                  cbl_error* err);
+/* *out_unix_time is 0 when no expiration is set. */
+cbl_status cbl_doc_get_expiration(cbl_collection* coll, const char* doc_id,
+                                  int64_t* out_unix_time, cbl_error* err);
+
+/* Validation. A validator sees every new revision saved through any handle of this
+ * database in this process (cbl_doc_put, delete, update, put_existing) before it is
+ * stored, and returns nonzero to accept or 0 to reject; on reject the save fails with 403
+ * and the message written into `message` (at most message_size bytes, NUL-terminated;
+ * left empty: "rejected by validator <name>").
+ * new_json: the new revision with "_id", "_rev" (and "_deleted"); current_json: the
+ * revision it replaces, or NULL. Called inside the writing transaction: it may read
+ * through the library but should not write. */
+typedef int (*cbl_validate_fn)(void* context, const char* new_json, const char* current_json,
+                               char* message, size_t message_size);
+
+/* Registers `validate` under `name` for this collection (replacing a validator of the
+ * same name); NULL removes it, returning once no call to it is running. Errors: 400. */
+cbl_status cbl_collection_set_validator(cbl_collection* coll, const char* name,
+                                        cbl_validate_fn validate, void* context,
+                                        cbl_error* err);
+
+/* ------------------------------------------------------------------------------------ */
+/* Local documents (not replicated, no revision history)                                */
+/* ------------------------------------------------------------------------------------ */
+
+/* Local documents live beside a collection's documents under their own IDs, are never
+ * in the changes feed and keep only their current body and a revision "0-<n>".
+ * get: JSON with "_id" and "_rev". put: parent_rev_id must be the current revision
+ * (NULL to create): 409 otherwise. delete: 404 when absent, 409 on a wrong revision
+ * (NULL: any). */
+cbl_status cbl_local_get(cbl_collection* coll, const char* local_id, char** out_json,
+                         cbl_error* err);
+cbl_status cbl_local_put(cbl_collection* coll, const char* local_id, const char* body_json,
+                         const char* parent_rev_id, char** out_rev_id, cbl_error* err);
+cbl_status cbl_local_delete(cbl_collection* coll, const char* local_id,
+                            const char* parent_rev_id, cbl_error* err);
+
+/* ------------------------------------------------------------------------------------ */
+/* Changes                                                                              */
+/* ------------------------------------------------------------------------------------ */
+
+/* The changes feed: one entry per document changed after sequence `since`, in sequence
+ * order (a document appears once, at its latest sequence; purged documents not at all).
+ * options_json (optional): {"limit": n, "include_docs": bool, "all_revs": bool,
+ * "descending": bool}. Result:
+ *   {"results":[{"seq":n,"id":..,"changes":[{"rev":..},...],"deleted":true?,
+ *                "doc":{...}?}, ...], "last_seq": n}
+ * "changes" holds the current revision, or with all_revs every leaf. Caller frees. */
+cbl_status cbl_collection_changes(cbl_collection* coll, uint64_t since,
+                                  const char* options_json, char** out_json, cbl_error* err);
+
+/* One change delivered to a listener. Pointers are valid during the callback only. */
+typedef struct cbl_change {
+    const char* doc_id;
+    const char* rev_id;     /* the document's current revision after the change */
+    uint64_t    sequence;
+    int32_t     deleted;    /* 1 when the current revision is a tombstone (or purged: rev_id "") */
+    int32_t     external;   /* 1 when inserted with cbl_doc_put_existing (replication) */
+} cbl_change;
+
+/* Receives the changes of one committed transaction (or a part of it), in commit order,
+ * after the commit, never for an aborted transaction. */
+typedef void (*cbl_change_fn)(void* context, const cbl_change* changes, size_t count);
+
+/* A registered listener. Released by cbl_listener_remove. */
+typedef struct cbl_listener_token cbl_listener_token;
+
+/* Listens to every change of the collection, whichever handle in this process made it. */
+cbl_status cbl_collection_add_change_listener(cbl_collection* coll, cbl_change_fn callback,
+                                              void* context, cbl_listener_token** out_token,
+                                              cbl_error* err);
+
+/* Listens to changes of one document of the collection. */
+cbl_status cbl_collection_add_document_listener(cbl_collection* coll, const char* doc_id,
+                                                cbl_change_fn callback, void* context,
+                                                cbl_listener_token** out_token,
+                                                cbl_error* err);
+
+/* Listens to the default collection (same as the collection call). */
+cbl_status cbl_db_add_change_listener(cbl_db* db, cbl_change_fn callback, void* context,
+                                      cbl_listener_token** out_token, cbl_error* err);
+
+/* Removes the listener and releases the token. Returns only when no call of its callback
+ * is running (unless called from inside that callback), so the caller may free its
+ * context right after. Removing a token twice, or after its database was closed, is
+ * harmless. NULL is ignored. */
+void cbl_listener_remove(cbl_listener_token* token);
+
+/* Notification delivery. By default, the thread that commits a change calls the
+ * listeners right after the commit (and any thread committing meanwhile leaves its
+ * changes to the one already delivering, keeping commit order).
+ * buffer: when enabled, changes of this database are queued until
+ * cbl_db_send_notifications is called (on whatever thread calls it).
+ * wait: returns once every committed change has been delivered (never waits for itself
+ * when called from a callback; never waits for buffered changes): 503 after timeout_ms. */
+cbl_status cbl_db_buffer_notifications(cbl_db* db, int enabled, cbl_error* err);
+cbl_status cbl_db_send_notifications(cbl_db* db, cbl_error* err);
+cbl_status cbl_db_wait_notifications(cbl_db* db, uint32_t timeout_ms, cbl_error* err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CBLITE_H */
