@@ -227,7 +227,8 @@ cbl_status cbl_db_in_transaction(cbl_db* db, cbl_transaction_fn body, void* cont
  * shrinks the file (VACUUM). optimize: refreshes the query planner's statistics.
  * integrity_check: SQLite's check plus the engine's own (revision trees, sequences);
  * CBL_OK when sound, 500 with the first problem in the message otherwise; when
- * out_report (optional) is given it receives a JSON array of every problem found.
+ * out_report (optional) is given it receives a JSON array of every problem found, on
+ * success ("[]") and on 500 alike (the one out-parameter also set on failure).
  * Errors besides: 406 inside a transaction (compact only). */
 cbl_status cbl_db_compact(cbl_db* db, cbl_error* err);
 cbl_status cbl_db_optimize(cbl_db* db, cbl_error* err);

@@ -56,7 +56,7 @@ public struct JSONParser {
     }
 
     private mutating func expect(_ literal: StaticString) throws {
-        let n = literal.utf8CodeUnitsCount
+        let n = literal.utf8CodeUnitCount
         guard end - pos >= n else { throw error("truncated literal") }
         for i in 0..<n where base![pos + i] != literal.utf8Start[i] { throw error("invalid literal") }
         pos += n

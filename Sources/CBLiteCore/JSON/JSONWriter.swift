@@ -56,7 +56,7 @@ public struct JSONWriter {
     }
 
     /// Appends already-serialized JSON (e.g. a stored body).
-    public mutating func appendRaw<C: Collection>(_ raw: C) where C.Element == UInt8 { bytes.append(contentsOf: raw) }
+    public mutating func appendRaw<C: Swift.Collection>(_ raw: C) where C.Element == UInt8 { bytes.append(contentsOf: raw) }
     public mutating func append(_ s: String) { bytes.append(contentsOf: s.utf8) }
     public mutating func appendByte(_ b: UInt8) { bytes.append(b) }
 

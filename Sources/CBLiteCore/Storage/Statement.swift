@@ -47,7 +47,7 @@ public final class Statement {
     public func bindBlob(_ index: Int32, _ bytes: [UInt8]?) -> Statement {
         guard let bytes else { sqlite3_bind_null(handle, index); return self }
         bytes.withUnsafeBufferPointer { buf in
-            _ = sqlite3_bind_blob(handle, index, buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buf.count), SQLITE_TRANSIENT)
+            _ = sqlite3_bind_blob(handle, index, UnsafeRawPointer(buf.baseAddress) ?? UnsafeRawPointer(bitPattern: 1), Int32(buf.count), SQLITE_TRANSIENT)
         }
         return self
     }

@@ -34,7 +34,7 @@ public final class Monitor: @unchecked Sendable {
             pthread_cond_wait(&cond, &mutex)
             return true
         }
-        var ts = deadline.timespec
+        var ts = deadline.asTimespec
         return pthread_cond_timedwait(&cond, &mutex, &ts) != ETIMEDOUT
     }
 
@@ -55,7 +55,7 @@ public struct MonotonicTime: Comparable, Sendable {
         MonotonicTime(nanoseconds: nanoseconds + UInt64(max(0, milliseconds)) * 1_000_000)
     }
 
-    var timespec: timespec {
+    var asTimespec: timespec {
         Glibc.timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
     }
 

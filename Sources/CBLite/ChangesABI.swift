@@ -1,0 +1,63 @@
+import CBLiteCore
+import CCBLite
+import Glibc
+
+@c @implementation public func cbl_collection_changes(_ coll: OpaquePointer?, _ since: UInt64, _ options: UnsafePointer<CChar>?,
+                                                      _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let o = try require(out, "out_json")
+        let opts = try ChangesOptions(json: try optionalString(options, "options_json"))
+        o.pointee = cString(try collection(coll).changesJSON(since: Int64(clamping: since), options: opts))
+    }
+}
+
+/// Wraps a C change callback: builds the cbl_change array, valid during the call.
+private func changeCallback(_ fn: cbl_change_fn, _ context: UnsafeMutableRawPointer?) -> ([ChangeEvent]) -> Void {
+    let ctx = Context(raw: context)
+    return { events in
+        var strings: [UnsafeMutablePointer<CChar>] = []
+        strings.reserveCapacity(events.count * 2)
+        let changes = events.map { e -> cbl_change in
+            let id = strdup(e.docID)!, rev = strdup(e.revID)!
+            strings.append(id)
+            strings.append(rev)
+            return cbl_change(doc_id: id, rev_id: rev, sequence: UInt64(e.sequence), deleted: e.deleted ? 1 : 0, external: e.external ? 1 : 0)
+        }
+        changes.withUnsafeBufferPointer { fn(ctx.raw, $0.baseAddress, $0.count) }
+        for s in strings { free(s) }
+    }
+}
+
+private func listenerCall(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?, _ callback: cbl_change_fn?,
+                          _ add: (@escaping ([ChangeEvent]) -> Void) throws -> ListenerToken,
+                          _ context: UnsafeMutableRawPointer?) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let o = try require(out, "out_token")
+        guard let callback else { throw CBLError(.badRequest, "callback is NULL") }
+        o.pointee = HandleTable.shared.register(try add(changeCallback(callback, context)))
+    }
+}
+
+@c @implementation public func cbl_collection_add_change_listener(_ coll: OpaquePointer?, _ callback: cbl_change_fn?, _ context: UnsafeMutableRawPointer?,
+                                                                  _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
+    listenerCall(out, err, callback, { try collection(coll).addChangeListener($0) }, context)
+}
+
+@c @implementation public func cbl_collection_add_document_listener(_ coll: OpaquePointer?, _ docID: UnsafePointer<CChar>?,
+                                                                    _ callback: cbl_change_fn?, _ context: UnsafeMutableRawPointer?,
+                                                                    _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
+    listenerCall(out, err, callback, { try collection(coll).addChangeListener(docID: try string(docID, "doc_id"), $0) }, context)
+}
+
+@c @implementation public func cbl_db_add_change_listener(_ db: OpaquePointer?, _ callback: cbl_change_fn?, _ context: UnsafeMutableRawPointer?,
+                                                          _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
+    listenerCall(out, err, callback, { try database(db).defaultCollection().addChangeListener($0) }, context)
+}
+
+@c @implementation public func cbl_listener_remove(_ token: OpaquePointer?) {
+    guard let t = try? HandleTable.shared.lookup(token, as: ListenerToken.self, "cbl_listener_token") else { return }
+    HandleTable.shared.remove(token)
+    t.remove()
+}

@@ -1,0 +1,161 @@
+import CBLiteCore
+import CCBLite
+
+@c @implementation public func cbl_default_directory(_ out: OutString?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let o = try require(out, "out_path")
+        o.pointee = cString(try DatabaseName.defaultDirectory())
+    }
+}
+
+@c @implementation public func cbl_db_open(_ name: UnsafePointer<CChar>?, _ dir: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
+                                           _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let o = try require(out, "out_db")
+        let db = try Database.open(name: try string(name, "name"), directory: try optionalString(dir, "dir"),
+                                   options: try OpenOptions(json: try optionalString(options, "options_json")))
+        o.pointee = HandleTable.shared.register(db)
+    }
+}
+
+@c @implementation public func cbl_db_close(_ db: OpaquePointer?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) {
+        try database(db).close()
+        HandleTable.shared.remove(db)
+    }
+}
+
+@c @implementation public func cbl_db_delete(_ db: OpaquePointer?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) {
+        try database(db).delete()
+        HandleTable.shared.remove(db)
+    }
+}
+
+@c @implementation public func cbl_db_delete_named(_ name: UnsafePointer<CChar>?, _ dir: UnsafePointer<CChar>?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) { try Database.delete(name: try string(name, "name"), directory: try optionalString(dir, "dir")) }
+}
+
+@c @implementation public func cbl_db_exists(_ name: UnsafePointer<CChar>?, _ dir: UnsafePointer<CChar>?) -> Int32 {
+    guard let n = try? string(name, "name"), let d = try? optionalString(dir, "dir") else { return 0 }
+    return Database.exists(name: n, directory: d) ? 1 : 0
+}
+
+@c @implementation public func cbl_db_list(_ dir: UnsafePointer<CChar>?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let o = try require(out, "out_json")
+        o.pointee = cString(try Database.list(directory: try optionalString(dir, "dir")).jsonArrayString)
+    }
+}
+
+@c @implementation public func cbl_db_copy(_ source: UnsafePointer<CChar>?, _ name: UnsafePointer<CChar>?, _ dir: UnsafePointer<CChar>?,
+                                           _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) {
+        try Database.copy(from: try string(source, "source_path"), name: try string(name, "name"),
+                          directory: try optionalString(dir, "dir"))
+    }
+}
+
+@c @implementation public func cbl_db_name(_ db: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let o = try require(out, "out_name")
+        let d = try database(db)
+        try d.checkOpen()
+        o.pointee = cString(d.name)
+    }
+}
+
+@c @implementation public func cbl_db_path(_ db: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let o = try require(out, "out_path")
+        let d = try database(db)
+        try d.checkOpen()
+        o.pointee = cString(d.path)
+    }
+}
+
+@c @implementation public func cbl_db_count(_ db: OpaquePointer?, _ out: UnsafeMutablePointer<UInt64>?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = 0
+    return abiCall(err) {
+        let o = try require(out, "out_count")
+        o.pointee = UInt64(try database(db).defaultCollection().count)
+    }
+}
+
+@c @implementation public func cbl_db_last_sequence(_ db: OpaquePointer?, _ out: UnsafeMutablePointer<UInt64>?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = 0
+    return abiCall(err) {
+        let o = try require(out, "out_sequence")
+        o.pointee = UInt64(try database(db).defaultCollection().lastSequence)
+    }
+}
+
+@c @implementation public func cbl_db_max_rev_tree_depth(_ db: OpaquePointer?, _ out: UnsafeMutablePointer<UInt32>?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = 0
+    return abiCall(err) {
+        let o = try require(out, "out_depth")
+        o.pointee = UInt32(try database(db).maxRevTreeDepth)
+    }
+}
+
+@c @implementation public func cbl_db_set_max_rev_tree_depth(_ db: OpaquePointer?, _ depth: UInt32, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) { try database(db).setMaxRevTreeDepth(Int(depth)) }
+}
+
+@c @implementation public func cbl_db_begin(_ db: OpaquePointer?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) { try database(db).begin() }
+}
+
+@c @implementation public func cbl_db_commit(_ db: OpaquePointer?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) { try database(db).commit() }
+}
+
+@c @implementation public func cbl_db_abort(_ db: OpaquePointer?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) { try database(db).abort() }
+}
+
+@c @implementation public func cbl_db_in_transaction(_ db: OpaquePointer?, _ body: cbl_transaction_fn?, _ context: UnsafeMutableRawPointer?,
+                                                     _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) {
+        guard let body else { throw CBLError(.badRequest, "body is NULL") }
+        try database(db).inTransaction { body(context) != 0 }
+    }
+}
+
+@c @implementation public func cbl_db_compact(_ db: OpaquePointer?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) { try database(db).compact() }
+}
+
+@c @implementation public func cbl_db_optimize(_ db: OpaquePointer?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) { try database(db).optimize() }
+}
+
+@c @implementation public func cbl_db_integrity_check(_ db: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let problems = try database(db).integrityCheck()
+        out?.pointee = cString(problems.jsonArrayString)
+        if let first = problems.first {
+            throw CBLError(.internalError, "integrity check found \(problems.count) problem(s); first: \(first)")
+        }
+    }
+}
+
+// MARK: notifications
+
+@c @implementation public func cbl_db_buffer_notifications(_ db: OpaquePointer?, _ enabled: Int32, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) { try database(db).setNotificationsBuffered(enabled != 0) }
+}
+
+@c @implementation public func cbl_db_send_notifications(_ db: OpaquePointer?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) { try database(db).sendNotifications() }
+}
+
+@c @implementation public func cbl_db_wait_notifications(_ db: OpaquePointer?, _ timeout: UInt32, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) { try database(db).waitForNotifications(timeoutMs: Int(timeout)) }
+}

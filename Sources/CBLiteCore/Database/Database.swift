@@ -1,0 +1,226 @@
+/// Options for opening a database (JSON in the C ABI).
+public struct OpenOptions: Sendable {
+    public var create = true
+    public var busyTimeoutMs = 10_000
+
+    public init() {}
+
+    public init(json: String?) throws {
+        guard let json else { return }
+        let o = try JSONParser.parseObject(json, what: "options")
+        for (k, v) in o.members {
+            switch k {
+            case "create":
+                guard let b = v.boolValue else { throw CBLError.badRequest("option \"create\" must be a boolean") }
+                create = b
+            case "busy_timeout_ms":
+                guard let i = v.intValue, i >= 0, i <= 3_600_000 else {
+                    throw CBLError.badRequest("option \"busy_timeout_ms\" must be an integer from 0 to 3600000")
+                }
+                busyTimeoutMs = Int(i)
+            default:
+                throw CBLError.badRequest("unknown option \"\(k)\"")
+            }
+        }
+    }
+}
+
+/// A handle on an open database. Several handles may share one file (and one Store).
+public final class Database: @unchecked Sendable {
+    public let name: String
+    public let directory: String
+    let store: Store
+    private let monitor = Monitor()
+    private var closed = false
+    /// Transaction levels begun through this handle and not yet ended.
+    private var ownTransactions = 0
+
+    public var path: String { store.bundlePath }
+
+    // MARK: opening, closing, deleting
+
+    public static func open(name: String, directory: String?, options: OpenOptions = OpenOptions()) throws -> Database {
+        try DatabaseName.validate(name)
+        let dir = try resolveDirectory(directory, create: options.create)
+        let bundle = dir + "/" + DatabaseName.bundleName(name)
+        let exists = FileSystem.exists(bundle + "/" + DatabaseName.sqliteFile)
+        if !exists {
+            guard options.create else { throw CBLError.notFound("database \"\(name)\" does not exist in \(dir)") }
+            try FileSystem.createDirectory(bundle)
+        }
+        let store = try StoreRegistry.shared.acquire(bundlePath: bundle, create: options.create, busyTimeoutMs: options.busyTimeoutMs)
+        let db = Database(name: name, directory: dir, store: store)
+        do {
+            try db.startExpiration()
+        } catch {
+            StoreRegistry.shared.release(store)
+            throw error
+        }
+        Loggers.database.info("opened \(name) at \(bundle)")
+        return db
+    }
+
+    init(name: String, directory: String, store: Store) {
+        self.name = name
+        self.directory = directory
+        self.store = store
+    }
+
+    static func resolveDirectory(_ directory: String?, create: Bool) throws -> String {
+        let dir = try directory ?? DatabaseName.defaultDirectory()
+        guard !dir.isEmpty else { throw CBLError.badRequest("directory is empty") }
+        if create { try FileSystem.createDirectory(dir) }
+        guard FileSystem.isDirectory(dir) else { throw CBLError.notFound("directory \(dir) does not exist") }
+        return try FileSystem.realPath(dir)
+    }
+
+    public var isClosed: Bool { monitor.locked { closed } }
+
+    public func checkOpen() throws {
+        if monitor.locked({ closed }) { throw CBLError.badRequest("database \"\(name)\" is closed") }
+    }
+
+    /// Closes this handle. 406 while a transaction begun through it is open.
+    public func close() throws {
+        try monitor.locked {
+            if closed { throw CBLError.badRequest("database \"\(name)\" is already closed") }
+            if ownTransactions > 0 && store.transactionDepth > 0 {
+                throw CBLError(.notAcceptable, "cannot close \"\(name)\": a transaction is open")
+            }
+            closed = true
+        }
+        StoreRegistry.shared.release(store)
+    }
+
+    /// Closes this handle and deletes the database's files; 503 when other handles in
+    /// this process still have it open.
+    public func delete() throws {
+        try checkOpen()
+        if StoreRegistry.shared.handleCount(store.bundlePath) > 1 {
+            throw CBLError(.busy, "database \"\(name)\" is open through other handles; close them first")
+        }
+        try close()
+        try FileSystem.remove(store.bundlePath)
+    }
+
+    public static func delete(name: String, directory: String?) throws {
+        try DatabaseName.validate(name)
+        let dir = try resolveDirectory(directory, create: false)
+        let bundle = dir + "/" + DatabaseName.bundleName(name)
+        guard FileSystem.exists(bundle) else { throw CBLError.notFound("database \"\(name)\" does not exist") }
+        if StoreRegistry.shared.isOpen(bundle) {
+            throw CBLError(.busy, "database \"\(name)\" is open in this process; close it first")
+        }
+        try FileSystem.remove(bundle)
+    }
+
+    public static func exists(name: String, directory: String?) -> Bool {
+        guard (try? DatabaseName.validate(name)) != nil,
+              let dir = try? directory ?? DatabaseName.defaultDirectory() else { return false }
+        return FileSystem.exists(dir + "/" + DatabaseName.bundleName(name) + "/" + DatabaseName.sqliteFile)
+    }
+
+    public static func list(directory: String?) throws -> [String] {
+        let dir = try directory ?? DatabaseName.defaultDirectory()
+        return try FileSystem.list(dir).compactMap { file in
+            guard let n = DatabaseName.name(fromBundle: file),
+                  FileSystem.exists(dir + "/" + file + "/" + DatabaseName.sqliteFile) else { return nil }
+            return n
+        }.sorted()
+    }
+
+    /// Installs a prebuilt database bundle under `name` (the seeds' "replace database"),
+    /// copying into a temporary folder first so nothing is ever left half-copied.
+    public static func copy(from source: String, name: String, directory: String?) throws {
+        try DatabaseName.validate(name)
+        guard FileSystem.isDirectory(source), FileSystem.exists(source + "/" + DatabaseName.sqliteFile) else {
+            throw CBLError.notFound("\(source) is not a database bundle")
+        }
+        let dir = try resolveDirectory(directory, create: true)
+        let target = dir + "/" + DatabaseName.bundleName(name)
+        guard !FileSystem.exists(target) else {
+            throw CBLError(.preconditionFailed, "database \"\(name)\" already exists")
+        }
+        let temp = dir + "/." + DatabaseName.bundleName(name) + ".tmp-" + FileSystem.uuid()
+        do {
+            try FileSystem.copyTree(source, temp)
+            try FileSystem.rename(temp, target)
+        } catch {
+            try? FileSystem.remove(temp)
+            throw error
+        }
+    }
+
+    // MARK: transactions
+
+    public func begin() throws {
+        try checkOpen()
+        try store.begin()
+        monitor.locked { ownTransactions += 1 }
+    }
+
+    public func commit() throws {
+        try checkOpen()
+        try store.commit()
+        monitor.locked { ownTransactions = max(0, ownTransactions - 1) }
+    }
+
+    public func abort() throws {
+        try checkOpen()
+        try store.abort()
+        monitor.locked { ownTransactions = 0 }
+    }
+
+    /// Runs `body` in a transaction: commits when it returns true, aborts (409) when false
+    /// or when it throws.
+    public func inTransaction(_ body: () throws -> Bool) throws {
+        try begin()
+        let commitIt: Bool
+        do {
+            commitIt = try body()
+        } catch {
+            try? abort()
+            throw error
+        }
+        if commitIt {
+            try commit()
+        } else {
+            try abort()
+            throw CBLError.conflict("transaction aborted by its body")
+        }
+    }
+
+    // MARK: settings
+
+    public var maxRevTreeDepth: Int {
+        get throws {
+            try checkOpen()
+            return try store.maxRevTreeDepth()
+        }
+    }
+
+    public func setMaxRevTreeDepth(_ depth: Int) throws {
+        try checkOpen()
+        guard depth >= 1 && depth <= 100_000 else { throw CBLError.badRequest("maxRevTreeDepth must be from 1 to 100000") }
+        try store.setMaxRevTreeDepth(depth)
+    }
+
+    // MARK: notifications
+
+    public func setNotificationsBuffered(_ on: Bool) throws {
+        try checkOpen()
+        store.notifier.isBuffered = on
+    }
+
+    public func sendNotifications() throws {
+        try checkOpen()
+        store.notifier.flush()
+    }
+
+    public func waitForNotifications(timeoutMs: Int) throws {
+        try checkOpen()
+        guard store.notifier.waitIdle(timeoutMs: timeoutMs) else {
+            throw CBLError(.busy, "notifications still pending after \(timeoutMs) ms")
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Glibc
+
+/// The seeds' database name rule, and where a database lives on disk.
+public enum DatabaseName {
+    /// Lowercase ASCII letters, digits and _$()+-/ only, starting with a letter, shorter
+    /// than 240 bytes.
+    public static func validate(_ name: String) throws {
+        let bytes = Array(name.utf8)
+        guard !bytes.isEmpty else { throw CBLError.badRequest("database name is empty") }
+        guard bytes.count < 240 else { throw CBLError.badRequest("database name must be shorter than 240 bytes") }
+        guard bytes[0] >= UInt8(ascii: "a") && bytes[0] <= UInt8(ascii: "z") else {
+            throw CBLError.badRequest("database name must start with a lowercase letter: \"\(name)\"")
+        }
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789_$()+-/".utf8)
+        guard bytes.allSatisfy({ allowed.contains($0) }) else {
+            throw CBLError.badRequest("database name may only contain lowercase letters, digits and _$()+-/: \"\(name)\"")
+        }
+    }
+
+    /// The bundle folder's name: '/' becomes ':' so a name never makes a path.
+    static func bundleName(_ name: String) -> String {
+        String(name.map { $0 == "/" ? ":" : $0 }) + ".cblite2"
+    }
+
+    static func name(fromBundle file: String) -> String? {
+        guard file.hasSuffix(".cblite2") else { return nil }
+        let base = String(file.dropLast(".cblite2".count))
+        let name = String(base.map { $0 == ":" ? "/" : $0 })
+        return (try? validate(name)) != nil ? name : nil
+    }
+
+    static let sqliteFile = "db.sqlite3"
+
+    /// $CBLITE_DIR, else $XDG_DATA_HOME/cblite, else $HOME/.local/share/cblite.
+    public static func defaultDirectory() throws -> String {
+        if let d = env("CBLITE_DIR"), !d.isEmpty { return d }
+        if let x = env("XDG_DATA_HOME"), !x.isEmpty { return x + "/cblite" }
+        if let h = env("HOME"), !h.isEmpty { return h + "/.local/share/cblite" }
+        throw CBLError.badRequest("no directory given and neither CBLITE_DIR nor HOME is set")
+    }
+
+    private static func env(_ key: String) -> String? { getenv(key).map { String(cString: $0) } }
+}

@@ -1,0 +1,38 @@
+/// Open Stores by bundle path: every handle of one database in this process shares one.
+final class StoreRegistry: @unchecked Sendable {
+    static let shared = StoreRegistry()
+
+    private let monitor = Monitor()
+    private var stores: [String: (store: Store, handles: Int)] = [:]
+
+    func acquire(bundlePath: String, create: Bool, busyTimeoutMs: Int) throws -> Store {
+        try monitor.locked {
+            if let entry = stores[bundlePath] {
+                stores[bundlePath] = (entry.store, entry.handles + 1)
+                return entry.store
+            }
+            let store = try Store(bundlePath: bundlePath, filePath: bundlePath + "/" + DatabaseName.sqliteFile,
+                                  create: create, busyTimeoutMs: busyTimeoutMs)
+            stores[bundlePath] = (store, 1)
+            return store
+        }
+    }
+
+    /// Drops one handle; the last one closes the Store.
+    func release(_ store: Store) {
+        let last: Bool = monitor.locked {
+            guard let entry = stores[store.bundlePath] else { return false }
+            if entry.handles <= 1 {
+                stores[store.bundlePath] = nil
+                return true
+            }
+            stores[store.bundlePath] = (entry.store, entry.handles - 1)
+            return false
+        }
+        if last { store.close() }
+    }
+
+    func isOpen(_ bundlePath: String) -> Bool { monitor.locked { stores[bundlePath] != nil } }
+
+    func handleCount(_ bundlePath: String) -> Int { monitor.locked { stores[bundlePath]?.handles ?? 0 } }
+}

@@ -1,0 +1,41 @@
+/// A collection of a database: the handle through which documents are read and written.
+public final class Collection: @unchecked Sendable {
+    public let database: Database
+    public let id: Int64
+    public let scope: String
+    public let name: String
+    let table: String
+
+    init(database: Database, id: Int64, scope: String, name: String) {
+        self.database = database
+        self.id = id
+        self.scope = scope
+        self.name = name
+        table = Schema.docTable(id)
+    }
+
+    var store: Store { database.store }
+
+    /// Fails when the database handle is closed or the collection was deleted.
+    func check() throws {
+        try database.checkOpen()
+        if store.isCollectionDeleted(id) { throw CBLError.notFound("collection \(scope).\(name) has been deleted") }
+    }
+
+    public var count: Int64 {
+        get throws { try check(); return try store.collectionMeta(id).docCount }
+    }
+
+    public var lastSequence: Int64 {
+        get throws { try check(); return try store.collectionMeta(id).lastSeq }
+    }
+
+    /// Maps "no such table" (the collection was deleted by another process) to 404.
+    func mapMissingTable<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let e as CBLError where e.status == .internalError && e.message.contains("no such table") {
+            throw CBLError.notFound("collection \(scope).\(name) has been deleted")
+        }
+    }
+}

@@ -1,0 +1,88 @@
+/// A document body as given by the caller, split into metadata and content.
+struct DocumentBody {
+    var docID: String?
+    var rev: RevID?
+    var deleted = false
+    var hasAttachments = false
+    /// Canonical JSON of the content (sorted keys, no "_id"/"_rev"/"_deleted").
+    var canonical: [UInt8]
+
+    static let metadataKeys: Set<String> = ["_id", "_rev", "_deleted", "_attachments"]
+
+    static func parse(bytes: UnsafeBufferPointer<UInt8>) throws -> DocumentBody {
+        let object = try JSONParser.parseObject(bytes: bytes)
+        return try DocumentBody(object)
+    }
+
+    static func parse(_ text: String) throws -> DocumentBody {
+        var copy = text
+        return try copy.withUTF8 { try parse(bytes: $0) }
+    }
+
+    init(_ object: JSONObject) throws {
+        for (k, v) in object.members where k.utf8.first == UInt8(ascii: "_") {
+            switch k {
+            case "_id":
+                guard let s = v.stringValue else { throw CBLError.badRequest("\"_id\" must be a string") }
+                docID = s
+            case "_rev":
+                guard let s = v.stringValue, let r = RevID(s) else { throw CBLError.badRequest("\"_rev\" is not a valid revision ID") }
+                rev = r
+            case "_deleted":
+                guard let b = v.boolValue else { throw CBLError.badRequest("\"_deleted\" must be a boolean") }
+                deleted = b
+            case "_attachments":
+                guard let a = v.objectValue else { throw CBLError.badRequest("\"_attachments\" must be an object") }
+                hasAttachments = !a.isEmpty
+            default:
+                throw CBLError.badRequest("property \"\(k)\" is reserved: top-level names starting with '_' are metadata")
+            }
+        }
+        var w = JSONWriter()
+        w.writeObject(object) { $0 == "_id" || $0 == "_rev" || $0 == "_deleted" }
+        canonical = w.bytes
+    }
+
+    init(canonical: [UInt8], deleted: Bool) {
+        self.canonical = canonical
+        self.deleted = deleted
+    }
+
+    /// 1–1024 bytes of UTF-8, no control characters, not starting with '_'.
+    static func validateDocID(_ id: String, what: String = "document ID") throws {
+        let u = id.utf8
+        guard !u.isEmpty else { throw CBLError.badRequest("\(what) is empty") }
+        guard u.count <= 1024 else { throw CBLError.badRequest("\(what) is longer than 1024 bytes") }
+        guard u.first != UInt8(ascii: "_") else { throw CBLError.badRequest("\(what) must not start with '_'") }
+        guard !u.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw CBLError.badRequest("\(what) must not contain control characters")
+        }
+    }
+}
+
+/// Renders stored documents as JSON with their metadata.
+enum DocumentJSON {
+    /// {"_id":..,"_rev":..,["_deleted":true,] <extras>, <body members>}
+    static func render(docID: String, rev: String, deleted: Bool, body: [UInt8]?,
+                       extras: [(String, JSONValue)] = []) -> [UInt8] {
+        var w = JSONWriter(capacity: (body?.count ?? 2) + docID.utf8.count + 80)
+        w.append("{\"_id\":")
+        w.writeString(docID)
+        w.append(",\"_rev\":")
+        w.writeString(rev)
+        if deleted { w.append(",\"_deleted\":true") }
+        for (k, v) in extras {
+            w.appendByte(UInt8(ascii: ","))
+            w.writeString(k)
+            w.appendByte(UInt8(ascii: ":"))
+            w.write(v)
+        }
+        if let body, body.count > 2 {
+            w.appendByte(UInt8(ascii: ","))
+            w.appendRaw(body[1...])          // members and the closing brace
+        } else {
+            w.appendByte(UInt8(ascii: "}"))
+        }
+        return w.bytes
+    }
+}

@@ -1,0 +1,264 @@
+/// Saving revisions: new revisions on a parent, tombstones, insertion of existing
+/// revisions with their history, purge. Each write is one row write plus one sequence
+/// (DESIGN §2), inside Store.write (its own transaction or a savepoint).
+extension Collection {
+    public struct SaveResult: Sendable { public let docID: String; public let revID: String }
+
+    /// Saves a new revision. See cbl_doc_put in include/cblite.h for the rules.
+    public func put(docID givenID: String?, body bodyBytes: UnsafeBufferPointer<UInt8>, parent givenParent: String?,
+                    allowConflict: Bool = false) throws -> SaveResult {
+        try check()
+        var body = try DocumentBody.parse(bytes: bodyBytes)     // parsed before taking the lock
+        return try put(docID: givenID, body: &body, parent: givenParent, allowConflict: allowConflict)
+    }
+
+    public func put(docID givenID: String?, json: String, parent givenParent: String?, allowConflict: Bool = false) throws -> SaveResult {
+        var copy = json
+        return try copy.withUTF8 { try put(docID: givenID, body: $0, parent: givenParent, allowConflict: allowConflict) }
+    }
+
+    func put(docID givenID: String?, body: inout DocumentBody, parent givenParent: String?, allowConflict: Bool) throws -> SaveResult {
+        if let givenID, let bodyID = body.docID, bodyID != givenID {
+            throw CBLError.badRequest("\"_id\" in the body (\(bodyID)) differs from the document ID (\(givenID))")
+        }
+        let docID = givenID ?? body.docID ?? FileSystem.uuid()
+        try DocumentBody.validateDocID(docID)
+        var parent: RevID? = nil
+        if let givenParent {
+            guard let p = RevID(givenParent) else { throw CBLError.badRequest("invalid parent revision ID \"\(givenParent)\"") }
+            if let r = body.rev, r != p { throw CBLError.badRequest("\"_rev\" in the body differs from the parent revision") }
+            parent = p
+        } else {
+            parent = body.rev
+        }
+        let content = body
+        let rev: RevID = try mapMissingTable {
+            try store.write { conn, txn in
+                try saveNew(conn, txn, docID: docID, body: content, parent: parent, allowConflict: allowConflict)
+            }
+        }
+        return SaveResult(docID: docID, revID: rev.string)
+    }
+
+    /// Writes a tombstone on `parent` (nil: the current revision).
+    public func delete(docID: String, parent: String?) throws -> String {
+        try check()
+        try DocumentBody.validateDocID(docID)
+        var parentRev: RevID? = nil
+        if let parent {
+            guard let p = RevID(parent) else { throw CBLError.badRequest("invalid revision ID \"\(parent)\"") }
+            parentRev = p
+        }
+        let body = DocumentBody(canonical: Array("{}".utf8), deleted: true)
+        let rev: RevID = try mapMissingTable {
+            try store.write { conn, txn in
+                guard let row = try DocumentRow.load(conn, table: table, docID: docID) else {
+                    throw CBLError.notFound("document \"\(docID)\" does not exist")
+                }
+                if parentRev == nil && row.deleted { throw CBLError.notFound("document \"\(docID)\" is already deleted") }
+                return try saveNew(conn, txn, docID: docID, body: body, parent: parentRev ?? row.revID,
+                                   allowConflict: false, row: row)
+            }
+        }
+        return rev.string
+    }
+
+    /// Read-modify-write with retry on conflict. `update` gets the current JSON (nil when
+    /// absent or deleted) and returns the new body, or nil to cancel (409).
+    public func update(docID: String, maxAttempts: Int = 1000, _ update: (String?) throws -> String?) throws -> String {
+        try check()
+        try DocumentBody.validateDocID(docID)
+        for _ in 0..<maxAttempts {
+            let current = try mapMissingTable {
+                try store.read { conn in try DocumentRow.load(conn, table: table, docID: docID) }
+            }
+            let live = current.flatMap { $0.deleted ? nil : $0 }
+            let currentJSON = live.map { String(decoding: $0.json(), as: UTF8.self) }
+            guard let newJSON = try update(currentJSON) else { throw CBLError.conflict("update cancelled") }
+            var body = try DocumentBody.parse(newJSON)
+            body.rev = nil          // the parent is the revision the callback saw
+            body.docID = nil
+            do {
+                return try put(docID: docID, body: &body, parent: live?.revID.string, allowConflict: false).revID
+            } catch let e as CBLError where e.status == .conflict {
+                continue
+            }
+        }
+        throw CBLError.conflict("update of \"\(docID)\" kept conflicting after \(maxAttempts) attempts")
+    }
+
+    /// Inserts a revision made elsewhere with its history (newest first), without
+    /// inventing IDs. Returns false when the revision was already known.
+    @discardableResult
+    public func putExisting(docID: String, body bodyBytes: UnsafeBufferPointer<UInt8>, history: [String]) throws -> Bool {
+        try check()
+        try DocumentBody.validateDocID(docID)
+        let body = try DocumentBody.parse(bytes: bodyBytes)
+        if let bodyID = body.docID, bodyID != docID { throw CBLError.badRequest("\"_id\" in the body differs from the document ID") }
+        guard !history.isEmpty else { throw CBLError.badRequest("history must name at least the new revision") }
+        var revs: [RevID] = []
+        for h in history {
+            guard let r = RevID(h) else { throw CBLError.badRequest("invalid revision ID \"\(h)\" in history") }
+            if let last = revs.last, r.generation != last.generation - 1 {
+                throw CBLError.badRequest("history generations must descend by one: \(last) then \(r)")
+            }
+            revs.append(r)
+        }
+        if let r = body.rev, r != revs[0] { throw CBLError.badRequest("\"_rev\" in the body differs from history[0]") }
+        return try mapMissingTable {
+            try store.write { conn, txn in
+                let row = try DocumentRow.load(conn, table: table, docID: docID)
+                var tree: RevTree
+                var oldCurrent: Int?
+                if let row { (tree, oldCurrent) = try row.tree() } else { tree = RevTree() }
+                // The newest history entry already known anchors the new branch.
+                var anchor: Int? = nil
+                var known = revs.count
+                for (i, r) in revs.enumerated() {
+                    if let idx = tree.index(of: r) { anchor = idx; known = i; break }
+                }
+                if known == 0 { return false }
+                var parent = anchor
+                for i in stride(from: known - 1, through: 0, by: -1) {
+                    parent = tree.add(revs[i], parent: parent, deleted: i == 0 ? body.deleted : false,
+                                      body: i == 0 ? body.canonical : nil)
+                }
+                let newIndex = parent!
+                try validate(docID: docID, tree: tree, newIndex: newIndex, row: row)
+                try storeTree(conn, txn, docID: docID, tree: tree, oldRow: row, oldCurrent: oldCurrent,
+                              hasAttachments: body.hasAttachments, external: true)
+                return true
+            }
+        }
+    }
+
+    /// Removes every trace of a document.
+    public func purge(docID: String) throws {
+        try check()
+        try DocumentBody.validateDocID(docID)
+        try mapMissingTable {
+            try store.write { conn, txn in try purgeRow(conn, txn, docID: docID) }
+        }
+    }
+
+    func purgeRow(_ conn: Connection, _ txn: TransactionState, docID: String) throws {
+        guard let row = try DocumentRow.load(conn, table: table, docID: docID) else {
+            throw CBLError.notFound("document \"\(docID)\" does not exist")
+        }
+        let s = try conn.prepare("DELETE FROM \(table) WHERE docid=?")
+        s.bind(1, docID)
+        try s.run()
+        try txn.adjustCount(id, by: row.deleted ? 0 : -1, conn)
+        txn.changes.append(ChangeEvent(collectionID: id, docID: docID, revID: "", sequence: row.sequence,
+                                       deleted: true, external: false))
+    }
+
+    // MARK: the shared save path
+
+    /// Adds a new revision (computing its ID) on `parent`, or creates the document.
+    private func saveNew(_ conn: Connection, _ txn: TransactionState, docID: String, body: DocumentBody,
+                         parent: RevID?, allowConflict: Bool, row preloaded: DocumentRow? = nil) throws -> RevID {
+        if parent == nil && preloaded == nil {
+            // Creating: try the insert first; an existing row (live or tombstone) is rare.
+            let rev = RevID.make(parent: nil, deleted: body.deleted, canonicalBody: body.canonical)
+            if store.validators.hasValidators(id) {
+                if let row = try DocumentRow.load(conn, table: table, docID: docID) {
+                    return try saveOnExisting(conn, txn, docID: docID, body: body, parent: nil, allowConflict: allowConflict, row: row)
+                }
+                try store.validators.validate(
+                    collectionID: id,
+                    newJSON: { String(decoding: DocumentJSON.render(docID: docID, rev: rev.string, deleted: body.deleted, body: body.canonical), as: UTF8.self) },
+                    currentJSON: { nil })
+            }
+            let countDelta: Int64 = body.deleted ? 0 : 1
+            let meta = try txn.meta(id, conn)
+            let seq = meta.lastSeq + 1
+            var flags: DocFlags = body.deleted ? [.deleted] : []
+            if body.hasAttachments { flags.insert(.hasAttachments) }
+            let s = try conn.prepare("INSERT INTO \(table)(docid, sequence, flags, revid, body) VALUES (?,?,?,?,?)")
+            s.bind(1, docID).bind(2, seq).bind(3, flags.rawValue).bind(4, rev.string).bindText(5, body.canonical)
+            do {
+                try s.run()
+            } catch let e as CBLError where e.status == .conflict {
+                guard let row = try DocumentRow.load(conn, table: table, docID: docID) else { throw e }
+                return try saveOnExisting(conn, txn, docID: docID, body: body, parent: nil, allowConflict: allowConflict, row: row)
+            }
+            _ = try txn.nextSequence(id, countDelta: countDelta, conn)
+            txn.changes.append(ChangeEvent(collectionID: id, docID: docID, revID: rev.string, sequence: seq,
+                                           deleted: body.deleted, external: false))
+            return rev
+        }
+        let row = try preloaded ?? DocumentRow.load(conn, table: table, docID: docID)
+        guard let row else { throw CBLError.notFound("document \"\(docID)\" does not exist (parent revision \(parent!) is unknown)") }
+        return try saveOnExisting(conn, txn, docID: docID, body: body, parent: parent, allowConflict: allowConflict, row: row)
+    }
+
+    private func saveOnExisting(_ conn: Connection, _ txn: TransactionState, docID: String, body: DocumentBody,
+                                parent: RevID?, allowConflict: Bool, row: DocumentRow) throws -> RevID {
+        var (tree, current) = try row.tree()
+        let parentIndex: Int
+        if let parent {
+            if parent == row.revID {
+                parentIndex = current
+            } else if allowConflict {
+                guard let p = tree.index(of: parent) else {
+                    throw CBLError.notFound("revision \(parent) of \"\(docID)\" is unknown")
+                }
+                parentIndex = p
+            } else {
+                throw CBLError.conflict("document update conflict: \(parent) is not the current revision of \"\(docID)\"")
+            }
+        } else {
+            // No parent: allowed only on a deleted document (re-creation extends the tombstone).
+            guard row.deleted else { throw CBLError.conflict("document \"\(docID)\" already exists") }
+            parentIndex = current
+        }
+        let rev = RevID.make(parent: tree.nodes[parentIndex].rev, deleted: body.deleted, canonicalBody: body.canonical)
+        if tree.index(of: rev) != nil {
+            throw CBLError.conflict("revision \(rev) of \"\(docID)\" already exists")
+        }
+        let newIndex = tree.add(rev, parent: parentIndex, deleted: body.deleted, body: body.canonical)
+        try validate(docID: docID, tree: tree, newIndex: newIndex, row: row)
+        try storeTree(conn, txn, docID: docID, tree: tree, oldRow: row, oldCurrent: current,
+                      hasAttachments: body.hasAttachments, external: false)
+        return rev
+    }
+
+    private func validate(docID: String, tree: RevTree, newIndex: Int, row: DocumentRow?) throws {
+        guard store.validators.hasValidators(id) else { return }
+        let n = tree.nodes[newIndex]
+        try store.validators.validate(
+            collectionID: id,
+            newJSON: { String(decoding: DocumentJSON.render(docID: docID, rev: n.rev.string, deleted: n.deleted, body: n.body), as: UTF8.self) },
+            currentJSON: { row.flatMap { $0.deleted ? nil : String(decoding: $0.json(), as: UTF8.self) } })
+    }
+
+    /// Prunes, picks the winner, and writes the row with a new sequence.
+    private func storeTree(_ conn: Connection, _ txn: TransactionState, docID: String, tree: RevTree,
+                           oldRow: DocumentRow?, oldCurrent: Int?, hasAttachments: Bool, external: Bool) throws {
+        var tree = tree
+        tree.prune(maxDepth: try txn.maxDepth(conn))
+        guard let w = tree.winner else { throw CBLError.internalError("revision tree of \"\(docID)\" has no leaf") }
+        let winner = tree.nodes[w]
+        var flags: DocFlags = winner.deleted ? [.deleted] : []
+        if tree.conflictingLeaves.count > 1 { flags.insert(.conflicted) }
+        if hasAttachments || (oldRow?.flags.contains(.hasAttachments) ?? false) { flags.insert(.hasAttachments) }
+        let wasLive = oldRow.map { !$0.deleted } ?? false
+        let countDelta = Int64(winner.deleted ? 0 : 1) - Int64(wasLive ? 1 : 0)
+        let seq = try txn.nextSequence(id, countDelta: countDelta, conn)
+        let encoded = tree.encode(omitBodyOf: w)
+        if oldRow != nil {
+            let s = try conn.prepare("UPDATE \(table) SET sequence=?, flags=?, revid=?, body=?, revtree=? WHERE docid=?")
+            s.bind(1, seq).bind(2, flags.rawValue).bind(3, winner.rev.string).bindText(4, winner.body)
+                .bindBlob(5, encoded).bind(6, docID)
+            try s.run()
+        } else {
+            let s = try conn.prepare("INSERT INTO \(table)(docid, sequence, flags, revid, body, revtree) VALUES (?,?,?,?,?,?)")
+            s.bind(1, docID).bind(2, seq).bind(3, flags.rawValue).bind(4, winner.rev.string)
+                .bindText(5, winner.body).bindBlob(6, encoded)
+            try s.run()
+        }
+        txn.changes.append(ChangeEvent(collectionID: id, docID: docID, revID: winner.rev.string, sequence: seq,
+                                       deleted: winner.deleted, external: external))
+    }
+}

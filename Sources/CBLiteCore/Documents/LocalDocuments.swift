@@ -1,0 +1,83 @@
+/// Local documents: per collection, never replicated or in the changes feed, one body
+/// and a revision "0-<n>" each (checkpoints and app-private data).
+extension Collection {
+    private static func localRev(_ n: Int64) -> String { "0-\(n)" }
+
+    private static func parseLocalRev(_ s: String) throws -> Int64 {
+        guard s.hasPrefix("0-"), let n = Int64(s.dropFirst(2)), n > 0 else {
+            throw CBLError.badRequest("invalid local revision ID \"\(s)\"")
+        }
+        return n
+    }
+
+    private static func validateLocalID(_ id: String) throws {
+        let u = id.utf8
+        guard !u.isEmpty, u.count <= 1024 else { throw CBLError.badRequest("local document ID must be 1 to 1024 bytes") }
+        guard !u.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw CBLError.badRequest("local document ID must not contain control characters")
+        }
+    }
+
+    public func getLocal(id: String) throws -> [UInt8] {
+        try check()
+        try Collection.validateLocalID(id)
+        return try store.read { conn in
+            let s = try conn.prepare("SELECT rev, body FROM localdocs WHERE coll=? AND id=?")
+            defer { s.reset() }
+            s.bind(1, self.id).bind(2, id)
+            guard try s.step() else { throw CBLError.notFound("local document \"\(id)\" does not exist") }
+            return DocumentJSON.render(docID: id, rev: Collection.localRev(s.int(0)), deleted: false, body: s.bytes(1))
+        }
+    }
+
+    public func putLocal(id: String, json: String, parent: String?) throws -> String {
+        try check()
+        try Collection.validateLocalID(id)
+        let object = try JSONParser.parseObject(json)
+        for (k, _) in object.members where k.hasPrefix("_") && k != "_id" && k != "_rev" {
+            throw CBLError.badRequest("property \"\(k)\" is reserved in local documents")
+        }
+        if let bodyID = object["_id"]?.stringValue, bodyID != id { throw CBLError.badRequest("\"_id\" differs from the local document ID") }
+        let parentText = parent ?? object["_rev"]?.stringValue
+        let parentN = try parentText.map(Collection.parseLocalRev)
+        var w = JSONWriter()
+        w.writeObject(object) { $0 == "_id" || $0 == "_rev" }
+        let body = w.bytes
+        return try store.write { conn, _ in
+            let s = try conn.prepare("SELECT rev FROM localdocs WHERE coll=? AND id=?")
+            s.bind(1, self.id).bind(2, id)
+            let current: Int64? = try s.step() ? s.int(0) : nil
+            s.reset()
+            switch (current, parentN) {
+            case (nil, nil): break
+            case (nil, .some): throw CBLError.notFound("local document \"\(id)\" does not exist")
+            case (.some, nil): throw CBLError.conflict("local document \"\(id)\" already exists")
+            case (.some(let c), .some(let p)) where c != p:
+                throw CBLError.conflict("local document update conflict: \(Collection.localRev(p)) is not current")
+            default: break
+            }
+            let next = (current ?? 0) + 1
+            let u = try conn.prepare("INSERT OR REPLACE INTO localdocs(coll, id, rev, body) VALUES (?,?,?,?)")
+            u.bind(1, self.id).bind(2, id).bind(3, next).bindText(4, body)
+            try u.run()
+            return Collection.localRev(next)
+        }
+    }
+
+    public func deleteLocal(id: String, parent: String?) throws {
+        try check()
+        try Collection.validateLocalID(id)
+        let parentN = try parent.map(Collection.parseLocalRev)
+        try store.write { conn, _ in
+            let s = try conn.prepare("SELECT rev FROM localdocs WHERE coll=? AND id=?")
+            s.bind(1, self.id).bind(2, id)
+            let current: Int64? = try s.step() ? s.int(0) : nil
+            s.reset()
+            guard let current else { throw CBLError.notFound("local document \"\(id)\" does not exist") }
+            if let parentN, parentN != current { throw CBLError.conflict("local document delete conflict") }
+            let d = try conn.prepare("DELETE FROM localdocs WHERE coll=? AND id=?")
+            d.bind(1, self.id).bind(2, id)
+            try d.run()
+        }
+    }
+}

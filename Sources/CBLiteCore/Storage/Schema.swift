@@ -1,0 +1,50 @@
+/// The SQL schema. One table per collection, one row per document (DESIGN §2).
+enum Schema {
+    static let version: Int64 = 1
+
+    static let base = """
+    CREATE TABLE IF NOT EXISTS info(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS collections(
+        id INTEGER PRIMARY KEY,
+        scope TEXT NOT NULL,
+        name TEXT NOT NULL,
+        last_seq INTEGER NOT NULL DEFAULT 0,
+        doc_count INTEGER NOT NULL DEFAULT 0,
+        UNIQUE(scope, name));
+    CREATE TABLE IF NOT EXISTS localdocs(
+        coll INTEGER NOT NULL,
+        id TEXT NOT NULL,
+        rev INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY(coll, id)) WITHOUT ROWID;
+    """
+
+    static func docTable(_ id: Int64) -> String { "docs_\(id)" }
+
+    /// Documents of one collection. `flags`: DocFlags. `body`: the current revision's
+    /// canonical JSON (metadata removed). `revtree`: RevTree encoding, NULL for a
+    /// document with a single revision.
+    static func createCollection(_ id: Int64) -> String {
+        let t = docTable(id)
+        return """
+        CREATE TABLE IF NOT EXISTS \(t)(
+            docid TEXT PRIMARY KEY,
+            sequence INTEGER NOT NULL,
+            flags INTEGER NOT NULL,
+            revid TEXT NOT NULL,
+            body TEXT,
+            revtree BLOB,
+            expiration INTEGER) WITHOUT ROWID;
+        CREATE UNIQUE INDEX IF NOT EXISTS \(t)_seq ON \(t)(sequence);
+        CREATE INDEX IF NOT EXISTS \(t)_exp ON \(t)(expiration) WHERE expiration IS NOT NULL;
+        """
+    }
+}
+
+/// Bits of a document row's `flags`.
+struct DocFlags: OptionSet {
+    let rawValue: Int64
+    static let deleted = DocFlags(rawValue: 1)
+    static let conflicted = DocFlags(rawValue: 2)
+    static let hasAttachments = DocFlags(rawValue: 4)
+}

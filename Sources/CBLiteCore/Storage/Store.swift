@@ -1,0 +1,295 @@
+import CSQLCipher
+
+/// One open database file, shared by every handle on it in this process (DESIGN §4):
+/// one writer connection behind a recursive, thread-owned write lock, a pool of reader
+/// connections (WAL lets them read while a write is in progress), the transaction
+/// state, and the change notifier. Handles of one file share one Store, so a change
+/// through one notifies listeners of the others.
+public final class Store: @unchecked Sendable {
+    public let bundlePath: String
+    public let filePath: String
+    let busyTimeoutMs: Int
+    let notifier = ChangeNotifier()
+    let validators = ValidatorRegistry()
+
+    private let writer: Connection
+    private let monitor = Monitor()         // guards the fields below
+    private var owner: ThreadID?
+    private var depth = 0
+    private var readers: [Connection] = []
+    private var closed = false
+    private(set) var txn: TransactionState?
+
+    /// Collection IDs deleted in this process: handles to them fail with 404.
+    private var deletedCollections = Set<Int64>()
+    var expiration: ExpirationTimer?
+
+    init(bundlePath: String, filePath: String, create: Bool, busyTimeoutMs: Int) throws {
+        self.bundlePath = bundlePath
+        self.filePath = filePath
+        self.busyTimeoutMs = busyTimeoutMs
+        writer = try Connection(path: filePath, create: create, busyTimeoutMs: busyTimeoutMs)
+        try writer.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+        try writer.exec("BEGIN IMMEDIATE")
+        do {
+            try writer.exec(Schema.base)
+            if try writer.queryInt("SELECT value FROM info WHERE key='schema'") == nil {
+                try writer.exec("INSERT INTO info(key, value) VALUES ('schema', \(Schema.version)), ('max_rev_tree_depth', 20)")
+            }
+            if try writer.queryInt("SELECT id FROM collections WHERE id=1") == nil {
+                try writer.exec("INSERT INTO collections(id, scope, name) VALUES (1, '_default', '_default')")
+            }
+            try writer.exec(Schema.createCollection(1))
+            try writer.exec("COMMIT")
+        } catch {
+            try? writer.exec("ROLLBACK")
+            throw error
+        }
+    }
+
+    // MARK: write lock and transactions
+
+    /// True when the calling thread holds the write lock (is inside a transaction).
+    var ownedByCurrentThread: Bool { monitor.locked { owner == ThreadID.current } }
+
+    private func acquire() throws {
+        let me = ThreadID.current
+        let deadline = MonotonicTime.now().adding(milliseconds: busyTimeoutMs)
+        try monitor.locked {
+            if closed { throw CBLError.badRequest("database is closed") }
+            while let o = owner, o != me {
+                if !monitor.wait(until: deadline) && owner != nil && owner != me {
+                    throw CBLError(.busy, "database is busy: another thread holds a transaction open longer than \(busyTimeoutMs) ms")
+                }
+                if closed { throw CBLError.badRequest("database is closed") }
+            }
+            owner = me
+            depth += 1
+        }
+    }
+
+    private func releaseAll() {
+        monitor.locked {
+            owner = nil
+            depth = 0
+            monitor.broadcast()
+        }
+    }
+
+    /// Begins (or joins, on the same thread) a transaction.
+    public func begin() throws {
+        try acquire()
+        if monitor.locked({ depth }) == 1 {
+            do {
+                try writer.exec("BEGIN IMMEDIATE")
+            } catch {
+                releaseAll()
+                throw error
+            }
+            txn = TransactionState()
+        }
+    }
+
+    private func requireOwner(_ what: String) throws {
+        try monitor.locked {
+            guard depth > 0 else { throw CBLError(.notAcceptable, "\(what) without a transaction in progress") }
+            guard owner == ThreadID.current else {
+                throw CBLError(.notAcceptable, "\(what) from a thread that does not own the transaction")
+            }
+        }
+    }
+
+    /// Ends one level; the outermost commits, then delivers notifications.
+    public func commit() throws {
+        try requireOwner("commit")
+        let remaining = monitor.locked { () -> Int in depth -= 1; return depth }
+        if remaining > 0 { return }
+        let state = txn
+        do {
+            if let state { try state.flushCollectionMeta(writer) }
+            try writer.exec("COMMIT")
+        } catch {
+            try? writer.exec("ROLLBACK")
+            txn = nil
+            releaseAll()
+            throw error
+        }
+        txn = nil
+        if let state, !state.changes.isEmpty { notifier.enqueue(state.changes) }   // commit order
+        releaseAll()
+        notifier.deliverPending()
+    }
+
+    /// Rolls back the whole transaction (every nesting level); nothing is notified.
+    public func abort() throws {
+        try requireOwner("abort")
+        try? writer.exec("ROLLBACK")
+        txn = nil
+        releaseAll()
+    }
+
+    /// Depth of the calling thread's transaction (0 when none).
+    public var transactionDepth: Int { monitor.locked { owner == ThreadID.current ? depth : 0 } }
+
+    /// Runs `body` as one atomic write: its own transaction, or a savepoint inside the
+    /// caller's transaction (so a failed operation leaves no trace in it either).
+    func write<T>(_ body: (Connection, TransactionState) throws -> T) throws -> T {
+        if ownedByCurrentThread, let state = txn {
+            let snapshot = state.snapshot()
+            try writer.exec("SAVEPOINT op")
+            do {
+                let r = try body(writer, state)
+                try writer.exec("RELEASE op")
+                return r
+            } catch {
+                try? writer.exec("ROLLBACK TO op")
+                try? writer.exec("RELEASE op")
+                state.restore(snapshot)
+                throw error
+            }
+        }
+        try begin()
+        let r: T
+        do {
+            r = try body(writer, txn!)
+        } catch {
+            try? abort()
+            throw error
+        }
+        try commit()
+        return r
+    }
+
+    /// Runs `body` on a connection that sees the latest committed state, or the calling
+    /// thread's own uncommitted writes when it is inside a transaction.
+    func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        if ownedByCurrentThread { return try body(writer) }
+        let conn: Connection = try monitor.locked {
+            if closed { throw CBLError.badRequest("database is closed") }
+            return readers.popLast()
+        } ?? Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs)
+        defer { monitor.locked { if !closed { readers.append(conn) } } }
+        return try body(conn)
+    }
+
+    /// Runs `body` on the writer connection outside any transaction (VACUUM, checks).
+    func exclusive<T>(_ body: (Connection) throws -> T) throws -> T {
+        if ownedByCurrentThread { throw CBLError(.notAcceptable, "not allowed inside a transaction") }
+        try acquire()
+        defer { releaseAll() }
+        return try body(writer)
+    }
+
+    func close() {
+        expiration?.stop()
+        expiration = nil
+        monitor.locked {
+            closed = true
+            readers.removeAll()
+            monitor.broadcast()
+        }
+    }
+
+    // MARK: collections
+
+    func markCollectionDeleted(_ id: Int64) { monitor.locked { _ = deletedCollections.insert(id) } }
+    func isCollectionDeleted(_ id: Int64) -> Bool { monitor.locked { deletedCollections.contains(id) } }
+
+    /// last_seq and doc_count, including the calling thread's uncommitted changes.
+    func collectionMeta(_ id: Int64) throws -> CollectionMeta {
+        if ownedByCurrentThread, let state = txn { return try state.meta(id, writer) }
+        return try read { conn in try CollectionMeta.load(id, conn) }
+    }
+}
+
+/// A collection's counters as kept in the `collections` table.
+struct CollectionMeta {
+    var lastSeq: Int64
+    var docCount: Int64
+
+    static func load(_ id: Int64, _ conn: Connection) throws -> CollectionMeta {
+        let s = try conn.prepare("SELECT last_seq, doc_count FROM collections WHERE id=?")
+        defer { s.reset() }
+        s.bind(1, id)
+        guard try s.step() else { throw CBLError.notFound("collection no longer exists") }
+        return CollectionMeta(lastSeq: s.int(0), docCount: s.int(1))
+    }
+}
+
+/// What a write transaction accumulates until commit: the collections' counters (written
+/// once at commit instead of once per save) and the changes to notify.
+final class TransactionState {
+    private(set) var metas: [Int64: CollectionMeta] = [:]
+    var changes: [ChangeEvent] = []
+
+    struct Snapshot { let metas: [Int64: CollectionMeta]; let changeCount: Int }
+
+    func snapshot() -> Snapshot { Snapshot(metas: metas, changeCount: changes.count) }
+
+    func restore(_ s: Snapshot) {
+        metas = s.metas
+        changes.removeSubrange(s.changeCount...)
+    }
+
+    func meta(_ id: Int64, _ conn: Connection) throws -> CollectionMeta {
+        if let m = metas[id] { return m }
+        let m = try CollectionMeta.load(id, conn)
+        metas[id] = m
+        return m
+    }
+
+    /// Allocates the next sequence of a collection and adjusts its document count.
+    func nextSequence(_ id: Int64, countDelta: Int64, _ conn: Connection) throws -> Int64 {
+        var m = try meta(id, conn)
+        m.lastSeq += 1
+        m.docCount += countDelta
+        metas[id] = m
+        return m.lastSeq
+    }
+
+    func adjustCount(_ id: Int64, by delta: Int64, _ conn: Connection) throws {
+        guard delta != 0 else { return }
+        var m = try meta(id, conn)
+        m.docCount += delta
+        metas[id] = m
+    }
+
+    func forget(_ id: Int64) { metas[id] = nil }
+
+    private var maxDepthValue: Int?
+
+    func resetMaxDepth() { maxDepthValue = nil }
+
+    /// maxRevTreeDepth, read once per transaction (another process may have changed it).
+    func maxDepth(_ conn: Connection) throws -> Int {
+        if let d = maxDepthValue { return d }
+        let d = Int(try conn.queryInt("SELECT value FROM info WHERE key='max_rev_tree_depth'") ?? 20)
+        maxDepthValue = d
+        return d
+    }
+
+    func flushCollectionMeta(_ conn: Connection) throws {
+        guard !metas.isEmpty else { return }
+        let s = try conn.prepare("UPDATE collections SET last_seq=?, doc_count=? WHERE id=?")
+        for (id, m) in metas {
+            s.bind(1, m.lastSeq).bind(2, m.docCount).bind(3, id)
+            try s.run()
+        }
+    }
+}
+
+// MARK: settings kept in the `info` table
+extension Store {
+    func maxRevTreeDepth() throws -> Int {
+        Int(try read { try $0.queryInt("SELECT value FROM info WHERE key='max_rev_tree_depth'") } ?? 20)
+    }
+
+    func setMaxRevTreeDepth(_ depth: Int) throws {
+        try write { conn, txn in
+            let s = try conn.prepare("INSERT OR REPLACE INTO info(key, value) VALUES ('max_rev_tree_depth', ?)")
+            s.bind(1, Int64(depth))
+            try s.run()
+            txn.resetMaxDepth()
+        }
+    }
+}

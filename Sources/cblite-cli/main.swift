@@ -1,0 +1,2 @@
+import CBLiteCore
+print("cblite")

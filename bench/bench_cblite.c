@@ -1,0 +1,194 @@
+/*
+ * bench_cblite.c — the cblite side of the benchmark: the workload of WORKLOAD.md through
+ * the C interface only (include/cblite.h, linked against build/lib/libcblite.so.1), as
+ * users call it.
+ *
+ * Phases the header does not offer yet are not built here: the driver prints them as
+ * "not built" and leaves them out of the JSON, and the baseline skips them too so that
+ * the remaining phases do the same work on both sides. To add one when its API lands
+ * (views: view_build, view_query; attachments), implement it below and set it to 1 in
+ * `available`.
+ * Usage: bench_cblite --n N --dir DIR [--phases ...]   (see bench_common.h)
+ */
+#define _XOPEN_SOURCE 700
+#include "bench_common.h"
+#include "cblite.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static cbl_error err;
+
+static void ck(cbl_status st, const char* call, const char* arg) {
+    if (st == CBL_OK) return;
+    bench_die("cblite: %s(%s) failed: %d (%s) detail %d: %s", call, arg ? arg : "",
+              (int)st, cbl_status_name(st), (int)err.detail, err.message);
+}
+
+static long count_occurrences(const char* s, const char* needle) {
+    long c = 0;
+    size_t len = strlen(needle);
+    for (const char* p = strstr(s, needle); p; p = strstr(p + len, needle)) c++;
+    return c;
+}
+
+int main(int argc, char** argv) {
+    static const int available[PH_COUNT] = {
+        [PH_INSERT] = 1, [PH_READ] = 1, [PH_UPDATE] = 1,
+        [PH_VIEW_BUILD] = 0, [PH_VIEW_QUERY] = 0,   /* no view API in cblite.h yet */
+        [PH_DELETE] = 1, [PH_CHANGES] = 1,
+        [PH_ATTACHMENTS] = 0,                       /* no attachment API in cblite.h yet */
+    };
+    bench_opts o;
+    if (bench_parse_side_args(argc, argv, available, &o)) return 0;
+    bench_side s;
+    bench_side_init(&s, "cblite");
+    const long n = o.n;
+    char id[BENCH_ID_SIZE], body[BENCH_BODY_SIZE];
+    cbl_db* db = NULL;
+    cbl_collection* coll = NULL;
+
+    if (bench_remove_tree(o.dir) != 0 || bench_mkdirs(o.dir) != 0)
+        bench_die("cblite: cannot create %s", o.dir);
+    printf("info version %s\n", cbl_version());
+    {
+        char* v = NULL;
+        ck(cbl_storage_versions(&v, &err), "cbl_storage_versions", NULL);
+        printf("info storage %s\n", v);
+        cbl_free(v);
+    }
+    double t_open = bench_now_ms();
+    ck(cbl_db_open("bench", o.dir, NULL, &db, &err), "cbl_db_open", o.dir);
+    ck(cbl_db_default_collection(db, &coll, &err), "cbl_db_default_collection", NULL);
+    printf("info open_ms %.3f\n", bench_now_ms() - t_open);
+
+    /* 1. insert: N documents with given IDs, 1,000 per transaction */
+    if (o.phases[PH_INSERT]) {
+        bench_phase_begin(&s, PH_INSERT);
+        for (long i = 0; i < n; i++) {
+            if (i % BENCH_BATCH == 0) ck(cbl_db_begin(db, &err), "cbl_db_begin", NULL);
+            bench_doc_id(id, i);
+            bench_doc_body(body, i, (int)(i % 90));
+            ck(cbl_doc_put(coll, id, body, NULL, 0, NULL, NULL, &err), "cbl_doc_put", id);
+            if (i % BENCH_BATCH == BENCH_BATCH - 1 || i == n - 1)
+                ck(cbl_db_commit(db, &err), "cbl_db_commit", NULL);
+        }
+        bench_phase_end(&s, n);
+    }
+
+    /* 2. read: all N by ID in LCG order, finding `age` in the returned JSON */
+    if (o.phases[PH_READ]) {
+        long* order = bench_read_order(n);
+        long bad = 0;
+        bench_phase_begin(&s, PH_READ);
+        for (long k = 0; k < n; k++) {
+            long i = order[k];
+            char* json = NULL;
+            long long age = -1;
+            bench_doc_id(id, i);
+            ck(cbl_doc_get(coll, id, 0, &json, &err), "cbl_doc_get", id);
+            if (!bench_json_int(bench_json_find(json, "age"), &age) || age != i % 90) bad++;
+            cbl_free(json);
+        }
+        bench_phase_end(&s, n);
+        if (bad) bench_check("read", "%ld documents without the expected age", bad);
+        free(order);
+    }
+
+    /* 3. update: every 10th document (i % 10 == 0): age + 1 as a new revision on the
+     * current one (read it, then cbl_doc_put with its _rev as parent), 1,000 per transaction */
+    if (o.phases[PH_UPDATE]) {
+        long count = 0, bad = 0;
+        char rev[256];
+        bench_phase_begin(&s, PH_UPDATE);
+        for (long i = 0; i < n; i += 10) {
+            if (count % BENCH_BATCH == 0) ck(cbl_db_begin(db, &err), "cbl_db_begin", NULL);
+            char* json = NULL;
+            long long age = -1;
+            bench_doc_id(id, i);
+            ck(cbl_doc_get(coll, id, 0, &json, &err), "cbl_doc_get", id);
+            if (bench_json_str(bench_json_find(json, "_rev"), rev, sizeof rev) &&
+                bench_json_int(bench_json_find(json, "age"), &age)) {
+                bench_doc_body(body, i, (int)age + 1);
+                ck(cbl_doc_put(coll, id, body, rev, 0, NULL, NULL, &err), "cbl_doc_put", id);
+            } else {
+                bad++;
+            }
+            cbl_free(json);
+            count++;
+            if (count % BENCH_BATCH == 0 || i + 10 >= n) ck(cbl_db_commit(db, &err), "cbl_db_commit", NULL);
+        }
+        bench_phase_end(&s, count);
+        if (bad) bench_check("update", "%ld documents without _rev or age", bad);
+    }
+
+    /* 4./5. view build / view query: not built (no view API in cblite.h yet). */
+
+    /* 6. delete: every 10th document (i % 10 == 5), tombstones on the current revision */
+    long deleted_docs = 0;
+    if (o.phases[PH_DELETE]) {
+        bench_phase_begin(&s, PH_DELETE);
+        for (long i = 5; i < n; i += 10) {
+            if (deleted_docs % BENCH_BATCH == 0) ck(cbl_db_begin(db, &err), "cbl_db_begin", NULL);
+            bench_doc_id(id, i);
+            ck(cbl_doc_delete(coll, id, NULL, NULL, &err), "cbl_doc_delete", id);
+            deleted_docs++;
+            if (deleted_docs % BENCH_BATCH == 0 || i + 10 >= n) ck(cbl_db_commit(db, &err), "cbl_db_commit", NULL);
+        }
+        bench_phase_end(&s, deleted_docs);
+    }
+
+    /* 7. changes: the whole feed from sequence 0, paged with "limit" (BENCH_CHANGES_PAGE,
+     * default 1000; 0 = one call); entries counted in the JSON. */
+    if (o.phases[PH_CHANGES]) {
+        long entries = 0, tombstones = 0;
+        uint64_t since = 0;
+        char opts[64];
+        if (o.changes_page > 0) snprintf(opts, sizeof opts, "{\"limit\":%ld}", o.changes_page);
+        bench_phase_begin(&s, PH_CHANGES);
+        for (;;) {
+            char* json = NULL;
+            ck(cbl_collection_changes(coll, since, o.changes_page > 0 ? opts : NULL, &json, &err),
+               "cbl_collection_changes", NULL);
+            long page = 0;
+            uint64_t max_seq = since;
+            for (const char* p = strstr(json, "\"seq\":"); p; p = strstr(p + 6, "\"seq\":")) {
+                unsigned long long seq = strtoull(p + 6, NULL, 10);
+                if (seq > max_seq) max_seq = seq;
+                page++;
+            }
+            tombstones += count_occurrences(json, "\"deleted\":true");
+            cbl_free(json);
+            entries += page;
+            if (page == 0 || o.changes_page <= 0) break;
+            if (max_seq <= since) bench_die("cblite: the changes feed does not advance past sequence %llu",
+                                            (unsigned long long)since);
+            since = max_seq;
+        }
+        bench_phase_end(&s, entries);
+        if (entries != n || tombstones != deleted_docs)
+            bench_check("changes", "%ld entries (expected %ld), %ld deleted (expected %ld)",
+                        entries, n, tombstones, deleted_docs);
+    }
+
+    /* 8. attachments: not built (no attachment API in cblite.h yet). */
+
+    /* Outside the timings: the count the workload implies. */
+    {
+        uint64_t count = 0;
+        ck(cbl_db_count(db, &count, &err), "cbl_db_count", NULL);
+        long want = o.phases[PH_INSERT] ? n - deleted_docs : 0;
+        if ((long)count != want) bench_check("count", "%llu documents (expected %ld)", (unsigned long long)count, want);
+    }
+
+    /* 9. size: all files of the bundle, while open and after close */
+    long long open_bytes = bench_tree_bytes(o.dir);
+    cbl_collection_release(coll);
+    ck(cbl_db_close(db, &err), "cbl_db_close", NULL);
+    bench_print_sizes(bench_tree_bytes(o.dir), open_bytes);
+    bench_print_rss(&s);
+    if (cbl_instance_count() != 0)
+        bench_check("handles", "%lld live handles after close", (long long)cbl_instance_count());
+    if (!o.keep && bench_remove_tree(o.dir) != 0) bench_die("cblite: cannot remove %s", o.dir);
+    return 0;
+}

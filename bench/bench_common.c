@@ -1,0 +1,368 @@
+/* bench_common.c — see bench_common.h. */
+#define _XOPEN_SOURCE 700
+#include "bench_common.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define BENCH_HAVE_CALLGRIND 1
+#endif
+#endif
+
+const char* const bench_phase_names[PH_COUNT] = {
+    "insert", "read", "update", "view_build", "view_query", "delete", "changes", "attachments"
+};
+
+int bench_phase_index(const char* name) {
+    for (int i = 0; i < PH_COUNT; i++)
+        if (strcmp(name, bench_phase_names[i]) == 0) return i;
+    return -1;
+}
+
+void bench_die(const char* fmt, ...) {
+    va_list ap;
+    fflush(stdout);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}
+
+/* ---- arguments ----------------------------------------------------------------------- */
+
+static void usage(const char* prog) {
+    bench_die("usage: %s --n N --dir DIR [--phases insert,read,...] [--changes-page K] [--keep]\n"
+              "       %s --list-phases", prog, prog);
+}
+
+int bench_parse_side_args(int argc, char** argv, const int available[PH_COUNT],
+                          bench_opts* opts) {
+    memset(opts, 0, sizeof *opts);
+    const char* env_n = getenv("BENCH_N");
+    opts->n = env_n ? atol(env_n) : 100000;
+    const char* env_page = getenv("BENCH_CHANGES_PAGE");
+    opts->changes_page = env_page ? atol(env_page) : 1000;
+    for (int i = 0; i < PH_COUNT; i++) opts->phases[i] = available[i];
+    for (int a = 1; a < argc; a++) {
+        const char* arg = argv[a];
+        const char* val = a + 1 < argc ? argv[a + 1] : NULL;
+        if (strcmp(arg, "--list-phases") == 0) {
+            int first = 1;
+            for (int i = 0; i < PH_COUNT; i++)
+                if (available[i]) { printf("%s%s", first ? "" : ",", bench_phase_names[i]); first = 0; }
+            printf("\n");
+            return 1;
+        } else if (strcmp(arg, "--keep") == 0) {
+            opts->keep = 1;
+        } else if (strcmp(arg, "--n") == 0 && val) {
+            opts->n = atol(val); a++;
+        } else if (strcmp(arg, "--dir") == 0 && val) {
+            opts->dir = val; a++;
+        } else if (strcmp(arg, "--changes-page") == 0 && val) {
+            opts->changes_page = atol(val); a++;
+        } else if (strcmp(arg, "--phases") == 0 && val) {
+            for (int i = 0; i < PH_COUNT; i++) opts->phases[i] = 0;
+            char buf[512];
+            snprintf(buf, sizeof buf, "%s", val);
+            for (char* tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                int ph = bench_phase_index(tok);
+                if (ph < 0) bench_die("%s: unknown phase '%s'", argv[0], tok);
+                if (!available[ph]) bench_die("%s: phase '%s' is not built on this side", argv[0], tok);
+                opts->phases[ph] = 1;
+            }
+            a++;
+        } else {
+            usage(argv[0]);
+        }
+    }
+    if (opts->n < 1 || !opts->dir) usage(argv[0]);
+    return 0;
+}
+
+/* ---- data ---------------------------------------------------------------------------- */
+
+static const char* const CITIES[10] = {
+    "Paris", "London", "Berlin", "Madrid", "Rome", "Vienna", "Prague", "Lisbon", "Dublin", "Oslo"
+};
+
+void bench_doc_id(char out[BENCH_ID_SIZE], long i) {
+    snprintf(out, BENCH_ID_SIZE, "doc-%06ld", i);
+}
+
+int bench_doc_body(char out[BENCH_BODY_SIZE], long i, int age) {
+    long s = (i * 7) % 1000;
+    return snprintf(out, BENCH_BODY_SIZE,
+                    "{\"type\":\"person\",\"name\":\"user%ld\",\"age\":%d,\"city\":\"%s\","
+                    "\"score\":%ld.%ld,\"tags\":[\"t%ld\",\"t%ld\"],\"active\":%s}",
+                    i, age, CITIES[i % 10], s / 10, s % 10, i % 5, i % 7,
+                    i % 2 == 0 ? "true" : "false");
+}
+
+static uint64_t lcg_next(uint64_t* state) {
+    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *state >> 33;
+}
+
+long* bench_read_order(long n) {
+    long* order = malloc((size_t)n * sizeof *order);
+    if (!order) bench_die("out of memory");
+    for (long i = 0; i < n; i++) order[i] = i;
+    uint64_t st = 42;
+    for (long k = n - 1; k > 0; k--) {
+        long j = (long)(lcg_next(&st) % (uint64_t)(k + 1));
+        long t = order[k]; order[k] = order[j]; order[j] = t;
+    }
+    return order;
+}
+
+void bench_att_bytes(unsigned char* out, size_t size, long k) {
+    uint64_t st = 42u + (uint64_t)k * 1000003u;
+    for (size_t i = 0; i < size; i += 4) {
+        uint32_t r = (uint32_t)lcg_next(&st);
+        size_t m = size - i < 4 ? size - i : 4;
+        memcpy(out + i, &r, m);
+    }
+}
+
+int bench_age_after_update(long i) {
+    return (int)(i % 90) + (i % 10 == 0 ? 1 : 0);
+}
+
+long bench_expected_key_count(long n, int key, int after_delete) {
+    long c = 0;
+    for (long i = 0; i < n; i++)
+        if (bench_age_after_update(i) == key && !(after_delete && i % 10 == 5)) c++;
+    return c;
+}
+
+long bench_expected_groups(long n, int after_delete) {
+    char seen[128] = {0};
+    long c = 0;
+    for (long i = 0; i < n; i++) {
+        if (after_delete && i % 10 == 5) continue;
+        int a = bench_age_after_update(i);
+        if (!seen[a]) { seen[a] = 1; c++; }
+    }
+    return c;
+}
+
+/* ---- tiny JSON scanner --------------------------------------------------------------- */
+
+static const char* skip_ws(const char* p) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return p;
+}
+
+/* p at '"': returns the position after the closing quote, or NULL. */
+static const char* skip_string(const char* p) {
+    for (p++; *p; p++) {
+        if (*p == '\\') { if (!*++p) return NULL; }
+        else if (*p == '"') return p + 1;
+    }
+    return NULL;
+}
+
+static const char* skip_value(const char* p) {
+    if (*p == '"') return skip_string(p);
+    if (*p == '{' || *p == '[') {
+        int depth = 0;
+        while (*p) {
+            if (*p == '"') { p = skip_string(p); if (!p) return NULL; continue; }
+            if (*p == '{' || *p == '[') depth++;
+            else if (*p == '}' || *p == ']') { if (--depth == 0) return p + 1; }
+            p++;
+        }
+        return NULL;
+    }
+    while (*p && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n') p++;
+    return p;
+}
+
+const char* bench_json_find(const char* json, const char* key) {
+    if (!json) return NULL;
+    size_t klen = strlen(key);
+    const char* p = skip_ws(json);
+    if (*p != '{') return NULL;
+    p++;
+    for (;;) {
+        p = skip_ws(p);
+        if (*p != '"') return NULL;
+        const char* ks = p + 1;
+        const char* q = skip_string(p);
+        if (!q) return NULL;
+        int match = (size_t)(q - 1 - ks) == klen && memcmp(ks, key, klen) == 0;
+        p = skip_ws(q);
+        if (*p != ':') return NULL;
+        p = skip_ws(p + 1);
+        if (match) return p;
+        p = skip_value(p);
+        if (!p) return NULL;
+        p = skip_ws(p);
+        if (*p != ',') return NULL;
+        p++;
+    }
+}
+
+int bench_json_int(const char* p, long long* out) {
+    if (!p) return 0;
+    char* end;
+    errno = 0;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || errno) return 0;
+    *out = v;
+    return 1;
+}
+
+int bench_json_str(const char* p, char* out, size_t size) {
+    if (!p || *p != '"') return 0;
+    const char* e = strchr(p + 1, '"');
+    if (!e || (size_t)(e - p - 1) >= size) return 0;
+    memcpy(out, p + 1, (size_t)(e - p - 1));
+    out[e - p - 1] = 0;
+    return 1;
+}
+
+/* ---- measurement --------------------------------------------------------------------- */
+
+double bench_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static long status_kib(const char* field) {
+    FILE* f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    size_t flen = strlen(field);
+    long v = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, flen) == 0 && line[flen] == ':') { v = atol(line + flen + 1); break; }
+    fclose(f);
+    return v;
+}
+
+long bench_rss_kib(void) { return status_kib("VmRSS"); }
+
+long bench_ru_maxrss_kib(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+static int peak_reset_works = -1;
+
+void bench_rss_reset_peak(void) {
+    FILE* f = fopen("/proc/self/clear_refs", "w");
+    int ok = 0;
+    if (f) { ok = fputs("5", f) >= 0; ok = (fclose(f) == 0) && ok; }
+    if (peak_reset_works < 0) peak_reset_works = ok;
+}
+
+long bench_rss_peak_kib(void) {
+    long hwm = peak_reset_works == 1 ? status_kib("VmHWM") : -1;
+    return hwm >= 0 ? hwm : bench_ru_maxrss_kib();
+}
+
+static long long tree_total;
+static int tree_add(const char* path, const struct stat* st, int flag, struct FTW* ftw) {
+    (void)path; (void)ftw;
+    if (flag == FTW_F && S_ISREG(st->st_mode)) tree_total += (long long)st->st_size;
+    return 0;
+}
+
+long long bench_tree_bytes(const char* path) {
+    tree_total = 0;
+    if (nftw(path, tree_add, 16, FTW_PHYS) != 0) return -1;
+    return tree_total;
+}
+
+static int tree_rm(const char* path, const struct stat* st, int flag, struct FTW* ftw) {
+    (void)st; (void)flag; (void)ftw;
+    return remove(path) == 0 ? 0 : -1;
+}
+
+int bench_remove_tree(const char* path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
+    return nftw(path, tree_rm, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int bench_mkdirs(const char* path) {
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return -1;
+    for (char* p = buf + 1; *p; p++) {
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+            *p = '/';
+        }
+    }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+    return 0;
+}
+
+/* ---- phases -------------------------------------------------------------------------- */
+
+void bench_side_init(bench_side* s, const char* side) {
+    s->side = side;
+    s->start_rss_kib = bench_rss_kib();
+    s->phase = -1;
+    s->t0 = 0;
+    s->max_peak_kib = 0;
+}
+
+void bench_phase_begin(bench_side* s, int phase) {
+#ifdef BENCH_HAVE_CALLGRIND
+    CALLGRIND_DUMP_STATS_AT("between-phases");
+#endif
+    bench_rss_reset_peak();
+    s->phase = phase;
+    s->t0 = bench_now_ms();
+}
+
+void bench_phase_end(bench_side* s, long count) {
+    double ms = bench_now_ms() - s->t0;
+#ifdef BENCH_HAVE_CALLGRIND
+    {
+        char tag[64];
+        snprintf(tag, sizeof tag, "phase-%s", bench_phase_names[s->phase]);
+        CALLGRIND_DUMP_STATS_AT(tag);
+    }
+#endif
+    long peak = bench_rss_peak_kib() - s->start_rss_kib;
+    if (peak > s->max_peak_kib) s->max_peak_kib = peak;
+    printf("phase %s %.3f %ld %ld\n", bench_phase_names[s->phase], ms, count, peak < 0 ? 0 : peak);
+    fflush(stdout);
+    s->phase = -1;
+}
+
+void bench_check(const char* phase, const char* fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    printf("check %s %s\n", phase, msg);
+    fflush(stdout);
+}
+
+void bench_print_sizes(long long after_close, long long while_open) {
+    printf("size %lld %lld\n", after_close, while_open);
+}
+
+void bench_print_rss(const bench_side* s) {
+    printf("rss %ld %ld\n", s->max_peak_kib, s->start_rss_kib);
+}

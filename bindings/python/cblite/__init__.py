@@ -1,0 +1,44 @@
+"""cblite — Python bindings (ctypes) for libcblite, an embedded, syncable JSON document
+database in the model of Couchbase Lite.
+
+Quick tour::
+
+    import cblite
+
+    with cblite.Database("notes", "/tmp/data") as db:
+        doc_id, rev = db.put({"title": "hello"})
+        db.update(doc_id, lambda d: {**d, "title": "hello again"})
+        with db.transaction():
+            db.put({"n": 1}, "one")
+            db.put({"n": 2}, "two")
+        print(db["one"], len(db))
+
+The library is found through $CBLITE_LIBRARY (a path), else a ``libcblite.so*`` next to
+this package, else the system's library search path.
+"""
+
+from ._lib import library_path, missing_functions
+from .database import Collection, Database, Transaction
+from .errors import (BadRequest, Busy, CBLiteError, Conflict, Forbidden, InternalError,
+                     NotAcceptable, NotFound, NotImplemented_, PreconditionFailed,
+                     Unauthorized, error_for_status)
+from .listeners import Change, ListenerToken, live_listener_count, remove_all_listeners
+from .log import (LogDomain, LogLevel, default_directory, get_log_callback, get_log_level,
+                  instance_count, set_log_callback, set_log_level, status_name,
+                  storage_versions, version)
+
+#: 501 — the brief's name for it (shadows the builtin only inside this namespace).
+NotImplemented = NotImplemented_  # noqa: A001
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Database", "Collection", "Transaction", "Change", "ListenerToken",
+    "CBLiteError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "NotAcceptable",
+    "Conflict", "PreconditionFailed", "InternalError", "NotImplemented", "NotImplemented_",
+    "Busy", "error_for_status",
+    "LogDomain", "LogLevel", "set_log_level", "get_log_level", "set_log_callback",
+    "get_log_callback", "version", "storage_versions", "instance_count", "status_name",
+    "default_directory", "library_path", "missing_functions", "live_listener_count",
+    "remove_all_listeners",
+]

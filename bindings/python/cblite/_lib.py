@@ -1,0 +1,261 @@
+"""Low-level ctypes declarations for libcblite (see include/cblite.h).
+
+Everything here mirrors the C header one to one. The pythonic API lives in the other
+modules of the package; use this module directly only for things the high-level API
+deliberately hides (raw bytes, NULL arguments, stale handles), e.g. in tests.
+
+Conventions kept here:
+
+* The library is loaded with :class:`ctypes.CDLL` (the GIL is released during calls, so
+  callbacks arriving on library threads can run), never ``PyDLL``.
+* Every ``char*`` the library hands back through an out-parameter is declared as
+  ``c_void_p``, read with :func:`ctypes.string_at` and released with ``cbl_free``
+  (see :func:`take_string`).
+* Handles are plain ``c_void_p`` values.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import glob
+import os
+from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char, c_char_p, c_int,
+                    c_int32, c_int64, c_size_t, c_uint32, c_uint64, c_void_p)
+
+__all__ = [
+    "lib", "C", "library_path", "cbl_error", "cbl_change", "missing_functions",
+    "LOG_FN", "TRANSACTION_FN", "UPDATE_FN", "VALIDATE_FN", "CHANGE_FN",
+    "take_string", "new_error", "enc", "FUNCTIONS",
+    "CBL_GET_DELETED", "CBL_GET_CONFLICTS", "CBL_GET_REVISIONS", "CBL_GET_LOCAL_SEQ",
+    "CBL_PUT_ALLOW_CONFLICT", "CBL_ERROR_MESSAGE_SIZE",
+]
+
+CBL_ERROR_MESSAGE_SIZE = 512
+
+CBL_GET_DELETED = 0x01
+CBL_GET_CONFLICTS = 0x02
+CBL_GET_REVISIONS = 0x04
+CBL_GET_LOCAL_SEQ = 0x08
+
+CBL_PUT_ALLOW_CONFLICT = 0x01
+
+
+class cbl_error(Structure):
+    """``struct cbl_error``: filled by fallible calls when non-NULL."""
+
+    _fields_ = [
+        ("code", c_int32),
+        ("detail", c_int32),
+        ("message", c_char * CBL_ERROR_MESSAGE_SIZE),
+    ]
+
+
+class cbl_change(Structure):
+    """``struct cbl_change``: one change delivered to a listener (valid during the call)."""
+
+    _fields_ = [
+        ("doc_id", c_char_p),
+        ("rev_id", c_char_p),
+        ("sequence", c_uint64),
+        ("deleted", c_int32),
+        ("external", c_int32),
+    ]
+
+
+# Callback types. Enums are C ints.
+LOG_FN = CFUNCTYPE(None, c_void_p, c_int, c_int, c_char_p)
+TRANSACTION_FN = CFUNCTYPE(c_int, c_void_p)
+UPDATE_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, POINTER(c_void_p))
+VALIDATE_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p, c_void_p, c_size_t)
+CHANGE_FN = CFUNCTYPE(None, c_void_p, POINTER(cbl_change), c_size_t)
+
+_ERR = POINTER(cbl_error)
+_OUT_STR = POINTER(c_void_p)      # char**  (read as void* so that we can cbl_free it)
+_OUT_HANDLE = POINTER(c_void_p)   # cbl_xxx**
+_H = c_void_p                     # opaque handle
+_S = c_char_p                     # const char* argument
+_STATUS = c_int32
+
+# name: (restype, [argtypes]) — one entry for every function of include/cblite.h.
+FUNCTIONS = {
+    # Library
+    "cbl_version": (c_char_p, []),
+    "cbl_storage_versions": (_STATUS, [_OUT_STR, _ERR]),
+    "cbl_free": (None, [c_void_p]),
+    "cbl_strdup": (c_void_p, [_S]),
+    "cbl_instance_count": (c_int64, []),
+    "cbl_status_name": (c_char_p, [_STATUS]),
+    # Logging
+    "cbl_log_set_callback": (None, [LOG_FN, c_void_p]),
+    "cbl_log_set_level": (_STATUS, [c_int, c_int, _ERR]),
+    "cbl_log_get_level": (c_int, [c_int]),
+    # Databases
+    "cbl_default_directory": (_STATUS, [_OUT_STR, _ERR]),
+    "cbl_db_open": (_STATUS, [_S, _S, _S, _OUT_HANDLE, _ERR]),
+    "cbl_db_close": (_STATUS, [_H, _ERR]),
+    "cbl_db_delete": (_STATUS, [_H, _ERR]),
+    "cbl_db_delete_named": (_STATUS, [_S, _S, _ERR]),
+    "cbl_db_exists": (c_int, [_S, _S]),
+    "cbl_db_list": (_STATUS, [_S, _OUT_STR, _ERR]),
+    "cbl_db_copy": (_STATUS, [_S, _S, _S, _ERR]),
+    "cbl_db_name": (_STATUS, [_H, _OUT_STR, _ERR]),
+    "cbl_db_path": (_STATUS, [_H, _OUT_STR, _ERR]),
+    "cbl_db_count": (_STATUS, [_H, POINTER(c_uint64), _ERR]),
+    "cbl_db_last_sequence": (_STATUS, [_H, POINTER(c_uint64), _ERR]),
+    "cbl_db_max_rev_tree_depth": (_STATUS, [_H, POINTER(c_uint32), _ERR]),
+    "cbl_db_set_max_rev_tree_depth": (_STATUS, [_H, c_uint32, _ERR]),
+    "cbl_db_begin": (_STATUS, [_H, _ERR]),
+    "cbl_db_commit": (_STATUS, [_H, _ERR]),
+    "cbl_db_abort": (_STATUS, [_H, _ERR]),
+    "cbl_db_in_transaction": (_STATUS, [_H, TRANSACTION_FN, c_void_p, _ERR]),
+    "cbl_db_compact": (_STATUS, [_H, _ERR]),
+    "cbl_db_optimize": (_STATUS, [_H, _ERR]),
+    "cbl_db_integrity_check": (_STATUS, [_H, _OUT_STR, _ERR]),
+    # Scopes and collections
+    "cbl_db_default_collection": (_STATUS, [_H, _OUT_HANDLE, _ERR]),
+    "cbl_db_collection": (_STATUS, [_H, _S, _S, _OUT_HANDLE, _ERR]),
+    "cbl_db_create_collection": (_STATUS, [_H, _S, _S, _OUT_HANDLE, _ERR]),
+    "cbl_db_delete_collection": (_STATUS, [_H, _S, _S, _ERR]),
+    "cbl_db_scope_names": (_STATUS, [_H, _OUT_STR, _ERR]),
+    "cbl_db_collection_names": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
+    "cbl_collection_release": (None, [_H]),
+    "cbl_collection_name": (_STATUS, [_H, _OUT_STR, _ERR]),
+    "cbl_collection_scope": (_STATUS, [_H, _OUT_STR, _ERR]),
+    "cbl_collection_count": (_STATUS, [_H, POINTER(c_uint64), _ERR]),
+    "cbl_collection_last_sequence": (_STATUS, [_H, POINTER(c_uint64), _ERR]),
+    # Documents and revisions
+    "cbl_doc_get": (_STATUS, [_H, _S, c_uint32, _OUT_STR, _ERR]),
+    "cbl_doc_get_revision": (_STATUS, [_H, _S, _S, c_uint32, _OUT_STR, _ERR]),
+    "cbl_doc_put": (_STATUS, [_H, _S, _S, _S, c_uint32, _OUT_STR, _OUT_STR, _ERR]),
+    "cbl_doc_delete": (_STATUS, [_H, _S, _S, _OUT_STR, _ERR]),
+    "cbl_doc_update": (_STATUS, [_H, _S, UPDATE_FN, c_void_p, _OUT_STR, _ERR]),
+    "cbl_doc_purge": (_STATUS, [_H, _S, _ERR]),
+    "cbl_doc_conflicts": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
+    "cbl_doc_history": (_STATUS, [_H, _S, _S, _OUT_STR, _ERR]),
+    "cbl_doc_revision_tree": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
+    "cbl_doc_put_existing": (_STATUS, [_H, _S, _S, _S, _ERR]),
+    "cbl_doc_set_expiration": (_STATUS, [_H, _S, c_int64, _ERR]),
+    "cbl_doc_get_expiration": (_STATUS, [_H, _S, POINTER(c_int64), _ERR]),
+    "cbl_collection_set_validator": (_STATUS, [_H, _S, VALIDATE_FN, c_void_p, _ERR]),
+    # Local documents
+    "cbl_local_get": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
+    "cbl_local_put": (_STATUS, [_H, _S, _S, _S, _OUT_STR, _ERR]),
+    "cbl_local_delete": (_STATUS, [_H, _S, _S, _ERR]),
+    # Changes
+    "cbl_collection_changes": (_STATUS, [_H, c_uint64, _S, _OUT_STR, _ERR]),
+    "cbl_collection_add_change_listener": (_STATUS, [_H, CHANGE_FN, c_void_p, _OUT_HANDLE, _ERR]),
+    "cbl_collection_add_document_listener": (_STATUS, [_H, _S, CHANGE_FN, c_void_p, _OUT_HANDLE, _ERR]),
+    "cbl_db_add_change_listener": (_STATUS, [_H, CHANGE_FN, c_void_p, _OUT_HANDLE, _ERR]),
+    "cbl_listener_remove": (None, [_H]),
+    "cbl_db_buffer_notifications": (_STATUS, [_H, c_int, _ERR]),
+    "cbl_db_send_notifications": (_STATUS, [_H, _ERR]),
+    "cbl_db_wait_notifications": (_STATUS, [_H, c_uint32, _ERR]),
+}
+
+
+def _candidates():
+    env = os.environ.get("CBLITE_LIBRARY")
+    if env:
+        yield env
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    local = glob.glob(os.path.join(here, "libcblite.so*"))
+    # Prefer the soname, then the dev symlink, then any versioned file.
+    order = {"libcblite.so.1": 0, "libcblite.so": 1}
+    for path in sorted(local, key=lambda p: (order.get(os.path.basename(p), 2), p)):
+        yield path
+    found = ctypes.util.find_library("cblite")
+    if found:
+        yield found
+    yield "libcblite.so.1"
+
+
+def _load():
+    errors = []
+    for candidate in _candidates():
+        try:
+            return ctypes.CDLL(candidate), candidate
+        except OSError as exc:  # try the next candidate
+            errors.append(f"{candidate}: {exc}")
+    raise OSError(
+        "cblite: cannot load libcblite (set CBLITE_LIBRARY to its path); tried:\n  "
+        + "\n  ".join(errors))
+
+
+lib, library_path = _load()
+
+#: Names of header functions the loaded library does not export (should be empty).
+missing_functions: list[str] = []
+
+
+class _Functions:
+    """Namespace of the declared C functions (``C.cbl_db_open(...)``)."""
+
+
+#: The declared functions. A function the library lacks is replaced by a stub that raises
+#: :class:`cblite.NotImplemented_` (status 501) so that the rest of the package still works.
+C = _Functions()
+
+
+def _missing_stub(name):
+    def stub(*args, **kwargs):
+        from .errors import error_for_status
+        raise error_for_status(501, f"{name} is not exported by {library_path}")
+    stub.__name__ = name
+    return stub
+
+
+def _declare():
+    for name, (restype, argtypes) in FUNCTIONS.items():
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            missing_functions.append(name)
+            setattr(C, name, _missing_stub(name))
+            continue
+        fn.restype = restype
+        fn.argtypes = argtypes
+        setattr(C, name, fn)
+
+
+_declare()
+
+
+def new_error() -> cbl_error:
+    """A zeroed ``cbl_error`` to pass by reference."""
+    return cbl_error()
+
+
+def take_string(ptr: c_void_p | int | None) -> str | None:
+    """Reads a library-owned ``char*`` as str and releases it with ``cbl_free``."""
+    value = ptr.value if isinstance(ptr, c_void_p) else ptr
+    if not value:
+        return None
+    try:
+        return ctypes.string_at(value).decode("utf-8", errors="surrogateescape")
+    finally:
+        lib.cbl_free(value)
+
+
+def enc(value) -> bytes | None:
+    """Encodes a str argument as UTF-8 (None stays NULL, bytes pass through)."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+        if isinstance(value, bytes):
+            return value
+    if not isinstance(value, str):
+        raise TypeError(f"expected str, got {type(value).__name__}")
+    return value.encode("utf-8", errors="surrogateescape")
+
+
+# Keep names used by the other modules importable from here.
+byref = byref
+c_uint64 = c_uint64
+c_uint32 = c_uint32
+c_int64 = c_int64
+c_void_p = c_void_p

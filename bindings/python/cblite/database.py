@@ -1,0 +1,822 @@
+"""Databases, collections, documents and transactions."""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import datetime as _dt
+import json
+import logging
+import threading
+import time
+import weakref
+from ctypes import byref, c_void_p
+from typing import Any, Callable, Iterator, Optional, Union
+
+from . import _lib
+from ._lib import (C, CBL_GET_CONFLICTS, CBL_GET_DELETED, CBL_GET_LOCAL_SEQ,
+                   CBL_GET_REVISIONS, CBL_PUT_ALLOW_CONFLICT, TRANSACTION_FN, UPDATE_FN,
+                   VALIDATE_FN, cbl_error, enc, take_string)
+from ._util import (CALLBACK_SCOPE, call, call_handle, call_i64, call_json, call_str,
+                    call_u32, call_u64, check, dumps, in_callback, loads)
+from .errors import BadRequest, CBLiteError, NotAcceptable, NotFound
+from .listeners import ListenerToken, _graveyard
+
+__all__ = ["Database", "Collection", "Transaction"]
+
+log = logging.getLogger("cblite")
+
+Body = Union[dict, str, bytes]
+
+# Guards the swap of handle attributes (close/release racing with each other).
+_handle_lock = threading.Lock()
+# Open Database objects, for the exit handler.
+_open_databases: "weakref.WeakSet[Database]" = weakref.WeakSet()
+
+# Output-only metadata that must not be fed back as input (update callbacks).
+_OUTPUT_ONLY = ("_id", "_rev", "_conflicts", "_revisions", "_local_seq")
+
+
+def _flags(deleted: bool, conflicts: bool, revisions: bool, local_seq: bool) -> int:
+    return ((CBL_GET_DELETED if deleted else 0) | (CBL_GET_CONFLICTS if conflicts else 0)
+            | (CBL_GET_REVISIONS if revisions else 0) | (CBL_GET_LOCAL_SEQ if local_seq else 0))
+
+
+def _unix_time(when) -> int:
+    if when is None:
+        return 0
+    if isinstance(when, _dt.datetime):
+        return int(when.timestamp())
+    if isinstance(when, _dt.timedelta):
+        return int(time.time() + when.total_seconds())
+    if isinstance(when, (int, float)):
+        return int(when)
+    raise TypeError("expiration must be a unix time, a datetime, a timedelta or None")
+
+
+def _write_message(buffer: int, size: int, message: str) -> None:
+    if not buffer or size <= 0:
+        return
+    data = message.encode("utf-8", errors="replace")[: size - 1]
+    data = data.decode("utf-8", errors="ignore").encode("utf-8")  # no split characters
+    ctypes.memmove(buffer, data + b"\0", len(data) + 1)
+
+
+class Transaction:
+    """Context manager returned by :meth:`Database.transaction`.
+
+    Commits when the block ends normally, aborts when it raises. Blocks nest: only the
+    outermost commit writes, and an abort anywhere rolls back the whole nesting (an
+    enclosing block that then ends normally raises NotAcceptable)."""
+
+    def __init__(self, db: "Database"):
+        self._db = db
+
+    def __enter__(self) -> "Database":
+        db = self._db
+        state = db._txn_state()
+        call(C.cbl_db_begin, db._h)
+        if state.depth == 0:
+            state.aborted = False
+        state.depth += 1
+        return db
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        db = self._db
+        state = db._txn_state()
+        state.depth -= 1
+        if state.aborted:
+            if state.depth == 0:
+                state.aborted = False
+            if exc_type is None:
+                raise NotAcceptable("the transaction was aborted by a nested block")
+            return False
+        handle = db._handle
+        if exc_type is None:
+            try:
+                call(C.cbl_db_commit, handle)
+            except CBLiteError:
+                if state.depth == 0:
+                    _abort_quietly(handle)
+                else:
+                    state.aborted = True
+                raise
+        else:
+            _abort_quietly(handle)
+            if state.depth > 0:
+                state.aborted = True
+        return False
+
+
+def _abort_quietly(handle) -> None:
+    if handle:
+        C.cbl_db_abort(handle, None)
+
+
+class Database:
+    """An open database: the folder ``<directory>/<name>.cblite2``.
+
+    ``Database(name, directory=None, create=True, busy_timeout_ms=None)`` opens it,
+    creating it unless ``create`` is False (then a missing database raises NotFound).
+    ``directory`` None means :func:`default_directory`. Usable as a context manager,
+    which closes it. Methods such as :meth:`get`, :meth:`put`, ``db[id]`` address the
+    default collection.
+
+    Closing the database also removes the listeners and validators registered through
+    it and releases its Collection objects.
+    """
+
+    def __init__(self, name: str, directory: Optional[str] = None, create: bool = True,
+                 busy_timeout_ms: Optional[int] = None):
+        self._handle = None
+        self._lock = threading.RLock()
+        self._tokens: set = set()
+        self._collections: "weakref.WeakSet[Collection]" = weakref.WeakSet()
+        self._validators: dict = {}
+        self._default: Optional[Collection] = None
+        self._txn = threading.local()
+        options: dict = {}
+        if not create:
+            options["create"] = False
+        if busy_timeout_ms is not None:
+            options["busy_timeout_ms"] = int(busy_timeout_ms)
+        opts = json.dumps(options).encode() if options else None
+        self._handle = call_handle(C.cbl_db_open, enc(name), enc(directory), opts)
+        _open_databases.add(self)
+
+    # -- handle management -------------------------------------------------------------
+
+    @property
+    def _h(self) -> int:
+        handle = self._handle
+        if handle is None:
+            raise BadRequest("the database is closed")
+        return handle
+
+    @property
+    def is_open(self) -> bool:
+        """False once closed or deleted."""
+        return self._handle is not None
+
+    def _txn_state(self):
+        state = self._txn
+        if not hasattr(state, "depth"):
+            state.depth = 0
+            state.aborted = False
+        return state
+
+    def close(self) -> None:
+        """Closes the handle (idempotent). Raises NotAcceptable while this handle has a
+        transaction open (the database then stays open)."""
+        with self._lock:
+            handle = self._handle
+            if handle is None:
+                return
+            self._remove_validators()
+            call(C.cbl_db_close, handle)
+            self._handle = None
+        self._cleanup()
+
+    def delete(self) -> None:
+        """Closes the handle and deletes the database's files. Raises Busy when another
+        handle in this process still has it open, NotAcceptable in a transaction."""
+        with self._lock:
+            handle = self._h
+            self._remove_validators()
+            err = cbl_error()
+            status = C.cbl_db_delete(handle, byref(err))
+            released = status == 0
+            if status == 503:
+                # Find out whether the handle was released before the deletion failed.
+                probe = ctypes.c_uint64()
+                released = C.cbl_db_count(handle, byref(probe), None) == 400
+            if released:
+                self._handle = None
+        if released:
+            self._cleanup()
+        check(status, err)
+
+    def _remove_validators(self) -> None:
+        for (scope, coll, vname), (collection, cfunc) in list(self._validators.items()):
+            try:
+                if collection._handle is not None:
+                    C.cbl_collection_set_validator(collection._handle, enc(vname),
+                                                   VALIDATE_FN(), None, None)
+            except Exception:
+                pass
+        self._validators.clear()
+
+    def _cleanup(self) -> None:
+        _open_databases.discard(self)
+        for token in list(self._tokens):
+            try:
+                token.remove()
+            except Exception:
+                pass
+        self._tokens.clear()
+        for collection in list(self._collections):
+            collection.release()
+        self._default = None
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            if self._handle is not None and not self._tokens:
+                self.close()
+        except BaseException:
+            pass
+
+    def __repr__(self) -> str:
+        if self._handle is None:
+            return "<cblite.Database (closed)>"
+        try:
+            return f"<cblite.Database {self.name!r} at {self.path!r}>"
+        except CBLiteError:
+            return "<cblite.Database>"
+
+    # -- static helpers ----------------------------------------------------------------
+
+    @staticmethod
+    def exists(name: str, directory: Optional[str] = None) -> bool:
+        """True when database `name` exists in `directory` (False for invalid names)."""
+        return bool(C.cbl_db_exists(enc(name), enc(directory)))
+
+    @staticmethod
+    def list(directory: Optional[str] = None) -> "list[str]":
+        """Sorted names of the databases in `directory`."""
+        return call_json(C.cbl_db_list, enc(directory))
+
+    @staticmethod
+    def delete_named(name: str, directory: Optional[str] = None) -> None:
+        """Deletes a database that is not open in this process (NotFound if absent, Busy
+        if open)."""
+        call(C.cbl_db_delete_named, enc(name), enc(directory))
+
+    @staticmethod
+    def copy(source_path: str, name: str, directory: Optional[str] = None) -> None:
+        """Installs a prebuilt database: copies the ``.cblite2`` folder `source_path`
+        into `directory` as `name` (PreconditionFailed if it exists already)."""
+        call(C.cbl_db_copy, enc(source_path), enc(name), enc(directory))
+
+    @staticmethod
+    def default_directory() -> str:
+        """The default database directory."""
+        return call_str(C.cbl_default_directory)
+
+    # -- properties ----------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The database's name."""
+        return call_str(C.cbl_db_name, self._h)
+
+    @property
+    def path(self) -> str:
+        """The path of the database's bundle folder."""
+        return call_str(C.cbl_db_path, self._h)
+
+    @property
+    def count(self) -> int:
+        """Number of undeleted documents in the default collection."""
+        return call_u64(C.cbl_db_count, self._h)
+
+    @property
+    def last_sequence(self) -> int:
+        """Last sequence of the default collection."""
+        return call_u64(C.cbl_db_last_sequence, self._h)
+
+    @property
+    def max_rev_tree_depth(self) -> int:
+        """How many revisions of each branch are kept (default 20; stored in the file)."""
+        return call_u32(C.cbl_db_max_rev_tree_depth, self._h)
+
+    @max_rev_tree_depth.setter
+    def max_rev_tree_depth(self, depth: int) -> None:
+        call(C.cbl_db_set_max_rev_tree_depth, self._h, int(depth))
+
+    # -- collections -------------------------------------------------------------------
+
+    @property
+    def default_collection(self) -> "Collection":
+        """The default collection (``_default._default``)."""
+        with self._lock:
+            if self._default is None or self._default._handle is None:
+                self._default = Collection(self, call_handle(C.cbl_db_default_collection,
+                                                             self._h))
+            return self._default
+
+    def collection(self, name: str, scope: Optional[str] = None) -> "Collection":
+        """Opens an existing collection (NotFound when absent)."""
+        return Collection(self, call_handle(C.cbl_db_collection, self._h, enc(scope),
+                                            enc(name)))
+
+    def create_collection(self, name: str, scope: Optional[str] = None) -> "Collection":
+        """Opens a collection, creating it (and its scope) when absent."""
+        return Collection(self, call_handle(C.cbl_db_create_collection, self._h,
+                                            enc(scope), enc(name)))
+
+    def delete_collection(self, name: str, scope: Optional[str] = None) -> None:
+        """Deletes a collection and all its documents."""
+        call(C.cbl_db_delete_collection, self._h, enc(scope), enc(name))
+
+    def scope_names(self) -> "list[str]":
+        """Sorted names of the scopes that hold a collection."""
+        return call_json(C.cbl_db_scope_names, self._h)
+
+    def collection_names(self, scope: Optional[str] = None) -> "list[str]":
+        """Sorted names of the collections of a scope (default scope when None)."""
+        return call_json(C.cbl_db_collection_names, self._h, enc(scope))
+
+    # -- transactions ------------------------------------------------------------------
+
+    def transaction(self) -> Transaction:
+        """``with db.transaction():`` — commits at the end of the block, aborts if it
+        raises. May be nested."""
+        return Transaction(self)
+
+    def begin(self) -> None:
+        """Begins a transaction (prefer :meth:`transaction`)."""
+        call(C.cbl_db_begin, self._h)
+
+    def commit(self) -> None:
+        """Commits the transaction begun with :meth:`begin`."""
+        call(C.cbl_db_commit, self._h)
+
+    def abort(self) -> None:
+        """Rolls back the transaction begun with :meth:`begin` (the whole nesting)."""
+        call(C.cbl_db_abort, self._h)
+
+    def in_transaction(self, fn: Callable[[], Any]) -> bool:
+        """Runs ``fn()`` inside a transaction through ``cbl_db_in_transaction``. It
+        commits unless fn returns False (abort) or raises (abort, then re-raised).
+        Returns True when committed, False when fn asked to abort."""
+        box: dict = {}
+
+        def body(_context):
+            with CALLBACK_SCOPE:
+                try:
+                    result = fn()
+                    box["result"] = result
+                    return 0 if result is False else 1
+                except BaseException as exc:  # re-raised after the C call
+                    box["exc"] = exc
+                    return 0
+
+        cfunc = TRANSACTION_FN(body)
+        err = cbl_error()
+        status = C.cbl_db_in_transaction(self._h, cfunc, None, byref(err))
+        if "exc" in box:
+            raise box["exc"]
+        if status == 409 and box.get("result", None) is False:
+            return False
+        check(status, err)
+        return True
+
+    # -- notifications -----------------------------------------------------------------
+
+    def add_change_listener(self, fn: Callable[[list], Any]) -> ListenerToken:
+        """Calls ``fn(changes)`` (a list of :class:`Change`) after every committed change
+        of the default collection, through any handle of this database in this process."""
+        h = self._h
+        token = ListenerToken(self, fn, "database change listener")
+        return token._register(lambda cfunc: call_handle(C.cbl_db_add_change_listener, h,
+                                                         cfunc, None))
+
+    def buffer_notifications(self, enabled: bool = True) -> None:
+        """When enabled, changes are queued until :meth:`send_notifications`."""
+        call(C.cbl_db_buffer_notifications, self._h, 1 if enabled else 0)
+
+    def send_notifications(self) -> None:
+        """Delivers the buffered notifications on this thread."""
+        call(C.cbl_db_send_notifications, self._h)
+
+    def wait_notifications(self, timeout_ms: int = 10000) -> None:
+        """Returns once every committed change has been delivered; Busy after timeout."""
+        call(C.cbl_db_wait_notifications, self._h, int(timeout_ms))
+
+    # -- maintenance -------------------------------------------------------------------
+
+    def compact(self) -> None:
+        """Drops bodies of non-leaf revisions, purges expired documents, VACUUMs."""
+        call(C.cbl_db_compact, self._h)
+
+    def optimize(self) -> None:
+        """Refreshes the query planner's statistics."""
+        call(C.cbl_db_optimize, self._h)
+
+    def integrity_check(self, raise_on_problem: bool = False) -> "list[str]":
+        """Checks the file and the engine's structures. Returns the list of problems
+        found ([] when sound). With raise_on_problem, raises InternalError instead."""
+        out = c_void_p()
+        err = cbl_error()
+        status = C.cbl_db_integrity_check(self._h, byref(out), byref(err))
+        report = take_string(out)
+        problems = json.loads(report) if report else []
+        if status == 0:
+            return problems
+        if status == 500 and not raise_on_problem:
+            return problems or [err.message.decode("utf-8", "replace")]
+        check(status, err)
+        return problems
+
+    # -- default-collection conveniences -----------------------------------------------
+
+    def get(self, doc_id: str, **flags) -> dict:
+        """Same as ``default_collection.get``."""
+        return self.default_collection.get(doc_id, **flags)
+
+    def put(self, body: Body, doc_id: Optional[str] = None, parent_rev: Optional[str] = None,
+            allow_conflict: bool = False) -> "tuple[str, str]":
+        """Same as ``default_collection.put``."""
+        return self.default_collection.put(body, doc_id, parent_rev, allow_conflict)
+
+    def delete_document(self, doc_id: str, rev: Optional[str] = None) -> str:
+        """Same as ``default_collection.delete`` (``db.delete()`` deletes the database)."""
+        return self.default_collection.delete(doc_id, rev)
+
+    def update(self, doc_id: str, fn) -> Optional[str]:
+        """Same as ``default_collection.update``."""
+        return self.default_collection.update(doc_id, fn)
+
+    def purge(self, doc_id: str) -> None:
+        """Same as ``default_collection.purge``."""
+        self.default_collection.purge(doc_id)
+
+    def changes(self, since: int = 0, **options) -> dict:
+        """Same as ``default_collection.changes``."""
+        return self.default_collection.changes(since, **options)
+
+    def iter_changes(self, since: int = 0, **options) -> Iterator[dict]:
+        """Same as ``default_collection.iter_changes``."""
+        return self.default_collection.iter_changes(since, **options)
+
+    def add_document_listener(self, doc_id: str, fn) -> ListenerToken:
+        """Same as ``default_collection.add_document_listener``."""
+        return self.default_collection.add_document_listener(doc_id, fn)
+
+    def __getitem__(self, doc_id: str) -> dict:
+        return self.default_collection[doc_id]
+
+    def __setitem__(self, doc_id: str, body: Body) -> None:
+        self.default_collection[doc_id] = body
+
+    def __delitem__(self, doc_id: str) -> None:
+        del self.default_collection[doc_id]
+
+    def __contains__(self, doc_id: str) -> bool:
+        return doc_id in self.default_collection
+
+    def __len__(self) -> int:
+        return self.count
+
+
+class Collection:
+    """A collection of a database; a mapping from document IDs to document dicts.
+
+    ``coll[id]`` reads (NotFound, also a KeyError, when absent), ``coll[id] = body``
+    saves (the body's ``_rev`` names the parent), ``del coll[id]`` deletes, ``id in
+    coll`` tests, ``len(coll)`` counts, iterating yields the IDs of live documents.
+    """
+
+    def __init__(self, db: Database, handle: int):
+        self._db = db
+        self._handle = handle
+        db._collections.add(self)
+
+    @property
+    def _h(self) -> int:
+        handle = self._handle
+        if handle is None:
+            raise BadRequest("the collection handle is released (database closed?)")
+        return handle
+
+    def release(self) -> None:
+        """Releases the handle (idempotent; done automatically when the database closes)."""
+        with _handle_lock:
+            handle, self._handle = self._handle, None
+        if handle is not None:
+            C.cbl_collection_release(handle)
+
+    close = release
+
+    def __enter__(self) -> "Collection":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.release()
+        return False
+
+    def __del__(self):
+        try:
+            self.release()
+        except BaseException:
+            pass
+
+    def __repr__(self) -> str:
+        try:
+            return f"<cblite.Collection {self.scope}.{self.name}>"
+        except CBLiteError:
+            return "<cblite.Collection (released)>"
+
+    # -- properties ----------------------------------------------------------------------
+
+    @property
+    def database(self) -> Database:
+        return self._db
+
+    @property
+    def name(self) -> str:
+        return call_str(C.cbl_collection_name, self._h)
+
+    @property
+    def scope(self) -> str:
+        return call_str(C.cbl_collection_scope, self._h)
+
+    @property
+    def full_name(self) -> str:
+        """``scope.name``"""
+        return f"{self.scope}.{self.name}"
+
+    @property
+    def count(self) -> int:
+        """Number of undeleted documents."""
+        return call_u64(C.cbl_collection_count, self._h)
+
+    @property
+    def last_sequence(self) -> int:
+        """The last sequence assigned in this collection."""
+        return call_u64(C.cbl_collection_last_sequence, self._h)
+
+    # -- documents -----------------------------------------------------------------------
+
+    def get(self, doc_id: str, deleted: bool = False, conflicts: bool = False,
+            revisions: bool = False, local_seq: bool = False) -> dict:
+        """The current revision as a dict with ``_id`` and ``_rev``. Raises NotFound when
+        absent, purged, or deleted (unless ``deleted=True``, which returns the tombstone).
+        ``conflicts`` adds ``_conflicts``, ``revisions`` adds ``_revisions``,
+        ``local_seq`` adds ``_local_seq``."""
+        return call_json(C.cbl_doc_get, self._h, enc(doc_id),
+                         _flags(deleted, conflicts, revisions, local_seq))
+
+    def get_revision(self, doc_id: str, rev_id: str, deleted: bool = True,
+                     conflicts: bool = False, revisions: bool = False,
+                     local_seq: bool = False) -> dict:
+        """A given kept revision (NotFound when unknown or its body was dropped)."""
+        return call_json(C.cbl_doc_get_revision, self._h, enc(doc_id), enc(rev_id),
+                         _flags(deleted, conflicts, revisions, local_seq))
+
+    def __getitem__(self, doc_id: str) -> dict:
+        return self.get(doc_id)
+
+    def __contains__(self, doc_id) -> bool:
+        try:
+            self.get(doc_id)
+            return True
+        except NotFound:
+            return False
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[str]:
+        for change in self.iter_changes():
+            if not change.get("deleted"):
+                yield change["id"]
+
+    def put(self, body: Body, doc_id: Optional[str] = None, parent_rev: Optional[str] = None,
+            allow_conflict: bool = False) -> "tuple[str, str]":
+        """Saves a new revision; returns ``(doc_id, rev_id)``.
+
+        `body` is a dict (or JSON text). `doc_id` None takes the body's ``_id`` or
+        generates a UUID. `parent_rev` is the revision replaced (None: the body's
+        ``_rev``, or create a new document). Raises Conflict when the parent is not
+        current (unless allow_conflict, which creates a branch) or when creating an
+        existing document, Forbidden when a validator rejects it."""
+        out_id = c_void_p()
+        out_rev = c_void_p()
+        err = cbl_error()
+        status = C.cbl_doc_put(self._h, enc(doc_id), dumps(body), enc(parent_rev),
+                               CBL_PUT_ALLOW_CONFLICT if allow_conflict else 0,
+                               byref(out_id), byref(out_rev), byref(err))
+        new_id = take_string(out_id)
+        new_rev = take_string(out_rev)
+        check(status, err)
+        return new_id, new_rev
+
+    def __setitem__(self, doc_id: str, body: Body) -> None:
+        self.put(body, doc_id)
+
+    def delete(self, doc_id: str, rev: Optional[str] = None) -> str:
+        """Deletes a document (writes a tombstone on `rev`, None: the current revision).
+        Returns the tombstone's revision ID."""
+        return call_str(C.cbl_doc_delete, self._h, enc(doc_id), enc(rev))
+
+    def __delitem__(self, doc_id: str) -> None:
+        self.delete(doc_id)
+
+    def update(self, doc_id: str, fn: Callable[[Optional[dict]], Optional[Body]]
+               ) -> Optional[str]:
+        """Read-modify-write with automatic retry on conflict.
+
+        ``fn(current)`` receives the current revision as a dict (None when the document
+        does not exist or is deleted) and returns the new body, or None to cancel. It may
+        be called several times. Returns the new revision ID, or None when cancelled.
+        An exception raised by fn cancels the update and is re-raised."""
+        state = {"exc": None, "cancelled": False}
+
+        def trampoline(_context, current_json, out_new_json):
+            with CALLBACK_SCOPE:
+                try:
+                    out_new_json[0] = None
+                    current = None if current_json is None else json.loads(current_json)
+                    new = fn(current)
+                    if new is None:
+                        state["cancelled"] = True
+                        return 0
+                    if isinstance(new, dict):
+                        new = {k: v for k, v in new.items() if k not in _OUTPUT_ONLY}
+                    copy = C.cbl_strdup(dumps(new))
+                    if not copy:
+                        raise MemoryError("cbl_strdup failed")
+                    state["cancelled"] = False
+                    out_new_json[0] = copy
+                    return 1
+                except BaseException as exc:
+                    state["exc"] = exc
+                    state["cancelled"] = True
+                    return 0
+
+        cfunc = UPDATE_FN(trampoline)
+        out_rev = c_void_p()
+        err = cbl_error()
+        status = C.cbl_doc_update(self._h, enc(doc_id), cfunc, None, byref(out_rev),
+                                  byref(err))
+        rev = take_string(out_rev)
+        if state["exc"] is not None:
+            raise state["exc"]
+        if status == 409 and state["cancelled"]:
+            return None
+        check(status, err)
+        return rev
+
+    def purge(self, doc_id: str) -> None:
+        """Removes every trace of a document (it leaves the changes feed too)."""
+        call(C.cbl_doc_purge, self._h, enc(doc_id))
+
+    def conflicts(self, doc_id: str) -> "list[str]":
+        """The undeleted leaf revision IDs, current first ([] for a deleted document)."""
+        return call_json(C.cbl_doc_conflicts, self._h, enc(doc_id))
+
+    def history(self, doc_id: str, rev: Optional[str] = None) -> "list[str]":
+        """The ancestry of `rev` (None: the current revision), newest first."""
+        return call_json(C.cbl_doc_history, self._h, enc(doc_id), enc(rev))
+
+    def revision_tree(self, doc_id: str) -> dict:
+        """The kept revision tree: ``{"id","current","sequence","revisions":[...]}``."""
+        return call_json(C.cbl_doc_revision_tree, self._h, enc(doc_id))
+
+    def put_existing(self, doc_id: str, body: Body, history: "list[str]") -> None:
+        """Inserts a revision made elsewhere with its history (new revision first), the
+        replicator's path. Listeners see the change as external."""
+        hist = history if isinstance(history, (str, bytes)) else json.dumps(list(history))
+        call(C.cbl_doc_put_existing, self._h, enc(doc_id), dumps(body), enc(hist))
+
+    def set_expiration(self, doc_id: str, when) -> None:
+        """Sets when the document expires (is purged): a unix time in seconds, a
+        datetime, a timedelta from now, or None to clear."""
+        call(C.cbl_doc_set_expiration, self._h, enc(doc_id), _unix_time(when))
+
+    def get_expiration(self, doc_id: str) -> Optional[int]:
+        """The expiration as a unix time, or None when none is set."""
+        value = call_i64(C.cbl_doc_get_expiration, self._h, enc(doc_id))
+        return value or None
+
+    # -- local documents -----------------------------------------------------------------
+
+    def get_local(self, local_id: str) -> dict:
+        """A local (non-replicated) document, with ``_id`` and ``_rev``."""
+        return call_json(C.cbl_local_get, self._h, enc(local_id))
+
+    def put_local(self, local_id: str, body: Body, rev: Optional[str] = None) -> str:
+        """Saves a local document; `rev` must be its current revision (None to create).
+        Returns the new revision ("0-<n>")."""
+        return call_str(C.cbl_local_put, self._h, enc(local_id), dumps(body), enc(rev))
+
+    def delete_local(self, local_id: str, rev: Optional[str] = None) -> None:
+        """Deletes a local document (`rev` None: whatever its revision)."""
+        call(C.cbl_local_delete, self._h, enc(local_id), enc(rev))
+
+    # -- validation ----------------------------------------------------------------------
+
+    def set_validator(self, name: str, fn: Optional[Callable[[dict, Optional[dict]], Any]]
+                      ) -> None:
+        """Registers ``fn(new, current)`` under `name` (None removes it).
+
+        `new` is the revision about to be saved (with ``_id``, ``_rev``, maybe
+        ``_deleted``), `current` the revision it replaces or None. Returning True (or
+        None) accepts; returning False rejects with the default message; returning a str
+        rejects with that message; raising rejects with the exception's text. The save
+        then fails with Forbidden (403). Runs inside the writing transaction: it may read
+        through the library but should not write."""
+        db = self._db
+        key = (self.scope, self.name, name)
+        if fn is None:
+            call(C.cbl_collection_set_validator, self._h, enc(name), VALIDATE_FN(), None)
+            db._validators.pop(key, None)
+            return
+
+        def trampoline(_context, new_json, current_json, message, message_size):
+            with CALLBACK_SCOPE:
+                try:
+                    new = json.loads(new_json)
+                    current = None if current_json is None else json.loads(current_json)
+                    verdict = fn(new, current)
+                    if verdict is None or verdict is True:
+                        return 1
+                    if isinstance(verdict, str):
+                        text = verdict
+                    elif verdict is False:
+                        text = ""
+                    else:
+                        return 1 if verdict else 0
+                except BaseException as exc:
+                    text = str(exc) or type(exc).__name__
+                try:
+                    _write_message(message, message_size, text)
+                except BaseException:
+                    pass
+                return 0
+
+        cfunc = VALIDATE_FN(trampoline)
+        call(C.cbl_collection_set_validator, self._h, enc(name), cfunc, None)
+        old = db._validators.get(key)
+        if old is not None:
+            _graveyard.append(old[1])  # replaced: a call to it may still be running
+        db._validators[key] = (self, cfunc)
+
+    # -- changes -------------------------------------------------------------------------
+
+    def changes(self, since: int = 0, limit: Optional[int] = None, include_docs: bool = False,
+                all_revs: bool = False, descending: bool = False) -> dict:
+        """The changes feed after sequence `since`:
+        ``{"results": [{"seq", "id", "changes": [{"rev"}], "deleted"?, "doc"?}],
+        "last_seq": n}``."""
+        options: dict = {}
+        if limit is not None:
+            options["limit"] = int(limit)
+        if include_docs:
+            options["include_docs"] = True
+        if all_revs:
+            options["all_revs"] = True
+        if descending:
+            options["descending"] = True
+        opts = json.dumps(options).encode() if options else None
+        return call_json(C.cbl_collection_changes, self._h, int(since), opts)
+
+    def iter_changes(self, since: int = 0, batch: int = 100, include_docs: bool = False,
+                     all_revs: bool = False) -> Iterator[dict]:
+        """Iterates over the changes feed after `since`, fetching `batch` entries at a
+        time."""
+        if batch < 1:
+            raise ValueError("batch must be at least 1")
+        while True:
+            page = self.changes(since, limit=batch, include_docs=include_docs,
+                                all_revs=all_revs)
+            results = page.get("results", [])
+            for entry in results:
+                yield entry
+            if len(results) < batch:
+                return
+            since = results[-1]["seq"]
+
+    def add_change_listener(self, fn: Callable[[list], Any]) -> ListenerToken:
+        """Calls ``fn(changes)`` (a list of :class:`Change`) after every committed batch
+        of changes of this collection, whichever handle in this process made them."""
+        h = self._h
+        token = ListenerToken(self._db, fn, "collection change listener")
+        return token._register(lambda cfunc: call_handle(
+            C.cbl_collection_add_change_listener, h, cfunc, None))
+
+    def add_document_listener(self, doc_id: str, fn: Callable[[list], Any]) -> ListenerToken:
+        """Like :meth:`add_change_listener`, for the changes of one document."""
+        h = self._h
+        token = ListenerToken(self._db, fn, f"document listener {doc_id!r}")
+        return token._register(lambda cfunc: call_handle(
+            C.cbl_collection_add_document_listener, h, enc(doc_id), cfunc, None))
+
+
+def _remove_validators_at_exit() -> None:
+    for db in list(_open_databases):
+        try:
+            db._remove_validators()
+        except Exception:
+            pass
+
+
+atexit.register(_remove_validators_at_exit)

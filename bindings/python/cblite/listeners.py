@@ -1,0 +1,144 @@
+"""Change listeners: Python callables registered with the library.
+
+Rules kept here (DESIGN §8):
+
+* every CFUNCTYPE object stays referenced while its listener is registered;
+* the ``cbl_change`` strings are copied inside the callback (they are only valid
+  during the call);
+* an exception raised by a Python callback never propagates into C: it is logged on
+  the ``"cblite"`` logger;
+* every live listener is removed at interpreter exit (``atexit``), which waits for
+  in-flight callbacks, so a callback can never run while the interpreter tears down.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+from typing import Callable, NamedTuple
+
+from ._lib import C, CHANGE_FN
+from ._util import CALLBACK_SCOPE, in_callback
+
+__all__ = ["Change", "ListenerToken", "live_listener_count"]
+
+log = logging.getLogger("cblite")
+
+_lock = threading.Lock()
+_live: dict[int, "ListenerToken"] = {}
+# CFUNCTYPE objects of listeners removed from inside a callback: the trampoline may still
+# be executing, so they are never freed (a few hundred bytes each).
+_graveyard: list = []
+
+
+class Change(NamedTuple):
+    """One change delivered to a listener."""
+
+    doc_id: str
+    #: the document's current revision after the change ("" when purged)
+    rev_id: str
+    sequence: int
+    #: True when the current revision is a tombstone, or the document was purged
+    deleted: bool
+    #: True when the revision was inserted with put_existing (replication)
+    external: bool
+
+
+def _decode(raw) -> str:
+    return "" if raw is None else raw.decode("utf-8", errors="surrogateescape")
+
+
+def _make_trampoline(callback: Callable[[list], object], what: str):
+    def trampoline(_context, changes, count):
+        with CALLBACK_SCOPE:
+            try:
+                batch = []
+                for i in range(count):
+                    c = changes[i]
+                    batch.append(Change(_decode(c.doc_id), _decode(c.rev_id), int(c.sequence),
+                                        bool(c.deleted), bool(c.external)))
+                callback(batch)
+            except BaseException:  # never let anything unwind into C
+                try:
+                    log.exception("exception in cblite %s %r", what, callback)
+                except BaseException:
+                    pass
+    return CHANGE_FN(trampoline)
+
+
+class ListenerToken:
+    """A registered listener. Call :meth:`remove` (or use it as a context manager) to
+    unregister it. Removing twice is harmless; removing from inside the listener's own
+    callback works."""
+
+    def __init__(self, owner, callback, description: str):
+        self._owner = owner           # the Database: keeps it alive while registered
+        self._callback = callback
+        self._description = description
+        self._cfunc = _make_trampoline(callback, description)
+        self._handle = None
+
+    def _register(self, register_fn) -> "ListenerToken":
+        handle = register_fn(self._cfunc)
+        with _lock:
+            self._handle = handle
+            _live[id(self)] = self
+        self._owner._tokens.add(self)
+        return self
+
+    @property
+    def active(self) -> bool:
+        """True until the listener is removed."""
+        return self._handle is not None
+
+    @property
+    def callback(self):
+        return self._callback
+
+    def remove(self) -> None:
+        """Unregisters the listener. Returns once no call of it is running (unless called
+        from inside that call). Idempotent."""
+        with _lock:
+            handle, self._handle = self._handle, None
+            _live.pop(id(self), None)
+        if handle is None:
+            return
+        C.cbl_listener_remove(handle)
+        if in_callback():
+            _graveyard.append(self._cfunc)
+        self._cfunc = None
+        owner, self._owner = self._owner, None
+        if owner is not None:
+            owner._tokens.discard(self)
+
+    def __enter__(self) -> "ListenerToken":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.remove()
+        return False
+
+    def __repr__(self) -> str:
+        state = "active" if self.active else "removed"
+        return f"<cblite.ListenerToken {self._description} {state}>"
+
+
+def live_listener_count() -> int:
+    """Number of listeners registered through these bindings and not yet removed."""
+    with _lock:
+        return len(_live)
+
+
+def remove_all_listeners() -> None:
+    """Removes every live listener (also run automatically at interpreter exit)."""
+    with _lock:
+        tokens = list(_live.values())
+    for token in tokens:
+        try:
+            token.remove()
+        except Exception:
+            pass
+
+
+atexit.register(remove_all_listeners)

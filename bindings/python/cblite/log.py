@@ -1,0 +1,151 @@
+"""Library-level functions: version, storage versions, instance count, logging."""
+
+from __future__ import annotations
+
+import atexit
+import enum
+import json
+import sys
+import threading
+from typing import Callable, Optional
+
+from ._lib import C, LOG_FN
+from ._util import CALLBACK_SCOPE, call, call_str
+
+__all__ = ["LogDomain", "LogLevel", "set_log_level", "get_log_level", "set_log_callback",
+           "version", "storage_versions", "instance_count", "status_name",
+           "default_directory"]
+
+
+class LogDomain(enum.IntEnum):
+    """``cbl_log_domain``."""
+    DATABASE = 0
+    STORAGE = 1
+    CHANGES = 2
+    QUERY = 3
+    REPLICATION = 4
+    LISTENER = 5
+
+
+class LogLevel(enum.IntEnum):
+    """``cbl_log_level``."""
+    DEBUG = 0
+    VERBOSE = 1
+    INFO = 2
+    WARNING = 3
+    ERROR = 4
+    NONE = 5
+
+
+def _domain(domain) -> int:
+    if isinstance(domain, str):
+        return LogDomain[domain.upper()]
+    return int(domain)
+
+
+def _level(level) -> int:
+    if isinstance(level, str):
+        return LogLevel[level.upper()]
+    return int(level)
+
+
+def set_log_level(domain, level) -> None:
+    """Sets the minimum level of a log domain. `domain`/`level` are :class:`LogDomain` /
+    :class:`LogLevel` values, ints or names (``"database"``, ``"debug"``). Raises
+    BadRequest for an unknown domain or level."""
+    call(C.cbl_log_set_level, _domain(domain), _level(level))
+
+
+def get_log_level(domain):
+    """The current level of a domain (:class:`LogLevel`; NONE for an unknown domain)."""
+    value = C.cbl_log_get_level(_domain(domain))
+    try:
+        return LogLevel(value)
+    except ValueError:
+        return value
+
+
+_log_lock = threading.Lock()
+_log_cfunc = None      # the registered CFUNCTYPE object, kept alive while installed
+_log_callback = None
+
+
+def set_log_callback(fn: Optional[Callable[[LogDomain, LogLevel, str], object]]) -> None:
+    """Installs `fn(domain, level, message)` as the log callback, or with None removes it
+    (messages then go to stderr). The callback may run on any thread, must not call
+    set_log_callback itself, and exceptions it raises are printed and swallowed."""
+    global _log_cfunc, _log_callback
+    if fn is None:
+        cfunc = LOG_FN()  # NULL
+    else:
+        def trampoline(_context, domain, level, message):
+            with CALLBACK_SCOPE:
+                try:
+                    try:
+                        d = LogDomain(domain)
+                    except ValueError:
+                        d = domain
+                    try:
+                        lv = LogLevel(level)
+                    except ValueError:
+                        lv = level
+                    text = "" if message is None else message.decode("utf-8", "replace")
+                    fn(d, lv, text)
+                except BaseException:
+                    try:
+                        import traceback
+                        sys.stderr.write("cblite: exception in log callback:\n")
+                        traceback.print_exc()
+                    except BaseException:
+                        pass
+        cfunc = LOG_FN(trampoline)
+    with _log_lock:
+        # Returns when no call to the previous callback is running: then it can be freed.
+        C.cbl_log_set_callback(cfunc, None)
+        _log_cfunc = cfunc if fn is not None else None
+        _log_callback = fn
+
+
+def get_log_callback():
+    """The Python log callback currently installed, or None."""
+    return _log_callback
+
+
+def _unset_log_callback_at_exit():
+    if _log_cfunc is not None:
+        try:
+            set_log_callback(None)
+        except Exception:
+            pass
+
+
+atexit.register(_unset_log_callback_at_exit)
+
+
+def version() -> str:
+    """The library's version string, e.g. "0.1.0"."""
+    raw = C.cbl_version()
+    return "" if raw is None else raw.decode("utf-8", "replace")
+
+
+def storage_versions() -> dict:
+    """The SQLite / SQLCipher versions compiled into the library, e.g.
+    ``{"sqlite": "3.46.1", "sqlcipher": "4.6.1 community"}``."""
+    return json.loads(call_str(C.cbl_storage_versions))
+
+
+def instance_count() -> int:
+    """Number of live library handles (databases, collections, listener tokens)."""
+    return int(C.cbl_instance_count())
+
+
+def status_name(status: int) -> str:
+    """A short English name for a status code ("not found")."""
+    raw = C.cbl_status_name(int(status))
+    return "" if raw is None else raw.decode("utf-8", "replace")
+
+
+def default_directory() -> str:
+    """The default database directory: $CBLITE_DIR, else $XDG_DATA_HOME/cblite, else
+    $HOME/.local/share/cblite."""
+    return call_str(C.cbl_default_directory)
