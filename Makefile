@@ -64,7 +64,7 @@ cli: $(BUILD)/bin/cblite
 $(BUILD)/bin/cblite: $(AMALGAMATION) $(SWIFT_SOURCES)
 	$(SWIFT) build $(RELEASE_FLAGS) --product cblite-cli
 	@mkdir -p $(BUILD)/bin
-	cp .build/release/cblite-cli $@
+	cp .build/release/cblite-cli $@.tmp && strip $@.tmp && mv $@.tmp $@
 
 # ---- tests --------------------------------------------------------------------------
 test: deps $(AMALGAMATION) all

@@ -33,8 +33,9 @@ let package = Package(
         .executable(name: "cblite-cli", targets: ["cblite-cli"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         .target(
@@ -62,7 +63,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "cblite-cli",
-            dependencies: ["CBLiteCore"]
+            dependencies: ["CBLiteCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(
             name: "CBLiteCoreTests",

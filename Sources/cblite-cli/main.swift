@@ -1,2 +1,280 @@
+import ArgumentParser
 import CBLiteCore
-print("cblite")
+import Glibc
+
+// `cblite`: inspect and edit cblite databases from a shell.
+// Exit codes: 0 success, 1 usage or other error, 2 not found (404), 3 conflict (409),
+// 4 bad request (400), 5 busy (503), 6 unauthorized (401), 7 forbidden (403).
+
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .long, help: "Directory holding the database (default: $CBLITE_DIR or ~/.local/share/cblite).")
+    var dir: String?
+
+    @Option(name: .long, help: "Collection as SCOPE.NAME or NAME (default: the default collection).")
+    var collection: String?
+
+    @Flag(name: .long, help: "Print JSON instead of text.")
+    var json = false
+
+    @Argument(help: "Database name.")
+    var database: String
+
+    func open(create: Bool = false) throws -> Database {
+        var o = OpenOptions()
+        o.create = create
+        return try Database.open(name: database, directory: dir, options: o)
+    }
+
+    func withCollection<T>(create: Bool = false, _ body: (Database, Collection) throws -> T) throws -> T {
+        let db = try open(create: create)
+        defer { try? db.close() }
+        let coll: Collection
+        if let spec = collection {
+            let parts = spec.split(separator: ".", maxSplits: 1).map(String.init)
+            let (scope, name) = parts.count == 2 ? (parts[0], parts[1]) : (nil, parts[0])
+            if create {
+                coll = try db.createCollection(scope: scope, name: name)
+            } else {
+                guard let c = try db.collection(scope: scope, name: name) else {
+                    throw CBLError(.notFound, "collection \(spec) does not exist")
+                }
+                coll = c
+            }
+        } else {
+            coll = try db.defaultCollection()
+        }
+        return try body(db, coll)
+    }
+}
+
+func printJSON(_ bytes: [UInt8]) { print(String(decoding: bytes, as: UTF8.self)) }
+
+/// Pretty-prints compact JSON with two-space indentation for people.
+func pretty(_ value: JSONValue, indent: String = "") -> String {
+    switch value {
+    case .array(let a) where !a.isEmpty:
+        let inner = indent + "  "
+        return "[\n" + a.map { inner + pretty($0, indent: inner) }.joined(separator: ",\n") + "\n\(indent)]"
+    case .object(let o) where !o.isEmpty:
+        let inner = indent + "  "
+        return "{\n" + o.members.map { inner + JSONValue.string($0.key).jsonString + ": " + pretty($0.value, indent: inner) }
+            .joined(separator: ",\n") + "\n\(indent)}"
+    default:
+        return value.jsonString
+    }
+}
+
+func printPretty(_ bytes: [UInt8]) throws {
+    print(pretty(try JSONParser.parse(String(decoding: bytes, as: UTF8.self))))
+}
+
+struct Info: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show a database's name, path, counts and collections.")
+    @OptionGroup var db: DatabaseOptions
+
+    func run() throws {
+        let d = try db.open()
+        defer { try? d.close() }
+        var collections: [JSONValue] = []
+        for scope in try d.scopeNames() {
+            for name in try d.collectionNames(scope: scope) {
+                guard let c = try d.collection(scope: scope, name: name) else { continue }
+                collections.append(.object(JSONObject([("scope", .string(scope)), ("name", .string(name)),
+                                                       ("documents", .int(try c.count)), ("last_sequence", .int(try c.lastSequence))])))
+            }
+        }
+        let info = JSONValue.object(JSONObject([
+            ("name", .string(d.name)), ("path", .string(d.path)),
+            ("max_rev_tree_depth", .int(Int64(try d.maxRevTreeDepth))),
+            ("collections", .array(collections)),
+            ("storage", try JSONParser.parse(StorageInfo.versionsJSON())),
+        ]))
+        if db.json { print(info.jsonString) } else { print(pretty(info)) }
+    }
+}
+
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "ls", abstract: "List documents by ID.")
+    @OptionGroup var db: DatabaseOptions
+    @Option(help: "First document ID to list.") var start: String?
+    @Option(help: "Last document ID to list.") var end: String?
+    @Option(help: "List at most this many.") var limit: Int64 = -1
+    @Option(help: "Skip this many first.") var skip: Int64 = 0
+    @Flag(help: "Descending ID order.") var descending = false
+    @Flag(help: "Include deleted documents.") var deleted = false
+    @Flag(name: .shortAndLong, help: "Show revision, sequence and flags.") var long = false
+
+    func run() throws {
+        try db.withCollection { _, c in
+            let docs = try c.documents(startKey: start, endKey: end, descending: descending, limit: limit, skip: skip, includeDeleted: deleted)
+            if db.json {
+                print(JSONValue.array(docs.map { d in .object(JSONObject([
+                    ("id", .string(d.docID)), ("rev", .string(d.revID)), ("sequence", .int(d.sequence)),
+                    ("deleted", .bool(d.deleted)), ("conflicted", .bool(d.conflicted))])) }).jsonString)
+                return
+            }
+            for d in docs {
+                if long {
+                    let flags = [d.deleted ? "deleted" : nil, d.conflicted ? "conflicted" : nil].compactMap { $0 }.joined(separator: ",")
+                    print("\(d.docID)\t\(d.revID)\tseq \(d.sequence)\(flags.isEmpty ? "" : "\t" + flags)")
+                } else {
+                    print(d.docID)
+                }
+            }
+        }
+    }
+}
+
+struct Get: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print a document (or one of its revisions).")
+    @OptionGroup var db: DatabaseOptions
+    @Argument(help: "Document ID.") var docID: String
+    @Option(help: "A specific revision.") var rev: String?
+    @Flag(help: "Show the revision tree and conflicts instead of the body.") var revs = false
+    @Flag(help: "Show a deleted document.") var deleted = false
+
+    func run() throws {
+        try db.withCollection { _, c in
+            let bytes: [UInt8]
+            if revs {
+                bytes = Array(try c.revisionTree(docID: docID).utf8)
+            } else if let rev {
+                bytes = try c.get(docID: docID, revID: rev, options: [.deleted])
+            } else {
+                bytes = try c.get(docID: docID, options: deleted ? [.deleted, .conflicts] : [.conflicts])
+            }
+            if db.json { printJSON(bytes) } else { try printPretty(bytes) }
+        }
+    }
+}
+
+struct Put: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Save a document: a new one, or a new revision with --rev (or --update).")
+    @OptionGroup var db: DatabaseOptions
+    @Argument(help: "Document ID.") var docID: String
+    @Argument(help: "JSON body; '-' or absent reads standard input.") var body: String?
+    @Option(help: "Parent revision (the current one) for an update.") var rev: String?
+    @Flag(help: "Replace the current revision, whatever it is.") var update = false
+    @Flag(help: "Create the database if it does not exist.") var create = false
+
+    func run() throws {
+        var text = body ?? "-"
+        if text == "-" {
+            var data: [UInt8] = []
+            var buf = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = buf.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+                if n <= 0 { break }
+                data += buf[0..<n]
+            }
+            text = String(decoding: data, as: UTF8.self)
+        }
+        let newBody = text
+        try db.withCollection(create: create) { _, c in
+            let revID: String
+            if update {
+                revID = try c.update(docID: docID) { _ in newBody }
+            } else {
+                revID = try c.put(docID: docID, json: newBody, parent: rev).revID
+            }
+            if db.json { print(JSONValue.object(JSONObject([("id", .string(docID)), ("rev", .string(revID))])).jsonString) }
+            else { print(revID) }
+        }
+    }
+}
+
+struct Remove: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete a document (writes a tombstone).")
+    @OptionGroup var db: DatabaseOptions
+    @Argument(help: "Document ID.") var docID: String
+    @Option(help: "Revision to delete (default: the current one).") var rev: String?
+
+    func run() throws {
+        try db.withCollection { _, c in
+            let revID = try c.delete(docID: docID, parent: rev)
+            if db.json { print(JSONValue.object(JSONObject([("id", .string(docID)), ("rev", .string(revID))])).jsonString) }
+            else { print(revID) }
+        }
+    }
+}
+
+struct Purge: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Remove every trace of a document.")
+    @OptionGroup var db: DatabaseOptions
+    @Argument(help: "Document ID.") var docID: String
+
+    func run() throws {
+        try db.withCollection { _, c in try c.purge(docID: docID) }
+        if !db.json { print("purged \(docID)") } else { print("{\"purged\":\(JSONValue.string(docID).jsonString)}") }
+    }
+}
+
+struct Changes: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the changes feed.")
+    @OptionGroup var db: DatabaseOptions
+    @Option(help: "Only changes after this sequence.") var since: Int64 = 0
+    @Option(help: "At most this many.") var limit: Int64 = -1
+    @Flag(help: "Include document bodies.") var docs = false
+    @Flag(help: "List every leaf revision (conflicts).") var allRevs = false
+
+    func run() throws {
+        var o = ChangesOptions()
+        o.limit = limit
+        o.includeDocs = docs
+        o.allRevs = allRevs
+        let opts = o
+        try db.withCollection { _, c in
+            if db.json { printJSON(try c.changesJSON(since: since, options: opts)); return }
+            for e in try c.changes(since: since, options: opts) {
+                print("\(e.sequence)\t\(e.docID)\t\(e.revs.joined(separator: ","))\(e.deleted ? "\tdeleted" : "")")
+                if let d = e.doc { print("\t" + String(decoding: d, as: UTF8.self)) }
+            }
+        }
+    }
+}
+
+struct Compact: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Compact the database (drop old revision bodies, shrink the file).")
+    @OptionGroup var db: DatabaseOptions
+
+    func run() throws {
+        let d = try db.open()
+        defer { try? d.close() }
+        try d.compact()
+        let problems = try d.integrityCheck()
+        if db.json { print(JSONValue.object(JSONObject([("compacted", .bool(true)), ("problems", .array(problems.map { .string($0) }))])).jsonString) }
+        else { print(problems.isEmpty ? "compacted; integrity check passed" : "compacted; problems:\n" + problems.joined(separator: "\n")) }
+        if !problems.isEmpty { throw CBLError(.internalError, "integrity check failed") }
+    }
+}
+
+struct CBLiteTool: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cblite",
+        abstract: "Inspect and edit cblite databases.",
+        discussion: "Exit codes: 0 success, 1 usage or other error, 2 not found, 3 conflict, 4 bad request, 5 busy, 6 unauthorized, 7 forbidden.",
+        subcommands: [Info.self, List.self, Get.self, Put.self, Remove.self, Purge.self, Changes.self, Compact.self])
+}
+
+func exitCode(for e: CBLError) -> Int32 {
+    switch e.status {
+    case .notFound: return 2
+    case .conflict: return 3
+    case .badRequest: return 4
+    case .busy: return 5
+    case .unauthorized: return 6
+    case .forbidden: return 7
+    default: return 1
+    }
+}
+
+do {
+    var command = try CBLiteTool.parseAsRoot()
+    try command.run()
+} catch let e as CBLError {
+    var line = Array("cblite: \(e.message)\n".utf8)
+    _ = line.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+    exit(exitCode(for: e))
+} catch {
+    CBLiteTool.exit(withError: error)
+}

@@ -84,7 +84,7 @@ public final class Database: @unchecked Sendable {
     public func close() throws {
         try monitor.locked {
             if closed { throw CBLError.badRequest("database \"\(name)\" is already closed") }
-            if ownTransactions > 0 && store.transactionDepth > 0 {
+            if ownTransactions > 0 {
                 throw CBLError(.notAcceptable, "cannot close \"\(name)\": a transaction is open")
             }
             closed = true
@@ -161,8 +161,12 @@ public final class Database: @unchecked Sendable {
 
     public func commit() throws {
         try checkOpen()
+        defer {
+            // A failed outermost commit ends the transaction too.
+            let depth = store.transactionDepth
+            monitor.locked { ownTransactions = depth == 0 ? 0 : max(0, ownTransactions - 1) }
+        }
         try store.commit()
-        monitor.locked { ownTransactions = max(0, ownTransactions - 1) }
     }
 
     public func abort() throws {

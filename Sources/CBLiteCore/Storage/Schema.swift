@@ -5,7 +5,7 @@ enum Schema {
     static let base = """
     CREATE TABLE IF NOT EXISTS info(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS collections(
-        id INTEGER PRIMARY KEY,
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
         scope TEXT NOT NULL,
         name TEXT NOT NULL,
         last_seq INTEGER NOT NULL DEFAULT 0,
