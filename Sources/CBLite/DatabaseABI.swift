@@ -39,8 +39,11 @@ import CCBLite
 }
 
 @c @implementation public func cbl_db_exists(_ name: UnsafePointer<CChar>?, _ dir: UnsafePointer<CChar>?) -> Int32 {
-    guard let n = try? string(name, "name"), let d = try? optionalString(dir, "dir") else { return 0 }
-    return Database.exists(name: n, directory: d) ? 1 : 0
+    do {
+        return Database.exists(name: try string(name, "name"), directory: try optionalString(dir, "dir")) ? 1 : 0
+    } catch {
+        return 0
+    }
 }
 
 @c @implementation public func cbl_db_list(_ dir: UnsafePointer<CChar>?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {

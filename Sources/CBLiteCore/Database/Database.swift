@@ -161,12 +161,15 @@ public final class Database: @unchecked Sendable {
 
     public func commit() throws {
         try checkOpen()
-        defer {
-            // A failed outermost commit ends the transaction too.
-            let depth = store.transactionDepth
-            monitor.locked { ownTransactions = depth == 0 ? 0 : max(0, ownTransactions - 1) }
+        do {
+            try store.commit()
+        } catch let e as CBLError where e.status == .notAcceptable {
+            throw e                      // not this thread's transaction: nothing changed
+        } catch {
+            monitor.locked { ownTransactions = 0 }   // a failed outermost commit rolled back
+            throw error
         }
-        try store.commit()
+        monitor.locked { ownTransactions = max(0, ownTransactions - 1) }
     }
 
     public func abort() throws {
