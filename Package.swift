@@ -42,7 +42,7 @@ let package = Package(
             name: "CSQLCipher",
             path: "Sources/CSQLCipher",
             exclude: ["generate.sh"],
-            sources: ["sqlite3.c"],
+            sources: ["sqlite3.c", "codec_shim.c"],
             publicHeadersPath: "include",
             cSettings: sqlcipherDefines,
             linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("m")]

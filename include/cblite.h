@@ -157,7 +157,11 @@ cbl_status cbl_default_directory(char** out_path, cbl_error* err);
  * options_json (optional, NULL = defaults), an object with:
  *   "create": bool (default true) — false: 404 when the database does not exist;
  *   "busy_timeout_ms": integer (default 10000) — how long a write waits for the lock
- *                       held by another handle or process before failing with 503.
+ *                       held by another handle or process before failing with 503;
+ *   "encryption_key": {"password": "..."} or {"raw_hex": "<64 hex digits>"} — opens (or
+ *                       creates) an encrypted database: SQLCipher, AES-256; a password is
+ *                       stretched by SQLCipher's PBKDF2, a raw key is used as is.
+ *                       A missing or wrong key fails with 401 and touches no file.
  * Several handles may be open on one database at once, in one process or several;
  * handles in one process share notifications.
  * Errors: 400 (bad name/options), 404 (absent and create=false), 401 (encrypted
@@ -222,6 +226,18 @@ cbl_status cbl_db_abort(cbl_db* db, cbl_error* err);
 typedef int (*cbl_transaction_fn)(void* context);
 cbl_status cbl_db_in_transaction(cbl_db* db, cbl_transaction_fn body, void* context,
                                  cbl_error* err);
+
+/* Changes the encryption key: key_json is {"password": ...} or {"raw_hex": ...} as in
+ * cbl_db_open's options, or NULL to remove encryption (on a plain database a key adds
+ * it). Every document (and attachment) is re-written under the new key into a new file
+ * that atomically replaces the old one; afterwards only the new key (or none) opens the
+ * database. All handles of this process follow the change; no other process may have the
+ * database open meanwhile. The key never appears in logs or messages.
+ * Errors: 400 (bad key JSON), 406 inside a transaction, 503, 500. */
+cbl_status cbl_db_change_encryption_key(cbl_db* db, const char* key_json, cbl_error* err);
+
+/* 1 when the database is encrypted, 0 when not or for an invalid handle. */
+int cbl_db_is_encrypted(cbl_db* db);
 
 /* Maintenance. compact: drops bodies of non-leaf revisions, purges expired documents and
  * shrinks the file (VACUUM). optimize: refreshes the query planner's statistics.

@@ -162,3 +162,18 @@ import CCBLite
 @c @implementation public func cbl_db_wait_notifications(_ db: OpaquePointer?, _ timeout: UInt32, _ err: ErrorOut?) -> cbl_status {
     abiCall(err) { try database(db).waitForNotifications(timeoutMs: Int(timeout)) }
 }
+
+// MARK: encryption
+
+@c @implementation public func cbl_db_change_encryption_key(_ db: OpaquePointer?, _ keyJSON: UnsafePointer<CChar>?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) {
+        let d = try database(db)
+        let key = try optionalString(keyJSON, "key_json").map { try EncryptionKey(jsonText: $0) }
+        try d.changeEncryptionKey(key)
+    }
+}
+
+@c @implementation public func cbl_db_is_encrypted(_ db: OpaquePointer?) -> Int32 {
+    guard let d = try? database(db), !d.isClosed else { return 0 }
+    return d.isEncrypted ? 1 : 0
+}

@@ -2,6 +2,7 @@
 public struct OpenOptions: Sendable {
     public var create = true
     public var busyTimeoutMs = 10_000
+    public var encryptionKey: EncryptionKey?
 
     public init() {}
 
@@ -18,6 +19,8 @@ public struct OpenOptions: Sendable {
                     throw CBLError.badRequest("option \"busy_timeout_ms\" must be an integer from 0 to 3600000")
                 }
                 busyTimeoutMs = Int(i)
+            case "encryption_key":
+                encryptionKey = v.isNull ? nil : try EncryptionKey(json: v)
             default:
                 throw CBLError.badRequest("unknown option \"\(k)\"")
             }
@@ -48,7 +51,15 @@ public final class Database: @unchecked Sendable {
             guard options.create else { throw CBLError.notFound("database \"\(name)\" does not exist in \(dir)") }
             try FileSystem.createDirectory(bundle)
         }
-        let store = try StoreRegistry.shared.acquire(bundlePath: bundle, create: options.create, busyTimeoutMs: options.busyTimeoutMs)
+        let store: Store
+        do {
+            store = try StoreRegistry.shared.acquire(bundlePath: bundle, create: options.create,
+                                                     busyTimeoutMs: options.busyTimeoutMs, key: options.encryptionKey)
+        } catch {
+            // A database this call created but could not initialise leaves nothing behind.
+            if !exists { try? FileSystem.remove(bundle) }
+            throw error
+        }
         let db = Database(name: name, directory: dir, store: store)
         do {
             try db.startExpiration()
@@ -150,6 +161,17 @@ public final class Database: @unchecked Sendable {
             throw error
         }
     }
+
+    /// Changes the encryption key (nil removes encryption; on a plain database a key adds
+    /// it). Every handle of this process follows; no other process may have it open.
+    public func changeEncryptionKey(_ key: EncryptionKey?) throws {
+        try checkOpen()
+        if store.transactionDepth > 0 { throw CBLError(.notAcceptable, "cannot change the key inside a transaction") }
+        try store.changeKey(key)
+        Loggers.database.info("changed the encryption of \(name)")
+    }
+
+    public var isEncrypted: Bool { store.key != nil }
 
     // MARK: transactions
 

@@ -5,14 +5,19 @@ final class StoreRegistry: @unchecked Sendable {
     private let monitor = Monitor()
     private var stores: [String: (store: Store, handles: Int)] = [:]
 
-    func acquire(bundlePath: String, create: Bool, busyTimeoutMs: Int) throws -> Store {
+    func acquire(bundlePath: String, create: Bool, busyTimeoutMs: Int, key: EncryptionKey?) throws -> Store {
         try monitor.locked {
             if let entry = stores[bundlePath] {
+                // Handles share the open file: a second handle must know the same key.
+                guard entry.store.key == key else {
+                    throw CBLError(.unauthorized, key == nil ? "the database is encrypted: an encryption key is required"
+                                                             : "wrong encryption key")
+                }
                 stores[bundlePath] = (entry.store, entry.handles + 1)
                 return entry.store
             }
             let store = try Store(bundlePath: bundlePath, filePath: bundlePath + "/" + DatabaseName.sqliteFile,
-                                  create: create, busyTimeoutMs: busyTimeoutMs)
+                                  create: create, busyTimeoutMs: busyTimeoutMs, key: key)
             stores[bundlePath] = (store, 1)
             return store
         }

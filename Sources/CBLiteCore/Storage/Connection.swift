@@ -7,7 +7,8 @@ public final class Connection {
     private var cache: [String: Statement] = [:]
     public let path: String
 
-    public init(path: String, create: Bool, busyTimeoutMs: Int) throws {
+    // Once `db` is set, a throwing init still runs deinit, which closes the handle.
+    public init(path: String, create: Bool, busyTimeoutMs: Int, key: EncryptionKey? = nil) throws {
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0)
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
@@ -20,12 +21,29 @@ public final class Connection {
         self.path = path
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, Int32(clamping: busyTimeoutMs))
+        // SQLCipher would print decryption failures (a wrong key) to stderr; the caller
+        // gets a clear 401 instead.
+        _ = sqlite3_exec(db, "PRAGMA cipher_log_level = NONE", nil, nil, nil)
+        if let key {
+            let material = key.sqlcipherKeyBytes
+            let rc = material.withUnsafeBytes { cblite_sqlcipher_key(db, $0.baseAddress, Int32($0.count)) }
+            if rc != SQLITE_OK {
+                throw CBLError(.internalError, "could not apply the encryption key", detail: rc)
+            }
+        }
         // Refuse to run without a working codec: a database we believe encrypted must
         // never be written in plaintext by a replaced SQLite (DESIGN §8).
         let codec = try? queryString("PRAGMA cipher_version")
         guard let codec, !codec.isEmpty else {
-            sqlite3_close_v2(db)
             throw CBLError.internalError("SQLCipher codec is not available in this build")
+        }
+        // The first read tells a wrong (or missing) key: SQLITE_NOTADB, mapped to 401.
+        do {
+            _ = try queryInt("SELECT count(*) FROM sqlite_master")
+        } catch let e as CBLError where e.status == .unauthorized {
+            throw CBLError(.unauthorized, key == nil
+                ? "the database is encrypted (or is not a database): an encryption key is required"
+                : "wrong encryption key (or the database is not encrypted, or not a database)", detail: e.detail)
         }
     }
 

@@ -12,7 +12,9 @@ public final class Store: @unchecked Sendable {
     let notifier = ChangeNotifier()
     let validators = ValidatorRegistry()
 
-    private let writer: Connection
+    private var writer: Connection
+    /// The encryption key every connection is opened with (nil: unencrypted).
+    private(set) var key: EncryptionKey?
     private let monitor = Monitor()         // guards the fields below
     private var owner: ThreadID?
     private var depth = 0
@@ -24,11 +26,12 @@ public final class Store: @unchecked Sendable {
     private var deletedCollections = Set<Int64>()
     var expiration: ExpirationTimer?
 
-    init(bundlePath: String, filePath: String, create: Bool, busyTimeoutMs: Int) throws {
+    init(bundlePath: String, filePath: String, create: Bool, busyTimeoutMs: Int, key: EncryptionKey?) throws {
         self.bundlePath = bundlePath
         self.filePath = filePath
         self.busyTimeoutMs = busyTimeoutMs
-        writer = try Connection(path: filePath, create: create, busyTimeoutMs: busyTimeoutMs)
+        self.key = key
+        writer = try Connection(path: filePath, create: create, busyTimeoutMs: busyTimeoutMs, key: key)
         try writer.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
         try writer.exec("BEGIN IMMEDIATE")
         do {
@@ -167,7 +170,7 @@ public final class Store: @unchecked Sendable {
         let conn: Connection = try monitor.locked {
             if closed { throw CBLError.badRequest("database is closed") }
             return readers.popLast()
-        } ?? Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs)
+        } ?? Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key)
         defer { monitor.locked { if !closed { readers.append(conn) } } }
         return try body(conn)
     }
@@ -187,6 +190,48 @@ public final class Store: @unchecked Sendable {
             closed = true
             readers.removeAll()
             monitor.broadcast()
+        }
+    }
+
+    // MARK: encryption
+
+    /// Re-encrypts the database with `newKey` (nil: decrypts it): exports every table into
+    /// a new file keyed with `newKey` (sqlcipher_export), then atomically replaces the
+    /// old file and reopens. The old file stays intact until the rename.
+    func changeKey(_ newKey: EncryptionKey?) throws {
+        try exclusive { conn in
+            let temp = filePath + ".rekey"
+            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileSystem.remove(temp + suffix) }
+            try conn.exec("PRAGMA wal_checkpoint(TRUNCATE)")
+            let attach = try conn.prepareUncached("ATTACH DATABASE ? AS rekeyed KEY ?")
+            attach.bind(1, temp)
+            attach.bindText(2, newKey?.sqlcipherKeyBytes ?? [])
+            try attach.run()
+            do {
+                let export = try conn.prepareUncached("SELECT sqlcipher_export('rekeyed')")
+                _ = try export.step()
+                export.reset()
+                let version = try conn.queryInt("PRAGMA user_version") ?? 0
+                try conn.exec("PRAGMA rekeyed.user_version = \(version)")
+                try conn.exec("DETACH DATABASE rekeyed")
+            } catch {
+                try? conn.exec("DETACH DATABASE rekeyed")
+                try? FileSystem.remove(temp)
+                throw error
+            }
+            // Swap files with no connection open on the old one.
+            monitor.locked { readers.removeAll() }
+            writer = try Connection(path: ":memory:", create: true, busyTimeoutMs: 0)
+            do {
+                for suffix in ["-wal", "-shm"] { try? FileSystem.remove(filePath + suffix) }
+                try FileSystem.rename(temp, filePath)
+            } catch {
+                writer = try Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key)
+                throw error
+            }
+            key = newKey
+            writer = try Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: newKey)
+            try writer.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
         }
     }
 

@@ -1,0 +1,11 @@
+/* Codec entry points of the compiled-in SQLCipher, declared for Swift (sqlite3.h only
+ * declares them when SQLITE_HAS_CODEC is defined, which importers do not see). */
+#ifndef CBLITE_SQLCIPHER_H
+#define CBLITE_SQLCIPHER_H
+#include "sqlite3.h"
+
+/* Applies the key to a freshly opened connection: sqlite3_key. A raw 256-bit key is
+ * passed in SQLCipher's blob-literal form x'<64 hex digits>'. */
+int cblite_sqlcipher_key(sqlite3* db, const void* key, int length);
+
+#endif
