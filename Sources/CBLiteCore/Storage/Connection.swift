@@ -47,7 +47,14 @@ public final class Connection {
         }
     }
 
-    deinit {
+    private var isOpen = true
+
+    deinit { close() }
+
+    /// Finalizes the cached statements and closes the handle (idempotent).
+    public func close() {
+        guard isOpen else { return }
+        isOpen = false
         cache.removeAll()
         sqlite3_close_v2(db)
     }

@@ -186,11 +186,13 @@ public final class Store: @unchecked Sendable {
     func close() {
         expiration?.stop()
         expiration = nil
-        monitor.locked {
+        let writerToClose: Connection? = monitor.locked {
             closed = true
             readers.removeAll()
             monitor.broadcast()
+            return owner == nil ? writer : nil     // an open transaction keeps it until deinit
         }
+        writerToClose?.close()                    // releases the file (WAL checkpoint) now
     }
 
     // MARK: encryption
