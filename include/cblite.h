@@ -356,8 +356,10 @@ cbl_status cbl_doc_put(cbl_collection* coll, const char* doc_id, const char* bod
                        char** out_rev_id, cbl_error* err);
 
 /* Deletes a document by writing a tombstone revision on `parent_rev_id` (NULL: the
- * current revision). out_rev_id (optional) receives the tombstone's ID. Errors: 404
- * (absent or already deleted), 409 (parent not current), 403, 400. */
+ * current revision). Any undeleted leaf may be named: deleting the losing leaves of a
+ * conflict resolves it. out_rev_id (optional) receives the tombstone's ID. Errors: 404
+ * (absent, already deleted, or the named leaf is a tombstone), 409 (the named revision
+ * is unknown or not a leaf), 403, 400. */
 cbl_status cbl_doc_delete(cbl_collection* coll, const char* doc_id,
                           const char* parent_rev_id, char** out_rev_id, cbl_error* err);
 

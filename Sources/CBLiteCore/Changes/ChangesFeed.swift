@@ -35,63 +35,86 @@ public struct ChangeEntry: Sendable {
 }
 
 extension Collection {
-    public func changes(since: Int64, options: ChangesOptions = ChangesOptions()) throws -> [ChangeEntry] {
+    /// Scans the feed, calling `visit` with the positioned statement (columns: 0 sequence,
+    /// 1 docid, 2 flags, 3 revid, 4 body when needed) and, with allRevs, every leaf.
+    private func scanChanges(since: Int64, options: ChangesOptions, _ visit: (Statement, [String]?) throws -> Void) throws {
         try check()
-        let needTree = options.allRevs
-        let cols = "sequence, docid, flags, revid" + (options.includeDocs || needTree ? ", body" : ", NULL") + (needTree ? ", revtree" : ", NULL")
+        let needBody = options.includeDocs || options.allRevs
+        let cols = "sequence, docid, flags, revid" + (needBody ? ", body" : ", NULL") + (options.allRevs ? ", revtree" : ", NULL")
         let order = options.descending ? "DESC" : "ASC"
-        return try mapMissingTable {
+        try mapMissingTable {
             try store.read { conn in
                 let s = try conn.prepare("SELECT \(cols) FROM \(table) WHERE sequence > ? ORDER BY sequence \(order) LIMIT ?")
                 defer { s.reset() }
                 s.bind(1, since).bind(2, options.limit)
-                var out: [ChangeEntry] = []
                 while try s.step() {
-                    let docID = s.string(1) ?? ""
-                    let flags = DocFlags(rawValue: s.int(2))
-                    let rev = s.string(3) ?? ""
-                    var revs = [rev]
-                    var body: [UInt8]? = nil
-                    if options.includeDocs || needTree { body = s.bytes(4) }
-                    if needTree, !s.isNull(5), let r = RevID(rev) {
-                        let (tree, current) = try RevTree.decode(s.bytes(5), current: r, currentDeleted: flags.contains(.deleted), currentBody: body)
-                        revs += tree.leafIndexes.filter { $0 != current }.map { tree.nodes[$0].rev.string }.sorted().reversed()
+                    var revs: [String]? = nil
+                    if options.allRevs {
+                        let rev = s.string(3) ?? ""
+                        revs = [rev]
+                        if !s.isNull(5), let r = RevID(rev) {
+                            let flags = DocFlags(rawValue: s.int(2))
+                            let (tree, current) = try RevTree.decode(s.bytes(5), current: r, currentDeleted: flags.contains(.deleted),
+                                                                     currentBody: nil)
+                            revs! += tree.leafIndexes.filter { $0 != current }.map { tree.nodes[$0].rev.string }.sorted().reversed()
+                        }
                     }
-                    let doc = options.includeDocs
-                        ? DocumentJSON.render(docID: docID, rev: rev, deleted: flags.contains(.deleted), body: body) : nil
-                    out.append(ChangeEntry(sequence: s.int(0), docID: docID, revs: revs, deleted: flags.contains(.deleted), doc: doc))
+                    try visit(s, revs)
                 }
-                return out
             }
         }
     }
 
-    /// The feed as CouchDB-style JSON: {"results":[...],"last_seq":n}.
+    public func changes(since: Int64, options: ChangesOptions = ChangesOptions()) throws -> [ChangeEntry] {
+        var out: [ChangeEntry] = []
+        try scanChanges(since: since, options: options) { s, revs in
+            let docID = s.string(1) ?? ""
+            let rev = s.string(3) ?? ""
+            let deleted = DocFlags(rawValue: s.int(2)).contains(.deleted)
+            let doc = options.includeDocs ? DocumentJSON.render(docID: docID, rev: rev, deleted: deleted, body: s.bytes(4)) : nil
+            out.append(ChangeEntry(sequence: s.int(0), docID: docID, revs: revs ?? [rev], deleted: deleted, doc: doc))
+        }
+        return out
+    }
+
+    /// The feed as CouchDB-style JSON: {"results":[...],"last_seq":n}, written straight
+    /// from the rows.
     public func changesJSON(since: Int64, options: ChangesOptions = ChangesOptions()) throws -> [UInt8] {
-        let entries = try changes(since: since, options: options)
-        var w = JSONWriter(capacity: entries.count * 96 + 32)
+        var w = JSONWriter(capacity: 4096)
+        var first = true
+        var firstSeq: Int64? = nil
+        var lastSeq = since
         w.append("{\"results\":[")
-        for (i, e) in entries.enumerated() {
-            if i > 0 { w.appendByte(UInt8(ascii: ",")) }
-            w.append("{\"seq\":\(e.sequence),\"id\":")
-            w.writeString(e.docID)
+        try scanChanges(since: since, options: options) { s, revs in
+            if !first { w.appendByte(UInt8(ascii: ",")) }
+            first = false
+            let seq = s.int(0)
+            if firstSeq == nil { firstSeq = seq }
+            lastSeq = seq
+            w.append("{\"seq\":\(seq),\"id\":")
+            s.withBytes(1) { w.writeString(utf8: $0) }
             w.append(",\"changes\":[")
-            for (j, r) in e.revs.enumerated() {
-                if j > 0 { w.appendByte(UInt8(ascii: ",")) }
+            if let revs {
+                for (j, r) in revs.enumerated() {
+                    w.append(j > 0 ? ",{\"rev\":" : "{\"rev\":")
+                    w.writeString(r)
+                    w.appendByte(UInt8(ascii: "}"))
+                }
+            } else {
                 w.append("{\"rev\":")
-                w.writeString(r)
+                s.withBytes(3) { w.writeString(utf8: $0) }
                 w.appendByte(UInt8(ascii: "}"))
             }
             w.appendByte(UInt8(ascii: "]"))
-            if e.deleted { w.append(",\"deleted\":true") }
-            if let d = e.doc {
+            let deleted = DocFlags(rawValue: s.int(2)).contains(.deleted)
+            if deleted { w.append(",\"deleted\":true") }
+            if options.includeDocs {
                 w.append(",\"doc\":")
-                w.appendRaw(d)
+                w.appendRaw(DocumentJSON.render(docID: s.string(1) ?? "", rev: s.string(3) ?? "", deleted: deleted, body: s.bytes(4)))
             }
             w.appendByte(UInt8(ascii: "}"))
         }
-        let last = entries.last?.sequence ?? since
-        w.append("],\"last_seq\":\(options.descending ? (entries.first?.sequence ?? since) : last)}")
+        w.append("],\"last_seq\":\(options.descending ? (firstSeq ?? since) : lastSeq)}")
         return w.bytes
     }
 

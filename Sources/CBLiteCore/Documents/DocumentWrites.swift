@@ -33,7 +33,7 @@ extension Collection {
         }
         let content = body
         let rev: RevID = try mapMissingTable {
-            try store.write { conn, txn in
+            try store.write(savepoint: false) { conn, txn in
                 try saveNew(conn, txn, docID: docID, body: content, parent: parent, allowConflict: allowConflict)
             }
         }
@@ -51,13 +51,22 @@ extension Collection {
         }
         let body = DocumentBody(canonical: Array("{}".utf8), deleted: true)
         let rev: RevID = try mapMissingTable {
-            try store.write { conn, txn in
+            try store.write(savepoint: false) { conn, txn in
                 guard let row = try DocumentRow.load(conn, table: table, docID: docID) else {
                     throw CBLError.notFound("document \"\(docID)\" does not exist")
                 }
-                if parentRev == nil && row.deleted { throw CBLError.notFound("document \"\(docID)\" is already deleted") }
-                return try saveNew(conn, txn, docID: docID, body: body, parent: parentRev ?? row.revID,
-                                   allowConflict: false, row: row)
+                let target = parentRev ?? row.revID
+                // Any leaf may be deleted (that is how a losing conflict is resolved); a
+                // tombstone cannot be deleted again, and an inner revision is a conflict.
+                let (tree, _) = try row.tree()
+                guard let index = tree.index(of: target) else {
+                    throw CBLError.conflict("revision \(target) of \"\(docID)\" is unknown")
+                }
+                if tree.nodes[index].deleted { throw CBLError.notFound("document \"\(docID)\" is already deleted") }
+                guard tree.isLeaf(index) else {
+                    throw CBLError.conflict("document update conflict: \(target) is not a current revision of \"\(docID)\"")
+                }
+                return try saveNew(conn, txn, docID: docID, body: body, parent: target, allowConflict: true, row: row)
             }
         }
         return rev.string
@@ -106,7 +115,7 @@ extension Collection {
         }
         if let r = body.rev, r != revs[0] { throw CBLError.badRequest("\"_rev\" in the body differs from history[0]") }
         return try mapMissingTable {
-            try store.write { conn, txn in
+            try store.write(savepoint: false) { conn, txn in
                 let row = try DocumentRow.load(conn, table: table, docID: docID)
                 var tree: RevTree
                 var oldCurrent: Int?
@@ -137,7 +146,7 @@ extension Collection {
         try check()
         try DocumentBody.validateDocID(docID)
         try mapMissingTable {
-            try store.write { conn, txn in try purgeRow(conn, txn, docID: docID) }
+            try store.write(savepoint: false) { conn, txn in try purgeRow(conn, txn, docID: docID) }
         }
     }
 
@@ -245,7 +254,7 @@ extension Collection {
         if hasAttachments || (oldRow?.flags.contains(.hasAttachments) ?? false) { flags.insert(.hasAttachments) }
         let wasLive = oldRow.map { !$0.deleted } ?? false
         let countDelta = Int64(winner.deleted ? 0 : 1) - Int64(wasLive ? 1 : 0)
-        let seq = try txn.nextSequence(id, countDelta: countDelta, conn)
+        let seq = try txn.meta(id, conn).lastSeq + 1      // taken only once the row is written
         let encoded = tree.encode(omitBodyOf: w)
         if oldRow != nil {
             let s = try conn.prepare("UPDATE \(table) SET sequence=?, flags=?, revid=?, body=?, revtree=? WHERE docid=?")
@@ -258,6 +267,7 @@ extension Collection {
                 .bindText(5, winner.body).bindBlob(6, encoded)
             try s.run()
         }
+        _ = try txn.nextSequence(id, countDelta: countDelta, conn)
         txn.changes.append(ChangeEvent(collectionID: id, docID: docID, revID: winner.rev.string, sequence: seq,
                                        deleted: winner.deleted, external: external))
     }

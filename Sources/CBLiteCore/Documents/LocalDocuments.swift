@@ -50,7 +50,7 @@ extension Collection {
             s.reset()
             switch (current, parentN) {
             case (nil, nil): break
-            case (nil, .some): throw CBLError.notFound("local document \"\(id)\" does not exist")
+            case (nil, .some): throw CBLError.conflict("local document \"\(id)\" does not exist, so it has no revision to update")
             case (.some, nil): throw CBLError.conflict("local document \"\(id)\" already exists")
             case (.some(let c), .some(let p)) where c != p:
                 throw CBLError.conflict("local document update conflict: \(Collection.localRev(p)) is not current")

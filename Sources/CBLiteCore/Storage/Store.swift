@@ -84,7 +84,7 @@ public final class Store: @unchecked Sendable {
         try acquire()
         if monitor.locked({ depth }) == 1 {
             do {
-                try writer.exec("BEGIN IMMEDIATE")
+                try writer.prepare("BEGIN IMMEDIATE").run()
             } catch {
                 releaseAll()
                 throw error
@@ -110,7 +110,7 @@ public final class Store: @unchecked Sendable {
         let state = txn
         do {
             if let state { try state.flushCollectionMeta(writer) }
-            try writer.exec("COMMIT")
+            try writer.prepare("COMMIT").run()
         } catch {
             try? writer.exec("ROLLBACK")
             txn = nil
@@ -136,13 +136,17 @@ public final class Store: @unchecked Sendable {
 
     /// Runs `body` as one atomic write: its own transaction, or a savepoint inside the
     /// caller's transaction (so a failed operation leaves no trace in it either).
-    func write<T>(_ body: (Connection, TransactionState) throws -> T) throws -> T {
+    /// `savepoint: false` is for operations whose only change is their last statement
+    /// (a failure before it writes nothing, and SQLite undoes a failed statement): they
+    /// skip the savepoint's two extra statements on the hot path of batched saves.
+    func write<T>(savepoint: Bool = true, _ body: (Connection, TransactionState) throws -> T) throws -> T {
         if ownedByCurrentThread, let state = txn {
+            if !savepoint { return try body(writer, state) }
             let snapshot = state.snapshot()
-            try writer.exec("SAVEPOINT op")
+            try writer.prepare("SAVEPOINT op").run()
             do {
                 let r = try body(writer, state)
-                try writer.exec("RELEASE op")
+                try writer.prepare("RELEASE op").run()
                 return r
             } catch {
                 try? writer.exec("ROLLBACK TO op")
