@@ -19,14 +19,14 @@ BENCH_COMMIT    = $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown
 # The baseline compiles the very SQLCipher amalgamation the library compiles, with the
 # defines of Package.swift's `sqlcipherDefines` (read from Package.swift so they cannot
 # drift), with the toolchain's clang as SwiftPM does (cc when there is none), no key.
-BENCH_SQLITE_DEFINES := $(shell sed -n '/^let sqlcipherDefines/,/^]/p' Package.swift 2>/dev/null | \
+BENCH_SQLITE_DEFINES = $(shell sed -n '/^let sqlcipherDefines/,/^]/p' Package.swift 2>/dev/null | \
     sed -nE -e 's/^[[:space:]]*\.define\("([A-Za-z0-9_]+)", *to: *"([^"]*)"\).*/-D\1=\2/p' \
                 -e 's/^[[:space:]]*\.define\("([A-Za-z0-9_]+)"\).*/-D\1/p')
-BENCH_SQLITE_UNSAFE  := $(shell sed -n '/^let sqlcipherDefines/,/^]/p' Package.swift 2>/dev/null | \
+BENCH_SQLITE_UNSAFE  = $(shell sed -n '/^let sqlcipherDefines/,/^]/p' Package.swift 2>/dev/null | \
     sed -nE 's/.*unsafeFlags\(\[(.*)\]\).*/\1/p' | tr -d '",')
-BENCH_SWIFT_CLANG    := $(wildcard $(dir $(shell command -v $(SWIFT) 2>/dev/null))clang)
+BENCH_SWIFT_CLANG    = $(wildcard $(dir $(shell command -v $(SWIFT) 2>/dev/null))clang)
 BENCH_SQLITE_CC      ?= $(if $(BENCH_SWIFT_CLANG),$(BENCH_SWIFT_CLANG),$(CC))
-BENCH_SQLITE_CFLAGS  := $(BENCH_SQLITE_DEFINES) \
+BENCH_SQLITE_CFLAGS  = $(BENCH_SQLITE_DEFINES) \
     $(if $(BENCH_SWIFT_CLANG),$(BENCH_SQLITE_UNSAFE),$(filter-out -Wno-everything,$(BENCH_SQLITE_UNSAFE)) -w) \
     -fPIC -ISources/CSQLCipher/include
 
@@ -34,7 +34,7 @@ BENCH_COMMON_SRC := bench/bench_common.c bench/bench_common.h
 
 .PHONY: bench bench-baseline bench-bins profile bench-clean
 
-$(BENCH_OUT)/sqlite3.o: $(AMALGAMATION) Package.swift bench/bench.mk
+$(BENCH_OUT)/sqlite3.o: $(AMALGAMATION) Package.swift
 	@mkdir -p $(BENCH_OUT)
 	@test -n "$(BENCH_SQLITE_DEFINES)" || { echo "bench: no sqlcipherDefines found in Package.swift"; exit 1; }
 	@echo "bench: compiling the SQLCipher amalgamation with $(BENCH_SQLITE_CC) $(BENCH_SQLITE_DEFINES) $(BENCH_SQLITE_UNSAFE)"
@@ -72,49 +72,22 @@ bench-baseline: $(AMALGAMATION) $(BENCH_OUT)/bench $(BENCH_OUT)/bench_sqlite
 	  --baseline $(BENCH_OUT)/bench_sqlite --data $(BENCH_OUT)/data \
 	  --json bench/results/baseline.json --commit "$(BENCH_COMMIT)"
 
-# Callgrind on the cblite side. The profiled library is the unstripped build of the same
-# sources (.build/release/libcblite.so) when it exists, so Swift functions have names;
-# otherwise the stripped one (only cbl_* and SQLite-internal costs then show as ???).
-# Run 1: the whole run (top 25, self cost; then the phases' inclusive cost).
-# Run 2: one dump per phase (the bench calls CALLGRIND_DUMP_STATS_AT after each phase).
+# Callgrind on the cblite side (bench/profile.sh): one run with PROFILE_N docs; the top
+# functions of the whole run (self and inclusive cost), then of each phase (a second run
+# that dumps once per phase); perf stat too when the machine has hardware counters.
+# The profiled library is the unstripped build of the same sources
+# (.build/release/libcblite.so) when it exists, so that Swift functions have names;
+# otherwise the shipped, stripped one (Swift internals then show as ???). Its DWARF is
+# dropped (valgrind 3.19 cannot read clang's DWARF 5); the symbol table is enough.
 PROFILE_OUT := $(BENCH_OUT)/profile
-CALLGRIND   := valgrind --tool=callgrind --dump-instr=no --collect-jumps=no
-DEMANGLE    := $(if $(shell command -v swift-demangle 2>/dev/null),swift-demangle --simplified,$(if $(shell command -v $(SWIFT) 2>/dev/null),$(SWIFT) demangle --simplified,cat))
 profile: lib $(AMALGAMATION) $(BENCH_OUT)/bench_cblite
-	@command -v valgrind >/dev/null || { echo "profile: valgrind is not installed"; exit 1; }
-	@rm -rf $(PROFILE_OUT) && mkdir -p $(PROFILE_OUT)/lib $(PROFILE_OUT)/data
-	@if [ -f .build/release/libcblite.so ]; then cp .build/release/libcblite.so $(PROFILE_OUT)/lib/$(SO_NAME); \
-	  echo "profile: library .build/release/libcblite.so (unstripped, $$(stat -c %y .build/release/libcblite.so | cut -c1-19))"; \
+	@rm -rf $(PROFILE_OUT) && mkdir -p $(PROFILE_OUT)/lib
+	@if [ -f .build/release/libcblite.so ] && ! ldd .build/release/libcblite.so 2>&1 | grep -q 'not found'; then \
+	  strip --strip-debug -o $(PROFILE_OUT)/lib/$(SO_NAME) .build/release/libcblite.so; \
+	  echo "profile: library .build/release/libcblite.so (symbols kept, DWARF dropped for valgrind; $$(stat -c %y .build/release/libcblite.so | cut -c1-19))"; \
 	else cp $(BUILD)/lib/$(SO_REAL) $(PROFILE_OUT)/lib/$(SO_NAME); \
 	  echo "profile: library $(BUILD)/lib/$(SO_REAL) (stripped: Swift internals show as ???)"; fi
-	@echo "profile: whole run, BENCH_N=$(PROFILE_N), 1 run, under callgrind..."
-	LD_LIBRARY_PATH=$(CURDIR)/$(PROFILE_OUT)/lib $(CALLGRIND) --callgrind-out-file=$(PROFILE_OUT)/callgrind.whole \
-	  $(BENCH_OUT)/bench_cblite --n $(PROFILE_N) --dir $(PROFILE_OUT)/data/whole > $(PROFILE_OUT)/whole.txt 2> $(PROFILE_OUT)/valgrind-whole.log \
-	  || { tail -20 $(PROFILE_OUT)/valgrind-whole.log; exit 1; }
-	@cat $(PROFILE_OUT)/whole.txt | grep '^phase' | awk '{printf "  %-12s %10.1f ms under callgrind\n", $$2, $$3}'
-	@echo; echo "== top 25 functions, self cost (Ir), whole run =="
-	@callgrind_annotate --inclusive=no $(PROFILE_OUT)/callgrind.whole 2>/dev/null | $(DEMANGLE) | \
-	  awk '/^-+$$/{d++} d>=3 && NF' | sed -n '2,26p' | cut -c1-220
-	@echo; echo "== top 25 functions, inclusive cost (Ir), whole run =="
-	@callgrind_annotate --inclusive=yes $(PROFILE_OUT)/callgrind.whole 2>/dev/null | $(DEMANGLE) | \
-	  awk '/^-+$$/{d++} d>=3 && NF' | sed -n '2,26p' | cut -c1-220
-	@echo; echo "profile: per phase (second run, one callgrind dump per phase)..."
-	LD_LIBRARY_PATH=$(CURDIR)/$(PROFILE_OUT)/lib $(CALLGRIND) --callgrind-out-file=$(PROFILE_OUT)/callgrind.phase \
-	  $(BENCH_OUT)/bench_cblite --n $(PROFILE_N) --dir $(PROFILE_OUT)/data/phases > $(PROFILE_OUT)/phases.txt 2> $(PROFILE_OUT)/valgrind-phases.log \
-	  || { tail -20 $(PROFILE_OUT)/valgrind-phases.log; exit 1; }
-	@for f in $$(ls $(PROFILE_OUT)/callgrind.phase.* 2>/dev/null | sort -t. -k3 -n); do \
-	  trig=$$(sed -n 's/^desc: Trigger: Client Request: //p' $$f | head -1); \
-	  case "$$trig" in phase-*) ;; *) continue;; esac; \
-	  echo; echo "== $${trig#phase-}: top 15 functions, self cost (Ir) =="; \
-	  callgrind_annotate --inclusive=no $$f 2>/dev/null | $(DEMANGLE) | \
-	    awk '/^-+$$/{d++} d>=3 && NF' | sed -n '1,16p' | cut -c1-220; \
-	done
-	@if perf stat -e instructions true >/dev/null 2>&1 && ! perf stat -e instructions true 2>&1 | grep -q 'not supported'; then \
-	  echo; echo "== perf stat, BENCH_N=$(PROFILE_N) =="; \
-	  perf stat -e task-clock,instructions,cycles,cache-misses $(BENCH_OUT)/bench_cblite --n $(PROFILE_N) --dir $(PROFILE_OUT)/data/perf >/dev/null; \
-	else echo; echo "profile: perf counters not available here (skipped)"; fi
-	@rm -rf $(PROFILE_OUT)/data
-	@echo; echo "profile: callgrind files in $(PROFILE_OUT) (callgrind_annotate <file> for more)"
+	bench/profile.sh $(BENCH_OUT)/bench_cblite $(PROFILE_OUT) $(PROFILE_N) $(CURDIR)/$(PROFILE_OUT)/lib
 
 bench-clean:
 	rm -rf $(BENCH_OUT)

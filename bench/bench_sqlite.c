@@ -200,20 +200,25 @@ int main(int argc, char** argv) {
         sqlite3_finalize(upd);
     }
 
-    /* 4. view build: an expression index on (age, id) for docs of type person; the first
-     * query (key = 42) is part of the build, as a view's first query builds its index. */
-    char sql[512];
-    snprintf(sql, sizeof sql,
-             "SELECT id, json_extract(body,'$.age') FROM docs WHERE %s AND json_extract(body,'$.age') = ?1 "
-             "ORDER BY id", VIEW_WHERE);
+    /* 4. view build: an expression index on (age, id) for live docs of type person; the
+     * first query (key = 42) is part of the build, as a view's first query builds its
+     * index. The queries read the index only: a row's key is the key asked for, and the
+     * reduce walks the distinct keys (skip scan) counting each, because SQLite 3.46 would
+     * otherwise re-parse every body to get the key out of an expression index. */
+    const char* KEY = "json_extract(body,'$.age')";
+    char q_sql[512], first_sql[512], next_sql[512], count_sql[512];
+    snprintf(q_sql, sizeof q_sql, "SELECT id FROM docs WHERE %s AND %s = ?1 ORDER BY id", VIEW_WHERE, KEY);
+    snprintf(first_sql, sizeof first_sql, "SELECT %s FROM docs WHERE %s ORDER BY %s LIMIT 1", KEY, VIEW_WHERE, KEY);
+    snprintf(next_sql, sizeof next_sql, "SELECT %s FROM docs WHERE %s AND %s > ?1 ORDER BY %s LIMIT 1",
+             KEY, VIEW_WHERE, KEY, KEY);
+    snprintf(count_sql, sizeof count_sql, "SELECT count(*) FROM docs WHERE %s AND %s = ?1", VIEW_WHERE, KEY);
     const int after_delete_for_view = 0; /* the view phases run before the delete phase */
     if (o.phases[PH_VIEW_BUILD]) {
         char ddl[512];
-        snprintf(ddl, sizeof ddl,
-                 "CREATE INDEX docs_view_age ON docs(json_extract(body,'$.age'), id) WHERE %s", VIEW_WHERE);
+        snprintf(ddl, sizeof ddl, "CREATE INDEX docs_view_age ON docs(%s, id) WHERE %s", KEY, VIEW_WHERE);
         bench_phase_begin(&s, PH_VIEW_BUILD);
         exec(ddl);
-        sqlite3_stmt* q = prep(sql);
+        sqlite3_stmt* q = prep(q_sql);
         sqlite3_bind_int(q, 1, BENCH_VIEW_KEY);
         long rows = 0;
         while (step(q) == SQLITE_ROW) rows++;
@@ -226,12 +231,10 @@ int main(int argc, char** argv) {
     /* 5. view query: key = 42, 100 times; then _count grouped by age */
     if (o.phases[PH_VIEW_QUERY]) {
         if (!o.phases[PH_VIEW_BUILD]) bench_die("baseline: view_query needs view_build");
-        sqlite3_stmt* q = prep(sql);
-        char rsql[512];
-        snprintf(rsql, sizeof rsql,
-                 "SELECT json_extract(body,'$.age') AS k, count(*) FROM docs WHERE %s GROUP BY k ORDER BY k",
-                 VIEW_WHERE);
-        sqlite3_stmt* r = prep(rsql);
+        sqlite3_stmt* q = prep(q_sql);
+        sqlite3_stmt* first = prep(first_sql);
+        sqlite3_stmt* next = prep(next_sql);
+        sqlite3_stmt* cnt = prep(count_sql);
         long rows = 0, groups = 0, total = 0;
         bench_phase_begin(&s, PH_VIEW_QUERY);
         for (int k = 0; k < BENCH_VIEW_QUERIES; k++) {
@@ -242,11 +245,19 @@ int main(int argc, char** argv) {
             }
             done(q);
         }
-        while (step(r) == SQLITE_ROW) {
+        sqlite3_value* key = NULL;
+        if (step(first) == SQLITE_ROW) key = sqlite3_value_dup(sqlite3_column_value(first, 0));
+        done(first);
+        while (key) {
+            sqlite3_bind_value(cnt, 1, key);
+            if (step(cnt) == SQLITE_ROW) total += sqlite3_column_int64(cnt, 0);
+            done(cnt);
             groups++;
-            total += sqlite3_column_int64(r, 1);
+            sqlite3_bind_value(next, 1, key);
+            sqlite3_value_free(key);
+            key = step(next) == SQLITE_ROW ? sqlite3_value_dup(sqlite3_column_value(next, 0)) : NULL;
+            done(next);
         }
-        done(r);
         bench_phase_end(&s, BENCH_VIEW_QUERIES + 1);
         long want = bench_expected_key_count(n, BENCH_VIEW_KEY, after_delete_for_view) * BENCH_VIEW_QUERIES;
         long wantg = bench_expected_groups(n, after_delete_for_view);
@@ -254,7 +265,9 @@ int main(int argc, char** argv) {
             bench_check("view_query", "%ld rows (expected %ld), %ld groups (expected %ld) counting %ld docs (expected %ld)",
                         rows, want, groups, wantg, total, n);
         sqlite3_finalize(q);
-        sqlite3_finalize(r);
+        sqlite3_finalize(first);
+        sqlite3_finalize(next);
+        sqlite3_finalize(cnt);
     }
 
     /* 6. delete: every 10th document (i % 10 == 5), tombstones */

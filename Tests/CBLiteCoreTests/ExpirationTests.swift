@@ -1,0 +1,124 @@
+import XCTest
+import Foundation
+@testable import CBLiteCore
+
+final class ExpirationTests: CBLTestCase {
+    /// Polls `condition` every 50 ms for at most `seconds`; returns whether it became true.
+    private func poll(seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(50_000)
+        }
+        return condition()
+    }
+
+    private func isPurged(_ c: Collection, _ id: String) -> Bool {
+        do {
+            _ = try c.get(docID: id, options: .deleted)
+            return false
+        } catch let e as CBLError {
+            return e.status == .notFound
+        } catch { return false }
+    }
+
+    func testSetGetClear() throws {
+        let db = try open()
+        let c = try db.defaultCollection()
+        _ = try c.put(docID: "d", json: "{}", parent: nil)
+        XCTAssertEqual(try c.expiration(docID: "d"), 0, "none set")
+        let t = unixTimeNow() + 3600
+        try c.setExpiration(docID: "d", unixTime: t)
+        XCTAssertEqual(try c.expiration(docID: "d"), t)
+        try c.setExpiration(docID: "d", unixTime: t + 5)
+        XCTAssertEqual(try c.expiration(docID: "d"), t + 5)
+        try c.setExpiration(docID: "d", unixTime: 0)
+        XCTAssertEqual(try c.expiration(docID: "d"), 0, "0 clears")
+        assertStatus(.notFound, try c.setExpiration(docID: "absent", unixTime: t))
+        assertStatus(.notFound, try c.expiration(docID: "absent"))
+        assertStatus(.badRequest, try c.setExpiration(docID: "d", unixTime: -5))
+        assertStatus(.badRequest, try c.setExpiration(docID: "_x", unixTime: t))
+        // Setting an expiration is not a document change.
+        XCTAssertEqual(try c.lastSequence, 1)
+        XCTAssertEqual(try c.history(docID: "d", revID: nil).count, 1)
+        // It survives updates and reopening.
+        try c.setExpiration(docID: "d", unixTime: t)
+        let cur = try c.doc("d")["_rev"]!.stringValue!
+        _ = try c.put(docID: "d", json: #"{"v":2}"#, parent: cur)
+        XCTAssertEqual(try c.expiration(docID: "d"), t)
+        try db.close()
+        let again = try open()
+        XCTAssertEqual(try again.defaultCollection().expiration(docID: "d"), t)
+    }
+
+    func testExpiredDocumentsArePurgedWhileOpen() throws {
+        let db = try open()
+        let c = try db.defaultCollection()
+        let named = try db.createCollection(scope: "s", name: "named")
+        _ = try c.put(docID: "soon", json: "{}", parent: nil)
+        _ = try c.put(docID: "later", json: "{}", parent: nil)
+        _ = try c.put(docID: "never", json: "{}", parent: nil)
+        _ = try named.put(docID: "soon-too", json: "{}", parent: nil)
+        let t = try c.put(docID: "tomb", json: "{}", parent: nil)
+        _ = try c.delete(docID: "tomb", parent: t.revID)
+        let rec = ChangeRecorder()
+        let token = try c.addChangeListener(rec.callback)
+        defer { token.remove() }
+
+        try c.setExpiration(docID: "soon", unixTime: unixTimeNow() + 1)
+        try c.setExpiration(docID: "tomb", unixTime: unixTimeNow() + 1)
+        try named.setExpiration(docID: "soon-too", unixTime: unixTimeNow() + 1)
+        try c.setExpiration(docID: "later", unixTime: unixTimeNow() + 3600)
+
+        XCTAssertTrue(poll(seconds: 5) { isPurged(c, "soon") && isPurged(c, "tomb") && isPurged(named, "soon-too") },
+                      "expired documents are purged within a few seconds")
+        XCTAssertNoThrow(try c.get(docID: "later"))
+        XCTAssertNoThrow(try c.get(docID: "never"))
+        XCTAssertEqual(try c.count, 2)
+        XCTAssertEqual(try named.count, 0)
+        XCTAssertFalse(try c.changes(since: 0).contains { $0.docID == "soon" || $0.docID == "tomb" })
+        try db.waitForNotifications(timeoutMs: 10_000)
+        XCTAssertTrue(rec.events.contains { $0.docID == "soon" && $0.revID == "" && $0.deleted },
+                      "the purge is reported to listeners")
+        assertSound(db)
+    }
+
+    func testAlreadyExpiredIsPurgedPromptly() throws {
+        let db = try open()
+        let c = try db.defaultCollection()
+        _ = try c.put(docID: "past", json: "{}", parent: nil)
+        try c.setExpiration(docID: "past", unixTime: unixTimeNow() - 10)
+        XCTAssertTrue(poll(seconds: 5) { isPurged(c, "past") })
+    }
+
+    func testExpiredDocumentsArePurgedOnOpen() throws {
+        var db: Database? = try open()
+        let c = try db!.defaultCollection()
+        _ = try c.put(docID: "exp", json: "{}", parent: nil)
+        _ = try c.put(docID: "stay", json: "{}", parent: nil)
+        let when = unixTimeNow() + 2
+        try c.setExpiration(docID: "exp", unixTime: when)
+        try db!.close()
+        db = nil
+        // Wait (bounded) until the expiration time has passed while nothing is open.
+        XCTAssertTrue(poll(seconds: 5) { unixTimeNow() > when })
+        XCTAssertTrue(Database.exists(name: "db", directory: dir))
+        let reopened = try open()
+        let c2 = try reopened.defaultCollection()
+        // Purged by the time open returns.
+        assertStatus(.notFound, try c2.get(docID: "exp", options: .deleted))
+        XCTAssertNoThrow(try c2.get(docID: "stay"))
+        XCTAssertEqual(try c2.count, 1)
+        assertSound(reopened)
+    }
+
+    func testCompactPurgesExpired() throws {
+        let db = try open()
+        let c = try db.defaultCollection()
+        _ = try c.put(docID: "x", json: "{}", parent: nil)
+        try c.setExpiration(docID: "x", unixTime: 1)
+        try db.compact()
+        assertStatus(.notFound, try c.get(docID: "x", options: .deleted))
+        assertSound(db)
+    }
+}

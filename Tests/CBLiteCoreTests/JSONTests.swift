@@ -1,0 +1,198 @@
+import XCTest
+@testable import CBLiteCore
+
+final class JSONTests: XCTestCase {
+    private func parseBytes(_ bytes: [UInt8]) throws -> JSONValue {
+        try bytes.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }
+    }
+
+    private func canon(_ text: String) throws -> String { JSONWriter.canonicalString(try JSONParser.parse(text)) }
+
+    // MARK: strictness
+
+    func testInvalidJSONIsBadRequest() {
+        let bad = [
+            "", " ", "{", "}", "[", "[1,]", "[,1]", "{\"a\":1,}", "{'a':1}", "{a:1}", "{\"a\" 1}", "{\"a\":}",
+            "tru", "nul", "falsey", "[1] x", "1 2", "\"unterminated", "\"bad \\x escape\"", "\"\\u12G4\"",
+            "\"\\u12\"", "01", "-01", "1.", ".5", "+1", "1e", "1e+", "-", "NaN", "Infinity", "-Infinity",
+            "0x10", "[1 2]", "{\"a\":1 \"b\":2}", "//c\n1", "/* c */ 1",
+        ]
+        for text in bad {
+            assertStatus(.badRequest, try JSONParser.parse(text), "input: \(text.debugDescription)")
+        }
+    }
+
+    func testRawControlCharacterInStringIsRejected() {
+        for c in [0x00, 0x01, 0x0A, 0x09, 0x1F] as [UInt8] {
+            assertStatus(.badRequest, try parseBytes([0x22, 0x61, c, 0x62, 0x22]), "control byte \(c)")
+        }
+    }
+
+    func testInvalidUTF8IsRejected() {
+        let q: UInt8 = 0x22
+        let bad: [[UInt8]] = [
+            [q, 0xFF, q],                         // never valid
+            [q, 0x80, q],                         // lone continuation byte
+            [q, 0xC0, 0xAF, q],                   // overlong '/'
+            [q, 0xE0, 0x80, 0xAF, q],             // overlong
+            [q, 0xED, 0xA0, 0x80, q],             // encoded surrogate D800
+            [q, 0xF4, 0x90, 0x80, 0x80, q],       // above U+10FFFF
+            [q, 0xE2, 0x82, q],                   // truncated sequence
+            [q, 0x61, 0x5C, 0x6E, 0xFF, q],       // after an escape (slow path)
+            Array("{\"".utf8) + [0xFE] + Array("\":1}".utf8),   // in a key
+            [0xFF],                                // outside a string
+            Array("[1,".utf8) + [0xC3] + Array("]".utf8),
+        ]
+        for b in bad { assertStatus(.badRequest, try parseBytes(b), "bytes \(b)") }
+        // Valid multi-byte UTF-8 passes.
+        XCTAssertEqual(try parseBytes([q, 0xC3, 0xA9, 0xE2, 0x82, 0xAC, 0xF0, 0x9F, 0x98, 0x80, q]), .string("é€😀"))
+    }
+
+    func testDuplicateKeysAreRejected() {
+        assertStatus(.badRequest, try JSONParser.parse(#"{"a":1,"a":2}"#))
+        assertStatus(.badRequest, try JSONParser.parse(#"{"a":1,"b":{"x":1,"x":1}}"#))
+        assertStatus(.badRequest, try JSONParser.parse(#"[{"k":null,"k":null}]"#))
+        // Same key after an escape that decodes to it.
+        assertStatus(.badRequest, try JSONParser.parse(#"{"a":1,"\u0061":2}"#))
+        // Many members (beyond any small-object fast path), duplicate at the end or in the middle.
+        for count in [31, 32, 33, 40, 200] {
+            var members = (0..<count).map { "\"k\($0)\":\($0)" }
+            XCTAssertNoThrow(try JSONParser.parse("{" + members.joined(separator: ",") + "}"), "count \(count)")
+            members.append("\"k0\":0")
+            assertStatus(.badRequest, try JSONParser.parse("{" + members.joined(separator: ",") + "}"), "dup at end of \(count)")
+            members.removeLast()
+            members.insert("\"k\(count - 1)\":9", at: count / 2)
+            assertStatus(.badRequest, try JSONParser.parse("{" + members.joined(separator: ",") + "}"), "dup in middle of \(count)")
+        }
+        // Equal keys in different objects are fine.
+        XCTAssertNoThrow(try JSONParser.parse(#"{"a":{"a":1},"b":{"a":2}}"#))
+    }
+
+    func testDepthLimit() throws {
+        XCTAssertEqual(JSONParser.maxDepth, 512)
+        let ok = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
+        XCTAssertNoThrow(try JSONParser.parse(ok))
+        let tooDeep = String(repeating: "[", count: 513) + String(repeating: "]", count: 513)
+        assertStatus(.badRequest, try JSONParser.parse(tooDeep))
+        let objs = String(repeating: "{\"a\":", count: 513) + "1" + String(repeating: "}", count: 513)
+        assertStatus(.badRequest, try JSONParser.parse(objs))
+        let objsOK = String(repeating: "{\"a\":", count: 512) + "1" + String(repeating: "}", count: 512)
+        XCTAssertNoThrow(try JSONParser.parse(objsOK))
+    }
+
+    func testVeryDeepNestingDoesNotCrash() {
+        let n = 100_000
+        assertStatus(.badRequest, try JSONParser.parse(String(repeating: "[", count: n) + String(repeating: "]", count: n)))
+        assertStatus(.badRequest, try JSONParser.parse(String(repeating: "[", count: n)))   // unterminated too
+        assertStatus(.badRequest, try JSONParser.parse(String(repeating: "{\"a\":", count: n) + "0" + String(repeating: "}", count: n)))
+        assertStatus(.badRequest, try JSONParser.parse(String(repeating: "[{\"k\":", count: n / 2)))
+    }
+
+    // MARK: strings
+
+    func testEscapesAndSurrogatePairs() throws {
+        XCTAssertEqual(try JSONParser.parse(#""\ud83d\ude00""#), .string("😀"))
+        XCTAssertEqual(try JSONParser.parse(#""\uD834\uDD1E""#), .string("\u{1D11E}"))
+        XCTAssertEqual(try JSONParser.parse(#""\u00e9\u20AC\u0000""#), .string("é€\u{0}"))
+        XCTAssertEqual(try JSONParser.parse(#""\"\\\/\b\f\n\r\t""#), .string("\"\\/\u{8}\u{C}\n\r\t"))
+        XCTAssertEqual(try JSONParser.parse(#""x\ud83d\ude00y""#), .string("x😀y"))
+        assertStatus(.badRequest, try JSONParser.parse(#""\ud83d""#))          // lone high
+        assertStatus(.badRequest, try JSONParser.parse(#""\ude00""#))          // lone low
+        assertStatus(.badRequest, try JSONParser.parse(#""\ud83d\u0041""#))    // high + non-low
+        assertStatus(.badRequest, try JSONParser.parse(#""\ud83dx""#))
+        assertStatus(.badRequest, try JSONParser.parse(#""\ud83d\ud83d""#))
+    }
+
+    // MARK: numbers
+
+    func testNumbers() throws {
+        XCTAssertEqual(try JSONParser.parse("0"), .int(0))
+        XCTAssertEqual(try JSONParser.parse("-0"), .int(0))
+        XCTAssertEqual(try JSONParser.parse("123"), .int(123))
+        XCTAssertEqual(try JSONParser.parse("-42"), .int(-42))
+        XCTAssertEqual(try JSONParser.parse("9223372036854775807"), .int(Int64.max))
+        XCTAssertEqual(try JSONParser.parse("-9223372036854775808"), .int(Int64.min))
+        XCTAssertEqual(try JSONParser.parse("1.5"), .double(1.5))
+        XCTAssertEqual(try JSONParser.parse("-0.25"), .double(-0.25))
+        XCTAssertEqual(try JSONParser.parse("1e2"), .double(100))
+        XCTAssertEqual(try JSONParser.parse("1E-2"), .double(0.01))
+        XCTAssertEqual(try JSONParser.parse("2.5e+3"), .double(2500))
+        // Beyond Int64: still a number (double), not an error.
+        guard case .double(let big) = try JSONParser.parse("9223372036854775808") else { return XCTFail("expected a double") }
+        XCTAssertEqual(big, 9223372036854775808.0)
+        // Non-finite is rejected.
+        assertStatus(.badRequest, try JSONParser.parse("1e400"))
+        assertStatus(.badRequest, try JSONParser.parse("-1e400"))
+        XCTAssertEqual(try JSONParser.parse("1.0").intValue, 1)
+        XCTAssertNil(try JSONParser.parse("1.5").intValue)
+    }
+
+    func testNumberCanonicalForms() throws {
+        XCTAssertEqual(try canon("1.0"), "1")
+        XCTAssertEqual(try canon("1"), "1")
+        XCTAssertEqual(try canon("-2.000"), "-2")
+        XCTAssertEqual(try canon("1e2"), "100")
+        XCTAssertEqual(try canon("1.5E1"), "15")
+        XCTAssertEqual(try canon("-0.0"), "0")
+        XCTAssertEqual(try canon("0.5"), "0.5")
+        XCTAssertEqual(try canon("[1.0,1,1e0,10E-1]"), "[1,1,1,1]")
+        // Doubles that are not integral survive a round trip exactly.
+        for text in ["0.1", "3.141592653589793", "-2.5e-8", "1.7976931348623157e308", "5e-324", "1e300", "123456.789"] {
+            guard case .double(let d) = try JSONParser.parse(text) else { XCTFail(text); continue }
+            let c = try canon(text)
+            guard case .double(let back) = try JSONParser.parse(c) else { XCTFail("\(text) -> \(c)"); continue }
+            XCTAssertEqual(back, d, "\(text) -> \(c)")
+            XCTAssertEqual(try canon(c), c, "canonical form is a fixed point")
+        }
+        // Same value written differently: same canonical bytes.
+        XCTAssertEqual(try canon(#"{"n":1.0}"#), try canon(#"{"n":1}"#))
+        XCTAssertEqual(try canon(#"{"n":1e1}"#), try canon(#"{"n":10}"#))
+    }
+
+    // MARK: writer
+
+    func testCanonicalWriterSortsKeysByUTF8Bytes() throws {
+        let text = #"{"b":1,"a":2,"B":3,"aa":4,"":5,"é":6,"z":7,"_":8,"😀":9,"ｱ":10}"#
+        // UTF-8 byte order: "" < "B" < "_" < "a" < "aa" < "b" < "z" < "é"(C3) < "ｱ"(EF) < "😀"(F0)
+        // (UTF-16 order would put the surrogate pair of 😀 before U+FF71.)
+        XCTAssertEqual(try canon(text), #"{"":5,"B":3,"_":8,"a":2,"aa":4,"b":1,"z":7,"é":6,"ｱ":10,"😀":9}"#)
+        // Nested objects are sorted too; arrays keep their order.
+        XCTAssertEqual(try canon(#"{"y":{"d":1,"c":[3,{"f":0,"e":0}]},"x":null}"#),
+                       #"{"x":null,"y":{"c":[3,{"e":0,"f":0}],"d":1}}"#)
+        // Whitespace disappears.
+        XCTAssertEqual(try canon(" { \"a\" : [ 1 , true , false , null ] } \n"), #"{"a":[1,true,false,null]}"#)
+    }
+
+    func testWriterEscapesControlCharacters() throws {
+        let s = JSONWriter.canonicalString(.string("a\"b\\c\n\r\t\u{8}\u{C}\u{1}\u{1F}\u{0}/é😀\u{7F}"))
+        XCTAssertEqual(s, #""a\"b\\c\n\r\t\b\f\u0001\u001f\u0000/é😀"# + "\u{7F}\"")
+        for b in s.utf8 where b < 0x20 { XCTFail("raw control byte \(b) in output") }
+        XCTAssertEqual(try JSONParser.parse(s), .string("a\"b\\c\n\r\t\u{8}\u{C}\u{1}\u{1F}\u{0}/é😀\u{7F}"))
+        // Keys are escaped as well.
+        XCTAssertEqual(JSONWriter.canonicalString(.object(JSONObject([("k\n", .int(1))]))), #"{"k\n":1}"#)
+    }
+
+    func testRoundTrip() throws {
+        let text = #"{"name":"Zoë \"Z\" \\ \u0007","tags":["a",1,-2.5,true,null,{"deep":[[[]]]}],"n":{"int":9007199254740993,"neg":-1,"e":1.25e-5},"empty":{},"list":[],"uni":"\ud83d\ude00 中文"}"#
+        let v = try JSONParser.parse(text)
+        let once = JSONWriter.canonicalString(v)
+        let v2 = try JSONParser.parse(once)
+        XCTAssertEqual(v2, v)
+        XCTAssertEqual(JSONWriter.canonicalString(v2), once, "canonical output is stable")
+        XCTAssertEqual(v.objectValue?["n"]?.objectValue?["int"], .int(9007199254740993), "large ints stay exact")
+    }
+
+    func testObjectEqualityIgnoresMemberOrder() throws {
+        XCTAssertEqual(try JSONParser.parse(#"{"a":1,"b":2}"#), try JSONParser.parse(#"{"b":2,"a":1}"#))
+        XCTAssertNotEqual(try JSONParser.parse(#"{"a":1,"b":2}"#), try JSONParser.parse(#"{"a":1,"b":3}"#))
+        XCTAssertNotEqual(try JSONParser.parse(#"{"a":1}"#), try JSONParser.parse(#"{"a":1,"b":2}"#))
+    }
+
+    func testParseObjectRequiresAnObject() {
+        for text in ["[]", "1", "\"s\"", "null", "true"] {
+            XCTAssertNoThrow(try JSONParser.parse(text))
+            assertStatus(.badRequest, try JSONParser.parseObject(text))
+        }
+        XCTAssertNoThrow(try JSONParser.parseObject("{}"))
+    }
+}

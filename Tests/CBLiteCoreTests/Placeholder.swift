@@ -1,3 +1,0 @@
-import XCTest
-@testable import CBLiteCore
-final class PlaceholderTests: XCTestCase { func testNothing() {} }
