@@ -672,4 +672,30 @@ final class DocumentTests: CBLTestCase {
         XCTAssertEqual(try coll.doc("long")["_rev"], .string("30-h30"))
         assertSound(db)
     }
+
+    func testDeletingALosingLeafResolvesTheConflict() throws {
+        let r1 = try coll.put(docID: "d", json: #"{"v":1}"#, parent: nil)
+        let a = try coll.put(docID: "d", json: #"{"v":"a"}"#, parent: r1.revID)
+        let b = try coll.put(docID: "d", json: #"{"v":"b"}"#, parent: r1.revID, allowConflict: true)
+        let winner = max(RevID(a.revID)!, RevID(b.revID)!).string
+        let loser = winner == a.revID ? b.revID : a.revID
+        let rec = ChangeRecorder()
+        let token = try coll.addChangeListener(rec.callback)
+        defer { token.remove() }
+        // Header: any undeleted leaf may be named; 409 for an unknown or inner revision.
+        assertStatus(.conflict, try coll.delete(docID: "d", parent: r1.revID), "not a leaf")
+        assertStatus(.conflict, try coll.delete(docID: "d", parent: "2-ffff"), "unknown revision")
+        let t = try coll.delete(docID: "d", parent: loser)
+        XCTAssertEqual(gen(t), 3)
+        XCTAssertEqual(try coll.conflicts(docID: "d"), [winner], "conflict resolved")
+        XCTAssertEqual(try coll.doc("d")["_rev"], .string(winner), "the winner stays current")
+        XCTAssertNil(try coll.doc("d", .conflicts)["_conflicts"])
+        XCTAssertEqual(try coll.count, 1)
+        // The tombstone leaf cannot be deleted again: 404.
+        assertStatus(.notFound, try coll.delete(docID: "d", parent: t))
+        try db.waitForNotifications(timeoutMs: 10_000)
+        XCTAssertEqual(rec.events.map(\.revID), [winner], "the change reports the current revision")
+        XCTAssertEqual(rec.events.map(\.deleted), [false])
+        assertSound(db)
+    }
 }

@@ -56,7 +56,7 @@ extension Collection {
                             let flags = DocFlags(rawValue: s.int(2))
                             let (tree, current) = try RevTree.decode(s.bytes(5), current: r, currentDeleted: flags.contains(.deleted),
                                                                      currentBody: nil)
-                            revs! += tree.leafIndexes.filter { $0 != current }.map { tree.nodes[$0].rev.string }.sorted().reversed()
+                            revs! += tree.leafIndexes.filter { $0 != current }.map { tree.nodes[$0].rev }.sorted(by: >).map(\.string)
                         }
                     }
                     try visit(s, revs)

@@ -43,7 +43,7 @@ extension Database {
         if let c = try collection(scope: scope, name: name) { return c }
         let scope = scope ?? Database.defaultName
         if scope == Database.defaultName && name == Database.defaultName { return try defaultCollection() }
-        let id: Int64 = try store.write { conn, _ in
+        let id: Int64 = try store.write(timeoutMs: busyTimeoutMs) { conn, _ in
             let s = try conn.prepare("INSERT INTO collections(scope, name) VALUES (?, ?) ON CONFLICT(scope, name) DO NOTHING")
             s.bind(1, scope).bind(2, name)
             try s.run()
@@ -66,7 +66,7 @@ extension Database {
         guard let c = try collection(scope: scope, name: name) else {
             throw CBLError.notFound("collection \(scope).\(name) does not exist")
         }
-        try store.write { conn, txn in
+        try store.write(timeoutMs: busyTimeoutMs) { conn, txn in
             let s = try conn.prepare("DELETE FROM collections WHERE id=?")
             s.bind(1, c.id)
             try s.run()

@@ -33,6 +33,8 @@ public final class Database: @unchecked Sendable {
     public let name: String
     public let directory: String
     let store: Store
+    /// How long this handle's writes wait for the database's lock (its open option).
+    let busyTimeoutMs: Int
     private let monitor = Monitor()
     private var closed = false
     /// Transaction levels begun through this handle and not yet ended.
@@ -60,7 +62,7 @@ public final class Database: @unchecked Sendable {
             if !exists { try? FileSystem.remove(bundle) }
             throw error
         }
-        let db = Database(name: name, directory: dir, store: store)
+        let db = Database(name: name, directory: dir, store: store, busyTimeoutMs: options.busyTimeoutMs)
         do {
             try db.startExpiration()
         } catch {
@@ -71,10 +73,11 @@ public final class Database: @unchecked Sendable {
         return db
     }
 
-    init(name: String, directory: String, store: Store) {
+    init(name: String, directory: String, store: Store, busyTimeoutMs: Int? = nil) {
         self.name = name
         self.directory = directory
         self.store = store
+        self.busyTimeoutMs = busyTimeoutMs ?? store.busyTimeoutMs
     }
 
     static func resolveDirectory(_ directory: String?, create: Bool) throws -> String {
@@ -177,7 +180,7 @@ public final class Database: @unchecked Sendable {
 
     public func begin() throws {
         try checkOpen()
-        try store.begin()
+        try store.begin(timeoutMs: busyTimeoutMs)
         monitor.locked { ownTransactions += 1 }
     }
 

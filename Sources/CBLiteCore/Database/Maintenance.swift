@@ -8,7 +8,7 @@ extension Database {
         try purgeExpired()
         for id in try allCollectionIDs() {
             let table = Schema.docTable(id)
-            try store.write { conn, _ in
+            try store.write(timeoutMs: busyTimeoutMs) { conn, _ in
                 let s = try conn.prepare("SELECT docid, flags, revid, body, revtree FROM \(table) WHERE revtree IS NOT NULL")
                 var updates: [(String, [UInt8]?)] = []
                 while try s.step() {
@@ -26,7 +26,7 @@ extension Database {
                 }
             }
         }
-        try store.exclusive { conn in
+        try store.exclusive(timeoutMs: busyTimeoutMs) { conn in
             try conn.exec("PRAGMA wal_checkpoint(TRUNCATE)")
             try conn.exec("VACUUM")
             try conn.exec("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -37,7 +37,7 @@ extension Database {
     /// Refreshes the query planner's statistics.
     public func optimize() throws {
         try checkOpen()
-        try store.write { conn, _ in try conn.exec("PRAGMA optimize=0x10002") }
+        try store.write(timeoutMs: busyTimeoutMs) { conn, _ in try conn.exec("PRAGMA optimize=0x10002") }
     }
 
     /// SQLite's integrity check plus the engine's: revision trees valid, the row's current

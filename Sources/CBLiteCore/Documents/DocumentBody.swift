@@ -9,9 +9,14 @@ struct DocumentBody {
 
     static let metadataKeys: Set<String> = ["_id", "_rev", "_deleted", "_attachments"]
 
+    /// Parses and canonicalizes a body in one pass (JSONCanonicalizer).
     static func parse(bytes: UnsafeBufferPointer<UInt8>) throws -> DocumentBody {
-        let object = try JSONParser.parseObject(bytes: bytes)
-        return try DocumentBody(object)
+        var body = DocumentBody(canonical: [], deleted: false)
+        let canonical = try JSONCanonicalizer.canonicalizeObject(bytes) { key, value in
+            try body.takeMetadata(key, value)
+        }
+        body.canonical = canonical
+        return body
     }
 
     static func parse(_ text: String) throws -> DocumentBody {
@@ -19,28 +24,28 @@ struct DocumentBody {
         return try copy.withUTF8 { try parse(bytes: $0) }
     }
 
-    init(_ object: JSONObject) throws {
-        for (k, v) in object.members where k.utf8.first == UInt8(ascii: "_") {
-            switch k {
-            case "_id":
-                guard let s = v.stringValue else { throw CBLError.badRequest("\"_id\" must be a string") }
-                docID = s
-            case "_rev":
-                guard let s = v.stringValue, let r = RevID(s) else { throw CBLError.badRequest("\"_rev\" is not a valid revision ID") }
-                rev = r
-            case "_deleted":
-                guard let b = v.boolValue else { throw CBLError.badRequest("\"_deleted\" must be a boolean") }
-                deleted = b
-            case "_attachments":
-                guard let a = v.objectValue else { throw CBLError.badRequest("\"_attachments\" must be an object") }
-                hasAttachments = !a.isEmpty
-            default:
-                throw CBLError.badRequest("property \"\(k)\" is reserved: top-level names starting with '_' are metadata")
-            }
+    /// Handles one top-level "_" property; returns whether it stays in the stored body.
+    private mutating func takeMetadata(_ key: String, _ value: JSONValue) throws -> Bool {
+        switch key {
+        case "_id":
+            guard let s = value.stringValue else { throw CBLError.badRequest("\"_id\" must be a string") }
+            docID = s
+            return false
+        case "_rev":
+            guard let s = value.stringValue, let r = RevID(s) else { throw CBLError.badRequest("\"_rev\" is not a valid revision ID") }
+            rev = r
+            return false
+        case "_deleted":
+            guard let b = value.boolValue else { throw CBLError.badRequest("\"_deleted\" must be a boolean") }
+            deleted = b
+            return false
+        case "_attachments":
+            guard let a = value.objectValue else { throw CBLError.badRequest("\"_attachments\" must be an object") }
+            hasAttachments = !a.isEmpty
+            return true
+        default:
+            throw CBLError.badRequest("property \"\(key)\" is reserved: top-level names starting with '_' are metadata")
         }
-        var w = JSONWriter()
-        w.writeObject(object) { $0 == "_id" || $0 == "_rev" || $0 == "_deleted" }
-        canonical = w.bytes
     }
 
     init(canonical: [UInt8], deleted: Bool) {

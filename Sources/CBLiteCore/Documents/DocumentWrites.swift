@@ -33,7 +33,7 @@ extension Collection {
         }
         let content = body
         let rev: RevID = try mapMissingTable {
-            try store.write(savepoint: false) { conn, txn in
+            try store.write(savepoint: false, timeoutMs: database.busyTimeoutMs) { conn, txn in
                 try saveNew(conn, txn, docID: docID, body: content, parent: parent, allowConflict: allowConflict)
             }
         }
@@ -51,7 +51,7 @@ extension Collection {
         }
         let body = DocumentBody(canonical: Array("{}".utf8), deleted: true)
         let rev: RevID = try mapMissingTable {
-            try store.write(savepoint: false) { conn, txn in
+            try store.write(savepoint: false, timeoutMs: database.busyTimeoutMs) { conn, txn in
                 guard let row = try DocumentRow.load(conn, table: table, docID: docID) else {
                     throw CBLError.notFound("document \"\(docID)\" does not exist")
                 }
@@ -115,7 +115,7 @@ extension Collection {
         }
         if let r = body.rev, r != revs[0] { throw CBLError.badRequest("\"_rev\" in the body differs from history[0]") }
         return try mapMissingTable {
-            try store.write(savepoint: false) { conn, txn in
+            try store.write(savepoint: false, timeoutMs: database.busyTimeoutMs) { conn, txn in
                 let row = try DocumentRow.load(conn, table: table, docID: docID)
                 var tree: RevTree
                 var oldCurrent: Int?
@@ -146,7 +146,7 @@ extension Collection {
         try check()
         try DocumentBody.validateDocID(docID)
         try mapMissingTable {
-            try store.write(savepoint: false) { conn, txn in try purgeRow(conn, txn, docID: docID) }
+            try store.write(savepoint: false, timeoutMs: database.busyTimeoutMs) { conn, txn in try purgeRow(conn, txn, docID: docID) }
         }
     }
 

@@ -8,7 +8,7 @@ extension Collection {
         try DocumentBody.validateDocID(docID)
         guard unixTime >= 0 else { throw CBLError.badRequest("expiration must be a time after 1970 (or 0 to clear)") }
         try mapMissingTable {
-            try store.write { conn, _ in
+            try store.write(timeoutMs: database.busyTimeoutMs) { conn, _ in
                 let s = try conn.prepare("UPDATE \(table) SET expiration=? WHERE docid=?")
                 s.bind(1, unixTime == 0 ? nil : unixTime).bind(2, docID)
                 try s.run()
@@ -34,7 +34,7 @@ extension Collection {
 
     /// Purges this collection's documents whose expiration has passed. Returns how many.
     func purgeExpired(now: Int64) throws -> Int {
-        try store.write { conn, txn in
+        try store.write(timeoutMs: database.busyTimeoutMs) { conn, txn in
             let s = try conn.prepare("SELECT docid FROM \(table) WHERE expiration IS NOT NULL AND expiration <= ?")
             s.bind(1, now)
             var ids: [String] = []

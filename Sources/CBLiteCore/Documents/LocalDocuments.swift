@@ -43,7 +43,7 @@ extension Collection {
         var w = JSONWriter()
         w.writeObject(object) { $0 == "_id" || $0 == "_rev" }
         let body = w.bytes
-        return try store.write { conn, _ in
+        return try store.write(timeoutMs: database.busyTimeoutMs) { conn, _ in
             let s = try conn.prepare("SELECT rev FROM localdocs WHERE coll=? AND id=?")
             s.bind(1, self.id).bind(2, id)
             let current: Int64? = try s.step() ? s.int(0) : nil
@@ -68,7 +68,7 @@ extension Collection {
         try check()
         try Collection.validateLocalID(id)
         let parentN = try parent.map(Collection.parseLocalRev)
-        try store.write { conn, _ in
+        try store.write(timeoutMs: database.busyTimeoutMs) { conn, _ in
             let s = try conn.prepare("SELECT rev FROM localdocs WHERE coll=? AND id=?")
             s.bind(1, self.id).bind(2, id)
             let current: Int64? = try s.step() ? s.int(0) : nil

@@ -94,8 +94,10 @@ public struct JSONParser {
             pos += 1
             skipSpace()
             let v = try value(depth: depth)
+            // Keys are compared as code points (bytes), not by Swift's canonical equivalence:
+            // "\u00e9" and "e\u0301" are different keys.
             if members.count < 32 {
-                for m in members where m.key == key { throw error("duplicate key \"\(key)\"") }
+                for m in members where m.key.utf8.elementsEqual(key.utf8) { throw error("duplicate key \"\(key)\"") }
             }
             members.append((key, v))
             skipSpace()
@@ -105,8 +107,8 @@ public struct JSONParser {
             guard c == UInt8(ascii: ",") else { throw error("expected ',' or '}'") }
         }
         if members.count > 32 {
-            var seen = Set<String>(minimumCapacity: members.count)
-            for m in members where !seen.insert(m.key).inserted { throw error("duplicate key \"\(m.key)\"") }
+            var seen = Set<[UInt8]>(minimumCapacity: members.count)
+            for m in members where !seen.insert(Array(m.key.utf8)).inserted { throw error("duplicate key \"\(m.key)\"") }
         }
         return JSONObject(members)
     }

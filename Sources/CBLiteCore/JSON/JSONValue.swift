@@ -30,9 +30,9 @@ public struct JSONObject: Equatable, Sendable {
     public init(_ members: [(key: String, value: JSONValue)] = []) { self.members = members }
 
     public subscript(key: String) -> JSONValue? {
-        get { members.first(where: { $0.key == key })?.value }
+        get { members.first(where: { $0.key.utf8.elementsEqual(key.utf8) })?.value }
         set {
-            if let i = members.firstIndex(where: { $0.key == key }) {
+            if let i = members.firstIndex(where: { $0.key.utf8.elementsEqual(key.utf8) }) {
                 if let newValue { members[i].value = newValue } else { members.remove(at: i) }
             } else if let newValue {
                 members.append((key, newValue))

@@ -76,6 +76,8 @@ public final class Connection {
         return Statement(stmt, self)
     }
 
+    public func setBusyTimeout(_ ms: Int) { sqlite3_busy_timeout(db, Int32(clamping: ms)) }
+
     /// Drops cached statements (after schema changes such as dropping a table).
     public func clearCache() { cache.removeAll() }
 

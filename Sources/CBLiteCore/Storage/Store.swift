@@ -55,14 +55,14 @@ public final class Store: @unchecked Sendable {
     /// True when the calling thread holds the write lock (is inside a transaction).
     var ownedByCurrentThread: Bool { monitor.locked { owner == ThreadID.current } }
 
-    private func acquire() throws {
+    private func acquire(timeoutMs: Int) throws {
         let me = ThreadID.current
-        let deadline = MonotonicTime.now().adding(milliseconds: busyTimeoutMs)
+        let deadline = MonotonicTime.now().adding(milliseconds: timeoutMs)
         try monitor.locked {
             if closed { throw CBLError.badRequest("database is closed") }
             while let o = owner, o != me {
                 if !monitor.wait(until: deadline) && owner != nil && owner != me {
-                    throw CBLError(.busy, "database is busy: another thread holds a transaction open longer than \(busyTimeoutMs) ms")
+                    throw CBLError(.busy, "database is busy: another thread holds a transaction open longer than \(timeoutMs) ms")
                 }
                 if closed { throw CBLError.badRequest("database is closed") }
             }
@@ -79,11 +79,14 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    /// Begins (or joins, on the same thread) a transaction.
-    public func begin() throws {
-        try acquire()
+    /// Begins (or joins, on the same thread) a transaction. `timeoutMs` bounds the wait
+    /// for the lock, held in this process or (through SQLite's busy handler) by another.
+    public func begin(timeoutMs: Int? = nil) throws {
+        let timeout = timeoutMs ?? busyTimeoutMs
+        try acquire(timeoutMs: timeout)
         if monitor.locked({ depth }) == 1 {
             do {
+                writer.setBusyTimeout(timeout)
                 try writer.prepare("BEGIN IMMEDIATE").run()
             } catch {
                 releaseAll()
@@ -139,7 +142,7 @@ public final class Store: @unchecked Sendable {
     /// `savepoint: false` is for operations whose only change is their last statement
     /// (a failure before it writes nothing, and SQLite undoes a failed statement): they
     /// skip the savepoint's two extra statements on the hot path of batched saves.
-    func write<T>(savepoint: Bool = true, _ body: (Connection, TransactionState) throws -> T) throws -> T {
+    func write<T>(savepoint: Bool = true, timeoutMs: Int? = nil, _ body: (Connection, TransactionState) throws -> T) throws -> T {
         if ownedByCurrentThread, let state = txn {
             if !savepoint { return try body(writer, state) }
             let snapshot = state.snapshot()
@@ -155,7 +158,7 @@ public final class Store: @unchecked Sendable {
                 throw error
             }
         }
-        try begin()
+        try begin(timeoutMs: timeoutMs)
         let r: T
         do {
             r = try body(writer, txn!)
@@ -180,9 +183,9 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Runs `body` on the writer connection outside any transaction (VACUUM, checks).
-    func exclusive<T>(_ body: (Connection) throws -> T) throws -> T {
+    func exclusive<T>(timeoutMs: Int? = nil, _ body: (Connection) throws -> T) throws -> T {
         if ownedByCurrentThread { throw CBLError(.notAcceptable, "not allowed inside a transaction") }
-        try acquire()
+        try acquire(timeoutMs: timeoutMs ?? busyTimeoutMs)
         defer { releaseAll() }
         return try body(writer)
     }

@@ -1,0 +1,108 @@
+import XCTest
+@testable import CBLiteCore
+
+/// The one-pass canonicalizer must agree byte for byte with parse-then-write, and fail
+/// exactly where the parser fails: revision IDs depend on it.
+final class JSONCanonicalizerTests: XCTestCase {
+    private func viaTree(_ s: String) -> Result<[UInt8], CBLError> {
+        var c = s
+        return c.withUTF8 { buf in
+            Result { JSONWriter.canonical(try JSONParser.parse(bytes: buf)) }.mapError { $0 as! CBLError }
+        }
+    }
+
+    private func viaCanonicalizer(_ s: String) -> Result<[UInt8], CBLError> {
+        var c = s
+        return c.withUTF8 { buf in Result { try JSONCanonicalizer.canonicalize(buf) }.mapError { $0 as! CBLError } }
+    }
+
+    private func assertAgree(_ s: String, file: StaticString = #filePath, line: UInt = #line) {
+        switch (viaTree(s), viaCanonicalizer(s)) {
+        case (.success(let a), .success(let b)):
+            XCTAssertEqual(String(decoding: b, as: UTF8.self), String(decoding: a, as: UTF8.self), "input: \(s)", file: file, line: line)
+        case (.failure(let a), .failure(let b)):
+            XCTAssertEqual(a.status, b.status, file: file, line: line)
+        case (let a, let b):
+            XCTFail("disagree on \(s): tree \(a), canonicalizer \(b)", file: file, line: line)
+        }
+    }
+
+    func testTrickyInputsAgree() {
+        let inputs = [
+            #"{}"#, #"[]"#, #"{"b":1,"a":2}"#, #" { "z" : [ 1 , 2 ] , "a" : { "y" : null , "x" : true } } "#,
+            #"{"a":-0}"#, #"{"a":1.0}"#, #"{"a":1e2}"#, #"{"a":-1.5e-7}"#, #"{"a":123456789012345678901234}"#,
+            #"{"a":9223372036854775807}"#, #"{"a":-9223372036854775808}"#, #"{"a":0.1}"#,
+            #"{"\u00e9":1,"e":2,"\u0065\u0301":3}"#, #"{"a\"b":"c\\d","a":"\n\t\u0001"}"#,
+            #"{"emoji":"\ud83d\ude00","k":"é"}"#, #"{"a":1,"a":2}"#, #"{"b":1,"a":2,"b":3}"#,
+            #"{"a":}"#, #"{"a":1,}"#, #"[1,]"#, #"{"a":"\ud800"}"#, #"{"a":01}"#, #"{"a":1e999}"#,
+            #"{"a":tru}"#, #"{"a":[{"c":1,"b":[{"z":0,"y":1}]}]}"#, "{\"a\":\"\u{7}\"}", "{\"a\":1} x",
+            #""just a string""#, #"42"#, #"{"":1," ":2}"#, #"{"a":"x\/y"}"#,
+        ]
+        for s in inputs { assertAgree(s) }
+    }
+
+    func testInvalidUTF8Agrees() throws {
+        let bytes: [UInt8] = Array(#"{"a":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8)
+        try bytes.withUnsafeBufferPointer { buf in
+            XCTAssertThrowsError(try JSONCanonicalizer.canonicalize(buf))
+            XCTAssertThrowsError(try JSONParser.parse(bytes: buf))
+        }
+    }
+
+    func testDeepNestingIsRejectedNotCrashing() {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        assertAgree(deep)
+        let ok = String(repeating: "{\"a\":", count: 100) + "1" + String(repeating: "}", count: 100)
+        assertAgree(ok)
+    }
+
+    func testRandomDocumentsAgree() {
+        var rng = SystemRandomNumberGenerator()
+        func randomString() -> String {
+            let pool: [String] = ["a", "b", "Z", "é", "\\n", "\\\"", "\\u00e9", "x y", "😀", "\\t", "_", "10", "ß"]
+            return (0..<Int.random(in: 0...4, using: &rng)).map { _ in pool.randomElement(using: &rng)! }.joined()
+        }
+        func randomValue(_ depth: Int) -> String {
+            let ws = [" ", "", "\n", "\t"].randomElement(using: &rng)!
+            switch Int.random(in: 0..<(depth > 3 ? 6 : 8), using: &rng) {
+            case 0: return "null"
+            case 1: return Bool.random(using: &rng) ? "true" : "false"
+            case 2: return String(Int64.random(in: -1_000_000...1_000_000, using: &rng))
+            case 3: return ["1.5", "-0.25", "2e3", "1.0", "-0", "3.14159", "1E-3", "100000000000000000000"].randomElement(using: &rng)!
+            case 4, 5: return "\"\(randomString())\""
+            case 6: return "[" + (0..<Int.random(in: 0...3, using: &rng)).map { _ in ws + randomValue(depth + 1) }.joined(separator: ",") + "]"
+            default:
+                var keys = Set<String>()
+                var members: [String] = []
+                for _ in 0..<Int.random(in: 0...5, using: &rng) {
+                    let k = randomString()
+                    if keys.insert(k).inserted { members.append("\"\(k)\"\(ws):\(ws)\(randomValue(depth + 1))") }
+                }
+                return "{" + members.joined(separator: ",") + "}"
+            }
+        }
+        for _ in 0..<2000 { assertAgree(randomValue(0)) }
+    }
+
+    func testObjectModeHandsMetadataToTheCaller() throws {
+        var seen: [String] = []
+        let text = #"{"_id":"x","b":1,"_attachments":{"f":{"stub":true}},"a":2,"_rev":"1-a"}"#
+        var copy = text
+        let out = try copy.withUTF8 { buf in
+            try JSONCanonicalizer.canonicalizeObject(buf) { key, value in
+                seen.append(key)
+                if key == "_id" { XCTAssertEqual(value, .string("x")) }
+                return key == "_attachments"
+            }
+        }
+        XCTAssertEqual(seen, ["_id", "_attachments", "_rev"])
+        var first = #"{"_id":"x","b":1}"#
+        XCTAssertEqual(String(decoding: try first.withUTF8 { try JSONCanonicalizer.canonicalizeObject($0) { _, _ in false } }, as: UTF8.self),
+                       #"{"b":1}"#, "a dropped first member leaves no stray comma")
+        XCTAssertEqual(String(decoding: out, as: UTF8.self), #"{"_attachments":{"f":{"stub":true}},"a":2,"b":1}"#)
+        var arr = "[1]"
+        XCTAssertThrowsError(try arr.withUTF8 { try JSONCanonicalizer.canonicalizeObject($0) { _, _ in true } }) { e in
+            XCTAssertEqual((e as? CBLError)?.message, "body must be a JSON object")
+        }
+    }
+}
