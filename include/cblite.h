@@ -313,9 +313,12 @@ cbl_status cbl_collection_last_sequence(cbl_collection* coll, uint64_t* out_sequ
  * Any other top-level '_' property is rejected with 400.
  *
  * Document IDs: 1–1024 bytes of UTF-8 without control characters, not starting with
- * '_'. Revision IDs: "<generation>-<hex digest>"; the digest covers the parent revision
- * ID, the deletion flag and the canonical JSON of the body, so the same change made on
- * two databases gets the same revision ID.
+ * '_'. Revision IDs made here are "<generation>-<40 hex digits>": the SHA-1 digest covers
+ * the parent revision ID, the deletion flag and the canonical JSON of the body (keys
+ * sorted by UTF-8 bytes, no insignificant whitespace, integral numbers without a
+ * fraction), so the same change made on two databases gets the same revision ID.
+ * Revision IDs from elsewhere (cbl_doc_put_existing, parents) may carry any digest of
+ * 1–128 printable ASCII characters without spaces; the generation is 1–999999999.
  *
  * Conflicts: the current (winning) revision is the undeleted leaf of highest
  * generation, else (all leaves deleted) the deleted leaf of highest generation; ties go

@@ -109,6 +109,8 @@ FUNCTIONS = {
     "cbl_db_commit": (_STATUS, [_H, _ERR]),
     "cbl_db_abort": (_STATUS, [_H, _ERR]),
     "cbl_db_in_transaction": (_STATUS, [_H, TRANSACTION_FN, c_void_p, _ERR]),
+    "cbl_db_change_encryption_key": (_STATUS, [_H, _S, _ERR]),
+    "cbl_db_is_encrypted": (c_int, [_H]),
     "cbl_db_compact": (_STATUS, [_H, _ERR]),
     "cbl_db_optimize": (_STATUS, [_H, _ERR]),
     "cbl_db_integrity_check": (_STATUS, [_H, _OUT_STR, _ERR]),
@@ -251,11 +253,3 @@ def enc(value) -> bytes | None:
     if not isinstance(value, str):
         raise TypeError(f"expected str, got {type(value).__name__}")
     return value.encode("utf-8", errors="surrogateescape")
-
-
-# Keep names used by the other modules importable from here.
-byref = byref
-c_uint64 = c_uint64
-c_uint32 = c_uint32
-c_int64 = c_int64
-c_void_p = c_void_p

@@ -13,12 +13,11 @@ import weakref
 from ctypes import byref, c_void_p
 from typing import Any, Callable, Iterator, Optional, Union
 
-from . import _lib
 from ._lib import (C, CBL_GET_CONFLICTS, CBL_GET_DELETED, CBL_GET_LOCAL_SEQ,
                    CBL_GET_REVISIONS, CBL_PUT_ALLOW_CONFLICT, TRANSACTION_FN, UPDATE_FN,
                    VALIDATE_FN, cbl_error, enc, take_string)
 from ._util import (CALLBACK_SCOPE, call, call_handle, call_i64, call_json, call_str,
-                    call_u32, call_u64, check, dumps, in_callback, loads)
+                    call_u32, call_u64, check, dumps)
 from .errors import BadRequest, CBLiteError, NotAcceptable, NotFound
 from .listeners import ListenerToken, _graveyard
 
@@ -52,6 +51,22 @@ def _unix_time(when) -> int:
     if isinstance(when, (int, float)):
         return int(when)
     raise TypeError("expiration must be a unix time, a datetime, a timedelta or None")
+
+
+def _key_object(key) -> dict:
+    """An encryption key as the library's JSON object.
+
+    str: a password (stretched by SQLCipher's PBKDF2); bytes of length 32: a raw AES-256
+    key; dict: passed as is ({"password": ...} or {"raw_hex": ...})."""
+    if isinstance(key, dict):
+        return key
+    if isinstance(key, str):
+        return {"password": key}
+    if isinstance(key, (bytes, bytearray)):
+        if len(key) != 32:
+            raise ValueError("a raw encryption key is 32 bytes")
+        return {"raw_hex": bytes(key).hex()}
+    raise TypeError("encryption_key must be a str (password), 32 bytes (raw key) or a dict")
 
 
 def _write_message(buffer: int, size: int, message: str) -> None:
@@ -116,8 +131,11 @@ def _abort_quietly(handle) -> None:
 class Database:
     """An open database: the folder ``<directory>/<name>.cblite2``.
 
-    ``Database(name, directory=None, create=True, busy_timeout_ms=None)`` opens it,
-    creating it unless ``create`` is False (then a missing database raises NotFound).
+    ``Database(name, directory=None, create=True, busy_timeout_ms=None,
+    encryption_key=None)`` opens it, creating it unless ``create`` is False (then a
+    missing database raises NotFound). ``encryption_key`` opens or creates an encrypted
+    database: a str password, 32 raw key bytes, or ``{"password": ...}`` /
+    ``{"raw_hex": ...}``; a missing or wrong key raises Unauthorized.
     ``directory`` None means :func:`default_directory`. Usable as a context manager,
     which closes it. Methods such as :meth:`get`, :meth:`put`, ``db[id]`` address the
     default collection.
@@ -127,8 +145,9 @@ class Database:
     """
 
     def __init__(self, name: str, directory: Optional[str] = None, create: bool = True,
-                 busy_timeout_ms: Optional[int] = None):
+                 busy_timeout_ms: Optional[int] = None, encryption_key=None):
         self._handle = None
+        self._closing = False
         self._lock = threading.RLock()
         self._tokens: set = set()
         self._collections: "weakref.WeakSet[Collection]" = weakref.WeakSet()
@@ -140,6 +159,8 @@ class Database:
             options["create"] = False
         if busy_timeout_ms is not None:
             options["busy_timeout_ms"] = int(busy_timeout_ms)
+        if encryption_key is not None:
+            options["encryption_key"] = _key_object(encryption_key)
         opts = json.dumps(options).encode() if options else None
         self._handle = call_handle(C.cbl_db_open, enc(name), enc(directory), opts)
         _open_databases.add(self)
@@ -165,46 +186,71 @@ class Database:
             state.aborted = False
         return state
 
-    def close(self) -> None:
-        """Closes the handle (idempotent). Raises NotAcceptable while this handle has a
-        transaction open (the database then stays open)."""
+    def _begin_closing(self) -> int:
         with self._lock:
             handle = self._handle
-            if handle is None:
-                return
-            self._remove_validators()
+            if handle is None or self._closing:
+                return 0
+            self._closing = True
+            return handle
+
+    def close(self) -> None:
+        """Closes the handle (idempotent). Raises NotAcceptable while this handle has a
+        transaction open (the database then stays open). Listeners and validators
+        registered through this object are removed, its Collection objects released."""
+        handle = self._begin_closing()
+        if not handle:
+            return
+        # No Python lock is held during the C call: callbacks may run meanwhile.
+        try:
+            if self._txn_state().depth == 0:
+                self._remove_validators()
             call(C.cbl_db_close, handle)
-            self._handle = None
+        except BaseException:
+            self._closing = False
+            raise
+        self._handle = None
         self._cleanup()
 
     def delete(self) -> None:
         """Closes the handle and deletes the database's files. Raises Busy when another
         handle in this process still has it open, NotAcceptable in a transaction."""
-        with self._lock:
-            handle = self._h
-            self._remove_validators()
-            err = cbl_error()
+        handle = self._begin_closing()
+        if not handle:
+            raise BadRequest("the database is closed")
+        err = cbl_error()
+        try:
+            if self._txn_state().depth == 0:
+                self._remove_validators()
             status = C.cbl_db_delete(handle, byref(err))
             released = status == 0
             if status == 503:
                 # Find out whether the handle was released before the deletion failed.
                 probe = ctypes.c_uint64()
                 released = C.cbl_db_count(handle, byref(probe), None) == 400
-            if released:
-                self._handle = None
+        finally:
+            self._closing = False
         if released:
+            self._handle = None
             self._cleanup()
         check(status, err)
 
-    def _remove_validators(self) -> None:
-        for (scope, coll, vname), (collection, cfunc) in list(self._validators.items()):
+    def _remove_validators(self, only=None) -> None:
+        for key, (collection, cfunc) in list(self._validators.items()):
+            if only is not None and collection is not only:
+                continue
+            vname = key[1]
+            self._validators.pop(key, None)
+            removed = False
             try:
-                if collection._handle is not None:
-                    C.cbl_collection_set_validator(collection._handle, enc(vname),
-                                                   VALIDATE_FN(), None, None)
+                handle = collection._handle
+                if handle is not None:
+                    removed = C.cbl_collection_set_validator(
+                        handle, enc(vname), VALIDATE_FN(), None, None) == 0
             except Exception:
                 pass
-        self._validators.clear()
+            if not removed:
+                _graveyard.append(cfunc)  # may still be registered: never free it
 
     def _cleanup(self) -> None:
         _open_databases.discard(self)
@@ -341,16 +387,23 @@ class Database:
         return Transaction(self)
 
     def begin(self) -> None:
-        """Begins a transaction (prefer :meth:`transaction`)."""
+        """Begins a transaction on this thread (prefer :meth:`transaction`)."""
         call(C.cbl_db_begin, self._h)
+        self._txn_state().depth += 1
 
     def commit(self) -> None:
-        """Commits the transaction begun with :meth:`begin`."""
+        """Commits the transaction begun with :meth:`begin` (only the outermost of
+        nested begins writes)."""
         call(C.cbl_db_commit, self._h)
+        state = self._txn_state()
+        state.depth = max(0, state.depth - 1)
 
     def abort(self) -> None:
         """Rolls back the transaction begun with :meth:`begin` (the whole nesting)."""
         call(C.cbl_db_abort, self._h)
+        state = self._txn_state()
+        state.depth = 0
+        state.aborted = False
 
     def in_transaction(self, fn: Callable[[], Any]) -> bool:
         """Runs ``fn()`` inside a transaction through ``cbl_db_in_transaction``. It
@@ -399,6 +452,20 @@ class Database:
     def wait_notifications(self, timeout_ms: int = 10000) -> None:
         """Returns once every committed change has been delivered; Busy after timeout."""
         call(C.cbl_db_wait_notifications, self._h, int(timeout_ms))
+
+    # -- encryption ----------------------------------------------------------------------
+
+    @property
+    def is_encrypted(self) -> bool:
+        """True when the database file is encrypted."""
+        return bool(C.cbl_db_is_encrypted(self._h))
+
+    def change_encryption_key(self, key) -> None:
+        """Re-encrypts the database under `key` (same forms as ``encryption_key``), or
+        with None decrypts it. All handles of this process follow; no other process may
+        have it open meanwhile."""
+        data = None if key is None else json.dumps(_key_object(key)).encode()
+        call(C.cbl_db_change_encryption_key, self._h, data)
 
     # -- maintenance -------------------------------------------------------------------
 
@@ -475,6 +542,10 @@ class Database:
     def __len__(self) -> int:
         return self.count
 
+    def __iter__(self) -> Iterator[str]:
+        """The IDs of the live documents of the default collection, in sequence order."""
+        return iter(self.default_collection)
+
 
 class Collection:
     """A collection of a database; a mapping from document IDs to document dicts.
@@ -497,7 +568,10 @@ class Collection:
         return handle
 
     def release(self) -> None:
-        """Releases the handle (idempotent; done automatically when the database closes)."""
+        """Releases the handle (idempotent; done automatically when the database closes).
+        Validators registered through this object are removed first."""
+        if self._handle is not None and self._db._validators:
+            self._db._remove_validators(only=self)
         with _handle_lock:
             handle, self._handle = self._handle, None
         if handle is not None:
@@ -725,7 +799,7 @@ class Collection:
         then fails with Forbidden (403). Runs inside the writing transaction: it may read
         through the library but should not write."""
         db = self._db
-        key = (self.scope, self.name, name)
+        key = (id(self), name)
         if fn is None:
             call(C.cbl_collection_set_validator, self._h, enc(name), VALIDATE_FN(), None)
             db._validators.pop(key, None)

@@ -15,25 +15,32 @@ HEADER = os.path.join(os.path.dirname(os.path.dirname(PKG_ROOT)), "include", "cb
 
 
 def header_functions():
-    text = open(HEADER).read()
+    with open(HEADER) as f:
+        text = f.read()
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    names = set()
+    text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    text = text.replace('extern "C" {', "").replace("}", ";")
+    names = {}
     for decl in text.split(";"):
         decl = " ".join(decl.split())
-        if decl.startswith("typedef") or "#define" in decl:
+        if decl.startswith("typedef"):
             continue
-        m = re.search(r"\b(cbl_[a-z0-9_]+)\s*\(", decl)
+        m = re.search(r"\b(cbl_[a-z0-9_]+)\s*\((.*)\)", decl)
         if m:
-            names.add(m.group(1))
+            params = m.group(2).strip()
+            names[m.group(1)] = 0 if params in ("", "void") else params.count(",") + 1
     return names
 
 
 def test_every_header_function_is_declared():
     declared = set(_lib.FUNCTIONS)
-    in_header = header_functions()
+    arity = header_functions()
+    in_header = set(arity)
     assert len(in_header) > 60
     assert in_header - declared == set(), "functions of cblite.h without ctypes declaration"
     assert declared - in_header == set(), "declared functions that are not in cblite.h"
+    for name, n in arity.items():
+        assert len(_lib.FUNCTIONS[name][1]) == n, name
 
 
 def test_every_header_function_is_exported():

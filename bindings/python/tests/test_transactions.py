@@ -1,0 +1,207 @@
+"""Transactions: commit, abort, nesting, threads."""
+
+import ctypes
+import threading
+
+import pytest
+
+import cblite
+from cblite import _lib
+
+
+def test_commit(db):
+    with db.transaction() as same:
+        assert same is db
+        db.put({"n": 1}, "a")
+        db.put({"n": 2}, "b")
+        assert db.count == 2          # visible inside the transaction
+    assert db.count == 2
+    assert db.last_sequence == 2
+
+
+def test_abort_leaves_no_trace(db):
+    db.put({"n": 0}, "before")
+    seq = db.last_sequence
+    notified = []
+    token = db.add_change_listener(notified.append)
+    with pytest.raises(ValueError):
+        with db.transaction():
+            _, r = db.put({"n": 1}, "a")
+            db.put({"n": 2}, "before", parent_rev=db["before"]["_rev"])
+            db.default_collection.put_local("loc", {"x": 1})
+            raise ValueError("boom")
+    db.wait_notifications(5000)
+    assert "a" not in db
+    with pytest.raises(cblite.NotFound):
+        db.get("a", deleted=True)
+    assert db["before"]["n"] == 0
+    assert db.last_sequence == seq
+    assert db.count == 1
+    assert [r["id"] for r in db.changes()["results"]] == ["before"]
+    with pytest.raises(cblite.NotFound):
+        db.default_collection.get_local("loc")
+    assert notified == []
+    token.remove()
+    # the database is usable afterwards, sequences continue
+    db.put({"n": 3}, "after")
+    assert db.last_sequence == seq + 1
+
+
+def test_nested_commit(db):
+    with db.transaction():
+        db.put({"n": 1}, "outer")
+        with db.transaction():
+            db.put({"n": 2}, "inner")
+        db.put({"n": 3}, "outer2")
+    assert {"outer", "inner", "outer2"} <= set(db.default_collection)
+
+
+def test_nested_abort_rolls_back_everything(db):
+    with pytest.raises(KeyError):
+        with db.transaction():
+            db.put({"n": 1}, "outer")
+            with db.transaction():
+                db.put({"n": 2}, "inner")
+                raise KeyError("inner failure")
+    assert "outer" not in db and "inner" not in db
+    assert db.last_sequence == 0
+
+
+def test_nested_abort_caught_inside_outer(db):
+    with pytest.raises(cblite.NotAcceptable):
+        with db.transaction():
+            db.put({"n": 1}, "outer")
+            try:
+                with db.transaction():
+                    db.put({"n": 2}, "inner")
+                    raise RuntimeError("inner")
+            except RuntimeError:
+                pass
+    assert "outer" not in db
+    # and the state is clean for the next transaction
+    with db.transaction():
+        db.put({"n": 1}, "next")
+    assert "next" in db
+
+
+def test_raw_begin_commit_abort_errors(db):
+    lib = _lib.lib
+    err = _lib.cbl_error()
+    assert lib.cbl_db_commit(db._h, ctypes.byref(err)) == 406
+    assert err.code == 406 and err.message
+    assert lib.cbl_db_abort(db._h, ctypes.byref(err)) == 406
+    db.begin()
+    db.begin()
+    db.put({"n": 1}, "x")
+    db.commit()                      # inner: nothing written yet
+    db.commit()                      # outermost
+    assert "x" in db
+    with pytest.raises(cblite.NotAcceptable):
+        db.commit()
+    db.begin()
+    db.begin()
+    db.put({"n": 1}, "y")
+    db.abort()                       # ends the whole nesting
+    with pytest.raises(cblite.NotAcceptable):
+        db.commit()
+    assert "y" not in db
+
+
+def test_commit_from_another_thread_is_406(db):
+    db.begin()
+    box = {}
+
+    def other():
+        try:
+            db.commit()
+        except cblite.CBLiteError as exc:
+            box["code"] = exc.code
+        try:
+            db.abort()
+        except cblite.CBLiteError as exc:
+            box["abort"] = exc.code
+
+    t = threading.Thread(target=other)
+    t.start()
+    t.join(10)
+    assert box == {"code": 406, "abort": 406}
+    db.put({"n": 1}, "mine")
+    db.commit()
+    assert "mine" in db
+
+
+def test_other_thread_waits_for_transaction(db):
+    order = []
+    started = threading.Event()
+
+    def other():
+        started.set()
+        db.put({"n": 2}, "other")            # waits for the transaction
+        order.append("other")
+
+    with db.transaction():
+        db.put({"n": 1}, "mine")
+        t = threading.Thread(target=other)
+        t.start()
+        started.wait(5)
+        t.join(0.3)
+        order.append("commit")
+    t.join(10)
+    assert order == ["commit", "other"]
+    assert "other" in db and "mine" in db
+
+
+def test_in_transaction(db):
+    def body():
+        db.put({"n": 1}, "a")
+        db.put({"n": 2}, "b")
+
+    assert db.in_transaction(body) is True
+    assert db.count == 2
+
+    def abort():
+        db.put({"n": 3}, "c")
+        return False
+
+    assert db.in_transaction(abort) is False
+    assert "c" not in db
+
+    def raises():
+        db.put({"n": 4}, "d")
+        raise LookupError("nope")
+
+    with pytest.raises(LookupError):
+        db.in_transaction(raises)
+    assert "d" not in db
+    assert db.count == 2
+
+
+def test_in_transaction_raw_409(db):
+    err = _lib.cbl_error()
+    fn = _lib.TRANSACTION_FN(lambda ctx: 0)
+    assert _lib.lib.cbl_db_in_transaction(db._h, fn, None, ctypes.byref(err)) == 409
+    ok = _lib.TRANSACTION_FN(lambda ctx: 1)
+    assert _lib.lib.cbl_db_in_transaction(db._h, ok, None, ctypes.byref(err)) == 0
+    assert err.code == 0
+
+
+def test_transaction_across_collections(db):
+    c = db.create_collection("c")
+    with pytest.raises(RuntimeError):
+        with db.transaction():
+            c.put({"n": 1}, "x")
+            db.put({"n": 1}, "y")
+            raise RuntimeError()
+    assert "x" not in c and "y" not in db
+    with db.transaction():
+        c.put({"n": 1}, "x")
+        db.put({"n": 1}, "y")
+    assert "x" in c and "y" in db
+
+
+def test_transaction_on_closed_db(dbdir):
+    db = cblite.Database("closedtx", dbdir)
+    db.close()
+    with pytest.raises(cblite.BadRequest):
+        with db.transaction():
+            pass
