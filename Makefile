@@ -20,7 +20,7 @@ SO_REAL      := libcblite.so.$(VERSION)
 SO_NAME      := libcblite.so.$(SOVERSION)
 AMALGAMATION := Sources/CSQLCipher/sqlite3.c
 SWIFT_SOURCES := $(shell find Sources -name '*.swift' 2>/dev/null) Package.swift include/cblite.h
-APT_PACKAGES := pkg-config libsqlite3-dev libsqlcipher-dev tcl libssl-dev dpkg-dev python3-pip
+APT_PACKAGES := pkg-config libsqlite3-dev libsqlcipher-dev tcl libssl-dev dpkg-dev
 # The shipped .so carries the Swift runtime (no toolchain needed to load it), exports only
 # cbl_* and has a versioned soname. These flags stay out of Package.swift (DESIGN §8).
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
@@ -28,7 +28,7 @@ LIB_LINK_FLAGS := -Xlinker --version-script=$(CURDIR)/Sources/CBLite/exports.map
                   -Xlinker -soname=$(SO_NAME)
 CFLAGS_TEST  := -std=c99 -Wall -Wextra -Werror -g -Iinclude
 
-.PHONY: all lib cli deps sqlcipher test test-swift test-c test-python test-install \
+.PHONY: all lib cli deps deps-build sqlcipher test test-swift test-c test-python test-install \
         test-header demo install uninstall clean
 
 all: lib cli
@@ -36,7 +36,12 @@ all: lib cli
 # ---- set-up -------------------------------------------------------------------------
 # Installs the Debian packages the build and tests need (when root and missing) and the
 # Python test dependencies. Safe to run again.
-deps:
+deps: deps-build
+	@$(PYTHON) -c 'import pytest, hypothesis' 2>/dev/null || $(PYTHON) -m pip install -q pytest hypothesis
+
+# The Debian packages the build itself needs (the amalgamation generator, SQLCipher's
+# libcrypto, pkg-config for install checks): every build target depends on this.
+deps-build:
 	@missing=""; for p in $(APT_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
@@ -45,10 +50,9 @@ deps:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	  else echo "deps: missing Debian packages:$$missing (run as root or install them)"; exit 1; fi; \
 	fi
-	@$(PYTHON) -c 'import pytest' 2>/dev/null || $(PYTHON) -m pip install -q pytest
 
 sqlcipher: $(AMALGAMATION)
-$(AMALGAMATION):
+$(AMALGAMATION): | deps-build
 	Sources/CSQLCipher/generate.sh
 
 # ---- build --------------------------------------------------------------------------

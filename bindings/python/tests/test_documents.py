@@ -408,9 +408,9 @@ def test_put_existing_all_deleted_highest_deleted_wins(coll):
     assert coll.conflicts("z") == []
 
 
-@pytest.mark.parametrize("history", [[], ["1-abc", "2-abc"], ["x"], ["2-zz"], ["-ab"], [1],
+@pytest.mark.parametrize("history", [[], ["1-abc", "2-abc"], ["x"], ["2-a b"], ["-ab"], [1],
                                      "not json", '{"a":1}'],
-                         ids=["empty", "ascending", "no-generation", "non-hex-digest",
+                         ids=["empty", "ascending", "no-generation", "space-in-digest",
                               "empty-generation", "not-a-string", "not-json", "object"])
 def test_put_existing_bad_history(coll, history):
     with pytest.raises(cblite.BadRequest):
