@@ -66,6 +66,8 @@ int bench_parse_side_args(int argc, char** argv, const int available[PH_COUNT],
             return 1;
         } else if (strcmp(arg, "--keep") == 0) {
             opts->keep = 1;
+        } else if (strcmp(arg, "--encrypted") == 0) {
+            opts->encrypted = 1;
         } else if (strcmp(arg, "--n") == 0 && val) {
             opts->n = atol(val); a++;
         } else if (strcmp(arg, "--dir") == 0 && val) {

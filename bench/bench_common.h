@@ -41,9 +41,10 @@ typedef struct bench_opts {
     int phases[PH_COUNT];       /* 1 = run this phase */
     long changes_page;          /* changes feed page size; 0 = one call */
     int keep;                   /* keep the database afterwards */
+    int encrypted;              /* --encrypted: open the database with a key (cblite side) */
 } bench_opts;
 
-/* Parses --n N --dir D [--phases a,b,c] [--keep] [--list-phases];
+/* Parses --n N --dir D [--phases a,b,c] [--keep] [--encrypted] [--list-phases];
  * `available` marks the phases this side implements. Exits on bad usage. Returns 1 when
  * --list-phases was given (the phases are printed and the caller should exit 0). */
 int bench_parse_side_args(int argc, char** argv, const int available[PH_COUNT],

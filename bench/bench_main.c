@@ -28,8 +28,10 @@
 #define MAX_RUNS 32
 #define MAX_CHECKS 64
 
-enum { SIDE_CBLITE, SIDE_BASELINE, SIDE_COUNT };
-static const char* const side_names[SIDE_COUNT] = {"cblite", "baseline"};
+/* SIDE_ENCRYPTED is the cblite side on an encrypted database, insert and read only
+ * (the encryption cost: WORKLOAD and issue targets compare it with the plain run). */
+enum { SIDE_CBLITE, SIDE_BASELINE, SIDE_ENCRYPTED, SIDE_COUNT };
+static const char* const side_names[SIDE_COUNT] = {"cblite", "baseline", "encrypted"};
 
 typedef struct run_result {
     int have[PH_COUNT];
@@ -277,6 +279,8 @@ int main(int argc, char** argv) {
         for (int ph = 0; ph < PH_COUNT; ph++) {
             if (side == SIDE_BASELINE)
                 built[side][ph] = !cblite || baseline_all || built[SIDE_CBLITE][ph];
+            if (side == SIDE_ENCRYPTED)
+                built[side][ph] = cblite && built[SIDE_CBLITE][ph] && (ph == PH_INSERT || ph == PH_READ);
             if (!built[side][ph]) continue;
             if (phase_list[side][0]) strcat(phase_list[side], ",");
             strcat(phase_list[side], bench_phase_names[ph]);
@@ -300,11 +304,11 @@ int main(int argc, char** argv) {
         printf("run %d/%d:", r + 1, runs);
         for (int k = 0; k < SIDE_COUNT; k++) {
             int side = (r % 2 == 0) ? k : SIDE_COUNT - 1 - k; /* alternate who goes first */
-            const char* prog = side == SIDE_CBLITE ? cblite : baseline;
-            if (!prog) continue;
+            const char* prog = side == SIDE_BASELINE ? baseline : cblite;
+            if (!prog || !phase_list[side][0]) continue;
             snprintf(dir_arg[side], sizeof dir_arg[side], "%s/%s-run%d", data, side_names[side], r + 1);
             char* argv_list[] = {(char*)prog, "--n", n_arg, "--dir", dir_arg[side], "--phases",
-                                 phase_list[side], NULL};
+                                 phase_list[side], side == SIDE_ENCRYPTED ? "--encrypted" : NULL, NULL};
             double t0 = bench_now_ms();
             char* out = run_child(argv_list, status, sizeof status);
             if (!out) {
@@ -348,6 +352,18 @@ int main(int argc, char** argv) {
             printf("%-12s %11.1f %11.1f %7.2fx %12s %12s %8.1f %8.1f %7ld\n", bench_phase_names[ph],
                    c->ms, b->ms, b->ms > 0 ? c->ms / b->ms : 0, fmt_rate(r1, sizeof r1, c->count, c->ms),
                    fmt_rate(r2, sizeof r2, b->count, b->ms), c->rss_mib, b->rss_mib, c->count);
+        }
+    }
+    int any_encrypted = 0;
+    for (int ph = 0; ph < PH_COUNT; ph++) any_encrypted |= st[SIDE_ENCRYPTED][ph].have;
+    if (any_encrypted) {
+        printf("\nencrypted database (SQLCipher, raw key) vs plain, same run:\n");
+        printf("%-12s %13s %11s %8s\n", "phase", "encrypted ms", "plain ms", "ratio");
+        for (int ph = 0; ph < PH_COUNT; ph++) {
+            const phase_stat* e = &st[SIDE_ENCRYPTED][ph];
+            const phase_stat* c = &st[SIDE_CBLITE][ph];
+            if (e->have && c->have)
+                printf("%-12s %13.1f %11.1f %7.2fx\n", bench_phase_names[ph], e->ms, c->ms, c->ms > 0 ? e->ms / c->ms : 0);
         }
     }
     double c_size = cblite ? median_of(SIDE_CBLITE, runs, 0) : 0;
@@ -435,6 +451,16 @@ int main(int argc, char** argv) {
                 fprintf(f, "]");
             }
             fprintf(f, "}");
+        }
+        fprintf(f, "},\n \"encrypted\": {");
+        first = 1;
+        for (int ph = 0; ph < PH_COUNT; ph++) {
+            const phase_stat* e = &st[SIDE_ENCRYPTED][ph];
+            const phase_stat* c = &st[SIDE_CBLITE][ph];
+            if (!e->have || !c->have) continue;
+            fprintf(f, "%s\"%s\": {\"encrypted_ms\": %.3f, \"plain_ms\": %.3f, \"ratio\": %.4f}", first ? "" : ", ",
+                    bench_phase_names[ph], e->ms, c->ms, c->ms > 0 ? e->ms / c->ms : 0);
+            first = 0;
         }
         fprintf(f, "},\n \"not_built\": [");
         first = 1;
