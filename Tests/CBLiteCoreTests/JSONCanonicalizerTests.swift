@@ -106,3 +106,33 @@ final class JSONCanonicalizerTests: XCTestCase {
         }
     }
 }
+
+/// The hand-written UTF-8 validator must agree with the standard library's on every
+/// input: all 1–3 byte sequences exhaustively, and random 4-byte ones.
+final class UTF8ValidationTests: XCTestCase {
+    private func agree(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { buf in
+            XCTAssertEqual(UTF8Validation.isValid(buf), String(validating: buf, as: UTF8.self) != nil, "\(bytes)")
+        }
+    }
+
+    func testAgreesWithTheStandardLibrary() {
+        for a in 0...255 { agree([UInt8(a)]) }
+        for a in 0x80...0xFF { for b in 0...255 { agree([UInt8(a), UInt8(b)]) } }
+        for a in 0xE0...0xF4 { for b in stride(from: 0x70, through: 0xC5, by: 1) { for c in [0x41, 0x80, 0xBF, 0xC0] {
+            agree([UInt8(a), UInt8(b), UInt8(c)])
+        } } }
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<200_000 {
+            agree((0..<Int.random(in: 1...6, using: &rng)).map { _ in
+                [UInt8.random(in: 0...255, using: &rng), UInt8.random(in: 0x80...0xBF, using: &rng),
+                 UInt8.random(in: 0xE0...0xF5, using: &rng), UInt8(ascii: "a")].randomElement(using: &rng)!
+            })
+        }
+        agree(Array("plain ascii".utf8))
+        agree(Array("é😀€".utf8))
+        agree([0xED, 0xA0, 0x80])          // a surrogate
+        agree([0xF4, 0x90, 0x80, 0x80])    // above U+10FFFF
+        agree([0xC0, 0x80])                // overlong NUL
+    }
+}

@@ -194,7 +194,7 @@ public struct JSONCanonicalizer {
         guard pos < end else { throw error("unterminated string") }
         let raw = UnsafeBufferPointer(rebasing: input[start..<pos])
         if base![pos] == UInt8(ascii: "\"") {
-            guard String(validating: raw, as: UTF8.self) != nil else { throw error("invalid UTF-8 in string") }
+            guard UTF8Validation.isValid(raw) else { throw error("invalid UTF-8 in string") }
             keys.append(contentsOf: raw)
             pos += 1
             return

@@ -139,8 +139,8 @@ public struct JSONParser {
             if c == UInt8(ascii: "\"") {
                 let raw = UnsafeBufferPointer(start: base! + start, count: pos - start)
                 pos += 1
-                guard let s = String(validating: raw, as: UTF8.self) else { throw error("invalid UTF-8 in string") }
-                return s
+                guard UTF8Validation.isValid(raw) else { throw error("invalid UTF-8 in string") }
+                return String(decoding: raw, as: UTF8.self)
             }
             if c == UInt8(ascii: "\\") { break }
             if c < 0x20 { throw error("control character in string") }
