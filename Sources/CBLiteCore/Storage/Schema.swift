@@ -21,21 +21,23 @@ enum Schema {
 
     static func docTable(_ id: Int64) -> String { "docs_\(id)" }
 
-    /// Documents of one collection. `flags`: DocFlags. `body`: the current revision's
-    /// canonical JSON (metadata removed). `revtree`: RevTree encoding, NULL for a
-    /// document with a single revision.
+    /// Documents of one collection, one row each. `sequence` is the rowid, so the changes
+    /// feed is a plain range scan of the table (measured: 2.6x -> 1.1x of raw SQLite
+    /// against a docid-keyed table with a sequence index) and new documents append;
+    /// `docid` is found through its unique index. `flags`: DocFlags. `body`: the current
+    /// revision's canonical JSON (metadata removed). `revtree`: RevTree encoding, NULL
+    /// for a document with a single revision.
     static func createCollection(_ id: Int64) -> String {
         let t = docTable(id)
         return """
         CREATE TABLE IF NOT EXISTS \(t)(
-            docid TEXT PRIMARY KEY,
-            sequence INTEGER NOT NULL,
+            sequence INTEGER PRIMARY KEY,
+            docid TEXT NOT NULL UNIQUE,
             flags INTEGER NOT NULL,
             revid TEXT NOT NULL,
             body TEXT,
             revtree BLOB,
-            expiration INTEGER) WITHOUT ROWID;
-        CREATE UNIQUE INDEX IF NOT EXISTS \(t)_seq ON \(t)(sequence);
+            expiration INTEGER);
         CREATE INDEX IF NOT EXISTS \(t)_exp ON \(t)(expiration) WHERE expiration IS NOT NULL;
         """
     }
