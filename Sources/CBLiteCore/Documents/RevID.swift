@@ -14,19 +14,25 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// Parses "<gen>-<digest>": gen a positive decimal, digest 1–128 printable ASCII
     /// characters (peers may use other digests than ours).
     public init?(_ string: String) {
-        let utf8 = string.utf8
-        guard utf8.count <= 160, let dash = utf8.firstIndex(of: UInt8(ascii: "-")) else { return nil }
-        let genPart = utf8[utf8.startIndex..<dash]
-        let digestPart = utf8[utf8.index(after: dash)...]
-        guard !genPart.isEmpty, genPart.count <= 9, genPart.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-              genPart.first != 0x30,
-              !digestPart.isEmpty, digestPart.count <= 128,
-              digestPart.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
-        else { return nil }
-        var gen = 0
-        for c in genPart { gen = gen * 10 + Int(c - 0x30) }
+        var copy = string
+        let parsed: (Int, String)? = copy.withUTF8 { buf in
+            guard buf.count <= 160 else { return nil }
+            var gen = 0
+            var i = 0
+            while i < buf.count && buf[i] != UInt8(ascii: "-") {
+                let c = buf[i]
+                guard c >= 0x30 && c <= 0x39, i < 9, !(i == 0 && c == 0x30) else { return nil }
+                gen = gen * 10 + Int(c - 0x30)
+                i += 1
+            }
+            let digestStart = i + 1
+            guard i > 0, i < buf.count, buf.count - digestStart >= 1, buf.count - digestStart <= 128 else { return nil }
+            for j in digestStart..<buf.count where !(buf[j] > 0x20 && buf[j] < 0x7F) { return nil }
+            return (gen, String(decoding: UnsafeBufferPointer(rebasing: buf[digestStart...]), as: UTF8.self))
+        }
+        guard let (gen, digest) = parsed else { return nil }
         generation = gen
-        digest = String(decoding: digestPart, as: UTF8.self)
+        self.digest = digest
     }
 
     public var description: String { "\(generation)-\(digest)" }
