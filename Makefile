@@ -1,6 +1,7 @@
 # cblite — build, test, install.
 #   make            release libcblite.so (build/lib) and the `cblite` tool (build/bin)
-#   make test       everything CI runs: Swift tests, the C test program, pytest, install check
+#   make test       everything CI runs: Swift tests, the C test programs, pytest, install check,
+#                   and the short reliability runs (crash, stress, hostile input)
 #   make demo       a short C program showing documents, revisions and conflicts
 #   make install    PREFIX=/usr/local DESTDIR=... LIBDIR=$(PREFIX)/lib
 SHELL        := /bin/bash
@@ -20,7 +21,7 @@ SO_REAL      := libcblite.so.$(VERSION)
 SO_NAME      := libcblite.so.$(SOVERSION)
 AMALGAMATION := Sources/CSQLCipher/sqlite3.c
 SWIFT_SOURCES := $(shell find Sources -name '*.swift' 2>/dev/null) Package.swift include/cblite.h
-APT_PACKAGES := pkg-config libsqlite3-dev libsqlcipher-dev tcl libssl-dev dpkg-dev
+APT_PACKAGES := pkg-config libsqlite3-dev libsqlcipher-dev tcl libssl-dev dpkg-dev libicu-dev
 # The shipped .so carries the Swift runtime (no toolchain needed to load it), exports only
 # cbl_* and has a versioned soname. These flags stay out of Package.swift (DESIGN §8).
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
@@ -76,6 +77,7 @@ test: deps $(AMALGAMATION) all
 	$(MAKE) test-c
 	$(MAKE) test-python
 	$(MAKE) test-install
+	$(MAKE) test-reliability
 	@echo "make test: all levels passed"
 
 test-swift: $(AMALGAMATION)
@@ -87,9 +89,11 @@ $(BUILD)/tests/%: Tests/c/%.c include/cblite.h $(BUILD)/lib/$(SO_REAL)
 
 # The C test program (every function of the header), the header as C99 and C++, and a
 # host that links the system libsqlite3 beside libcblite (SQLite symbol interposition).
-test-c: lib test-header $(BUILD)/tests/test_cblite $(BUILD)/tests/test_interpose
+test-c: lib test-header $(BUILD)/tests/test_cblite $(BUILD)/tests/test_interpose $(BUILD)/tests/test_views $(BUILD)/tests/test_attachments
 	$(BUILD)/tests/test_cblite
 	$(BUILD)/tests/test_interpose
+	$(BUILD)/tests/test_views
+	$(BUILD)/tests/test_attachments
 
 $(BUILD)/tests/test_interpose: Tests/c/test_interpose.c include/cblite.h $(BUILD)/lib/$(SO_REAL)
 	@mkdir -p $(BUILD)/tests
@@ -142,6 +146,7 @@ uninstall:
 	  $(DESTDIR)$(INCLUDEDIR)/cblite.h $(DESTDIR)$(LIBDIR)/pkgconfig/cblite.pc $(DESTDIR)$(BINDIR)/cblite
 
 -include bench/bench.mk
+-include Tests/reliability/reliability.mk
 
 clean:
 	rm -rf $(BUILD) .build

@@ -20,6 +20,9 @@ let sqlcipherDefines: [CSetting] = [
     .define("SQLITE_USE_ALLOCA"),
     .define("HAVE_USLEEP", to: "1"),
     .define("NDEBUG"),
+    // No SQLCipher logging to stderr from inside a host process: failures reach the
+    // caller as statuses (a wrong key is a 401).
+    .define("SQLCIPHER_OMIT_DEFAULT_LOGGING"),
     // Keep SQLite's symbols out of the dynamic symbol table: a host program that links
     // libsqlite3 must neither replace ours nor be replaced by it (DESIGN §8).
     .unsafeFlags(["-fvisibility=hidden", "-O2", "-Wno-everything"]),
@@ -48,10 +51,12 @@ let package = Package(
             linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("m")]
         ),
         .systemLibrary(name: "CCBLite", path: "Sources/CCBLite"),
+        .systemLibrary(name: "CICU", path: "Sources/CICU", pkgConfig: "icu-i18n", providers: [.apt(["libicu-dev"])]),
         .target(
             name: "CBLiteCore",
             dependencies: [
                 "CSQLCipher",
+                "CICU",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],

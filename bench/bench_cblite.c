@@ -3,11 +3,8 @@
  * the C interface only (include/cblite.h, linked against build/lib/libcblite.so.1), as
  * users call it.
  *
- * Phases the header does not offer yet are not built here: the driver prints them as
- * "not built" and leaves them out of the JSON, and the baseline skips them too so that
- * the remaining phases do the same work on both sides. To add one when its API lands
- * (views: view_build, view_query; attachments), implement it below and set it to 1 in
- * `available`.
+ * Every phase of the workload is built; a phase marked 0 in `available` would be
+ * printed as "not built" and left out of the JSON (and skipped by the baseline).
  * Usage: bench_cblite --n N --dir DIR [--phases ...]   (see bench_common.h)
  */
 #define _XOPEN_SOURCE 700
@@ -32,12 +29,42 @@ static long count_occurrences(const char* s, const char* needle) {
     return c;
 }
 
+/* The workload's view: emit (age, null) for documents of type person. A tiny scanner
+ * suffices: bodies are the workload's own, canonical JSON. */
+static void map_by_age(void* ctx, const char* doc_json, cbl_emitter* emitter) {
+    (void)ctx;
+    const char* type = bench_json_find(doc_json, "type");
+    long long age = 0;
+    if (!type || strncmp(type, "\"person\"", 8) != 0) return;
+    if (!bench_json_int(bench_json_find(doc_json, "age"), &age)) return;
+    char key[32];
+    snprintf(key, sizeof key, "%lld", age);
+    cbl_status st = cbl_emit(emitter, key, NULL, &err);
+    if (st != CBL_OK) ck(st, "cbl_emit", key);
+}
+
+/* Runs a map-only query and reads its rows one by one (the streaming path). */
+static long query_rows(cbl_view* view, const char* options) {
+    cbl_query_result* r = NULL;
+    ck(cbl_view_query(view, options, &r, &err), "cbl_view_query", options);
+    cbl_query_row row;
+    int has = 0;
+    long rows = 0;
+    for (;;) {
+        ck(cbl_query_result_next(r, &row, &has, &err), "cbl_query_result_next", NULL);
+        if (!has) break;
+        if (row.doc_id) rows++;
+    }
+    cbl_query_result_release(r);
+    return rows;
+}
+
 int main(int argc, char** argv) {
     static const int available[PH_COUNT] = {
         [PH_INSERT] = 1, [PH_READ] = 1, [PH_UPDATE] = 1,
-        [PH_VIEW_BUILD] = 0, [PH_VIEW_QUERY] = 0,   /* no view API in cblite.h yet */
+        [PH_VIEW_BUILD] = 1, [PH_VIEW_QUERY] = 1,
         [PH_DELETE] = 1, [PH_CHANGES] = 1,
-        [PH_ATTACHMENTS] = 0,                       /* no attachment API in cblite.h yet */
+        [PH_ATTACHMENTS] = 1,
     };
     bench_opts o;
     if (bench_parse_side_args(argc, argv, available, &o)) return 0;
@@ -127,7 +154,47 @@ int main(int argc, char** argv) {
         if (bad) bench_check("update", "%ld documents without _rev or age", bad);
     }
 
-    /* 4./5. view build / view query: not built (no view API in cblite.h yet). */
+    /* 4. view build: map emitting (age, null) for documents of type person, with the
+     * _count reducer; the first query (key = 42, map only) builds the index. */
+    cbl_view* view = NULL;
+    if (o.phases[PH_VIEW_BUILD] || o.phases[PH_VIEW_QUERY]) {
+        ck(cbl_collection_view(coll, "byAge", &view, &err), "cbl_collection_view", NULL);
+        ck(cbl_view_set_map_reduce(view, map_by_age, NULL, "_count", "1", NULL, &err), "cbl_view_set_map_reduce", NULL);
+    }
+    char key_query[64];
+    snprintf(key_query, sizeof key_query, "{\"key\":%d,\"reduce\":false}", BENCH_VIEW_KEY);
+    if (o.phases[PH_VIEW_BUILD]) {
+        bench_phase_begin(&s, PH_VIEW_BUILD);
+        long rows = query_rows(view, key_query);
+        bench_phase_end(&s, n);
+        long want = bench_expected_key_count(n, BENCH_VIEW_KEY, 0);
+        if (rows != want) bench_check("view_build", "key %d: %ld rows, expected %ld", BENCH_VIEW_KEY, rows, want);
+    }
+
+    /* 5. view query: key = 42, 100 times, rows read one by one; then _count grouped by age */
+    if (o.phases[PH_VIEW_QUERY]) {
+        long rows = 0, groups = 0, total = 0;
+        bench_phase_begin(&s, PH_VIEW_QUERY);
+        for (int k = 0; k < BENCH_VIEW_QUERIES; k++) rows += query_rows(view, key_query);
+        cbl_query_result* r = NULL;
+        ck(cbl_view_query(view, "{\"group\":true}", &r, &err), "cbl_view_query", "group");
+        cbl_query_row row;
+        int has = 0;
+        for (;;) {
+            ck(cbl_query_result_next(r, &row, &has, &err), "cbl_query_result_next", NULL);
+            if (!has) break;
+            groups++;
+            total += row.value_json ? atol(row.value_json) : 0;
+        }
+        cbl_query_result_release(r);
+        bench_phase_end(&s, BENCH_VIEW_QUERIES + 1);
+        long want = bench_expected_key_count(n, BENCH_VIEW_KEY, 0) * BENCH_VIEW_QUERIES;
+        long wantg = bench_expected_groups(n, 0);
+        if (rows != want || groups != wantg || total != n)
+            bench_check("view_query", "%ld rows (expected %ld), %ld groups (expected %ld) counting %ld docs (expected %ld)",
+                        rows, want, groups, wantg, total, n);
+    }
+    if (view) cbl_view_release(view);
 
     /* 6. delete: every 10th document (i % 10 == 5), tombstones on the current revision */
     long deleted_docs = 0;
@@ -176,7 +243,40 @@ int main(int argc, char** argv) {
                         entries, n, tombstones, deleted_docs);
     }
 
-    /* 8. attachments: not built (no attachment API in cblite.h yet). */
+    /* 8. attachments: 1,000 of 64 KiB random bytes, each stored (cbl_db_blob_put) and
+     * attached to its own document in one transaction; then all read back whole. */
+    if (o.phases[PH_ATTACHMENTS]) {
+        unsigned char* data = malloc(BENCH_ATT_SIZE);
+        unsigned char (*heads)[8] = malloc(sizeof(*heads) * BENCH_ATT_COUNT);
+        if (!data || !heads) bench_die("out of memory");
+        long bad = 0;
+        bench_phase_begin(&s, PH_ATTACHMENTS);
+        ck(cbl_db_begin(db, &err), "cbl_db_begin", NULL);
+        for (long k = 0; k < BENCH_ATT_COUNT; k++) {
+            bench_att_bytes(data, BENCH_ATT_SIZE, k);
+            memcpy(heads[k], data, 8);
+            char* digest = NULL;
+            ck(cbl_db_blob_put(db, data, BENCH_ATT_SIZE, &digest, &err), "cbl_db_blob_put", NULL);
+            snprintf(id, sizeof id, "att-%06ld", k);
+            ck(cbl_doc_set_attachment(coll, id, NULL, "data.bin", "application/octet-stream", digest, NULL, &err),
+               "cbl_doc_set_attachment", id);
+            cbl_free(digest);
+        }
+        ck(cbl_db_commit(db, &err), "cbl_db_commit", NULL);
+        for (long k = 0; k < BENCH_ATT_COUNT; k++) {
+            void* bytes = NULL;
+            size_t len = 0;
+            snprintf(id, sizeof id, "att-%06ld", k);
+            ck(cbl_doc_get_attachment(coll, id, "data.bin", &bytes, &len, &err), "cbl_doc_get_attachment", id);
+            if (len != BENCH_ATT_SIZE || memcmp(bytes, heads[k], 8) != 0) bad++;
+            cbl_free(bytes);
+        }
+        bench_phase_end(&s, BENCH_ATT_COUNT);
+        if (bad) bench_check("attachments", "%ld attachments missing or wrong", bad);
+        free(data); free(heads);
+        /* the attachment documents are not part of the workload's document count */
+        deleted_docs -= BENCH_ATT_COUNT;
+    }
 
     /* Outside the timings: the count the workload implies. */
     {

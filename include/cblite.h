@@ -90,7 +90,8 @@ void cbl_free(void* ptr);
  * memory is exhausted. The receiver frees it with cbl_free. */
 char* cbl_strdup(const char* str);
 
-/* Number of live handles (databases, collections, listener tokens) in this process.
+/* Number of live handles of every type (databases, collections, listener tokens, blob
+ * writers and readers, views, query results, live queries) in this process.
  * Tests compare it before and after a piece of work to prove nothing leaks. */
 int64_t cbl_instance_count(void);
 
@@ -239,8 +240,9 @@ cbl_status cbl_db_change_encryption_key(cbl_db* db, const char* key_json, cbl_er
 /* 1 when the database is encrypted, 0 when not or for an invalid handle. */
 int cbl_db_is_encrypted(cbl_db* db);
 
-/* Maintenance. compact: drops bodies of non-leaf revisions, purges expired documents and
- * shrinks the file (VACUUM). optimize: refreshes the query planner's statistics.
+/* Maintenance. compact: drops bodies of non-leaf revisions, purges expired documents,
+ * deletes attachment files no kept revision refers to (including content stored but
+ * never attached), and shrinks the file (VACUUM). optimize: refreshes the query planner's statistics.
  * integrity_check: SQLite's check plus the engine's own (revision trees, sequences);
  * CBL_OK when sound, 500 with the first problem in the message otherwise; when
  * out_report (optional) is given it receives a JSON array of every problem found, on
@@ -309,7 +311,7 @@ cbl_status cbl_collection_last_sequence(cbl_collection* coll, uint64_t* out_sequ
  *   "_id"      — the document ID (in output; in input it must match the given ID),
  *   "_rev"     — the revision ID (in output; in input it names the parent revision),
  *   "_deleted" — true marks a tombstone (which may carry other properties),
- *   "_attachments" — attachment metadata (an object; kept as given in this version).
+ *   "_attachments" — attachment stubs (see "Attachments" below for the rules).
  * Any other top-level '_' property is rejected with 400.
  *
  * Document IDs: 1–1024 bytes of UTF-8 without control characters, not starting with
@@ -515,6 +517,382 @@ void cbl_listener_remove(cbl_listener_token* token);
 cbl_status cbl_db_buffer_notifications(cbl_db* db, int enabled, cbl_error* err);
 cbl_status cbl_db_send_notifications(cbl_db* db, cbl_error* err);
 cbl_status cbl_db_wait_notifications(cbl_db* db, uint32_t timeout_ms, cbl_error* err);
+
+/* ------------------------------------------------------------------------------------ */
+/* Attachments                                                                          */
+/* ------------------------------------------------------------------------------------ */
+
+/* A revision may carry named attachments: binary content stored beside the database
+ * (files in `<bundle>/attachments/`), not in the JSON. The JSON carries metadata stubs:
+ *
+ *   "_attachments": {"photo.jpg": {"content_type": "image/jpeg",
+ *                                  "digest": "sha1-<base64 of the SHA-1 of the content>",
+ *                                  "length": 1234, "revpos": 2, "stub": true}}
+ *
+ * Content is addressed by its digest, so equal content is stored once whatever the
+ * number of documents and names that refer to it. It is written to a temporary file and
+ * becomes visible only once complete, synced and verified; a crash mid-write leaves
+ * nothing visible (the next cbl_db_compact deletes the leftover).
+ *
+ * Saving a revision (cbl_doc_put, cbl_doc_update, cbl_doc_put_existing) with
+ * "_attachments":
+ *  - each entry names stored content by "digest" (a stub, e.g. as read back), or carries
+ *    it inline as "data" (base64; convenient for small content) which is stored first.
+ *    Inline data is never returned: reads show stubs only.
+ *  - content the store does not have fails with 412 ("attachment content missing"): a
+ *    revision never refers to missing content. A given "length" must match (400).
+ *  - "content_type" defaults to the previous revision's type for that name, else
+ *    "application/octet-stream". "revpos" is set by the library: the generation where
+ *    the content first appeared under that name on this branch (cbl_doc_put_existing
+ *    keeps a given revpos from 1 to the revision's generation).
+ *  - accepted entry properties: content_type, digest, length, revpos, stub, data;
+ *    anything else is 400.
+ *  - a body WITHOUT an "_attachments" key keeps the parent revision's attachments as they
+ *    are (a body-only update copies no data); "_attachments": {} removes them all. A
+ *    deletion (tombstone) keeps none.
+ *
+ * Names: 1–255 bytes of UTF-8 without control characters (NUL included); they are JSON
+ * keys only and never become file paths ("../x" is just a name). Content types:
+ * "type/subtype" (MIME tokens), optionally with "; name=value" parameters, at most 255
+ * bytes. Anything else is 400.
+ *
+ * Storage is reclaimed by cbl_db_compact: it deletes attachment content that no kept
+ * revision refers to — after an update replaced it or a removal dropped it (once
+ * compaction dropped the old revision's body), after a purge or an expiration, and
+ * content put into the store (cbl_db_blob_put, writers) that was never attached. So
+ * attach stored content before the next compaction; afterwards saving a stub for it
+ * fails with 412.
+ *
+ * Digests in and out are "sha1-<base64>" strings. */
+
+/* Streams content into the store in chunks (constant memory whatever the size).
+ * Released by cbl_blob_writer_finish or cbl_blob_writer_cancel. Calls on one writer are
+ * serialized; it does not depend on its database handle staying open. */
+typedef struct cbl_blob_writer cbl_blob_writer;
+
+/* Begins writing content into the store of `db`. Errors: 400, 500 (I/O). */
+cbl_status cbl_blob_writer_create(cbl_db* db, cbl_blob_writer** out_writer, cbl_error* err);
+
+/* Appends `length` bytes (`data` may be NULL when length is 0). After a failure the
+ * writer keeps its handle but is unusable: cancel it. Errors: 400 (invalid handle, NULL
+ * data with length > 0, writer failed), 500 (I/O, e.g. disk full). */
+cbl_status cbl_blob_writer_write(cbl_blob_writer* writer, const void* data, size_t length,
+                                 cbl_error* err);
+
+/* Completes the content, verifies it, makes it visible in the store, and RELEASES the
+ * writer (on failure too). *out_digest (optional) receives its digest; caller frees.
+ * Errors: 400 (invalid handle), 500 (I/O; nothing becomes visible). */
+cbl_status cbl_blob_writer_finish(cbl_blob_writer* writer, char** out_digest, cbl_error* err);
+
+/* Abandons the content (nothing becomes visible) and releases the writer. NULL and
+ * invalid handles are ignored. */
+void cbl_blob_writer_cancel(cbl_blob_writer* writer);
+
+/* Stores `length` bytes from memory (`data` may be NULL when length is 0).
+ * *out_digest (optional) receives the digest; caller frees. Errors: 400, 500. */
+cbl_status cbl_db_blob_put(cbl_db* db, const void* data, size_t length, char** out_digest,
+                           cbl_error* err);
+
+/* Stores a copy of the regular file at `path`, streamed (constant memory). *out_digest
+ * (optional) receives the digest; caller frees. Errors: 400 (not a regular file,
+ * unreadable), 404 (no such file), 500. */
+cbl_status cbl_db_blob_import_file(cbl_db* db, const char* path, char** out_digest,
+                                   cbl_error* err);
+
+/* The length in bytes of stored content `digest`. Errors: 400 (malformed digest), 404
+ * (the store does not have it). */
+cbl_status cbl_db_blob_length(cbl_db* db, const char* digest, uint64_t* out_length,
+                              cbl_error* err);
+
+/* Sets (adds or replaces) attachment `name` of a document to stored content `digest`,
+ * saving a new revision whose body is the current one with the changed stub.
+ * parent_rev_id: the current revision; NULL creates the document (an empty body with
+ * this attachment) when it does not exist or is deleted. content_type: NULL keeps the previous type of that name, else
+ * "application/octet-stream". *out_rev_id (optional) receives the new revision ID;
+ * caller frees. Validators and listeners see an ordinary save.
+ * Errors: 400 (doc ID, name, type, digest), 404 (document absent while a parent is
+ * given), 409 (parent not current; NULL parent while the document exists), 412 (content
+ * not in the store), 403 (validator), 503, 500. */
+cbl_status cbl_doc_set_attachment(cbl_collection* coll, const char* doc_id,
+                                  const char* parent_rev_id, const char* name,
+                                  const char* content_type, const char* digest,
+                                  char** out_rev_id, cbl_error* err);
+
+/* Removes attachment `name`, saving a new revision on parent_rev_id (the current
+ * revision; NULL: whatever is current). The content stays stored until compaction finds
+ * it unreferenced. *out_rev_id (optional): as above. Errors: 404 (no such document or
+ * attachment), 409 (parent not current), 400, 403, 503, 500. */
+cbl_status cbl_doc_remove_attachment(cbl_collection* coll, const char* doc_id,
+                                     const char* parent_rev_id, const char* name,
+                                     char** out_rev_id, cbl_error* err);
+
+/* The attachment names of the current revision as a JSON array of strings, sorted by
+ * UTF-8 bytes ("[]" when none). Caller frees. Errors: 404 (absent or deleted), 400. */
+cbl_status cbl_doc_attachment_names(cbl_collection* coll, const char* doc_id,
+                                    char** out_json, cbl_error* err);
+
+/* Reads a whole attachment of the current revision into memory. *out_bytes receives a
+ * buffer the caller frees with cbl_free (never NULL on success, even for 0 bytes) and
+ * *out_length its length. Content that does not match its digest fails with 500.
+ * Errors: 404 (no such document or attachment, or content missing), 400, 500. */
+cbl_status cbl_doc_get_attachment(cbl_collection* coll, const char* doc_id, const char* name,
+                                  void** out_bytes, size_t* out_length, cbl_error* err);
+
+/* Writes an attachment of the current revision to the file `path` (streamed, constant
+ * memory): written beside it under a temporary name, then renamed over `path`, so
+ * `path` never holds partial content. Errors: 404 (no such document or attachment), 400
+ * (bad path, e.g. a directory or an unwritable folder), 500. */
+cbl_status cbl_doc_save_attachment_to_file(cbl_collection* coll, const char* doc_id,
+                                           const char* name, const char* path,
+                                           cbl_error* err);
+
+/* Reads stored content in chunks, with seek. Released by cbl_blob_reader_close. It
+ * holds the content open: it keeps reading it even if a later revision or compaction
+ * drops it, and it does not depend on its database handle staying open. Calls on one
+ * reader are serialized. */
+typedef struct cbl_blob_reader cbl_blob_reader;
+
+/* Opens attachment `name` of the current revision for reading, at offset 0.
+ * Errors: 404 (no such document or attachment, or content missing), 400, 500. */
+cbl_status cbl_doc_open_attachment(cbl_collection* coll, const char* doc_id, const char* name,
+                                   cbl_blob_reader** out_reader, cbl_error* err);
+
+/* Reads up to `capacity` bytes at the current offset into `buffer` and advances;
+ * *out_read receives the count, 0 only at the end. When the content is read from
+ * offset 0 to the end without seeking, it is checked against its digest: the read that
+ * reaches the end fails with 500 on a mismatch. Errors: 400 (invalid handle, NULL
+ * buffer with capacity > 0), 500. */
+cbl_status cbl_blob_reader_read(cbl_blob_reader* reader, void* buffer, size_t capacity,
+                                size_t* out_read, cbl_error* err);
+
+/* Moves the read offset to `offset` (0 to the length). Errors: 400 (past the end,
+ * invalid handle). */
+cbl_status cbl_blob_reader_seek(cbl_blob_reader* reader, uint64_t offset, cbl_error* err);
+
+/* The content's length in bytes. Errors: 400. */
+cbl_status cbl_blob_reader_length(cbl_blob_reader* reader, uint64_t* out_length,
+                                  cbl_error* err);
+
+/* Closes and releases the reader. NULL and invalid handles are ignored. */
+void cbl_blob_reader_close(cbl_blob_reader* reader);
+
+/* ------------------------------------------------------------------------------------ */
+/* Views and queries                                                                    */
+/* ------------------------------------------------------------------------------------ */
+
+/* A view is a persistent index of a collection built by a map function (Couchbase Lite
+ * 1.x map/reduce). Its functions are registered at run time on a view handle and are not
+ * stored; its index is stored in the database and updated incrementally, on demand, from
+ * the documents changed since it was last updated: deleted and purged documents leave
+ * it, updated ones replace their rows, a conflicted document is indexed by its current
+ * (winning) revision. Changing the version string discards the index and rebuilds it.
+ *
+ * Keys sort by CouchDB's collation, inside the index itself:
+ *   null < false < true < numbers (by value) < strings < arrays < objects;
+ * strings by the Unicode Collation Algorithm (ICU, root locale: "a" < "A" < "aa" < "b"),
+ * arrays element by element (a prefix first), objects member by member as emitted.
+ * Rows with equal keys sort by document ID (byte order).
+ *
+ * Query options (one JSON object, CouchDB's names; all optional):
+ *   "key": k | "keys": [k, ...]      rows with exactly these keys ("keys": in that order)
+ *   "startkey", "endkey": k          the range (inclusive), in scan order
+ *   "inclusive_end": bool            default true
+ *   "startkey_docid", "endkey_docid" tie-breaks among rows whose key equals start/end key
+ *   "descending": bool               reverse order; start is then the high end of the range
+ *   "limit": n, "skip": n            after grouping/reducing
+ *   "reduce": bool                   false: map rows only (the seeds' mapOnly); true fails
+ *                                    with 400 on a view without a reduce function
+ *   "group": bool                    group rows with equal keys
+ *   "group_level": n                 group array keys by their first n items; at level 1
+ *                                    non-array keys group by equality, at higher levels
+ *                                    rows with non-array keys are left out
+ *   "include_docs": bool             add each row's document (map rows only; 400 otherwise)
+ *   "update": true | false | "after" update the index before the query (default), read it
+ *                                    as it is, or read it as it is now and update it on a
+ *                                    background thread ("stale": "ok"/"update_after" too)
+ *   "prefix_match_level": n          treat the end key (start key when descending) as a
+ *                                    prefix: a string matches every string it begins;
+ *                                    level 1 on an array matches arrays beginning with its
+ *                                    items; level n > 1 applies level n-1 to its last item
+ * Unknown options and wrong types: 400.
+ *
+ * Results (JSON): {"total_rows":n,"offset":skip,"update_seq":last indexed sequence,
+ *   "rows":[{"id":doc ID,"key":k,"value":v,"seq":n,"source_id":..?,"doc":{..}?}, ...]}
+ * "id" is the document the row refers to: the value's "_id" when the value is an object
+ * with one (redirection), else "source_id", the document that emitted it (only written
+ * when different). A row emitted without a value has "value":null. Reduced and grouped
+ * rows are {"key":k,"value":v} (key null without grouping; a reduce over no rows gives
+ * no row). */
+
+typedef struct cbl_view cbl_view;          /* released by cbl_view_release */
+typedef struct cbl_emitter cbl_emitter;    /* valid only during a map callback */
+typedef struct cbl_query_result cbl_query_result;  /* released by cbl_query_result_release */
+typedef struct cbl_live_query cbl_live_query;      /* released by cbl_live_query_stop */
+
+/* Map callback: receives a document's current revision as JSON (with "_id" and "_rev")
+ * and emits any number of rows with cbl_emit. It must be pure: same document, same rows.
+ * It may be called on any thread (also library threads: live queries, "update":"after"),
+ * for several queries at once, and not while the library holds its locks — except when
+ * the query runs inside a transaction of the calling thread. doc_json and emitter are
+ * valid during the call only. */
+typedef void (*cbl_map_fn)(void* context, const char* doc_json, cbl_emitter* emitter);
+
+/* Emits one row from a map callback. key_json: any JSON value (null included);
+ * value_json: any JSON value, or NULL for no value (stored as nothing, returned as
+ * null). Errors: 400 (invalid JSON, or the emitter is not the one of a running map
+ * callback). A failed emit also fails the index update (and so the query) with that
+ * error once the callback returns. */
+cbl_status cbl_emit(cbl_emitter* emitter, const char* key_json, const char* value_json,
+                    cbl_error* err);
+
+/* Reduce callback: keys_json and values_json are JSON arrays of the same length (values
+ * emitted without one are null). With rereduce nonzero, keys_json is NULL and the values
+ * are results of earlier calls on chunks of rows (the engine reduces large ranges in
+ * chunks, so a reduce function must handle rereduce). Returns the reduced value as JSON
+ * allocated with cbl_strdup (the library frees it), or NULL to fail the query (500).
+ * Pointers are valid during the call only; thread rules as cbl_map_fn. */
+typedef char* (*cbl_reduce_fn)(void* context, const char* keys_json, const char* values_json,
+                               int rereduce);
+
+/* A handle on the view `name` (1-255 bytes of UTF-8 without control characters) of a
+ * collection. Nothing is stored until the view is first updated. Several handles may
+ * name the same view; each carries its own functions. Errors: 400, 404 (collection
+ * deleted). Release with cbl_view_release. */
+cbl_status cbl_collection_view(cbl_collection* coll, const char* name, cbl_view** out_view,
+                               cbl_error* err);
+
+/* Sets the functions of this view handle. map: NULL removes them (queries then need
+ * "update":false). At most one of reduce (a callback) and builtin_reduce ("_count",
+ * "_sum" — numbers or arrays of numbers —, "_stats" → {"sum","count","min","max",
+ * "sumsqr"}, computed natively) may be given; both NULL: no reduce. version: any string;
+ * when it differs from the one the index was built with, the next update discards the
+ * index and rebuilds it. context is passed to both callbacks; it must stay valid while
+ * they may still be called: until cbl_view_release returns and every live query started
+ * on the handle is stopped. Errors: 400 (NULL version, unknown builtin, both reduce
+ * kinds). */
+cbl_status cbl_view_set_map_reduce(cbl_view* view, cbl_map_fn map, cbl_reduce_fn reduce,
+                                   const char* builtin_reduce, const char* version,
+                                   void* context, cbl_error* err);
+
+/* Brings the index up to date now (maps the documents changed since the last update).
+ * Errors: 406 (no map function), errors of the map callback, 503, 404. */
+cbl_status cbl_view_update(cbl_view* view, cbl_error* err);
+
+/* The view's state as JSON: {"name":..,"last_sequence":n (0: never indexed),
+ * "total_rows":n,"stale":bool (the collection has changes the index does not cover)}.
+ * Caller frees. */
+cbl_status cbl_view_info(cbl_view* view, char** out_json, cbl_error* err);
+
+/* Deletes the view's index (tables and registry entry); the handle stays usable and
+ * its next update rebuilds the index. Errors: 404 (no index), 503. */
+cbl_status cbl_view_delete(cbl_view* view, cbl_error* err);
+
+/* Releases a view handle. Waits for background index updates it started
+ * ("update":"after") to finish, so its callbacks are not called afterwards except by live
+ * queries started on it, which keep running until stopped. NULL and invalid handles are
+ * ignored. Not from inside one of the view's own callbacks. */
+void cbl_view_release(cbl_view* view);
+
+/* Sorted JSON array of the names of the collection's views that have an index. */
+cbl_status cbl_collection_view_names(cbl_collection* coll, char** out_json, cbl_error* err);
+
+/* Runs a query (options above; NULL = {}) and returns its rows as JSON (see Results).
+ * Caller frees. Errors: 400 (options), 406 (no map function and "update" not false),
+ * errors of the callbacks, 404, 503. */
+cbl_status cbl_view_query_json(cbl_view* view, const char* options_json, char** out_json,
+                               cbl_error* err);
+
+/* Runs a query and returns a result to read row by row: the index is read in pages as
+ * the rows are consumed, so memory stays constant however many rows match. Errors as
+ * cbl_view_query_json. Release the result with cbl_query_result_release. */
+cbl_status cbl_view_query(cbl_view* view, const char* options_json,
+                          cbl_query_result** out_result, cbl_error* err);
+
+/* One row of a result. The strings belong to the result and stay valid until the next
+ * cbl_query_result_next on it, or its release. */
+typedef struct cbl_query_row {
+    const char* key_json;       /* the key (all-docs: the document ID as a JSON string) */
+    const char* value_json;     /* the value as JSON, or NULL when none was emitted */
+    const char* doc_id;         /* the document the row refers to (redirected); NULL for
+                                   reduced or grouped rows and for all-docs misses */
+    const char* source_doc_id;  /* the document that emitted the row; NULL as doc_id */
+    const char* doc_json;       /* the document with include_docs, else NULL (also when
+                                   it no longer exists) */
+    const char* error;          /* all-docs "keys" misses: "not_found"; else NULL */
+    uint64_t    sequence;       /* the emitting document's sequence; 0 when aggregated */
+} cbl_query_row;
+
+/* Reads the next row into *row and sets *out_has_row to 1, or sets it to 0 at the end
+ * (row untouched). Errors: 400 (bad handle), storage errors while paging; on error
+ * *out_has_row is 0. Calls on one result are serialized. */
+cbl_status cbl_query_result_next(cbl_query_result* result, cbl_query_row* row,
+                                 int* out_has_row, cbl_error* err);
+
+/* Sets *out_stale to 1 when re-running the query could give other rows: the index has
+ * changed since the result was made, or the collection has changes the index does not
+ * cover yet (conservative: may say 1 when the rows would be the same). All-docs
+ * results: the collection changed. */
+cbl_status cbl_query_result_is_stale(cbl_query_result* result, int* out_stale, cbl_error* err);
+
+/* The rows not read yet, as the JSON object of cbl_view_query_json. Caller frees. */
+cbl_status cbl_query_result_json(cbl_query_result* result, char** out_json, cbl_error* err);
+
+/* Releases a result. NULL and invalid handles are ignored. Do not release a result
+ * passed to a live query callback (the library does). */
+void cbl_query_result_release(cbl_query_result* result);
+
+/* All-documents query of a collection: one row per document, keyed by document ID in
+ * byte (ASCII) order, value {"rev":current,"deleted":true?,"_conflicts":[..]?}. Takes
+ * the range options above with document IDs as keys (strings; prefix_match_level 1 on
+ * the end key), "include_docs", and
+ *   "all_docs_mode": "all_docs" (default: undeleted documents) | "include_deleted" |
+ *                    "show_conflicts" (adds "_conflicts": the other undeleted leaves) |
+ *                    "only_conflicts" (only documents in conflict, with "_conflicts") |
+ *                    "by_sequence" (every document, deleted included, in sequence order;
+ *                    startkey/endkey are sequences)
+ * With "keys", rows come in the order given, deleted documents included, and an ID with
+ * no document gives {"key":id,"error":"not_found"}. "total_rows" is the number of
+ * undeleted documents. Caller frees. Errors: 400 (options; reduce/group), 404. */
+cbl_status cbl_collection_all_docs(cbl_collection* coll, const char* options_json,
+                                   char** out_json, cbl_error* err);
+
+/* The same, read row by row (see cbl_view_query). */
+cbl_status cbl_collection_all_docs_query(cbl_collection* coll, const char* options_json,
+                                         cbl_query_result** out_result, cbl_error* err);
+
+/* Live queries. A live query runs its query on its own thread, calls `callback` with
+ * the first result set, then watches the collection: after each committed change it
+ * updates the index and re-runs only when the index changed under keys the query can
+ * see (Couchbase Lite 1.3 #1114: changes elsewhere in the index, or documents that emit
+ * nothing, cost no re-run), and calls `callback` only when the rows differ from the last
+ * result set (or the options were changed). "update" in its options is ignored.
+ * The callback runs on the live query's thread, after the commit, outside the library's
+ * locks; it may call back into the library (also cbl_live_query_stop on itself). The
+ * result it receives is valid during the call only (read it with
+ * cbl_query_result_next / _json; do not release it). */
+typedef void (*cbl_live_query_fn)(void* context, cbl_query_result* result);
+
+/* Starts a live query on a view (which needs a map function). The view handle may be
+ * released afterwards. Errors: 400 (options, NULL callback), 406 (no map function).
+ * Stop and release it with cbl_live_query_stop. */
+cbl_status cbl_live_query_start(cbl_view* view, const char* options_json,
+                                cbl_live_query_fn callback, void* context,
+                                cbl_live_query** out_live_query, cbl_error* err);
+
+/* Replaces the options; the query re-runs and delivers its new result set. Errors: 400. */
+cbl_status cbl_live_query_set_options(cbl_live_query* live_query, const char* options_json,
+                                      cbl_error* err);
+
+/* Returns once every change committed (and notified) before the call has been processed
+ * and any resulting callback has returned. Errors: 400 (bad handle), 406 (stopped). Must
+ * not be called from the live query's own callback, nor while the calling thread holds a
+ * transaction open (the live query would wait for it to update the index). */
+cbl_status cbl_live_query_wait_idle(cbl_live_query* live_query, cbl_error* err);
+
+/* Stops the live query and releases its handle. Returns once no call of its callback is
+ * running and none will follow (unless called from that callback), so the caller may
+ * free the context right after. NULL and invalid handles are ignored. */
+void cbl_live_query_stop(cbl_live_query* live_query);
 
 #ifdef __cplusplus
 }

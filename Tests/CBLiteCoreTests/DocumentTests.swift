@@ -145,8 +145,10 @@ final class DocumentTests: CBLTestCase {
         // Nested '_' properties are ordinary data.
         XCTAssertNoThrow(try coll.put(docID: "nested", json: #"{"a":{"_x":1}}"#, parent: nil))
         XCTAssertEqual(try coll.doc("nested")["a"]?.objectValue?["_x"], .int(1))
-        // _attachments is kept as given.
-        XCTAssertNoThrow(try coll.put(docID: "att", json: #"{"_attachments":{"f":{"length":3}},"k":1}"#, parent: nil))
+        // _attachments entries are validated (AttachmentTests): an entry without content is a 400,
+        // inline data becomes a stub.
+        assertStatus(.badRequest, try coll.put(docID: "att", json: #"{"_attachments":{"f":{"length":3}},"k":1}"#, parent: nil))
+        XCTAssertNoThrow(try coll.put(docID: "att", json: #"{"_attachments":{"f":{"data":"YWJj"}},"k":1}"#, parent: nil))
         XCTAssertEqual(try coll.doc("att")["_attachments"]?.objectValue?["f"]?.objectValue?["length"], .int(3))
         // Hostile nesting is a 400, not a crash.
         let deep = "{\"a\":" + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}"

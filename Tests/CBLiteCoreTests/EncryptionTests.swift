@@ -118,6 +118,74 @@ final class EncryptionTests: XCTestCase {
         try db3.close()
     }
 
+    func testAttachmentsAreEncryptedAndFollowKeyChanges() throws {
+        let attMarker = "ATTACHMENT-MARKER-51c2"
+        let content = Array(String(repeating: attMarker + " ", count: 5000).utf8)   // ~115 KB: two chunks
+        var db = try Database.open(name: "photos", directory: dir, options: options(password))
+        var c = try db.defaultCollection()
+        let rev = try c.setAttachment(docID: "p1", parent: nil, name: "a.txt", contentType: "text/plain", bytes: content)
+        _ = try c.setAttachment(docID: "p2", parent: nil, name: "same.txt", contentType: "text/plain", bytes: content)
+        XCTAssertFalse(rev.isEmpty)
+        let folder = dir + "/photos.cblite2/attachments"
+        let files = try FileSystem.list(folder).filter { $0.hasSuffix(".blob") }
+        XCTAssertEqual(files.count, 1, "equal content is stored once, encrypted too")
+        let digestHex = try BlobDigest.parse(String(decoding: try c.get(docID: "p1"), as: UTF8.self)
+            .components(separatedBy: "\"digest\":\"")[1].components(separatedBy: "\"")[0]).hex
+        XCTAssertFalse(files[0].uppercased().contains(digestHex), "the file name must not reveal the digest")
+        XCTAssertFalse(contains(try allBytes(under: dir + "/photos.cblite2"), attMarker), "attachment plaintext on disk")
+        XCTAssertEqual(try c.attachmentContent(docID: "p1", name: "a.txt"), content)
+
+        for next in [rawKey, nil, password] as [String?] {
+            try db.changeEncryptionKey(try next.map { try EncryptionKey(jsonText: $0) })
+            XCTAssertEqual(try c.attachmentContent(docID: "p2", name: "same.txt"), content)
+            try db.close()
+            db = try Database.open(name: "photos", directory: dir, options: options(next))
+            c = try db.defaultCollection()
+            XCTAssertEqual(try c.attachmentContent(docID: "p1", name: "a.txt"), content, "after changing the key to \(next ?? "none")")
+            XCTAssertEqual(contains(try allBytes(under: dir + "/photos.cblite2"), attMarker), next == nil)
+            XCTAssertFalse(FileSystem.exists(dir + "/photos.cblite2/attachments.rekey"))
+        }
+        try db.close()
+    }
+
+    func testInterruptedAttachmentRekeyIsRecoveredOnOpen() throws {
+        let content = Array("recover me".utf8)
+        let db = try Database.open(name: "crash", directory: dir, options: options(password))
+        _ = try db.defaultCollection().setAttachment(docID: "d", parent: nil, name: "f", contentType: nil, bytes: content)
+        let newKey = try EncryptionKey(jsonText: rawKey)
+        // Simulate a crash after the database file was swapped but before the folders were:
+        // stage the new-key files, swap only the database.
+        try db.store.changeKey(newKey, beforeSwap: { conn in
+            try AttachmentRekey.stage(bundle: db.store.bundlePath, from: try EncryptionKey(jsonText: self.password), to: newKey, conn)
+        })
+        XCTAssertTrue(FileSystem.isDirectory(dir + "/crash.cblite2/attachments.rekey"))
+        try db.close()
+        let reopened = try Database.open(name: "crash", directory: dir, options: options(rawKey))
+        XCTAssertEqual(try reopened.defaultCollection().attachmentContent(docID: "d", name: "f"), content)
+        XCTAssertFalse(FileSystem.exists(dir + "/crash.cblite2/attachments.rekey"))
+        try reopened.close()
+    }
+
+    func testChangingTheKeyTwiceOnOneHandle() throws {
+        let db = try Database.open(name: "twice", directory: dir, options: options(nil))
+        _ = try db.defaultCollection().put(docID: "x", json: #"{"n":1}"#, parent: nil)
+        try db.changeEncryptionKey(try EncryptionKey(jsonText: password))
+        try db.changeEncryptionKey(try EncryptionKey(jsonText: rawKey))
+        try db.changeEncryptionKey(nil)
+        try db.changeEncryptionKey(try EncryptionKey(jsonText: password))
+        try db.close()
+        let again = try Database.open(name: "twice", directory: dir, options: options(password))
+        XCTAssertEqual(try again.defaultCollection().count, 1)
+        try again.close()
+    }
+
+    func testPagesAreAuthenticatedWithHMACSHA256() throws {
+        let db = try Database.open(name: "hmac", directory: dir, options: options(password))
+        let algorithm = try db.store.read { try $0.queryString("PRAGMA cipher_hmac_algorithm") }
+        XCTAssertEqual(algorithm, "HMAC_SHA256")
+        try db.close()
+    }
+
     func testBadKeysAreRejected() {
         for bad in [#"{"raw_hex":"abc"}"#, #"{"password":""}"#, #"{"other":"x"}"#, #""pw""#, #"{"password":1}"#] {
             XCTAssertThrowsError(try EncryptionKey(jsonText: bad)) { e in

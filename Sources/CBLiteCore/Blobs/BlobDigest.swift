@@ -55,6 +55,14 @@ public struct BlobDigest: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// Incremental SHA-1 of content, giving its BlobDigest.
+struct BlobHasher {
+    private var h = Insecure.SHA1()
+    mutating func update(_ bytes: UnsafeRawBufferPointer) { h.update(bufferPointer: bytes) }
+    mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { h.update(bufferPointer: $0) } }
+    var digest: BlobDigest { BlobDigest(hasher: h) }
+}
+
 /// Standard base64 (RFC 4648, '+' and '/', '=' padding), without Foundation.
 enum Base64 {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)

@@ -14,6 +14,9 @@ import Glibc
 
 /// How attachment content is laid out in its file.
 protocol BlobFileFormat: Sendable {
+    /// The file name of the content with this digest (the digest itself when plain; a
+    /// keyed hash of it when encrypted).
+    func fileName(forDigest digest: BlobDigest) -> String
     /// Begins writing a new, empty file.
     func makeEncoder(for file: BlobFile) throws -> any BlobFileEncoder
     /// Opens an existing file for random-access reads of its plaintext.
@@ -37,6 +40,9 @@ protocol BlobFileDecoder: AnyObject {
 
 /// The plaintext format: the file holds the content as is.
 struct PlainBlobFileFormat: BlobFileFormat {
+    /// The 40 uppercase hex digits of the SHA-1 (Couchbase Lite 1.x).
+    func fileName(forDigest digest: BlobDigest) -> String { digest.hex + ".blob" }
+
     func makeEncoder(for file: BlobFile) throws -> any BlobFileEncoder { PlainEncoder(file) }
     func makeDecoder(for file: BlobFile) throws -> any BlobFileDecoder { PlainDecoder(file, length: try file.size()) }
 

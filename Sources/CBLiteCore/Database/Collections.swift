@@ -74,6 +74,7 @@ extension Database {
             l.bind(1, c.id)
             try l.run()
             try conn.exec("DROP TABLE IF EXISTS \(Schema.docTable(c.id))")
+            try ViewIndexRegistry.collectionDeleted(conn, collectionID: c.id)
             txn.forget(c.id)
         }
         store.markCollectionDeleted(c.id)

@@ -39,6 +39,9 @@ public final class Database: @unchecked Sendable {
     private var closed = false
     /// Transaction levels begun through this handle and not yet ended.
     private var ownTransactions = 0
+    /// What runs on this handle (live queries): stopped when it closes.
+    private var activities: [Int: () -> Void] = [:]
+    private var nextActivity = 0
 
     public var path: String { store.bundlePath }
 
@@ -63,6 +66,7 @@ public final class Database: @unchecked Sendable {
             throw error
         }
         let db = Database(name: name, directory: dir, store: store, busyTimeoutMs: options.busyTimeoutMs)
+        AttachmentRekey.recover(bundle: bundle, key: options.encryptionKey)
         do {
             try db.startExpiration()
         } catch {
@@ -103,8 +107,27 @@ public final class Database: @unchecked Sendable {
             }
             closed = true
         }
+        // Stop what runs on this handle first (outside our lock: a stop waits for its thread).
+        let running = monitor.locked { () -> [() -> Void] in
+            defer { activities.removeAll() }
+            return Array(activities.values)
+        }
+        for stop in running { stop() }
         StoreRegistry.shared.release(store)
     }
+
+    /// Registers work that runs on this handle (e.g. a live query): `stop` is called when
+    /// the handle closes. Returns an ID for `unregisterActivity`; fails once closed.
+    func registerActivity(_ stop: @escaping () -> Void) throws -> Int {
+        try monitor.locked {
+            if closed { throw CBLError.badRequest("database \"\(name)\" is closed") }
+            nextActivity += 1
+            activities[nextActivity] = stop
+            return nextActivity
+        }
+    }
+
+    func unregisterActivity(_ id: Int) { monitor.locked { _ = activities.removeValue(forKey: id) } }
 
     /// Closes this handle and deletes the database's files; 503 when other handles in
     /// this process still have it open.
@@ -170,7 +193,10 @@ public final class Database: @unchecked Sendable {
     public func changeEncryptionKey(_ key: EncryptionKey?) throws {
         try checkOpen()
         if store.transactionDepth > 0 { throw CBLError(.notAcceptable, "cannot change the key inside a transaction") }
-        try store.changeKey(key)
+        let bundle = store.bundlePath
+        try store.changeKey(key, timeoutMs: busyTimeoutMs,
+                            beforeSwap: { conn in try AttachmentRekey.stage(bundle: bundle, from: self.store.key, to: key, conn) },
+                            afterSwap: { try AttachmentRekey.finish(bundle: bundle, key: key) })
         Loggers.database.info("changed the encryption of \(name)")
     }
 

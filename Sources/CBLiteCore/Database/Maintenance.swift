@@ -26,6 +26,7 @@ extension Database {
                 }
             }
         }
+        try deleteOrphanedAttachments()      // Blobs/: files no kept revision refers to
         try store.exclusive(timeoutMs: busyTimeoutMs) { conn in
             try conn.exec("PRAGMA wal_checkpoint(TRUNCATE)")
             try conn.exec("VACUUM")

@@ -4,6 +4,8 @@ struct DocumentBody {
     var rev: RevID?
     var deleted = false
     var hasAttachments = false
+    /// `_attachments` as given (nil: no such key), resolved by the save path (Blobs/).
+    var attachments: [AttachmentInput]? = nil
     /// Canonical JSON of the content (sorted keys, no "_id"/"_rev"/"_deleted").
     var canonical: [UInt8]
 
@@ -40,9 +42,10 @@ struct DocumentBody {
             deleted = b
             return false
         case "_attachments":
-            guard let a = value.objectValue else { throw CBLError.badRequest("\"_attachments\" must be an object") }
+            let a = try Attachments.parseInput(value)      // validated; stubs written back on save
+            attachments = a
             hasAttachments = !a.isEmpty
-            return true
+            return false
         default:
             throw CBLError.badRequest("property \"\(key)\" is reserved: top-level names starting with '_' are metadata")
         }

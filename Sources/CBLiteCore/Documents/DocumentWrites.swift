@@ -23,6 +23,7 @@ extension Collection {
         }
         let docID = givenID ?? body.docID ?? FileSystem.uuid()
         try DocumentBody.validateDocID(docID)
+        try storeInlineAttachments(&body)                      // Blobs/: before taking the lock
         var parent: RevID? = nil
         if let givenParent {
             guard let p = RevID(givenParent) else { throw CBLError.badRequest("invalid parent revision ID \"\(givenParent)\"") }
@@ -102,8 +103,9 @@ extension Collection {
     public func putExisting(docID: String, body bodyBytes: UnsafeBufferPointer<UInt8>, history: [String]) throws -> Bool {
         try check()
         try DocumentBody.validateDocID(docID)
-        let body = try DocumentBody.parse(bytes: bodyBytes)
+        var body = try DocumentBody.parse(bytes: bodyBytes)
         if let bodyID = body.docID, bodyID != docID { throw CBLError.badRequest("\"_id\" in the body differs from the document ID") }
+        try storeInlineAttachments(&body)                      // Blobs/
         guard !history.isEmpty else { throw CBLError.badRequest("history must name at least the new revision") }
         var revs: [RevID] = []
         for h in history {
@@ -127,6 +129,8 @@ extension Collection {
                     if let idx = tree.index(of: r) { anchor = idx; known = i; break }
                 }
                 if known == 0 { return false }
+                let body = try withResolvedAttachments(body, parent: nil, docHasAttachments: false,
+                                                       generation: revs[0].generation, imported: true)   // Blobs/
                 var parent = anchor
                 for i in stride(from: known - 1, through: 0, by: -1) {
                     parent = tree.add(revs[i], parent: parent, deleted: i == 0 ? body.deleted : false,
@@ -157,6 +161,7 @@ extension Collection {
         let s = try conn.prepare("DELETE FROM \(table) WHERE docid=?")
         s.bind(1, docID)
         try s.run()
+        try ViewIndexRegistry.documentPurged(conn, collectionID: id, docID: docID)
         try txn.adjustCount(id, by: row.deleted ? 0 : -1, conn)
         txn.changes.append(ChangeEvent(collectionID: id, docID: docID, revID: "", sequence: row.sequence,
                                        deleted: true, external: false))
@@ -169,6 +174,7 @@ extension Collection {
                          parent: RevID?, allowConflict: Bool, row preloaded: DocumentRow? = nil) throws -> RevID {
         if parent == nil && preloaded == nil {
             // Creating: try the insert first; an existing row (live or tombstone) is rare.
+            let body = try withResolvedAttachments(body, parent: nil, docHasAttachments: false, generation: 1)   // Blobs/
             let rev = RevID.make(parent: nil, deleted: body.deleted, canonicalBody: body.canonical)
             if store.validators.hasValidators(id) {
                 if let row = try DocumentRow.load(conn, table: table, docID: docID) {
@@ -222,6 +228,8 @@ extension Collection {
             guard row.deleted else { throw CBLError.conflict("document \"\(docID)\" already exists") }
             parentIndex = current
         }
+        let body = try withResolvedAttachments(body, parent: tree.nodes[parentIndex], docHasAttachments: row.flags.contains(.hasAttachments),
+                                               generation: tree.nodes[parentIndex].rev.generation + 1)   // Blobs/
         let rev = RevID.make(parent: tree.nodes[parentIndex].rev, deleted: body.deleted, canonicalBody: body.canonical)
         if tree.index(of: rev) != nil {
             throw CBLError.conflict("revision \(rev) of \"\(docID)\" already exists")

@@ -31,7 +31,9 @@ public final class Store: @unchecked Sendable {
         self.filePath = filePath
         self.busyTimeoutMs = busyTimeoutMs
         self.key = key
-        writer = try Connection(path: filePath, create: create, busyTimeoutMs: busyTimeoutMs, key: key)
+        // The writer may create files (ATTACH during a key change needs it); whether the
+        // database may be created was decided by Database.open before this.
+        writer = try Connection(path: filePath, create: true, busyTimeoutMs: busyTimeoutMs, key: key)
         try writer.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
         try writer.exec("BEGIN IMMEDIATE")
         do {
@@ -207,8 +209,10 @@ public final class Store: @unchecked Sendable {
     /// Re-encrypts the database with `newKey` (nil: decrypts it): exports every table into
     /// a new file keyed with `newKey` (sqlcipher_export), then atomically replaces the
     /// old file and reopens. The old file stays intact until the rename.
-    func changeKey(_ newKey: EncryptionKey?) throws {
-        try exclusive { conn in
+    func changeKey(_ newKey: EncryptionKey?, timeoutMs: Int? = nil,
+                   beforeSwap: (Connection) throws -> Void = { _ in }, afterSwap: () throws -> Void = {}) throws {
+        try exclusive(timeoutMs: timeoutMs) { conn in
+            try beforeSwap(conn)
             let temp = filePath + ".rekey"
             for suffix in ["", "-wal", "-shm", "-journal"] { try? FileSystem.remove(temp + suffix) }
             try conn.exec("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -235,12 +239,13 @@ public final class Store: @unchecked Sendable {
                 for suffix in ["-wal", "-shm"] { try? FileSystem.remove(filePath + suffix) }
                 try FileSystem.rename(temp, filePath)
             } catch {
-                writer = try Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key)
+                writer = try Connection(path: filePath, create: true, busyTimeoutMs: busyTimeoutMs, key: key)
                 throw error
             }
             key = newKey
-            writer = try Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: newKey)
+            writer = try Connection(path: filePath, create: true, busyTimeoutMs: busyTimeoutMs, key: newKey)
             try writer.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            try afterSwap()
         }
     }
 

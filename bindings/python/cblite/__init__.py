@@ -19,10 +19,12 @@ this package, else the system's library search path.
 
 from ._lib import library_path, missing_functions
 from .database import Collection, Database, Transaction
+from .attachments import BlobReader, BlobWriter  # also adds the attachment methods
 from .errors import (BadRequest, Busy, CBLiteError, Conflict, Forbidden, InternalError,
                      NotAcceptable, NotFound, NotImplemented_, PreconditionFailed,
                      Unauthorized, error_for_status)
 from .listeners import Change, ListenerToken, live_listener_count, remove_all_listeners
+from . import views  # noqa: F401  (views, queries, live queries; adds Collection.view etc.)
 from .log import (LogDomain, LogLevel, default_directory, get_log_callback, get_log_level,
                   instance_count, set_log_callback, set_log_level, status_name,
                   storage_versions, version)

@@ -107,11 +107,15 @@ def test_underscore_properties_rejected(coll, prop):
     assert "d" not in coll
 
 
-def test_attachments_metadata_kept_as_given(coll):
+def test_attachments_metadata_becomes_stubs(coll):
+    # Inline data is stored and read back as a stub (more in test_attachments.py).
     att = {"a.txt": {"content_type": "text/plain", "data": "aGk=", "revpos": 1}}
     coll.put({"_attachments": att, "v": 1}, "withatt")
     doc = coll["withatt"]
-    assert doc["_attachments"] == att and doc["v"] == 1
+    assert doc["v"] == 1
+    assert doc["_attachments"] == {"a.txt": {"content_type": "text/plain", "length": 2, "revpos": 1,
+                                             "digest": "sha1-witfkXg0JglCjW9RssWvTAveakI=",
+                                             "stub": True}}
     with pytest.raises(cblite.BadRequest):
         coll.put({"_attachments": "not an object"}, "badatt")
 

@@ -1,0 +1,260 @@
+import CBLiteCore
+import CCBLite
+import Glibc
+
+// Views, queries and all-docs queries (see "Views and queries" in include/cblite.h).
+
+func view(_ h: OpaquePointer?) throws -> View { try HandleTable.shared.lookup(h, as: View.self, "cbl_view") }
+
+/// The emitter handed to a C map callback: records the first emit error.
+final class EmitterBox {
+    let emitter: Emitter
+    var error: CBLError?
+    init(_ e: Emitter) { emitter = e }
+}
+
+/// A query result handle: the enumerator and the C strings of the current row.
+final class QueryResultBox {
+    let enumerator: QueryEnumerator
+    private var strings: [UnsafeMutablePointer<CChar>] = []
+    private let monitor = Monitor()
+
+    init(_ e: QueryEnumerator) { enumerator = e }
+
+    deinit { freeStrings() }
+
+    private func freeStrings() {
+        for s in strings { free(s) }
+        strings.removeAll()
+    }
+
+    private func keep(_ bytes: [UInt8]?) -> UnsafePointer<CChar>? {
+        guard let bytes else { return nil }
+        let p = cString(bytes)
+        strings.append(p)
+        return UnsafePointer(p)
+    }
+
+    private func keep(_ s: String?) -> UnsafePointer<CChar>? { s.map { keep(Array($0.utf8))! } }
+
+    /// Fills `row` with the next row; false at the end.
+    func next(_ row: UnsafeMutablePointer<cbl_query_row>) throws -> Bool {
+        try monitor.locked {
+            guard let r = try enumerator.next() else { return false }
+            freeStrings()
+            row.pointee = cbl_query_row(key_json: keep(r.key), value_json: keep(r.value), doc_id: keep(r.docID),
+                                        source_doc_id: keep(r.sourceDocID), doc_json: keep(r.doc), error: keep(r.error),
+                                        sequence: UInt64(max(0, r.sequence)))
+            return true
+        }
+    }
+}
+
+private func resultCall(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?,
+                        _ run: () throws -> QueryEnumerator) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let o = try require(out, "out_result")
+        o.pointee = HandleTable.shared.register(QueryResultBox(try run()))
+    }
+}
+
+private func jsonCall(_ out: OutString?, _ err: ErrorOut?, _ run: () throws -> QueryEnumerator) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let o = try require(out, "out_json")
+        o.pointee = cString(try run().json())
+    }
+}
+
+private func options(_ p: UnsafePointer<CChar>?) throws -> QueryOptions {
+    try QueryOptions(json: try optionalString(p, "options_json"))
+}
+
+/// A JSON array of JSON texts.
+private func jsonArray(_ items: [[UInt8]]) -> [UInt8] {
+    var out: [UInt8] = [UInt8(ascii: "[")]
+    for (i, it) in items.enumerated() {
+        if i > 0 { out.append(UInt8(ascii: ",")) }
+        out.append(contentsOf: it)
+    }
+    out.append(UInt8(ascii: "]"))
+    return out
+}
+
+@c @implementation public func cbl_emit(_ emitter: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?,
+                                        _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) {
+        let box = try HandleTable.shared.lookup(emitter, as: EmitterBox.self, "cbl_emitter")
+        do {
+            try withJSONBytes(key, "key_json") { k in
+                if let value {
+                    try withJSONBytes(value, "value_json") { v in try box.emitter.emit(keyJSON: k, valueJSON: v) }
+                } else {
+                    try box.emitter.emit(keyJSON: k, valueJSON: nil)
+                }
+            }
+        } catch let e as CBLError {
+            if box.error == nil { box.error = e }
+            throw e
+        }
+    }
+}
+
+@c @implementation public func cbl_collection_view(_ coll: OpaquePointer?, _ name: UnsafePointer<CChar>?,
+                                                   _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let o = try require(out, "out_view")
+        o.pointee = HandleTable.shared.register(try collection(coll).view(named: try string(name, "name")))
+    }
+}
+
+@c @implementation public func cbl_view_set_map_reduce(_ v: OpaquePointer?, _ map: cbl_map_fn?, _ reduce: cbl_reduce_fn?,
+                                                       _ builtin: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?,
+                                                       _ context: UnsafeMutableRawPointer?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) {
+        let theView = try view(v)
+        let ver = try string(version, "version")
+        let builtinName = try optionalString(builtin, "builtin_reduce")
+        if reduce != nil && builtinName != nil { throw CBLError(.badRequest, "give either a reduce callback or a built-in reducer, not both") }
+        var reducer: Reducer? = nil
+        if let builtinName {
+            guard let r = Reducer(builtin: builtinName) else {
+                throw CBLError(.badRequest, "unknown built-in reducer \"\(builtinName)\" (use _count, _sum or _stats)")
+            }
+            reducer = r
+        }
+        let ctx = Context(raw: context)
+        if let reduce {
+            reducer = .custom({ keys, values, rereduce in
+                let keysText: [UInt8]? = keys.map { jsonArray($0) }
+                var valuesText = jsonArray(values)
+                valuesText.append(0)
+                let result: UnsafeMutablePointer<CChar>? = valuesText.withUnsafeBufferPointer { vb in
+                    let vp = UnsafeRawPointer(vb.baseAddress!).assumingMemoryBound(to: CChar.self)
+                    if var kt = keysText {
+                        kt.append(0)
+                        return kt.withUnsafeBufferPointer { kb in
+                            reduce(ctx.raw, UnsafeRawPointer(kb.baseAddress!).assumingMemoryBound(to: CChar.self), vp, rereduce ? 1 : 0)
+                        }
+                    }
+                    return reduce(ctx.raw, nil, vp, rereduce ? 1 : 0)
+                }
+                guard let result else { throw CBLError(.internalError, "the reduce function returned NULL") }
+                defer { free(result) }
+                let n = strlen(result)
+                return try result.withMemoryRebound(to: UInt8.self, capacity: n) {
+                    try Collation.encode(json: UnsafeBufferPointer(start: $0, count: n))
+                }
+            })
+        }
+        guard let map else {
+            theView.setMapReduce(map: nil, reduce: nil, version: ver)
+            return
+        }
+        theView.setMapReduce(map: { doc, emitter in
+            let box = EmitterBox(emitter)
+            let handle = HandleTable.shared.register(box)
+            defer { HandleTable.shared.remove(handle) }
+            var json = doc.json
+            json.append(0)
+            json.withUnsafeBufferPointer { b in
+                map(ctx.raw, UnsafeRawPointer(b.baseAddress!).assumingMemoryBound(to: CChar.self), handle)
+            }
+            if let e = box.error { throw e }
+        }, reduce: reducer, version: ver)
+    }
+}
+
+@c @implementation public func cbl_view_update(_ v: OpaquePointer?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) { try view(v).updateIndex() }
+}
+
+@c @implementation public func cbl_view_info(_ v: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let o = try require(out, "out_json")
+        let theView = try view(v)
+        o.pointee = cString(JSONValue.object(JSONObject([
+            ("name", .string(theView.name)),
+            ("last_sequence", .int(try theView.lastSequenceIndexed)),
+            ("total_rows", .int(try theView.totalRows)),
+            ("stale", .bool(try theView.isStale)),
+        ])).jsonString)
+    }
+}
+
+@c @implementation public func cbl_view_delete(_ v: OpaquePointer?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) { try view(v).delete() }
+}
+
+@c @implementation public func cbl_view_release(_ v: OpaquePointer?) {
+    guard let theView = try? view(v) else { return }
+    HandleTable.shared.remove(v)
+    theView.waitForBackgroundUpdates()     // none of its callbacks runs after this returns
+}
+
+@c @implementation public func cbl_collection_view_names(_ coll: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let o = try require(out, "out_json")
+        o.pointee = cString(try collection(coll).viewNames().jsonArrayString)
+    }
+}
+
+@c @implementation public func cbl_view_query_json(_ v: OpaquePointer?, _ opts: UnsafePointer<CChar>?, _ out: OutString?,
+                                                   _ err: ErrorOut?) -> cbl_status {
+    jsonCall(out, err) { try view(v).query(try options(opts)) }
+}
+
+@c @implementation public func cbl_view_query(_ v: OpaquePointer?, _ opts: UnsafePointer<CChar>?,
+                                              _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
+    resultCall(out, err) { try view(v).query(try options(opts)) }
+}
+
+@c @implementation public func cbl_query_result_next(_ result: OpaquePointer?, _ row: UnsafeMutablePointer<cbl_query_row>?,
+                                                     _ hasRow: UnsafeMutablePointer<Int32>?, _ err: ErrorOut?) -> cbl_status {
+    hasRow?.pointee = 0
+    return abiCall(err) {
+        let h = try require(hasRow, "out_has_row")
+        let r = try require(row, "row")
+        let box = try HandleTable.shared.lookup(result, as: QueryResultBox.self, "cbl_query_result")
+        h.pointee = try box.next(r) ? 1 : 0
+    }
+}
+
+@c @implementation public func cbl_query_result_is_stale(_ result: OpaquePointer?, _ out: UnsafeMutablePointer<Int32>?,
+                                                         _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = 0
+    return abiCall(err) {
+        let o = try require(out, "out_stale")
+        let box = try HandleTable.shared.lookup(result, as: QueryResultBox.self, "cbl_query_result")
+        o.pointee = try box.enumerator.isStale ? 1 : 0
+    }
+}
+
+@c @implementation public func cbl_query_result_json(_ result: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let o = try require(out, "out_json")
+        let box = try HandleTable.shared.lookup(result, as: QueryResultBox.self, "cbl_query_result")
+        o.pointee = cString(try box.enumerator.json())
+    }
+}
+
+@c @implementation public func cbl_query_result_release(_ result: OpaquePointer?) {
+    if (try? HandleTable.shared.lookup(result, as: QueryResultBox.self, "cbl_query_result")) != nil {
+        HandleTable.shared.remove(result)
+    }
+}
+
+@c @implementation public func cbl_collection_all_docs(_ coll: OpaquePointer?, _ opts: UnsafePointer<CChar>?, _ out: OutString?,
+                                                       _ err: ErrorOut?) -> cbl_status {
+    jsonCall(out, err) { try collection(coll).allDocsQuery(try options(opts)) }
+}
+
+@c @implementation public func cbl_collection_all_docs_query(_ coll: OpaquePointer?, _ opts: UnsafePointer<CChar>?,
+                                                             _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
+    resultCall(out, err) { try collection(coll).allDocsQuery(try options(opts)) }
+}

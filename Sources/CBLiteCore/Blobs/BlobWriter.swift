@@ -1,0 +1,128 @@
+import Crypto
+import Glibc
+
+/// Writes attachment content in chunks (constant memory whatever the size) into a
+/// temporary file; `finish` syncs it, reads it back to verify its digest, and renames it
+/// to its digest's name (or drops it when that content is stored already). Until then
+/// nothing is visible in the store; `cancel`, a failure, or deinit delete the temporary
+/// file. Thread-safe (calls are serialized).
+public final class BlobWriter: @unchecked Sendable {
+    private let store: BlobStore
+    private let expected: BlobDigest?
+    private let monitor = Monitor()
+    private var file: BlobFile?
+    private var encoder: (any BlobFileEncoder)?
+    private let tempPath: String
+    private var hasher = Insecure.SHA1()
+    private var count: UInt64 = 0
+    private var result: BlobInfo?
+
+    init(store: BlobStore, expected: BlobDigest?) throws {
+        self.store = store
+        self.expected = expected
+        try store.ensureDirectories()
+        tempPath = store.tempDirectory + "/" + FileSystem.uuid() + ".tmp"
+        let f = try BlobFile.create(tempPath)
+        // The lock tells compaction's clean-up that this file is being written.
+        _ = f.tryLock()
+        do {
+            encoder = try store.format.makeEncoder(for: f)
+        } catch {
+            f.close()
+            unlink(tempPath)
+            throw error
+        }
+        file = f
+    }
+
+    deinit { discard() }
+
+    /// Bytes written so far.
+    public var length: UInt64 { monitor.locked { count } }
+
+    /// Appends a chunk. After a failure the writer is unusable (its file is deleted).
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try monitor.locked {
+            guard let encoder else { throw CBLError.badRequest(result == nil ? "blob writer is closed" : "blob writer is already finished") }
+            do {
+                try encoder.write(bytes)
+            } catch {
+                discardLocked()
+                throw error
+            }
+            hasher.update(bufferPointer: bytes)
+            count += UInt64(bytes.count)
+        }
+    }
+
+    public func write(_ bytes: [UInt8]) throws { try bytes.withUnsafeBytes { try write($0) } }
+
+    /// Completes the content and makes it visible under its digest. The writer is closed
+    /// afterwards whatever the outcome. 400 when it does not match `expected`.
+    @discardableResult
+    public func finish() throws -> BlobInfo {
+        try monitor.locked {
+            if let result { return result }
+            guard let encoder, let file else { throw CBLError.badRequest("blob writer is closed") }
+            do {
+                let digest = BlobDigest(hasher: hasher)
+                if let expected, expected != digest { throw store.digestMismatch(expected: expected, actual: digest) }
+                try encoder.finish()
+                try file.sync()
+                try verify(file, digest: digest)
+                let target = store.path(for: digest)
+                if FileSystem.exists(target) {
+                    discardLocked()                       // the same content is stored already
+                } else {
+                    try FileSystem.rename(tempPath, target)
+                    self.encoder = nil
+                    self.file = nil
+                    file.close()
+                    store.syncDirectory()
+                }
+                let info = BlobInfo(digest: digest, length: count)
+                result = info
+                return info
+            } catch {
+                discardLocked()
+                throw error
+            }
+        }
+    }
+
+    /// Reads the synced temporary file back through the format and checks its digest:
+    /// what is renamed into place is exactly what was hashed.
+    private func verify(_ file: BlobFile, digest: BlobDigest) throws {
+        let decoder = try store.format.makeDecoder(for: file)
+        guard decoder.length == count else {
+            throw CBLError.internalError("attachment file has \(decoder.length) bytes after writing \(count)")
+        }
+        var h = Insecure.SHA1()
+        var buf = [UInt8](repeating: 0, count: BlobStore.chunkSize)
+        var offset: UInt64 = 0
+        while offset < count {
+            let n = try buf.withUnsafeMutableBytes { try decoder.read(at: offset, into: $0) }
+            guard n > 0 else { break }
+            buf.withUnsafeBytes { h.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            offset += UInt64(n)
+        }
+        guard offset == count, BlobDigest(hasher: h) == digest else {
+            throw CBLError.internalError("attachment file does not read back as written (disk error?)")
+        }
+    }
+
+    /// Abandons the content and deletes the temporary file. Harmless when already
+    /// finished or cancelled.
+    public func cancel() { monitor.locked { discardLocked() } }
+
+    private func discard() { discardLocked() }
+
+    private func discardLocked() {
+        encoder = nil
+        if let file {
+            self.file = nil
+            unlink(tempPath)                 // unlink while still holding the lock
+            file.close()
+        }
+    }
+}

@@ -1,0 +1,165 @@
+/// All-documents queries: an imaginary view with one row per document, keyed by
+/// document ID (byte order, which is ASCII order), with the same range options as view
+/// queries and the seeds' modes: all documents, include deleted, show conflicts, only
+/// conflicts — and by sequence (keys are sequences, deleted documents included).
+/// Row values: {"rev": current, "deleted": true?, "_conflicts": [other leaves]?}.
+extension Collection {
+    public func allDocsQuery(_ options: QueryOptions = QueryOptions()) throws -> QueryEnumerator {
+        try check()
+        if options.reduce == true || options.effectiveGroupLevel > 0 {
+            throw CBLError.badRequest("all-documents queries cannot reduce or group")
+        }
+        let meta = try store.collectionMeta(id)
+        let scan = try AllDocsScan(collection: self, options: options)
+        return QueryEnumerator(source: scan, options: options, collection: self, viewName: nil,
+                               totalRows: meta.docCount, generation: 0, lastSequence: meta.lastSeq,
+                               includeDocs: options.includeDocs)
+    }
+}
+
+final class AllDocsScan: RowSource {
+    private let collection: Collection
+    private let options: QueryOptions
+    private let mode: QueryOptions.AllDocsMode
+    private var page: [QueryRow] = []
+    private var pageIndex = 0
+    private var cursorID: String?
+    private var cursorSeq: Int64?
+    private var keyIndex = 0
+    private var done = false
+    private let lower: SQLArg?, upper: SQLArg?
+    private let lowerInclusive: Bool, upperInclusive: Bool
+    static let pageSize = 256
+
+    init(collection: Collection, options: QueryOptions) throws {
+        self.collection = collection
+        self.options = options
+        mode = options.allDocsMode
+        let bySeq = mode == .bySequence
+        func arg(_ v: JSONValue?, prefix: Bool) throws -> SQLArg? {
+            guard let v else { return nil }
+            if v.isNull { return nil }
+            if bySeq {
+                guard let n = v.intValue else { throw CBLError.badRequest("by_sequence keys must be integers") }
+                return .int(n)
+            }
+            guard var s = v.stringValue else { throw CBLError.badRequest("all-documents keys must be document IDs (strings)") }
+            if prefix { s += "\u{10FFFF}" }    // above every ID with this prefix in byte order
+            return .string(s)
+        }
+        let pml = options.prefixMatchLevel > 0
+        if options.descending {
+            upper = try arg(options.startKey, prefix: pml)
+            lower = try arg(options.endKey, prefix: false)
+            lowerInclusive = options.inclusiveEnd
+            upperInclusive = true
+        } else {
+            lower = try arg(options.startKey, prefix: false)
+            upper = try arg(options.endKey, prefix: pml)
+            lowerInclusive = true
+            upperInclusive = options.inclusiveEnd
+        }
+        if options.keys != nil && bySeq { throw CBLError.badRequest("\"keys\" is not supported with by_sequence") }
+    }
+
+    func next() throws -> QueryRow? {
+        while true {
+            if pageIndex < page.count {
+                pageIndex += 1
+                return page[pageIndex - 1]
+            }
+            if done { return nil }
+            try fetchPage()
+        }
+    }
+
+    private func value(rev: String, deleted: Bool, conflicts: [String]?) -> [UInt8] {
+        var members: [(String, JSONValue)] = [("rev", .string(rev))]
+        if deleted { members.append(("deleted", .bool(true))) }
+        if let conflicts, !conflicts.isEmpty { members.append(("_conflicts", .array(conflicts.map { .string($0) }))) }
+        var w = JSONWriter(canonical: false)
+        w.write(.object(JSONObject(members.map { (key: $0.0, value: $0.1) })))
+        return w.bytes
+    }
+
+    private func conflicts(_ conn: Connection, _ docID: String) throws -> [String] {
+        guard let row = try DocumentRow.load(conn, table: collection.table, docID: docID) else { return [] }
+        let (tree, current) = try row.tree()
+        return tree.conflictingLeaves.filter { $0 != current }.map { tree.nodes[$0].rev.string }
+    }
+
+    private func fetchPage() throws {
+        let table = collection.table
+        let showConflicts = mode == .showConflicts || mode == .onlyConflicts
+        if let keys = options.keys {
+            // One document per key, in the order given.
+            guard keyIndex < keys.count else { done = true; page = []; pageIndex = 0; return }
+            let batch = Array(keys[keyIndex..<min(keys.count, keyIndex + AllDocsScan.pageSize)])
+            keyIndex += batch.count
+            page = try collection.mapMissingTable {
+                try collection.store.read { conn in
+                    let s = try conn.prepare("SELECT sequence, flags, revid FROM \(table) WHERE docid=?")
+                    var out: [QueryRow] = []
+                    for k in batch {
+                        let keyJSON = Collation.encode(k)
+                        guard let id = k.stringValue else {
+                            out.append(QueryRow(key: keyJSON, value: nil, docID: nil, sourceDocID: nil, sequence: 0, doc: nil, error: "not_found"))
+                            continue
+                        }
+                        s.bind(1, id)
+                        defer { s.reset() }
+                        guard try s.step() else {
+                            out.append(QueryRow(key: keyJSON, value: nil, docID: nil, sourceDocID: nil, sequence: 0, doc: nil, error: "not_found"))
+                            continue
+                        }
+                        let flags = DocFlags(rawValue: s.int(1))
+                        let rev = s.string(2) ?? ""
+                        let seq = s.int(0)
+                        s.reset()
+                        if mode == .onlyConflicts && !flags.contains(.conflicted) { continue }
+                        let c = showConflicts && flags.contains(.conflicted) ? try conflicts(conn, id) : nil
+                        out.append(QueryRow(key: keyJSON, value: value(rev: rev, deleted: flags.contains(.deleted), conflicts: c),
+                                            docID: id, sourceDocID: id, sequence: seq, doc: nil))
+                    }
+                    return out
+                }
+            }
+            pageIndex = 0
+            return
+        }
+        let bySeq = mode == .bySequence
+        let col = bySeq ? "sequence" : "docid"
+        let desc = options.descending
+        var conds: [String] = []
+        var args: [SQLArg] = []
+        if mode == .allDocs || mode == .showConflicts { conds.append("(flags & 1) = 0") }
+        if mode == .onlyConflicts { conds.append("(flags & 2) != 0") }
+        if let lower { conds.append("\(col) \(lowerInclusive ? ">=" : ">") ?"); args.append(lower) }
+        if let upper { conds.append("\(col) \(upperInclusive ? "<=" : "<") ?"); args.append(upper) }
+        if bySeq, let c = cursorSeq { conds.append("sequence \(desc ? "<" : ">") ?"); args.append(.int(c)) }
+        if !bySeq, let c = cursorID { conds.append("docid \(desc ? "<" : ">") ?"); args.append(.string(c)) }
+        let sql = "SELECT docid, sequence, flags, revid FROM \(table)"
+            + (conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND "))
+            + " ORDER BY \(col) \(desc ? "DESC" : "ASC") LIMIT \(AllDocsScan.pageSize)"
+        let rows: [QueryRow] = try collection.mapMissingTable {
+            try collection.store.read { conn in
+                let s = try conn.prepare(sql)
+                defer { s.reset() }
+                for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
+                var raw: [(String, Int64, DocFlags, String)] = []
+                while try s.step() { raw.append((s.string(0) ?? "", s.int(1), DocFlags(rawValue: s.int(2)), s.string(3) ?? "")) }
+                s.reset()
+                return try raw.map { (id, seq, flags, rev) in
+                    let c = showConflicts && flags.contains(.conflicted) ? try conflicts(conn, id) : nil
+                    let key = bySeq ? Array(String(seq).utf8) : Collation.encode(.string(id))
+                    return QueryRow(key: key, value: value(rev: rev, deleted: flags.contains(.deleted), conflicts: c),
+                                    docID: id, sourceDocID: id, sequence: seq, doc: nil)
+                }
+            }
+        }
+        page = rows
+        pageIndex = 0
+        if let last = rows.last { cursorID = last.docID; cursorSeq = last.sequence }
+        if rows.count < AllDocsScan.pageSize { done = true }
+    }
+}

@@ -1,0 +1,183 @@
+import Glibc
+
+/// A query that keeps itself up to date: it runs, delivers its first result set, then
+/// watches the collection. After each committed change it brings the view's index up to
+/// date and re-runs only when the index changed in a way that can affect it (Couchbase
+/// Lite 1.3 #1114): rows were added or removed under keys inside the query's range (or
+/// the index changed in ways it cannot attribute to keys). A new result set is delivered
+/// only when its rows differ from the previous one (or the options changed).
+///
+/// The work and the callbacks run on the live query's own thread, after the commit and
+/// outside the engine's locks, so a callback may call back into the library.
+public final class LiveQuery: @unchecked Sendable {
+    public typealias Callback = (QueryEnumerator) -> Void
+
+    public let view: View
+    private let callback: Callback
+    private let monitor = Monitor()
+    private var options: QueryOptions
+    private var optionsChanged = true
+    private var dirty = true
+    private var stopped = false
+    private var busy = false
+    private var thread: pthread_t?
+    private var token: ListenerToken?
+    private var lastRows: [QueryRow]?
+    private var lastGeneration: Int64?
+    private var worker: ThreadID?
+    private var activity: Int?
+
+    private var runs = 0
+    private var deliveries = 0
+    private var error: CBLError?
+    /// How many times the query ran, and how many result sets were delivered (tests).
+    public var runCount: Int { monitor.locked { runs } }
+    public var deliveryCount: Int { monitor.locked { deliveries } }
+    /// The last error of a run (the live query keeps watching).
+    public var lastError: CBLError? { monitor.locked { error } }
+
+    public init(view: View, options: QueryOptions, callback: @escaping Callback) {
+        self.view = view
+        var o = options
+        o.update = .before
+        self.options = o
+        self.callback = callback
+    }
+
+    /// Starts watching; the first result set is delivered from the live query's thread.
+    public func start() throws {
+        guard view.hasMap else { throw CBLError(.notAcceptable, "view \"\(view.name)\" has no map function") }
+        let tok = try view.collection.addChangeListener { [weak self] _ in self?.markDirty() }
+        // Closing the database handle stops this live query (DESIGN §4).
+        let act = try view.collection.database.registerActivity { [weak self] in self?.stop() }
+        monitor.locked { activity = act }
+        let started: Bool = monitor.locked {
+            if thread != nil || stopped { return false }
+            token = tok
+            let box = Unmanaged.passRetained(self).toOpaque()
+            var t = pthread_t()
+            let rc = pthread_create(&t, nil, { arg in
+                let lq = Unmanaged<LiveQuery>.fromOpaque(arg!).takeRetainedValue()
+                lq.run()
+                return nil
+            }, box)
+            if rc != 0 { Unmanaged<LiveQuery>.fromOpaque(box).release(); token = nil; return false }
+            thread = t
+            return true
+        }
+        if !started {
+            view.collection.database.unregisterActivity(act)
+            tok.remove()
+            throw CBLError(.notAcceptable, "live query is already started or was stopped")
+        }
+    }
+
+    /// Replaces the options; the query re-runs and delivers its new result set.
+    public func setOptions(_ options: QueryOptions) {
+        var o = options
+        o.update = .before
+        monitor.locked {
+            self.options = o
+            optionsChanged = true
+            dirty = true
+            monitor.broadcast()
+        }
+    }
+
+    public var currentOptions: QueryOptions { monitor.locked { options } }
+
+    private func markDirty() {
+        monitor.locked { dirty = true; monitor.broadcast() }
+    }
+
+    /// Stops watching. Returns once no callback is running and none will follow (unless
+    /// called from the callback itself). Idempotent.
+    public func stop() {
+        let (t, tok, act): (pthread_t?, ListenerToken?, Int?) = monitor.locked {
+            stopped = true
+            monitor.broadcast()
+            let r = (thread, token, activity)
+            thread = nil
+            token = nil
+            activity = nil
+            return r
+        }
+        if let act { view.collection.database.unregisterActivity(act) }
+        tok?.remove()
+        guard let t else { return }
+        if pthread_equal(t, pthread_self()) != 0 { pthread_detach(t) } else { pthread_join(t, nil) }
+    }
+
+    public var isRunning: Bool { monitor.locked { thread != nil && !stopped } }
+
+    /// Waits until every change notified so far has been processed (tests, and callers
+    /// that want a settled result). Returns false when stopped.
+    @discardableResult
+    public func waitIdle() -> Bool {
+        monitor.locked {
+            while !stopped && (dirty || busy) { _ = monitor.wait(until: nil) }
+            return !stopped
+        }
+    }
+
+    /// The rows of the last delivered result set.
+    public var rows: [QueryRow]? { monitor.locked { lastRows } }
+
+    private func run() {
+        while true {
+            let work: (QueryOptions, Bool)? = monitor.locked {
+                while !stopped && !dirty { _ = monitor.wait(until: nil) }
+                if stopped { return nil }
+                dirty = false
+                busy = true
+                defer { optionsChanged = false }
+                return (options, optionsChanged)
+            }
+            guard let (opts, forced) = work else { return }
+            process(opts, forced: forced)
+            monitor.locked { busy = false; monitor.broadcast() }
+        }
+    }
+
+    private func process(_ opts: QueryOptions, forced: Bool) {
+        do {
+            let update = try view.updateIndex()
+            let relevant: Bool = {
+                if forced || lastRows == nil { return true }
+                if lastGeneration != update.generationBefore { return true }   // changed by someone else
+                if !update.changed { return false }
+                guard let keys = update.changedKeys else { return true }
+                // Map rows, groups and aggregates alike come from rows in the key range.
+                return keys.contains { opts.mayContain(key: $0) }
+            }()
+            lastGeneration = update.generationAfter
+            guard relevant else { return }
+            var o = opts
+            o.update = .never
+            let rows = try view.query(o).allRows()
+            let gen = update.generationAfter
+            monitor.locked { runs += 1 }
+            if !forced, let last = monitor.locked({ lastRows }), last == rows { return }
+            let deliver: Bool = monitor.locked {
+                if stopped { return false }
+                lastRows = rows
+                deliveries += 1
+                return true
+            }
+            guard deliver else { return }
+            let e = QueryEnumerator(source: ArrayRowSource(rows), options: QueryOptions(), collection: view.collection,
+                                    viewName: view.name, totalRows: (try? view.totalRows) ?? 0, generation: gen,
+                                    lastSequence: (try? view.lastSequenceIndexed) ?? 0, includeDocs: o.includeDocs)
+            callback(e)
+        } catch let e as CBLError {
+            monitor.locked { self.error = e }
+            Loggers.database.warning("live query on view \(view.name) failed: \(e)")
+        } catch {
+            monitor.locked { self.error = CBLError(.internalError, "\(error)") }
+        }
+    }
+
+    deinit {
+        token?.remove()
+    }
+}

@@ -1,0 +1,181 @@
+/// Query options with CouchDB's names (one JSON object in the C ABI). Keys are JSON
+/// values; "key": null is a real key (null), so presence is kept apart from value.
+public struct QueryOptions: Sendable {
+    public enum UpdateMode: Sendable, Equatable { case before, never, after }
+    public enum AllDocsMode: String, Sendable { case allDocs = "all_docs", includeDeleted = "include_deleted",
+                                                    showConflicts = "show_conflicts", onlyConflicts = "only_conflicts",
+                                                    bySequence = "by_sequence" }
+
+    public var key: JSONValue?
+    public var keys: [JSONValue]?
+    public var startKey: JSONValue?
+    public var endKey: JSONValue?
+    public var inclusiveEnd = true
+    public var startKeyDocID: String?
+    public var endKeyDocID: String?
+    public var descending = false
+    public var limit: Int64 = -1
+    public var skip: Int64 = 0
+    /// nil: reduce when the view has a reduce function.
+    public var reduce: Bool?
+    public var group = false
+    public var groupLevel = 0
+    public var includeDocs = false
+    public var update: UpdateMode = .before
+    public var prefixMatchLevel = 0
+    /// All-docs queries only.
+    public var allDocsMode: AllDocsMode = .allDocs
+
+    public init() {}
+
+    public init(json: String?) throws {
+        guard let json, !json.isEmpty else { self.init(); return }
+        let o = try JSONParser.parseObject(json, what: "query options")
+        try self.init(object: o)
+    }
+
+    public init(object o: JSONObject) throws {
+        func bool(_ k: String, _ v: JSONValue) throws -> Bool {
+            guard let b = v.boolValue else { throw CBLError.badRequest("option \"\(k)\" must be a boolean") }
+            return b
+        }
+        func int(_ k: String, _ v: JSONValue) throws -> Int64 {
+            guard let i = v.intValue, i >= 0 else { throw CBLError.badRequest("option \"\(k)\" must be a non-negative integer") }
+            return i
+        }
+        func str(_ k: String, _ v: JSONValue) throws -> String? {
+            if v.isNull { return nil }
+            guard let s = v.stringValue else { throw CBLError.badRequest("option \"\(k)\" must be a string") }
+            return s
+        }
+        for (k, v) in o.members {
+            switch k {
+            case "key": key = v
+            case "keys":
+                guard let a = v.arrayValue else { throw CBLError.badRequest("option \"keys\" must be an array") }
+                keys = a
+            case "startkey", "start_key": startKey = v
+            case "endkey", "end_key": endKey = v
+            case "inclusive_end": inclusiveEnd = try bool(k, v)
+            case "startkey_docid", "start_key_doc_id": startKeyDocID = try str(k, v)
+            case "endkey_docid", "end_key_doc_id": endKeyDocID = try str(k, v)
+            case "descending": descending = try bool(k, v)
+            case "limit": limit = try int(k, v)
+            case "skip": skip = try int(k, v)
+            case "reduce": reduce = try bool(k, v)
+            case "group": group = try bool(k, v)
+            case "group_level":
+                let n = try int(k, v)
+                guard n <= 1_000_000 else { throw CBLError.badRequest("option \"group_level\" is too large") }
+                groupLevel = Int(n)
+            case "include_docs": includeDocs = try bool(k, v)
+            case "update":
+                if let b = v.boolValue { update = b ? .before : .never }
+                else if v.stringValue == "true" { update = .before }
+                else if v.stringValue == "false" { update = .never }
+                else if v.stringValue == "after" { update = .after }
+                else { throw CBLError.badRequest("option \"update\" must be true, false or \"after\"") }
+            case "stale":
+                switch v.stringValue {
+                case "ok": update = .never
+                case "update_after": update = .after
+                case "false": update = .before
+                default: throw CBLError.badRequest("option \"stale\" must be \"ok\" or \"update_after\"")
+                }
+            case "prefix_match_level":
+                let n = try int(k, v)
+                guard n <= 64 else { throw CBLError.badRequest("option \"prefix_match_level\" is too large") }
+                prefixMatchLevel = Int(n)
+            case "all_docs_mode":
+                guard let s = v.stringValue, let m = AllDocsMode(rawValue: s) else {
+                    throw CBLError.badRequest("option \"all_docs_mode\" must be one of all_docs, include_deleted, show_conflicts, only_conflicts, by_sequence")
+                }
+                allDocsMode = m
+            default:
+                throw CBLError.badRequest("unknown query option \"\(k)\"")
+            }
+        }
+        if let key {
+            guard keys == nil else { throw CBLError.badRequest("options \"key\" and \"keys\" are exclusive") }
+            startKey = key
+            endKey = key
+            inclusiveEnd = true
+        }
+    }
+
+    /// Group level in effect: 0 none, Int.max for group=true (exact keys).
+    var effectiveGroupLevel: Int { group ? Int.max : groupLevel }
+
+    /// The key range in scan order: `upper` is the end key ascending and the start key
+    /// descending, and is the one prefix matching extends.
+    struct Range {
+        var lower: [UInt8]?
+        var lowerDocID: String?
+        var lowerInclusive = true
+        var upper: [UInt8]?
+        var upperDocID: String?
+        var upperInclusive = true
+    }
+
+    func keyRange() -> Range {
+        var r = Range()
+        let start = startKey.map { Collation.encode($0) }
+        var end = endKey
+        var startV = startKey
+        if prefixMatchLevel > 0 {
+            if descending { startV = startV.map { QueryOptions.prefixMatchKey($0, level: prefixMatchLevel) } }
+            else { end = end.map { QueryOptions.prefixMatchKey($0, level: prefixMatchLevel) } }
+        }
+        let endBytes = end.map { Collation.encode($0) }
+        if descending {
+            r.upper = startV.map { Collation.encode($0) }
+            r.upperDocID = startKeyDocID
+            r.lower = endBytes
+            r.lowerDocID = endKeyDocID
+            r.lowerInclusive = inclusiveEnd
+        } else {
+            r.lower = start
+            r.lowerDocID = startKeyDocID
+            r.upper = endBytes
+            r.upperDocID = endKeyDocID
+            r.upperInclusive = inclusiveEnd
+        }
+        return r
+    }
+
+    /// The seeds' prefix matching: a string gets the highest character appended (U+FFFF
+    /// has the highest primary weight in the root collation); an array gets `{}` appended
+    /// at level 1, or its last item prefix-extended at deeper levels; other keys stay.
+    static func prefixMatchKey(_ key: JSONValue, level: Int) -> JSONValue {
+        guard level > 0 else { return key }
+        switch key {
+        case .string(let s): return .string(s + "\u{FFFF}")
+        case .array(var a):
+            if level == 1 {
+                a.append(.object(JSONObject()))
+            } else if let last = a.last {
+                a[a.count - 1] = prefixMatchKey(last, level: level - 1)
+            }
+            return .array(a)
+        default: return key
+        }
+    }
+
+    /// Whether a key (JSON text) can be among this query's rows (live queries skip
+    /// re-running when no changed key can). Conservative for document ID bounds.
+    func mayContain(key: [UInt8]) -> Bool {
+        if let keys {
+            return keys.contains { Collation.compare(Collation.encode($0), key) == 0 }
+        }
+        let r = keyRange()
+        if let lo = r.lower {
+            let c = Collation.compare(key, lo)
+            if c < 0 || (c == 0 && !r.lowerInclusive && r.lowerDocID == nil) { return false }
+        }
+        if let hi = r.upper {
+            let c = Collation.compare(key, hi)
+            if c > 0 || (c == 0 && !r.upperInclusive && r.upperDocID == nil) { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,362 @@
+import Glibc
+
+/// Collects the rows a map function emits for one document. Keys and values are stored
+/// as compact JSON text (object members in their emitted order); a value may be absent (nil), which is stored as nothing.
+public final class Emitter {
+    var rows: [(key: [UInt8], value: [UInt8]?)] = []
+
+    init() {}
+
+    public func emit(_ key: JSONValue, _ value: JSONValue?) {
+        rows.append((Collation.encode(key), value.map { Collation.encode($0) }))
+    }
+
+    /// Emits JSON texts (validated and made compact; 400 when invalid).
+    public func emit(keyJSON: UnsafeBufferPointer<UInt8>, valueJSON: UnsafeBufferPointer<UInt8>?) throws {
+        let key = try Collation.encode(json: keyJSON)
+        let value = try valueJSON.map { try Collation.encode(json: $0) }
+        rows.append((key, value))
+    }
+
+    public func emit(keyJSON: String, valueJSON: String?) throws {
+        var k = keyJSON
+        try k.withUTF8 { kb in
+            if var v = valueJSON {
+                try v.withUTF8 { vb in try emit(keyJSON: kb, valueJSON: vb) }
+            } else {
+                try emit(keyJSON: kb, valueJSON: nil)
+            }
+        }
+    }
+}
+
+/// The document a map function sees: its current revision as JSON, with "_id" and "_rev".
+public struct MapDocument {
+    public let docID: String
+    public let revID: String
+    public let json: [UInt8]
+    public let sequence: Int64
+    /// The parsed document.
+    public var object: JSONObject {
+        get throws {
+            try json.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) }
+        }
+    }
+}
+
+/// A map function: called with each document, emits rows. It must be pure (the seeds'
+/// rules); it may be called on any thread.
+public typealias MapFunction = (MapDocument, Emitter) throws -> Void
+
+/// A reduce function: either one of the built-in reducers, computed natively, or a
+/// custom function of (keys, values, rereduce) returning JSON. With rereduce, keys is nil
+/// and values are results of earlier calls.
+public enum Reducer {
+    case count
+    case sum
+    case stats
+    case custom((_ keys: [[UInt8]]?, _ values: [[UInt8]], _ rereduce: Bool) throws -> [UInt8])
+
+    /// `_count`, `_sum`, `_stats`; nil for any other name.
+    public init?(builtin name: String) {
+        switch name {
+        case "_count": self = .count
+        case "_sum": self = .sum
+        case "_stats": self = .stats
+        default: return nil
+        }
+    }
+}
+
+/// The result of bringing an index up to date: which generation it went from and to, and
+/// the keys of the rows that were added or removed (nil: too many, or unknown).
+public struct IndexUpdate: Sendable {
+    public let generationBefore: Int64
+    public let generationAfter: Int64
+    public let changedKeys: [[UInt8]]?
+    public var changed: Bool { generationBefore != generationAfter }
+}
+
+/// A map/reduce view of a collection. Its functions are registered at run time on this
+/// object (they are not persistent); its index is persistent and updated incrementally.
+public final class View: @unchecked Sendable {
+    public let collection: Collection
+    public let name: String
+
+    private let monitor = Monitor()
+    private var map: MapFunction?
+    private var reducer: Reducer?
+    private var version = ""
+    private var backgroundUpdates = 0
+
+    /// Documents read per indexing step (the map runs between steps, outside locks).
+    static let chunkSize = 512
+    /// Most changed keys an update reports before it reports "everything".
+    static let maxChangedKeys = 2048
+
+    init(collection: Collection, name: String) {
+        self.collection = collection
+        self.name = name
+    }
+
+    var store: Store { collection.store }
+
+    /// Registers (nil: removes) the functions. A different version than the index was
+    /// built with discards the index on the next update.
+    public func setMapReduce(map: MapFunction?, reduce: Reducer?, version: String) {
+        monitor.locked {
+            self.map = map
+            self.reducer = map == nil ? nil : reduce
+            self.version = version
+        }
+    }
+
+    public var hasMap: Bool { monitor.locked { map != nil } }
+    public var hasReduce: Bool { monitor.locked { reducer != nil } }
+    var currentReducer: Reducer? { monitor.locked { reducer } }
+
+    /// The registry state, nil when the view was never indexed.
+    func state() throws -> ViewStorage.State? {
+        try collection.check()
+        return try store.read { conn in try ViewStorage.load(conn, collectionID: collection.id, name: name) }
+    }
+
+    /// The last sequence the index covers (0 when never indexed).
+    public var lastSequenceIndexed: Int64 { get throws { try state()?.lastSeq ?? 0 } }
+    /// Number of rows in the index.
+    public var totalRows: Int64 { get throws { try state()?.totalRows ?? 0 } }
+    /// Changes whenever the index's rows change.
+    public var generation: Int64 { get throws { try state()?.generation ?? 0 } }
+
+    /// True when the index is behind the collection.
+    public var isStale: Bool {
+        get throws {
+            let st = try state()
+            return try collection.lastSequence > (st?.lastSeq ?? 0) || (st == nil && hasMap)
+        }
+    }
+
+    /// Deletes the view's index (the functions stay registered on this object).
+    public func delete() throws {
+        try collection.check()
+        try collection.mapMissingTable {
+            try store.write(timeoutMs: collection.database.busyTimeoutMs) { conn, _ in
+                guard try ViewStorage.registryExists(conn),
+                      let st = try ViewStorage.load(conn, collectionID: collection.id, name: name) else {
+                    throw CBLError.notFound("view \"\(name)\" has no index")
+                }
+                try ViewStorage.drop(conn, st.id)
+            }
+        }
+    }
+
+    // MARK: indexing
+
+    private struct Mapped {
+        let docID: String
+        let sequence: Int64
+        let rows: [(key: [UInt8], value: [UInt8]?)]
+    }
+
+    /// Brings the index up to date with the collection: only documents changed since the
+    /// last indexed sequence are mapped; deleted ones leave the index, updated ones
+    /// replace their rows. The map function runs outside the database's locks (unless
+    /// the caller is inside a transaction).
+    @discardableResult
+    public func updateIndex() throws -> IndexUpdate {
+        try collection.check()
+        let (map, version) = monitor.locked { (self.map, self.version) }
+        guard let map else { throw CBLError(.notAcceptable, "view \"\(name)\" has no map function") }
+        // No lock is held while waiting for the database: concurrent updaters of one
+        // index each check, in their write transaction, that no one else moved it on.
+        return try collection.mapMissingTable { try update(map: map, version: version) }
+    }
+
+    private func update(map: MapFunction, version: String) throws -> IndexUpdate {
+        let collID = collection.id
+        let table = collection.table
+        let timeout = collection.database.busyTimeoutMs
+        var state: ViewStorage.State = try {
+            if let st = try store.read({ conn in try ViewStorage.load(conn, collectionID: collID, name: name) }), st.version == version {
+                return st
+            }
+            return try store.write(timeoutMs: timeout) { conn, _ in
+                try ViewStorage.ensure(conn, collectionID: collID, name: name, version: version)
+            }
+        }()
+        let before = state.generation
+        var changedKeys: [[UInt8]]? = []
+        var restarts = 0
+        var ownIncrements: Int64 = 0
+        while true {
+            let collLast = try store.collectionMeta(collID).lastSeq
+            if collLast <= state.lastSeq { break }
+            let from = state.lastSeq
+            let docs: [(String, Int64, Bool, String, [UInt8]?)] = try store.read { conn in
+                let s = try conn.prepare("SELECT docid, sequence, flags, revid, body FROM \(table) WHERE sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?")
+                defer { s.reset() }
+                s.bind(1, from).bind(2, collLast).bind(3, Int64(View.chunkSize))
+                var out: [(String, Int64, Bool, String, [UInt8]?)] = []
+                while try s.step() {
+                    out.append((s.string(0) ?? "", s.int(1), DocFlags(rawValue: s.int(2)).contains(.deleted), s.string(3) ?? "", s.bytes(4)))
+                }
+                return out
+            }
+            let newLast = docs.count < View.chunkSize ? collLast : docs.last!.1
+            // Map outside any lock.
+            var mapped: [Mapped] = []
+            mapped.reserveCapacity(docs.count)
+            for (docID, seq, deleted, rev, body) in docs {
+                if deleted { mapped.append(Mapped(docID: docID, sequence: seq, rows: [])); continue }
+                let emitter = Emitter()
+                let json = DocumentJSON.render(docID: docID, rev: rev, deleted: false, body: body)
+                try map(MapDocument(docID: docID, revID: rev, json: json, sequence: seq), emitter)
+                mapped.append(Mapped(docID: docID, sequence: seq, rows: emitter.rows))
+            }
+            let result: ViewStorage.State? = try store.write(timeoutMs: timeout) { conn, _ in
+                guard var st = try ViewStorage.load(conn, collectionID: collID, name: name),
+                      st.version == version, st.lastSeq == from else { return nil }   // someone else indexed
+                let vt = ViewStorage.table(st.id)
+                let current = try conn.prepare("SELECT sequence FROM \(table) WHERE docid=?")
+                let old = try conn.prepare("SELECT key, value FROM \(vt) WHERE docid=?")
+                let del = try conn.prepare("DELETE FROM \(vt) WHERE docid=?")
+                let ins = try conn.prepare("INSERT INTO \(vt)(key, docid, value, seq) VALUES (?,?,?,?)")
+                var anyChange = false
+                for m in mapped {
+                    current.bind(1, m.docID)
+                    let nowSeq: Int64? = try current.step() ? current.int(0) : nil
+                    current.reset()
+                    // A document purged meanwhile is not re-added; one changed meanwhile is
+                    // indexed by a later step (its new sequence is above this step's).
+                    var rows = m.rows
+                    if nowSeq == nil { rows = [] } else if nowSeq != m.sequence { continue }
+                    old.bind(1, m.docID)
+                    var oldRows: [(key: [UInt8], value: [UInt8]?)] = []
+                    do {
+                        defer { old.reset() }
+                        while try old.step() { oldRows.append((old.bytes(0) ?? [], old.bytes(1))) }
+                    }
+                    if View.sameRows(oldRows, rows) {
+                        if !rows.isEmpty {   // keep the row sequences current
+                            let u = try conn.prepare("UPDATE \(vt) SET seq=? WHERE docid=?")
+                            u.bind(1, m.sequence).bind(2, m.docID)
+                            try u.run()
+                        }
+                        continue
+                    }
+                    anyChange = true
+                    if !oldRows.isEmpty {
+                        del.bind(1, m.docID)
+                        try del.run()
+                    }
+                    for r in rows {
+                        ins.bindText(1, r.key).bind(2, m.docID).bindText(3, r.value).bind(4, m.sequence)
+                        try ins.run()
+                    }
+                    st.totalRows += Int64(rows.count - oldRows.count)
+                    if changedKeys != nil {
+                        changedKeys!.append(contentsOf: oldRows.map(\.key))
+                        changedKeys!.append(contentsOf: rows.map(\.key))
+                        if changedKeys!.count > View.maxChangedKeys { changedKeys = nil }
+                    }
+                }
+                st.lastSeq = newLast
+                if anyChange { st.generation += 1; ownIncrements += 1 }
+                try ViewStorage.save(conn, st)
+                return st
+            }
+            if let result {
+                state = result
+            } else {
+                restarts += 1
+                if restarts > 100 { throw CBLError(.busy, "view \"\(name)\" keeps being re-indexed concurrently") }
+                changedKeys = nil
+                guard let st = try store.read({ conn in try ViewStorage.load(conn, collectionID: collID, name: name) }),
+                      st.version == version else {
+                    state = try store.write(timeoutMs: timeout) { conn, _ in
+                        try ViewStorage.ensure(conn, collectionID: collID, name: name, version: version)
+                    }
+                    continue
+                }
+                state = st
+            }
+        }
+        let after = state.generation
+        if after - before != ownIncrements { changedKeys = nil }   // changed by someone else too
+        return IndexUpdate(generationBefore: before, generationAfter: after, changedKeys: changedKeys)
+    }
+
+    static func sameRows(_ a: [(key: [UInt8], value: [UInt8]?)], _ b: [(key: [UInt8], value: [UInt8]?)]) -> Bool {
+        guard a.count == b.count else { return false }
+        if a.isEmpty { return true }
+        func less(_ x: (key: [UInt8], value: [UInt8]?), _ y: (key: [UInt8], value: [UInt8]?)) -> Bool {
+            if x.key != y.key { return x.key.lexicographicallyPrecedes(y.key) }
+            return (x.value ?? []).lexicographicallyPrecedes(y.value ?? []) || (x.value == nil && y.value != nil)
+        }
+        let sa = a.sorted(by: less), sb = b.sorted(by: less)
+        for (x, y) in zip(sa, sb) where x.key != y.key || x.value != y.value { return false }
+        return true
+    }
+
+    // MARK: background updates (update = "after")
+
+    /// Updates the index on a background thread.
+    func updateInBackground() {
+        monitor.locked { backgroundUpdates += 1 }
+        spawnDetached { [self] in
+            do { try self.updateIndex() } catch {
+                Loggers.database.warning("background update of view \(self.name) failed: \(error)")
+            }
+            self.monitor.locked { self.backgroundUpdates -= 1; self.monitor.broadcast() }
+        }
+    }
+
+    /// Waits until background updates started by queries with update "after" are done.
+    public func waitForBackgroundUpdates() {
+        monitor.locked { while backgroundUpdates > 0 { _ = monitor.wait(until: nil) } }
+    }
+}
+
+extension Collection {
+    /// The view of this collection named `name` (its index is created by the first
+    /// update). Names: 1–255 bytes of UTF-8 without control characters.
+    public func view(named name: String) throws -> View {
+        try check()
+        let u = name.utf8
+        guard !u.isEmpty, u.count <= 255, !u.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw CBLError.badRequest("view name must be 1 to 255 bytes without control characters")
+        }
+        return View(collection: self, name: name)
+    }
+
+    /// Names of the views of this collection that have an index.
+    public func viewNames() throws -> [String] {
+        try check()
+        return try store.read { conn in
+            guard try ViewStorage.registryExists(conn) else { return [] }
+            let s = try conn.prepare("SELECT name FROM view_registry WHERE coll=? ORDER BY name")
+            defer { s.reset() }
+            s.bind(1, id)
+            var out: [String] = []
+            while try s.step() { out.append(s.string(0) ?? "") }
+            return out
+        }
+    }
+}
+
+/// Runs `body` on a new detached thread.
+func spawnDetached(_ body: @escaping () -> Void) {
+    final class Box { let body: () -> Void; init(_ b: @escaping () -> Void) { body = b } }
+    let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    var t = pthread_t()
+    let rc = pthread_create(&t, nil, { arg in
+        let b = Unmanaged<Box>.fromOpaque(arg!).takeRetainedValue()
+        b.body()
+        return nil
+    }, box)
+    if rc == 0 {
+        pthread_detach(t)
+    } else {
+        Unmanaged<Box>.fromOpaque(box).takeRetainedValue().body()
+    }
+}

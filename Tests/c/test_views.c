@@ -1,0 +1,726 @@
+/*
+ * test_views.c — C tests of libcblite's views, queries, all-docs queries and live
+ * queries (the "Views and queries" section of include/cblite.h), through the .so.
+ * Prints "N passed, N failed" and exits nonzero on any failure.
+ *
+ *   cc -std=c99 -Wall -Wextra -Werror -g -Iinclude -o test_views Tests/c/test_views.c \
+ *      -Lbuild/lib -lcblite -lpthread
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cblite.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* ---- Checks (the style of test_cblite.c) ----------------------------------------- */
+
+static int g_pass, g_fail;
+static cbl_error E;
+static char g_root[256];
+
+static void check_(int ok, const char* what, const char* file, int line) {
+    if (ok) { g_pass++; return; }
+    g_fail++;
+    fprintf(stderr, "%s:%d: FAILED: %s  [last cbl_error %d: %s]\n", file, line, what,
+            (int)E.code, E.message);
+}
+#define CHECK(cond) check_((cond) ? 1 : 0, #cond, __FILE__, __LINE__)
+
+static void poison(void) {
+    E.code = -777;
+    E.detail = -777;
+    strcpy(E.message, "<poison: error not filled>");
+}
+static void check_st_(cbl_status got, cbl_status want, const char* what, const char* file, int line) {
+    int ok = (got == want);
+    if (ok && strstr(what, "&E") != NULL) {
+        if (E.code != got) ok = 0;
+        else if (got == CBL_OK && E.message[0] != '\0') ok = 0;
+        else if (got != CBL_OK && (E.message[0] == '\0' || strstr(E.message, "<poison") != NULL)) ok = 0;
+    }
+    if (ok) { g_pass++; return; }
+    g_fail++;
+    fprintf(stderr, "%s:%d: FAILED: %s -> %d, expected %d  [cbl_error %d: %s]\n", file, line, what,
+            (int)got, (int)want, (int)E.code, E.message);
+}
+#define CHECK_ST(expr, want) \
+    do { poison(); cbl_status st_ = (expr); check_st_(st_, (want), #expr, __FILE__, __LINE__); } while (0)
+
+/* Compares a string result with the expected text, printing both on failure. */
+static void check_str_(const char* got, const char* want, const char* what, const char* file, int line) {
+    if (got && strcmp(got, want) == 0) { g_pass++; return; }
+    g_fail++;
+    fprintf(stderr, "%s:%d: FAILED: %s\n    got:  %s\n    want: %s\n", file, line, what, got ? got : "(null)", want);
+}
+#define CHECK_STR(got, want) check_str_((got), (want), #got, __FILE__, __LINE__)
+
+/* ---- Helpers --------------------------------------------------------------------- */
+
+static cbl_db* open_fresh(const char* name, cbl_collection** c) {
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/%s", g_root, name);
+    mkdir(dir, 0700);
+    cbl_db* db = NULL;
+    CHECK_ST(cbl_db_open(name, dir, NULL, &db, &E), CBL_OK);
+    CHECK_ST(cbl_db_default_collection(db, c, &E), CBL_OK);
+    return db;
+}
+
+static void put(cbl_collection* c, const char* id, const char* body) {
+    char* rev = NULL;
+    CHECK_ST(cbl_doc_put(c, id, body, NULL, 0, NULL, &rev, &E), CBL_OK);
+    cbl_free(rev);
+}
+
+static void update(cbl_collection* c, const char* id, const char* body) {
+    char* doc = NULL;
+    CHECK_ST(cbl_doc_get(c, id, 0, &doc, &E), CBL_OK);
+    char rev[128] = "";
+    const char* p = doc ? strstr(doc, "\"_rev\":\"") : NULL;
+    if (p) { p += 8; size_t n = strcspn(p, "\""); if (n < sizeof rev) { memcpy(rev, p, n); rev[n] = 0; } }
+    cbl_free(doc);
+    CHECK_ST(cbl_doc_put(c, id, body, rev, 0, NULL, NULL, &E), CBL_OK);
+}
+
+/* Runs a query row by row; joins the chosen field of every row with '|' into buf. */
+enum field { KEY, ID, VALUE, SOURCE };
+static const char* rows_of(cbl_view* v, cbl_collection* all_docs, const char* options, enum field f,
+                           char* buf, size_t n) {
+    buf[0] = 0;
+    cbl_query_result* r = NULL;
+    cbl_status st = v ? cbl_view_query(v, options, &r, &E) : cbl_collection_all_docs_query(all_docs, options, &r, &E);
+    if (st != CBL_OK) { snprintf(buf, n, "error %d: %s", (int)st, E.message); return buf; }
+    cbl_query_row row;
+    int has = 0;
+    size_t used = 0;
+    int first = 1;
+    while (cbl_query_result_next(r, &row, &has, &E) == CBL_OK && has) {
+        const char* s = f == KEY ? row.key_json : f == ID ? row.doc_id : f == VALUE ? row.value_json : row.source_doc_id;
+        if (!s) s = row.error ? row.error : "-";
+        int w = snprintf(buf + used, n - used, "%s%s", first ? "" : "|", s);
+        if (w < 0 || (size_t)w >= n - used) break;
+        used += (size_t)w;
+        first = 0;
+    }
+    cbl_query_result_release(r);
+    return buf;
+}
+static char B[8192];
+#define KEYS(v, o) rows_of((v), NULL, (o), KEY, B, sizeof B)
+#define IDS(v, o) rows_of((v), NULL, (o), ID, B, sizeof B)
+#define VALUES(v, o) rows_of((v), NULL, (o), VALUE, B, sizeof B)
+#define ALLDOCS(c, o) rows_of(NULL, (c), (o), ID, B, sizeof B)
+
+/* Finds "name": in a flat JSON document and returns a pointer to its value. */
+static const char* field(const char* json, const char* name) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", name);
+    const char* p = strstr(json, pat);
+    return p ? p + strlen(pat) : NULL;
+}
+
+/* Copies a JSON value (number, string without escapes, flat array, or literal) at p into buf. */
+static const char* value_text(const char* p, char* buf, size_t n) {
+    size_t len;
+    if (*p == '"') { const char* e = strchr(p + 1, '"'); len = e ? (size_t)(e - p + 1) : strlen(p); }
+    else if (*p == '[') {                      /* arrays of strings and numbers */
+        int depth = 0, in_str = 0;
+        const char* q = p;
+        for (; *q; q++) {
+            if (*q == '"') in_str = !in_str;
+            else if (!in_str && *q == '[') depth++;
+            else if (!in_str && *q == ']' && --depth == 0) break;
+        }
+        len = (size_t)(q - p + (*q ? 1 : 0));
+    }
+    else len = strcspn(p, ",}");
+    if (len >= n) len = n - 1;
+    memcpy(buf, p, len);
+    buf[len] = 0;
+    return buf;
+}
+
+/* ---- Map and reduce callbacks ---------------------------------------------------- */
+
+typedef struct map_ctx { int calls; } map_ctx;
+
+/* Emits doc.k (when present) with doc.v as value (absent when missing). */
+static void map_k(void* context, const char* doc, cbl_emitter* emitter) {
+    map_ctx* ctx = (map_ctx*)context;
+    if (ctx) __atomic_add_fetch(&ctx->calls, 1, __ATOMIC_SEQ_CST);
+    const char* k = field(doc, "k");
+    if (!k) return;
+    char key[256], value[256];
+    value_text(k, key, sizeof key);
+    const char* v = field(doc, "v");
+    cbl_emit(emitter, key, v ? value_text(v, value, sizeof value) : NULL, NULL);
+}
+
+/* CouchDB's collation sample, in order; documents carry an index "n" into it. */
+static const char* COUCH_ORDER[] = {
+    "null", "false", "true", "1", "2", "3.0", "4",
+    "\"a\"", "\"A\"", "\"aa\"", "\"b\"", "\"B\"", "\"ba\"", "\"bb\"",
+    "[\"a\"]", "[\"b\"]", "[\"b\",\"c\"]", "[\"b\",\"c\",\"a\"]", "[\"b\",\"d\"]", "[\"b\",\"d\",\"e\"]",
+    "{\"a\":1}", "{\"a\":2}", "{\"b\":1}", "{\"b\":2}", "{\"b\":2,\"a\":1}", "{\"b\":2,\"c\":2}",
+};
+#define COUCH_COUNT ((int)(sizeof COUCH_ORDER / sizeof COUCH_ORDER[0]))
+
+static void map_sample(void* context, const char* doc, cbl_emitter* emitter) {
+    (void)context;
+    const char* n = field(doc, "n");
+    if (n) cbl_emit(emitter, COUCH_ORDER[atoi(n)], NULL, NULL);
+}
+
+typedef struct reduce_ctx { int calls, rereduce_calls, max_values; } reduce_ctx;
+
+static int json_array_count(const char* a) {
+    if (!a || strcmp(a, "[]") == 0) return 0;
+    int n = 1, depth = 0;
+    for (const char* p = a; *p; p++) {
+        if (*p == '[' || *p == '{') depth++;
+        else if (*p == ']' || *p == '}') depth--;
+        else if (*p == ',' && depth == 1) n++;
+    }
+    return n;
+}
+
+/* Counts rows; adds counts when re-reducing (the seeds' example). */
+static char* reduce_count(void* context, const char* keys, const char* values, int rereduce) {
+    reduce_ctx* ctx = (reduce_ctx*)context;
+    int n = json_array_count(values);
+    if (n > ctx->max_values) ctx->max_values = n;
+    char out[32];
+    if (rereduce) {
+        ctx->rereduce_calls++;
+        if (keys != NULL) return NULL;          /* must be NULL when re-reducing */
+        long total = 0;
+        const char* p = values + 1;
+        while (*p && *p != ']') { total += strtol(p, (char**)&p, 10); if (*p == ',') p++; }
+        snprintf(out, sizeof out, "%ld", total);
+    } else {
+        ctx->calls++;
+        if (json_array_count(keys) != n) return NULL;
+        snprintf(out, sizeof out, "%d", n);
+    }
+    return cbl_strdup(out);
+}
+
+static char* reduce_fail(void* context, const char* keys, const char* values, int rereduce) {
+    (void)context; (void)keys; (void)values; (void)rereduce;
+    return NULL;
+}
+
+/* ---- Tests ----------------------------------------------------------------------- */
+
+static void test_collation(void) {
+    cbl_collection* c;
+    cbl_db* db = open_fresh("collation", &c);
+    /* Insert in a scrambled order. */
+    for (int i = 0; i < COUCH_COUNT; i++) {
+        int n = (i * 7) % COUCH_COUNT;
+        char id[16], body[32];
+        snprintf(id, sizeof id, "d%02d", i);
+        snprintf(body, sizeof body, "{\"n\":%d}", n);
+        put(c, id, body);
+    }
+    cbl_view* v = NULL;
+    CHECK_ST(cbl_collection_view(c, "sample", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_sample, NULL, NULL, "1", NULL, &E), CBL_OK);
+    char want[2048] = "";
+    for (int i = 0; i < COUCH_COUNT; i++) {
+        strcat(want, i ? "|" : "");
+        strcat(want, strcmp(COUCH_ORDER[i], "3.0") == 0 ? "3" : COUCH_ORDER[i]);
+    }
+    CHECK_STR(KEYS(v, NULL), want);
+    /* Descending is the exact reverse. */
+    char rev[2048] = "";
+    for (int i = COUCH_COUNT - 1; i >= 0; i--) {
+        strcat(rev, i < COUCH_COUNT - 1 ? "|" : "");
+        strcat(rev, strcmp(COUCH_ORDER[i], "3.0") == 0 ? "3" : COUCH_ORDER[i]);
+    }
+    CHECK_STR(KEYS(v, "{\"descending\":true}"), rev);
+    /* Ranges use the collation: strings between "A" and "b" inclusive. */
+    CHECK_STR(KEYS(v, "{\"startkey\":\"A\",\"endkey\":\"b\"}"), "\"A\"|\"aa\"|\"b\"");
+    CHECK_STR(KEYS(v, "{\"startkey\":[\"b\"],\"endkey\":[\"b\",{}]}"),
+              "[\"b\"]|[\"b\",\"c\"]|[\"b\",\"c\",\"a\"]|[\"b\",\"d\"]|[\"b\",\"d\",\"e\"]");
+    CHECK_STR(KEYS(v, "{\"key\":null}"), "null");
+    cbl_view_release(v);
+
+    /* Unicode strings: UCA order, not bytes. */
+    const char* words[] = {"\"zebra\"", "\"\\u00c4rger\"", "\"apple\"", "\"Apple\"", "\"\\u00e9t\\u00e9\"", "\"ete\"", "\"~tilde\"", "\"10\"", "\"9\""};
+    for (int i = 0; i < 9; i++) {
+        char id[16], body[64];
+        snprintf(id, sizeof id, "w%d", i);
+        snprintf(body, sizeof body, "{\"k\":%s}", words[i]);
+        put(c, id, body);
+    }
+    CHECK_ST(cbl_collection_view(c, "words", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, NULL, "1", NULL, &E), CBL_OK);
+    CHECK_STR(KEYS(v, NULL), "\"~tilde\"|\"10\"|\"9\"|\"apple\"|\"Apple\"|\"\xc3\x84rger\"|\"ete\"|\"\xc3\xa9t\xc3\xa9\"|\"zebra\"");
+    cbl_view_release(v);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
+static void letters(cbl_collection* c) {
+    const char* ks[] = {"a", "b", "c", "d", "e"};
+    for (int i = 0; i < 5; i++) {
+        char id[8], body[64];
+        snprintf(id, sizeof id, "d%d", i + 1);
+        snprintf(body, sizeof body, "{\"k\":\"%s\",\"v\":%d}", ks[i], i + 1);
+        put(c, id, body);
+    }
+    put(c, "d6", "{\"k\":\"c\",\"v\":10}");
+}
+
+static void test_options(void) {
+    cbl_collection* c;
+    cbl_db* db = open_fresh("options", &c);
+    letters(c);
+    cbl_view* v = NULL;
+    CHECK_ST(cbl_collection_view(c, "byK", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, NULL, "1", NULL, &E), CBL_OK);
+    CHECK_STR(IDS(v, NULL), "d1|d2|d3|d6|d4|d5");
+    CHECK_STR(IDS(v, "{}"), "d1|d2|d3|d6|d4|d5");
+    CHECK_STR(IDS(v, "{\"key\":\"c\"}"), "d3|d6");
+    CHECK_STR(IDS(v, "{\"keys\":[\"e\",\"zz\",\"a\"]}"), "d5|d1");
+    CHECK_STR(IDS(v, "{\"startkey\":\"b\",\"endkey\":\"d\"}"), "d2|d3|d6|d4");
+    CHECK_STR(IDS(v, "{\"startkey\":\"b\",\"endkey\":\"d\",\"inclusive_end\":false}"), "d2|d3|d6");
+    CHECK_STR(IDS(v, "{\"startkey\":\"c\",\"startkey_docid\":\"d6\"}"), "d6|d4|d5");
+    CHECK_STR(IDS(v, "{\"endkey\":\"c\",\"endkey_docid\":\"d3\"}"), "d1|d2|d3");
+    CHECK_STR(IDS(v, "{\"descending\":true}"), "d5|d4|d6|d3|d2|d1");
+    CHECK_STR(IDS(v, "{\"descending\":true,\"startkey\":\"d\",\"endkey\":\"b\"}"), "d4|d6|d3|d2");
+    CHECK_STR(IDS(v, "{\"descending\":true,\"startkey\":\"b\",\"endkey\":\"d\"}"), "");
+    CHECK_STR(IDS(v, "{\"descending\":true,\"startkey\":\"d\",\"endkey\":\"b\",\"inclusive_end\":false}"), "d4|d6|d3");
+    CHECK_STR(IDS(v, "{\"limit\":2}"), "d1|d2");
+    CHECK_STR(IDS(v, "{\"skip\":4}"), "d4|d5");
+    CHECK_STR(IDS(v, "{\"skip\":1,\"limit\":2,\"descending\":true}"), "d4|d6");
+    CHECK_STR(VALUES(v, "{\"startkey\":\"c\",\"limit\":3}"), "3|10|4");
+    CHECK_STR(KEYS(v, "{\"startkey\":\"B\"}"), "\"c\"|\"c\"|\"d\"|\"e\"");
+    /* Prefix matching on the end key; on the start key when descending. */
+    put(c, "p1", "{\"k\":\"foo\"}");
+    put(c, "p2", "{\"k\":\"foolish\"}");
+    put(c, "p3", "{\"k\":\"fop\"}");
+    put(c, "p4", "{\"k\":\"fong\"}");
+    CHECK_STR(KEYS(v, "{\"startkey\":\"foo\",\"endkey\":\"foo\",\"prefix_match_level\":1}"), "\"foo\"|\"foolish\"");
+    CHECK_STR(KEYS(v, "{\"descending\":true,\"startkey\":\"foo\",\"endkey\":\"foo\",\"prefix_match_level\":1}"), "\"foolish\"|\"foo\"");
+    /* include_docs, source IDs and the JSON form. */
+    cbl_query_result* r = NULL;
+    CHECK_ST(cbl_view_query(v, "{\"key\":\"a\",\"include_docs\":true}", &r, &E), CBL_OK);
+    cbl_query_row row;
+    int has = -1;
+    CHECK_ST(cbl_query_result_next(r, &row, &has, &E), CBL_OK);
+    CHECK(has == 1);
+    if (has == 1) {
+        CHECK_STR(row.key_json, "\"a\"");
+        CHECK_STR(row.value_json, "1");
+        CHECK_STR(row.doc_id, "d1");
+        CHECK_STR(row.source_doc_id, "d1");
+        CHECK(row.doc_json != NULL && strstr(row.doc_json, "\"_id\":\"d1\"") != NULL);
+        CHECK(row.sequence == 1);
+        CHECK(row.error == NULL);
+    }
+    CHECK_ST(cbl_query_result_next(r, &row, &has, &E), CBL_OK);
+    CHECK(has == 0);
+    int stale = -1;
+    CHECK_ST(cbl_query_result_is_stale(r, &stale, &E), CBL_OK);
+    CHECK(stale == 0);
+    put(c, "new", "{\"k\":\"q\"}");
+    CHECK_ST(cbl_query_result_is_stale(r, &stale, &E), CBL_OK);
+    CHECK(stale == 1);
+    cbl_query_result_release(r);
+    char* json = NULL;
+    CHECK_ST(cbl_view_query_json(v, "{\"key\":\"b\"}", &json, &E), CBL_OK);
+    CHECK_STR(json, "{\"total_rows\":11,\"offset\":0,\"update_seq\":11,\"rows\":[{\"id\":\"d2\",\"key\":\"b\",\"value\":2,\"seq\":2}]}");
+    cbl_free(json);
+    /* The remaining rows of a partly read result, as JSON. */
+    CHECK_ST(cbl_view_query(v, "{\"limit\":2}", &r, &E), CBL_OK);
+    CHECK_ST(cbl_query_result_next(r, &row, &has, &E), CBL_OK);
+    json = NULL;
+    CHECK_ST(cbl_query_result_json(r, &json, &E), CBL_OK);
+    CHECK(json != NULL && strstr(json, "\"id\":\"d2\"") != NULL && strstr(json, "\"id\":\"d1\"") == NULL);
+    cbl_free(json);
+    cbl_query_result_release(r);
+    /* Option errors. */
+    json = (char*)1;
+    CHECK_ST(cbl_view_query_json(v, "{\"limit\":-1}", &json, &E), CBL_BAD_REQUEST);
+    CHECK(json == NULL);
+    CHECK_ST(cbl_view_query_json(v, "{\"bogus\":1}", &json, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_view_query_json(v, "not json", &json, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_view_query_json(v, "{\"reduce\":true}", &json, &E), CBL_BAD_REQUEST);
+    r = (cbl_query_result*)1;
+    CHECK_ST(cbl_view_query(v, "{\"update\":7}", &r, &E), CBL_BAD_REQUEST);
+    CHECK(r == NULL);
+    cbl_view_release(v);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
+static void test_reduce_and_group(void) {
+    cbl_collection* c;
+    cbl_db* db = open_fresh("reduce", &c);
+    letters(c);
+    cbl_view* v = NULL;
+    CHECK_ST(cbl_collection_view(c, "sum", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, "_sum", "1", NULL, &E), CBL_OK);
+    CHECK_STR(VALUES(v, NULL), "25");
+    CHECK_STR(KEYS(v, NULL), "null");
+    CHECK_STR(VALUES(v, "{\"startkey\":\"b\",\"endkey\":\"c\"}"), "15");
+    CHECK_STR(VALUES(v, "{\"reduce\":false,\"limit\":2}"), "1|2");
+    CHECK_STR(VALUES(v, "{\"group\":true}"), "1|2|13|4|5");
+    CHECK_STR(KEYS(v, "{\"group_level\":1,\"limit\":2,\"skip\":1}"), "\"b\"|\"c\"");
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, "_count", "1", NULL, &E), CBL_OK);
+    CHECK_STR(VALUES(v, NULL), "6");
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, "_stats", "1", NULL, &E), CBL_OK);
+    CHECK_STR(VALUES(v, NULL), "{\"sum\":25,\"count\":6,\"min\":1,\"max\":10,\"sumsqr\":155}");
+    char* json = NULL;
+    CHECK_ST(cbl_view_query_json(v, "{\"include_docs\":true}", &json, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, "_avg", "1", NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, reduce_count, "_sum", "1", NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, NULL, NULL, NULL, &E), CBL_BAD_REQUEST);
+    cbl_view_release(v);
+
+    /* Group levels over array keys. */
+    put(c, "t1", "{\"k\":[\"rock\",\"radiohead\",\"ok\"],\"v\":300}");
+    put(c, "t2", "{\"k\":[\"rock\",\"radiohead\",\"kid a\"],\"v\":250}");
+    put(c, "t3", "{\"k\":[\"rock\",\"muse\",\"abs\"],\"v\":100}");
+    put(c, "t4", "{\"k\":[\"jazz\",\"miles\",\"blue\"],\"v\":500}");
+    CHECK_ST(cbl_collection_view(c, "music", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, "_sum", "1", NULL, &E), CBL_OK);
+    CHECK_STR(KEYS(v, "{\"group_level\":1}"), "\"a\"|\"b\"|\"c\"|\"d\"|\"e\"|[\"jazz\"]|[\"rock\"]");
+    CHECK_STR(VALUES(v, "{\"group_level\":1,\"startkey\":[]}"), "500|650");
+    CHECK_STR(KEYS(v, "{\"group_level\":2}"), "[\"jazz\",\"miles\"]|[\"rock\",\"muse\"]|[\"rock\",\"radiohead\"]");
+    CHECK_STR(VALUES(v, "{\"group_level\":2}"), "500|100|550");
+    CHECK_STR(VALUES(v, "{\"group_level\":2,\"descending\":true}"), "550|100|500");
+    cbl_view_release(v);
+
+    /* A custom reduce over enough rows to be reduced in chunks, then re-reduced. */
+    CHECK_ST(cbl_db_begin(db, &E), CBL_OK);
+    for (int i = 0; i < 1200; i++) {
+        char id[16], body[48];
+        snprintf(id, sizeof id, "n%04d", i);
+        snprintf(body, sizeof body, "{\"k\":%d,\"v\":1}", i % 4);
+        put(c, id, body);
+    }
+    CHECK_ST(cbl_db_commit(db, &E), CBL_OK);
+    reduce_ctx rc = {0, 0, 0};
+    CHECK_ST(cbl_collection_view(c, "custom", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, reduce_count, NULL, "1", &rc, &E), CBL_OK);
+    CHECK_STR(VALUES(v, "{\"startkey\":0,\"endkey\":3}"), "1200");
+    CHECK(rc.rereduce_calls > 0);
+    CHECK(rc.calls > 1);
+    CHECK(rc.max_values <= 256);
+    CHECK_STR(VALUES(v, "{\"startkey\":0,\"endkey\":3,\"group\":true}"), "300|300|300|300");
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, reduce_fail, NULL, "1", NULL, &E), CBL_OK);
+    CHECK_ST(cbl_view_query_json(v, NULL, &json, &E), CBL_INTERNAL_ERROR);
+    CHECK(json == NULL);
+    cbl_view_release(v);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
+static void test_incremental(void) {
+    cbl_collection* c;
+    cbl_db* db = open_fresh("incremental", &c);
+    map_ctx mc = {0};
+    cbl_view* v = NULL;
+    CHECK_ST(cbl_collection_view(c, "byK", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, NULL, "1", &mc, &E), CBL_OK);
+    for (int i = 0; i < 5; i++) {
+        char id[8], body[32];
+        snprintf(id, sizeof id, "d%d", i);
+        snprintf(body, sizeof body, "{\"k\":%d}", i);
+        put(c, id, body);
+    }
+    CHECK_STR(KEYS(v, NULL), "0|1|2|3|4");
+    CHECK(mc.calls == 5);
+    CHECK_STR(KEYS(v, NULL), "0|1|2|3|4");
+    CHECK(mc.calls == 5);                             /* nothing changed: no map calls */
+    update(c, "d1", "{\"k\":10}");
+    CHECK_ST(cbl_doc_delete(c, "d2", NULL, NULL, &E), CBL_OK);
+    CHECK_ST(cbl_doc_purge(c, "d3", &E), CBL_OK);
+    CHECK_STR(KEYS(v, "{\"update\":false}"), "0|1|2|4");   /* the purge already left */
+    CHECK_STR(KEYS(v, NULL), "0|4|10");
+    CHECK(mc.calls == 6);
+    /* Conflicts: the winner is indexed. */
+    CHECK_ST(cbl_doc_put_existing(c, "cx", "{\"k\":\"base\"}", "[\"1-a\"]", &E), CBL_OK);
+    CHECK_ST(cbl_doc_put_existing(c, "cx", "{\"k\":\"low\"}", "[\"2-b\",\"1-a\"]", &E), CBL_OK);
+    CHECK_ST(cbl_doc_put_existing(c, "cx", "{\"k\":\"high\"}", "[\"2-c\",\"1-a\"]", &E), CBL_OK);
+    CHECK_STR(KEYS(v, "{\"startkey\":\"\"}"), "\"high\"");
+    CHECK_ST(cbl_doc_delete(c, "cx", "2-c", NULL, &E), CBL_OK);
+    CHECK_STR(KEYS(v, "{\"startkey\":\"\"}"), "\"low\"");
+    /* update "after": stale rows now, the index catches up in the background. */
+    put(c, "late", "{\"k\":5}");
+    CHECK_STR(KEYS(v, "{\"update\":\"after\",\"endkey\":100}"), "0|4|10");
+    int caught_up = 0;
+    for (int i = 0; i < 1000 && !caught_up; i++) {   /* waits for the background update */
+        caught_up = strcmp(KEYS(v, "{\"update\":false,\"endkey\":100}"), "0|4|5|10") == 0;
+        if (!caught_up) { struct timespec ts = {0, 10 * 1000 * 1000}; nanosleep(&ts, NULL); }
+    }
+    CHECK(caught_up);
+    /* A new version rebuilds the index from scratch. */
+    int before = mc.calls;
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, NULL, "2", &mc, &E), CBL_OK);
+    CHECK_STR(KEYS(v, "{\"endkey\":100}"), "0|4|5|10");
+    CHECK(mc.calls - before == 5);                    /* every live document mapped again */
+    char* info = NULL;
+    CHECK_ST(cbl_view_info(v, &info, &E), CBL_OK);
+    CHECK(info != NULL && strstr(info, "\"name\":\"byK\"") && strstr(info, "\"total_rows\":5") && strstr(info, "\"stale\":false"));
+    cbl_free(info);
+    CHECK_ST(cbl_view_update(v, &E), CBL_OK);
+    char* names = NULL;
+    CHECK_ST(cbl_collection_view_names(c, &names, &E), CBL_OK);
+    CHECK_STR(names, "[\"byK\"]");
+    cbl_free(names);
+    CHECK_ST(cbl_view_delete(v, &E), CBL_OK);
+    CHECK_ST(cbl_view_delete(v, &E), CBL_NOT_FOUND);
+    CHECK_ST(cbl_collection_view_names(c, &names, &E), CBL_OK);
+    CHECK_STR(names, "[]");
+    cbl_free(names);
+    CHECK_STR(KEYS(v, "{\"update\":false}"), "");
+    /* No map function: 406 unless reading the index as it is. */
+    CHECK_ST(cbl_view_set_map_reduce(v, NULL, NULL, NULL, "2", NULL, &E), CBL_OK);
+    char* json = NULL;
+    CHECK_ST(cbl_view_query_json(v, NULL, &json, &E), CBL_NOT_ACCEPTABLE);
+    CHECK_ST(cbl_view_update(v, &E), CBL_NOT_ACCEPTABLE);
+    CHECK_ST(cbl_view_query_json(v, "{\"update\":false}", &json, &E), CBL_OK);
+    cbl_free(json);
+    cbl_view_release(v);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
+static void map_bad_emit(void* context, const char* doc, cbl_emitter* emitter) {
+    (void)doc;
+    cbl_status* st = (cbl_status*)context;
+    *st = cbl_emit(emitter, "{not json", NULL, NULL);
+}
+
+static cbl_emitter* g_saved_emitter;
+static void map_save_emitter(void* context, const char* doc, cbl_emitter* emitter) {
+    (void)context; (void)doc;
+    g_saved_emitter = emitter;
+    cbl_emit(emitter, "[1, 2 , {\"z\":1,\"a\":2}]", "\"x\"", NULL);
+}
+
+static void test_errors_and_handles(void) {
+    cbl_collection* c;
+    cbl_db* db = open_fresh("errors", &c);
+    put(c, "a", "{\"k\":1}");
+    cbl_view* v = (cbl_view*)1;
+    CHECK_ST(cbl_collection_view(c, "", &v, &E), CBL_BAD_REQUEST);
+    CHECK(v == NULL);
+    CHECK_ST(cbl_collection_view(c, NULL, &v, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_view(NULL, "x", &v, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_view(c, "x", NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_view(c, "bad", &v, &E), CBL_OK);
+    cbl_status emit_status = 0;
+    CHECK_ST(cbl_view_set_map_reduce(v, map_bad_emit, NULL, NULL, "1", &emit_status, &E), CBL_OK);
+    char* json = NULL;
+    CHECK_ST(cbl_view_query_json(v, NULL, &json, &E), CBL_BAD_REQUEST);   /* the emit error fails the update */
+    CHECK(emit_status == CBL_BAD_REQUEST);
+    /* An emitter is only valid during its callback; keys keep their member order. */
+    CHECK_ST(cbl_view_set_map_reduce(v, map_save_emitter, NULL, NULL, "2", NULL, &E), CBL_OK);
+    CHECK_STR(KEYS(v, NULL), "[1,2,{\"z\":1,\"a\":2}]");
+    CHECK_ST(cbl_emit(g_saved_emitter, "1", NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_emit(NULL, "1", NULL, &E), CBL_BAD_REQUEST);
+    cbl_view_release(v);
+    /* Released handles fail cleanly. */
+    CHECK_ST(cbl_view_update(v, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_view_query_json(v, NULL, &json, &E), CBL_BAD_REQUEST);
+    cbl_view_release(v);                                   /* twice: ignored */
+    cbl_query_result* r = NULL;
+    CHECK_ST(cbl_collection_all_docs_query(c, NULL, &r, &E), CBL_OK);
+    cbl_query_result_release(r);
+    cbl_query_row row;
+    int has = 7;
+    CHECK_ST(cbl_query_result_next(r, &row, &has, &E), CBL_BAD_REQUEST);
+    CHECK(has == 0);
+    cbl_query_result_release(r);
+    cbl_query_result_release(NULL);
+    int stale = 5;
+    CHECK_ST(cbl_query_result_is_stale(NULL, &stale, &E), CBL_BAD_REQUEST);
+    CHECK(stale == 0);
+    cbl_live_query_stop(NULL);
+    CHECK_ST(cbl_live_query_set_options(NULL, "{}", &E), CBL_BAD_REQUEST);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
+static void test_all_docs(void) {
+    cbl_collection* c;
+    cbl_db* db = open_fresh("alldocs", &c);
+    put(c, "b", "{}");
+    put(c, "a", "{}");
+    put(c, "c", "{}");
+    put(c, "d", "{}");
+    CHECK_ST(cbl_doc_delete(c, "c", NULL, NULL, &E), CBL_OK);
+    CHECK_ST(cbl_doc_put_existing(c, "e", "{\"n\":1}", "[\"1-x\"]", &E), CBL_OK);
+    CHECK_ST(cbl_doc_put_existing(c, "e", "{\"n\":2}", "[\"2-y\",\"1-x\"]", &E), CBL_OK);
+    CHECK_ST(cbl_doc_put_existing(c, "e", "{\"n\":3}", "[\"2-z\",\"1-x\"]", &E), CBL_OK);
+    CHECK_STR(ALLDOCS(c, NULL), "a|b|d|e");
+    CHECK_STR(ALLDOCS(c, "{\"all_docs_mode\":\"include_deleted\"}"), "a|b|c|d|e");
+    CHECK_STR(ALLDOCS(c, "{\"all_docs_mode\":\"only_conflicts\"}"), "e");
+    CHECK_STR(ALLDOCS(c, "{\"descending\":true,\"limit\":2}"), "e|d");
+    CHECK_STR(ALLDOCS(c, "{\"startkey\":\"b\",\"endkey\":\"e\",\"inclusive_end\":false}"), "b|d");
+    CHECK_STR(ALLDOCS(c, "{\"keys\":[\"d\",\"nope\",\"c\"]}"), "d|not_found|c");
+    CHECK_STR(ALLDOCS(c, "{\"all_docs_mode\":\"by_sequence\",\"startkey\":2,\"endkey\":5}"), "a|d|c");
+    CHECK_STR(rows_of(NULL, c, "{\"all_docs_mode\":\"by_sequence\",\"startkey\":2,\"endkey\":5}", KEY, B, sizeof B), "2|4|5");
+    char* json = NULL;
+    CHECK_ST(cbl_collection_all_docs(c, "{\"all_docs_mode\":\"show_conflicts\",\"startkey\":\"e\"}", &json, &E), CBL_OK);
+    CHECK_STR(json, "{\"total_rows\":4,\"offset\":0,\"update_seq\":8,\"rows\":[{\"id\":\"e\",\"key\":\"e\",\"value\":{\"rev\":\"2-z\",\"_conflicts\":[\"2-y\"]},\"seq\":8}]}");
+    cbl_free(json);
+    CHECK_ST(cbl_collection_all_docs(c, "{\"key\":\"a\",\"include_docs\":true}", &json, &E), CBL_OK);
+    CHECK(json != NULL && strstr(json, "\"doc\":{\"_id\":\"a\"") != NULL);
+    cbl_free(json);
+    json = (char*)1;
+    CHECK_ST(cbl_collection_all_docs(c, "{\"all_docs_mode\":\"weird\"}", &json, &E), CBL_BAD_REQUEST);
+    CHECK(json == NULL);
+    CHECK_ST(cbl_collection_all_docs(c, "{\"startkey\":5}", &json, &E), CBL_BAD_REQUEST);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
+/* Live-query callback: records the number of rows and the keys of the last result. */
+typedef struct live_ctx {
+    pthread_mutex_t lock;
+    int calls;
+    char last[1024];
+    cbl_live_query* self;
+    int stop_at;
+} live_ctx;
+
+static void live_cb(void* context, cbl_query_result* result) {
+    live_ctx* ctx = (live_ctx*)context;
+    char buf[1024] = "";
+    cbl_query_row row;
+    int has = 0, first = 1;
+    size_t used = 0;
+    while (cbl_query_result_next(result, &row, &has, NULL) == CBL_OK && has) {
+        int w = snprintf(buf + used, sizeof buf - used, "%s%s", first ? "" : "|", row.key_json);
+        if (w < 0 || (size_t)w >= sizeof buf - used) break;
+        used += (size_t)w;
+        first = 0;
+    }
+    pthread_mutex_lock(&ctx->lock);
+    ctx->calls++;
+    snprintf(ctx->last, sizeof ctx->last, "%s", buf);
+    int stop = ctx->stop_at && ctx->calls >= ctx->stop_at;
+    pthread_mutex_unlock(&ctx->lock);
+    if (stop) cbl_live_query_stop(ctx->self);           /* stopping itself from its callback */
+}
+
+static void test_live_queries(void) {
+    cbl_collection* c;
+    cbl_db* db = open_fresh("live", &c);
+    for (int i = 0; i < 5; i++) {
+        char id[8], body[32];
+        snprintf(id, sizeof id, "d%d", i);
+        snprintf(body, sizeof body, "{\"k\":%d}", i);
+        put(c, id, body);
+    }
+    cbl_view* v = NULL;
+    CHECK_ST(cbl_collection_view(c, "byK", &v, &E), CBL_OK);
+    live_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    pthread_mutex_init(&ctx.lock, NULL);
+    cbl_live_query* lq = (cbl_live_query*)1;
+    CHECK_ST(cbl_live_query_start(v, NULL, live_cb, &ctx, &lq, &E), CBL_NOT_ACCEPTABLE);   /* no map yet */
+    CHECK(lq == NULL);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, NULL, "1", NULL, &E), CBL_OK);
+    CHECK_ST(cbl_live_query_start(v, "{\"startkey\":1,\"endkey\":3}", NULL, &ctx, &lq, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_live_query_start(v, "{\"startkey\":1,\"endkey\":3}", live_cb, &ctx, &lq, &E), CBL_OK);
+    cbl_view_release(v);                                   /* the live query keeps it */
+    CHECK_ST(cbl_live_query_wait_idle(lq, &E), CBL_OK);
+    CHECK(ctx.calls == 1);
+    CHECK_STR(ctx.last, "1|2|3");
+    /* Irrelevant: out of range, in another collection, or emitting nothing. */
+    put(c, "far", "{\"k\":99}");
+    put(c, "nokey", "{\"x\":1}");
+    cbl_collection* other = NULL;
+    CHECK_ST(cbl_db_create_collection(db, NULL, "other", &other, &E), CBL_OK);
+    put(other, "o", "{\"k\":2}");
+    CHECK_ST(cbl_live_query_wait_idle(lq, &E), CBL_OK);
+    CHECK(ctx.calls == 1);
+    /* Relevant: insert, update out of the range, delete, purge. */
+    put(c, "mid", "{\"k\":2.5}");
+    CHECK_ST(cbl_live_query_wait_idle(lq, &E), CBL_OK);
+    CHECK(ctx.calls == 2);
+    CHECK_STR(ctx.last, "1|2|2.5|3");
+    update(c, "d3", "{\"k\":30}");
+    CHECK_ST(cbl_live_query_wait_idle(lq, &E), CBL_OK);
+    CHECK_STR(ctx.last, "1|2|2.5");
+    CHECK_ST(cbl_doc_delete(c, "d1", NULL, NULL, &E), CBL_OK);
+    CHECK_ST(cbl_live_query_wait_idle(lq, &E), CBL_OK);
+    CHECK_STR(ctx.last, "2|2.5");
+    CHECK_ST(cbl_doc_purge(c, "mid", &E), CBL_OK);
+    CHECK_ST(cbl_live_query_wait_idle(lq, &E), CBL_OK);
+    CHECK_STR(ctx.last, "2");
+    CHECK(ctx.calls == 5);
+    /* New options: re-runs and delivers. */
+    CHECK_ST(cbl_live_query_set_options(lq, "{\"descending\":true,\"limit\":2}", &E), CBL_OK);
+    CHECK_ST(cbl_live_query_wait_idle(lq, &E), CBL_OK);
+    CHECK(ctx.calls == 6);
+    CHECK_STR(ctx.last, "99|30");
+    CHECK_ST(cbl_live_query_set_options(lq, "{\"limit\":-5}", &E), CBL_BAD_REQUEST);
+    cbl_live_query_stop(lq);
+    put(c, "after", "{\"k\":1000}");
+    CHECK(ctx.calls == 6);
+    CHECK_ST(cbl_live_query_wait_idle(lq, &E), CBL_BAD_REQUEST);   /* released */
+
+    /* A callback may stop its own live query. */
+    CHECK_ST(cbl_collection_view(c, "byK", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, NULL, "1", NULL, &E), CBL_OK);
+    live_ctx ctx2;
+    memset(&ctx2, 0, sizeof ctx2);
+    pthread_mutex_init(&ctx2.lock, NULL);
+    ctx2.stop_at = 2;
+    CHECK_ST(cbl_live_query_start(v, "{\"key\":7}", live_cb, &ctx2, &ctx2.self, &E), CBL_OK);
+    CHECK_ST(cbl_live_query_wait_idle(ctx2.self, &E), CBL_OK);
+    put(c, "seven", "{\"k\":7}");
+    for (int i = 0; i < 1000; i++) {                       /* until the second callback stopped it */
+        pthread_mutex_lock(&ctx2.lock);
+        int n = ctx2.calls;
+        pthread_mutex_unlock(&ctx2.lock);
+        if (n >= 2) break;
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    CHECK(ctx2.calls == 2);
+    CHECK_STR(ctx2.last, "7");
+    put(c, "seven2", "{\"k\":7}");
+    CHECK(ctx2.calls == 2);
+    cbl_view_release(v);
+    cbl_collection_release(other);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+    pthread_mutex_destroy(&ctx.lock);
+    pthread_mutex_destroy(&ctx2.lock);
+}
+
+int main(void) {
+    setvbuf(stdout, NULL, _IONBF, 0);
+    snprintf(g_root, sizeof g_root, "/tmp/cblite-views-XXXXXX");
+    if (!mkdtemp(g_root)) { perror("mkdtemp"); return 2; }
+    int64_t instances = cbl_instance_count();
+
+    test_collation();
+    test_options();
+    test_reduce_and_group();
+    test_incremental();
+    test_errors_and_handles();
+    test_all_docs();
+    test_live_queries();
+
+    CHECK(cbl_instance_count() == instances);   /* nothing leaked */
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
+    CHECK(system(cmd) == 0);
+    printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}

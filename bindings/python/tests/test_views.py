@@ -1,0 +1,363 @@
+"""Views, queries, all-docs queries and live queries through the Python bindings."""
+
+import random
+import threading
+
+import pytest
+
+import cblite
+from cblite import views
+
+# CouchDB's collation sample keys, in their documented order.
+COUCH_ORDER = [
+    None, False, True, 1, 2, 3.0, 4,
+    "a", "A", "aa", "b", "B", "ba", "bb",
+    ["a"], ["b"], ["b", "c"], ["b", "c", "a"], ["b", "d"], ["b", "d", "e"],
+    {"a": 1}, {"a": 2}, {"b": 1}, {"b": 2}, {"b": 2, "a": 1}, {"b": 2, "c": 2},
+]
+
+
+def by_k(doc, emit):
+    if "k" in doc:
+        if "v" in doc:
+            emit(doc["k"], doc["v"])
+        else:
+            emit(doc["k"])
+
+
+@pytest.fixture
+def view(coll):
+    v = coll.view("byK")
+    v.set_map_reduce(by_k, version="1")
+    yield v
+    v.release()
+
+
+@pytest.fixture
+def letters(coll):
+    for i, k in enumerate("abcde"):
+        coll.put({"k": k, "v": i + 1}, f"d{i + 1}")
+    coll.put({"k": "c", "v": 10}, "d6")
+    return coll
+
+
+def ids(v, **o):
+    return [r.doc_id for r in v.rows(**o)]
+
+
+def keys(v, **o):
+    return [r.key for r in v.rows(**o)]
+
+
+def values(v, **o):
+    return [r.value for r in v.rows(**o)]
+
+
+def test_collation_matches_couchdb_sample_order(coll):
+    order = list(range(len(COUCH_ORDER)))
+    random.shuffle(order)
+    for i, n in enumerate(order):
+        coll.put({"n": n}, f"d{i:02d}")
+    v = coll.view("sample")
+    v.set_map_reduce(lambda doc, emit: emit(COUCH_ORDER[doc["n"]]), version="1")
+    got = [r.key for r in v.query()]
+    assert got == COUCH_ORDER
+    # Object keys keep their emitted member order (Python dicts keep insertion order).
+    assert list(got[-2].keys()) == ["b", "a"]
+    assert [r.key for r in v.query(descending=True)] == list(reversed(COUCH_ORDER))
+    v.release()
+
+
+def test_unicode_strings_use_uca(coll):
+    words = ["zebra", "Ärger", "apple", "Apple", "été", "ete", "~tilde", "10", "9", "日本"]
+    for i, w in enumerate(words):
+        coll.put({"k": w}, f"w{i}")
+    v = coll.view("words")
+    v.set_map_reduce(by_k, version="1")
+    assert keys(v) == ["~tilde", "10", "9", "apple", "Apple", "Ärger", "ete", "été", "zebra", "日本"]
+    v.release()
+
+
+def test_every_option(view, letters):
+    v = view
+    assert ids(v) == ["d1", "d2", "d3", "d6", "d4", "d5"]
+    assert ids(v, key="c") == ["d3", "d6"]
+    assert ids(v, keys=["e", "nope", "a"]) == ["d5", "d1"]
+    assert ids(v, startkey="b", endkey="d") == ["d2", "d3", "d6", "d4"]
+    assert ids(v, startkey="b", endkey="d", inclusive_end=False) == ["d2", "d3", "d6"]
+    assert ids(v, startkey="c", startkey_docid="d6") == ["d6", "d4", "d5"]
+    assert ids(v, endkey="c", endkey_docid="d3") == ["d1", "d2", "d3"]
+    assert ids(v, descending=True, startkey="d", endkey="b") == ["d4", "d6", "d3", "d2"]
+    assert ids(v, descending=True, startkey="b", endkey="d") == []
+    assert ids(v, limit=2, skip=1) == ["d2", "d3"]
+    assert ids(v, descending=True, limit=1) == ["d5"]
+    assert values(v, startkey="c", limit=2) == [3, 10]
+    row = v.rows(key="a", include_docs=True)[0]
+    assert row.doc["_id"] == "d1" and row.doc["v"] == 1
+    assert row.source_doc_id == "d1" and row.sequence == 1
+    with pytest.raises(cblite.BadRequest):
+        v.rows(limit=-1)
+    with pytest.raises(cblite.BadRequest):
+        v.rows(bogus=True)
+    with pytest.raises(cblite.BadRequest):
+        v.rows(reduce=True)
+
+
+def test_prefix_matching(view, coll):
+    for i, k in enumerate(["foo", "foolish", "Foolish", "fop", "fong"]):
+        coll.put({"k": k}, f"s{i}")
+    for i, k in enumerate([[1], [1, "x"], [1, "xtc"], [1, "y"], [2]]):
+        coll.put({"k": k}, f"a{i}")
+    assert keys(view, startkey="foo", endkey="foo", prefix_match_level=1) == ["foo", "foolish", "Foolish"]
+    assert keys(view, startkey=[1], endkey=[1], prefix_match_level=1) == [[1], [1, "x"], [1, "xtc"], [1, "y"]]
+    assert keys(view, startkey=[1, "x"], endkey=[1, "x"], prefix_match_level=2) == [[1, "x"], [1, "xtc"]]
+    assert keys(view, descending=True, startkey="foo", endkey="foo", prefix_match_level=1) == \
+        ["Foolish", "foolish", "foo"]
+
+
+def test_builtin_reducers_and_grouping(coll, letters):
+    v = coll.view("r")
+    v.set_map_reduce(by_k, reduce="_sum", version="1")
+    assert v.rows()[0].key is None and values(v) == [25]
+    assert values(v, reduce=False)[:2] == [1, 2]
+    assert values(v, group=True) == [1, 2, 13, 4, 5]
+    v.set_map_reduce(by_k, reduce="_count", version="1")
+    assert values(v, startkey="b", endkey="c") == [3]
+    v.set_map_reduce(by_k, reduce="_stats", version="1")
+    assert values(v) == [{"sum": 25, "count": 6, "min": 1, "max": 10, "sumsqr": 155}]
+    with pytest.raises(cblite.BadRequest):
+        v.set_map_reduce(by_k, reduce="_median", version="1")
+    v.set_map_reduce(by_k, reduce="_sum", version="2")
+    for i, (g, a, t) in enumerate([("rock", "rh", 300), ("rock", "rh", 200), ("rock", "muse", 100), ("jazz", "miles", 50)]):
+        coll.put({"k": [g, a, f"t{i}"], "v": t}, f"t{i}")
+    assert [(r.key, r.value) for r in v.query(group_level=2, startkey=[])] == \
+        [(["jazz", "miles"], 50), (["rock", "muse"], 100), (["rock", "rh"], 500)]
+    assert [(r.key, r.value) for r in v.query(group_level=1)][-2:] == [(["jazz"], 50), (["rock"], 600)]
+    assert keys(v, group_level=1)[:5] == ["a", "b", "c", "d", "e"]   # non-array keys at level 1
+    assert len(v.rows(group_level=2)) == 3                             # ...left out at level 2
+    v.release()
+
+
+def test_custom_reduce_with_rereduce(db, coll):
+    with db.transaction():
+        for i in range(700):
+            coll.put({"k": i % 2, "v": i}, f"n{i:04d}")
+    calls = {"reduce": 0, "rereduce": 0, "max": 0}
+
+    def reduce(keys, values, rereduce):
+        calls["max"] = max(calls["max"], len(values))
+        if rereduce:
+            assert keys is None
+            calls["rereduce"] += 1
+            return sum(values)
+        assert len(keys) == len(values)
+        calls["reduce"] += 1
+        return len(values)
+
+    v = coll.view("c")
+    v.set_map_reduce(by_k, reduce=reduce, version="1")
+    assert values(v) == [700]
+    assert calls["rereduce"] > 0 and calls["max"] <= 256
+    assert values(v, group=True) == [350, 350]
+
+    def broken(keys, values, rereduce):
+        raise ZeroDivisionError("reduce bug")
+    v.set_map_reduce(by_k, reduce=broken, version="1")
+    with pytest.raises(ZeroDivisionError):
+        v.rows()
+    v.release()
+
+
+def test_map_exception_fails_the_query(coll):
+    coll.put({"k": 1}, "a")
+    v = coll.view("bad")
+
+    def bad_map(doc, emit):
+        raise RuntimeError("map bug")
+    v.set_map_reduce(bad_map, version="1")
+    with pytest.raises(RuntimeError, match="map bug"):
+        v.rows()
+    assert v.info()["last_sequence"] == 0
+    v.set_map_reduce(by_k, version="1")
+    assert keys(v) == [1]
+    v.release()
+
+
+def test_incremental_updates(db, coll, view):
+    mapped = []
+
+    def counting(doc, emit):
+        mapped.append(doc["_id"])
+        by_k(doc, emit)
+    view.set_map_reduce(counting, version="1")
+    for i in range(5):
+        coll.put({"k": i}, f"d{i}")
+    assert keys(view) == [0, 1, 2, 3, 4]
+    assert len(mapped) == 5
+    assert keys(view) == [0, 1, 2, 3, 4] and len(mapped) == 5
+    doc = coll.get("d1")
+    coll.put({"k": 10}, "d1", parent_rev=doc["_rev"])
+    coll.delete("d2")
+    coll.purge("d3")
+    assert keys(view, update=False) == [0, 1, 2, 4]          # purge already applied
+    assert keys(view) == [0, 4, 10]
+    assert mapped[5:] == ["d1"]
+    # Conflicts: the winning revision is indexed.
+    coll.put_existing("cx", {"k": "base"}, ["1-a"])
+    coll.put_existing("cx", {"k": "low"}, ["2-b", "1-a"])
+    coll.put_existing("cx", {"k": "high"}, ["2-c", "1-a"])
+    assert keys(view, startkey="") == ["high"]
+    # Version change: rebuilt.
+    view.set_map_reduce(lambda doc, emit: emit("x"), version="2")
+    assert keys(view) == ["x"] * 4
+    info = view.info()
+    assert info["total_rows"] == 4 and info["stale"] is False
+    assert coll.view_names() == ["byK"]
+    view.delete()
+    assert coll.view_names() == []
+    assert keys(view, update=False) == []
+
+
+def test_stale_and_update_after(coll, view):
+    coll.put({"k": 1}, "a")
+    result = view.query()
+    assert [r.key for r in result] == [1]
+    coll.put({"k": 2}, "b")
+    result2 = view.query(update=False)
+    assert result2.stale
+    assert [r.key for r in result2] == [1]
+    assert keys(view, update="after") == [1]
+    view.update()
+    assert keys(view, update=False) == [1, 2]
+    fresh = view.query()
+    assert not fresh.stale
+    fresh.release()
+
+
+def test_redirect_null_key_and_absent_values(coll):
+    coll.put({"title": "post"}, "post1")
+    coll.put({"post": "post1"}, "like1")
+    coll.put({"x": 1}, "n")
+    v = coll.view("likes")
+
+    def m(doc, emit):
+        if "post" in doc:
+            emit("like", {"_id": doc["post"]})
+        elif "x" in doc:
+            emit(None)
+    v.set_map_reduce(m, version="1")
+    rows = v.rows(include_docs=True)
+    assert rows[0].key is None and rows[0].value is None and rows[0].doc_id == "n"
+    assert rows[1].doc_id == "post1" and rows[1].source_doc_id == "like1"
+    assert rows[1].doc["title"] == "post"
+    out = v.query_json()
+    assert out["rows"][1]["source_id"] == "like1"
+    v.release()
+
+
+def test_all_docs_modes(coll):
+    for d in ["b", "a", "c", "d"]:
+        coll.put({}, d)
+    coll.delete("c")
+    coll.put_existing("e", {"n": 1}, ["1-x"])
+    coll.put_existing("e", {"n": 2}, ["2-y", "1-x"])
+    coll.put_existing("e", {"n": 3}, ["2-z", "1-x"])
+
+    def ids_of(**o):
+        return [r["id"] for r in coll.all_docs(**o)["rows"]]
+    assert ids_of() == ["a", "b", "d", "e"]
+    assert ids_of(all_docs_mode="include_deleted") == ["a", "b", "c", "d", "e"]
+    assert ids_of(all_docs_mode="only_conflicts") == ["e"]
+    shown = coll.all_docs(all_docs_mode="show_conflicts")["rows"]
+    assert shown[-1]["value"] == {"rev": "2-z", "_conflicts": ["2-y"]}
+    assert ids_of(descending=True, skip=1, limit=2) == ["d", "b"]
+    assert ids_of(startkey="b", endkey="d", inclusive_end=False) == ["b"]
+    keyed = coll.all_docs(keys=["d", "zz", "c"], include_docs=True)["rows"]
+    assert keyed[1] == {"key": "zz", "error": "not_found"}
+    assert keyed[2]["value"]["deleted"] is True and keyed[2]["doc"] is None
+    assert keyed[0]["doc"]["_id"] == "d"
+    by_seq = [r.sequence for r in coll.all_docs_query(all_docs_mode="by_sequence", startkey=2, endkey=5)]
+    assert by_seq == [2, 4, 5]
+    with coll.all_docs_query() as result:
+        assert not result.stale
+        coll.put({}, "z")
+        assert result.stale
+    with pytest.raises(cblite.BadRequest):
+        coll.all_docs(all_docs_mode="nope")
+
+
+class Collector:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.results = []
+
+    def __call__(self, rows):
+        with self.lock:
+            self.results.append([(r.key, r.value) for r in rows])
+
+    @property
+    def count(self):
+        with self.lock:
+            return len(self.results)
+
+    @property
+    def last(self):
+        with self.lock:
+            return self.results[-1]
+
+
+def test_live_query_fires_only_on_relevant_changes(db, coll, view):
+    for i in range(5):
+        coll.put({"k": i}, f"d{i}")
+    got = Collector()
+    with view.live_query(got, startkey=1, endkey=3) as live:
+        live.wait_idle()
+        assert got.count == 1 and got.last == [(1, None), (2, None), (3, None)]
+        coll.put({"k": 100}, "far")                   # outside the range
+        coll.put({"other": True}, "nokey")            # emits nothing
+        other = db.create_collection("other")
+        other.put({"k": 2}, "o")                      # another collection
+        live.wait_idle()
+        assert got.count == 1
+        coll.put({"k": 2, "v": "x"}, "mid")
+        live.wait_idle()
+        assert got.count == 2 and (2, "x") in got.last
+        coll.purge("mid")
+        live.wait_idle()
+        assert got.count == 3 and got.last == [(1, None), (2, None), (3, None)]
+        live.set_options(descending=True, limit=1)
+        live.wait_idle()
+        assert got.count == 4 and got.last == [(100, None)]
+        assert views.live_query_count() >= 1
+    assert not live.running
+    coll.put({"k": 1000}, "after")
+    assert got.count == 4
+    with pytest.raises(cblite.NotAcceptable):
+        live.wait_idle()
+
+
+def test_live_query_stops_itself_from_its_callback(coll, view):
+    coll.put({"k": 1}, "a")
+    seen = []
+    done = threading.Event()
+    holder = {}
+
+    def cb(rows):
+        seen.append(len(rows))
+        if len(rows) >= 2:
+            holder["live"].stop()
+            done.set()
+    holder["live"] = view.live_query(cb)
+    holder["live"].wait_idle()
+    coll.put({"k": 2}, "b")
+    assert done.wait(30)
+    assert seen == [1, 2]
+    coll.put({"k": 3}, "c")
+    assert seen == [1, 2]
+
+
+def test_live_query_needs_a_map(coll):
+    v = coll.view("none")
+    with pytest.raises(cblite.NotAcceptable):
+        v.live_query(lambda rows: None)
+    v.release()
