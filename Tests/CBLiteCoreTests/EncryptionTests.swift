@@ -132,7 +132,15 @@ final class EncryptionTests: XCTestCase {
         let digestHex = try BlobDigest.parse(String(decoding: try c.get(docID: "p1"), as: UTF8.self)
             .components(separatedBy: "\"digest\":\"")[1].components(separatedBy: "\"")[0]).hex
         XCTAssertFalse(files[0].uppercased().contains(digestHex), "the file name must not reveal the digest")
-        XCTAssertFalse(contains(try allBytes(under: dir + "/photos.cblite2"), attMarker), "attachment plaintext on disk")
+        _ = try c.put(docID: "note", json: #"{"text":"\#(marker)"}"#, parent: nil)
+        try db.close()
+        // Every file of the bundle (SQLite file, WAL, attachments): neither the document's
+        // nor the attachment's plaintext appears anywhere.
+        let everything = try allBytes(under: dir + "/photos.cblite2")
+        XCTAssertFalse(contains(everything, attMarker), "attachment plaintext on disk")
+        XCTAssertFalse(contains(everything, marker), "document plaintext on disk")
+        db = try Database.open(name: "photos", directory: dir, options: options(password))
+        c = try db.defaultCollection()
         XCTAssertEqual(try c.attachmentContent(docID: "p1", name: "a.txt"), content)
 
         for next in [rawKey, nil, password] as [String?] {
