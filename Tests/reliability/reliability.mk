@@ -84,8 +84,7 @@ SAN_SWIFT_SOURCES := $(shell find Sources -name '*.swift' -o -name '*.c' -o -nam
 SAN_RUN_ENV  = LD_LIBRARY_PATH=$(SWIFT_RTLIB) REL_TMPDIR=$(REL_TMPDIR)
 SAN_CFLAGS   = -std=c99 -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer -fuse-ld=lld -Iinclude -I$(REL_DIR)
 TSAN_SUPP    = $(REL_DIR)/tsan.supp
-TSAN_KNOWN   ?= 0
-TSAN_SUPP_ALL = $(if $(filter 1,$(TSAN_KNOWN)),$(REL_OUT)/tsan-all.supp,$(TSAN_SUPP))
+TSAN_SUPP_ALL = $(TSAN_SUPP)
 VALGRIND     ?= valgrind
 VG_FLAGS     ?= --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 -q --fair-sched=yes
 
@@ -109,9 +108,6 @@ $(REL_OUT)/$(1)/test_cblite: Tests/c/test_cblite.c include/cblite.h $(REL_OUT)/$
 endef
 $(eval $(call SAN_VARIANT,asan,address))
 $(eval $(call SAN_VARIANT,tsan,thread))
-
-$(REL_OUT)/tsan-all.supp: $(REL_DIR)/tsan.supp $(REL_DIR)/tsan-known.supp
-	cat $^ > $@
 
 # Runs a list of programs, keeps going, fails at the end if any failed.
 #   $(1) = label, $(2) = environment, $(3) = commands separated by ';;'
