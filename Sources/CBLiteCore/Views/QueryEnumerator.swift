@@ -197,9 +197,9 @@ final class MapScan: RowSource {
     private let range: QueryOptions.Range
     private let keys: [[UInt8]]?
     private var keyIndex = 0
-    private var page: [(key: [UInt8], docID: String, value: [UInt8]?, seq: Int64, rowid: Int64)] = []
+    private var page: [(key: [UInt8], docID: String, value: [UInt8]?, seq: Int64, n: Int64)] = []
     private var pageIndex = 0
-    private var cursor: (key: [UInt8], docID: String, rowid: Int64)?
+    private var cursor: (key: [UInt8], docID: String, n: Int64)?
     private var done = false
     static let pageSize = 256
 
@@ -241,8 +241,8 @@ final class MapScan: RowSource {
             conds.append("key = ?")
             args.append(.text(keys[keyIndex]))
             if let c = cursor {
-                conds.append("(docid \(cmpGT) ? OR (docid = ? AND rowid \(cmpGT) ?))")
-                args += [.string(c.docID), .string(c.docID), .int(c.rowid)]
+                conds.append("(docid \(cmpGT) ? OR (docid = ? AND n \(cmpGT) ?))")
+                args += [.string(c.docID), .string(c.docID), .int(c.n)]
             }
         } else {
             if let lo = range.lower {
@@ -264,21 +264,21 @@ final class MapScan: RowSource {
                 }
             }
             if let c = cursor {
-                conds.append("key \(desc ? "<=" : ">=") ? AND (key \(cmpGT) ? OR docid \(cmpGT) ? OR (docid = ? AND rowid \(cmpGT) ?))")
-                args += [.text(c.key), .text(c.key), .string(c.docID), .string(c.docID), .int(c.rowid)]
+                conds.append("key \(desc ? "<=" : ">=") ? AND (key \(cmpGT) ? OR docid \(cmpGT) ? OR (docid = ? AND n \(cmpGT) ?))")
+                args += [.text(c.key), .text(c.key), .string(c.docID), .string(c.docID), .int(c.n)]
             }
         }
         let dir = desc ? "DESC" : "ASC"
-        let order = keys != nil ? "docid \(dir), rowid \(dir)" : "key \(dir), docid \(dir), rowid \(dir)"
-        let sql = "SELECT key, docid, value, seq, rowid FROM \(table)"
+        let order = keys != nil ? "docid \(dir), n \(dir)" : "key \(dir), docid \(dir), n \(dir)"
+        let sql = "SELECT key, docid, value, seq, n FROM \(table)"
             + (conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND "))
             + " ORDER BY \(order) LIMIT \(MapScan.pageSize)"
-        let rows: [(key: [UInt8], docID: String, value: [UInt8]?, seq: Int64, rowid: Int64)] = try store.read { conn in
+        let rows: [(key: [UInt8], docID: String, value: [UInt8]?, seq: Int64, n: Int64)] = try store.read { conn in
             let s: Statement
             do { s = try conn.prepare(sql) } catch let e as CBLError where e.message.contains("no such table") { return [] }
             defer { s.reset() }
             for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
-            var out: [(key: [UInt8], docID: String, value: [UInt8]?, seq: Int64, rowid: Int64)] = []
+            var out: [(key: [UInt8], docID: String, value: [UInt8]?, seq: Int64, n: Int64)] = []
             out.reserveCapacity(MapScan.pageSize)
             while try s.step() {
                 out.append((s.bytes(0) ?? [], s.string(1) ?? "", s.bytes(2), s.int(3), s.int(4)))
@@ -287,7 +287,7 @@ final class MapScan: RowSource {
         }
         page = rows
         pageIndex = 0
-        if let last = rows.last { cursor = (last.key, last.docID, last.rowid) }
+        if let last = rows.last { cursor = (last.key, last.docID, last.n) }
         if rows.count < MapScan.pageSize {
             if keys != nil {
                 keyIndex += 1

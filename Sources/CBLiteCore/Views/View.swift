@@ -218,9 +218,9 @@ public final class View: @unchecked Sendable {
                       st.version == version, st.lastSeq == from else { return nil }   // someone else indexed
                 let vt = ViewStorage.table(st.id)
                 let current = try conn.prepare("SELECT sequence FROM \(table) WHERE docid=?")
-                let old = try conn.prepare("SELECT key, value FROM \(vt) WHERE docid=?")
+                let old = try conn.prepare("SELECT key, value FROM \(vt) WHERE docid=? ORDER BY n")
                 let del = try conn.prepare("DELETE FROM \(vt) WHERE docid=?")
-                let ins = try conn.prepare("INSERT INTO \(vt)(key, docid, value, seq) VALUES (?,?,?,?)")
+                let ins = try conn.prepare("INSERT INTO \(vt)(key, docid, n, value, seq) VALUES (?,?,?,?,?)")
                 var anyChange = false
                 for m in mapped {
                     current.bind(1, m.docID)
@@ -249,8 +249,8 @@ public final class View: @unchecked Sendable {
                         del.bind(1, m.docID)
                         try del.run()
                     }
-                    for r in rows {
-                        ins.bindText(1, r.key).bind(2, m.docID).bindText(3, r.value).bind(4, m.sequence)
+                    for (n, r) in rows.enumerated() {
+                        ins.bindText(1, r.key).bind(2, m.docID).bind(3, Int64(n)).bindText(4, r.value).bind(5, m.sequence)
                         try ins.run()
                     }
                     st.totalRows += Int64(rows.count - oldRows.count)

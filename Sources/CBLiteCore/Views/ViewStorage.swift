@@ -23,9 +23,10 @@ enum ViewStorage {
         CREATE TABLE IF NOT EXISTS \(t)(
             key TEXT NOT NULL COLLATE \(Collation.sqliteName),
             docid TEXT NOT NULL,
+            n INTEGER NOT NULL,
             value TEXT,
-            seq INTEGER NOT NULL);
-        CREATE INDEX IF NOT EXISTS \(t)_key ON \(t)(key, docid);
+            seq INTEGER NOT NULL,
+            PRIMARY KEY(key, docid, n)) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS \(t)_doc ON \(t)(docid);
         """
     }
