@@ -230,9 +230,9 @@ public final class View: @unchecked Sendable {
                     // indexed by a later step (its new sequence is above this step's).
                     var rows = m.rows
                     if nowSeq == nil { rows = [] } else if nowSeq != m.sequence { continue }
-                    old.bind(1, m.docID)
                     var oldRows: [(key: [UInt8], value: [UInt8]?)] = []
-                    do {
+                    if from > 0 {      // a first build starts from an empty index: nothing to look up
+                        old.bind(1, m.docID)
                         defer { old.reset() }
                         while try old.step() { oldRows.append((old.bytes(0) ?? [], old.bytes(1))) }
                     }
