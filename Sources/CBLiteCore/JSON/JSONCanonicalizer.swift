@@ -226,27 +226,7 @@ public struct JSONCanonicalizer {
 
     private mutating func number() throws {
         let start = pos
-        var isInteger = true
-        if peek() == UInt8(ascii: "-") { pos += 1 }
-        guard let first = peek(), first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") else { throw error("invalid number") }
-        if first == UInt8(ascii: "0") {
-            pos += 1
-        } else {
-            while let c = peek(), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") { pos += 1 }
-        }
-        if peek() == UInt8(ascii: ".") {
-            isInteger = false
-            pos += 1
-            guard let c = peek(), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") else { throw error("invalid number") }
-            while let c = peek(), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") { pos += 1 }
-        }
-        if let e = peek(), e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
-            isInteger = false
-            pos += 1
-            if let s = peek(), s == UInt8(ascii: "+") || s == UInt8(ascii: "-") { pos += 1 }
-            guard let c = peek(), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") else { throw error("invalid number") }
-            while let c = peek(), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") { pos += 1 }
-        }
+        guard let isInteger = JSONParser.scanNumber(base!, &pos, end) else { throw error("invalid number") }
         let raw = UnsafeBufferPointer(rebasing: input[start..<pos])
         // An integer literal of at most 18 digits is already canonical (except "-0").
         if isInteger && raw.count <= 18 {

@@ -207,30 +207,35 @@ public struct JSONParser {
 
     private mutating func number() throws -> JSONValue {
         let start = pos
-        var isInteger = true
-        if peek() == UInt8(ascii: "-") { pos += 1 }
-        guard let first = peek(), first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") else { throw error("invalid number") }
-        if first == UInt8(ascii: "0") {
-            pos += 1
-        } else {
-            while let c = peek(), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") { pos += 1 }
-        }
-        if peek() == UInt8(ascii: ".") {
-            isInteger = false
-            pos += 1
-            guard let c = peek(), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") else { throw error("invalid number") }
-            while let c = peek(), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") { pos += 1 }
-        }
-        if let e = peek(), e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
-            isInteger = false
-            pos += 1
-            if let s = peek(), s == UInt8(ascii: "+") || s == UInt8(ascii: "-") { pos += 1 }
-            guard let c = peek(), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") else { throw error("invalid number") }
-            while let c = peek(), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") { pos += 1 }
-        }
+        guard let isInteger = JSONParser.scanNumber(base!, &pos, end) else { throw error("invalid number") }
         let text = String(decoding: UnsafeBufferPointer(start: base! + start, count: pos - start), as: UTF8.self)
         if isInteger, let i = Int64(text) { return .int(i) }
         guard let d = Double(text), d.isFinite else { throw error("number out of range") }
         return .double(d)
+    }
+
+    /// Scans a number (RFC 8259 grammar) at base[pos...], advancing pos past it. Returns
+    /// whether it is an integer literal (no fraction, no exponent), or nil when invalid.
+    /// Shared with JSONCanonicalizer so both accept exactly the same numbers.
+    static func scanNumber(_ base: UnsafePointer<UInt8>, _ pos: inout Int, _ end: Int) -> Bool? {
+        @inline(__always) func digit(_ i: Int) -> Bool { i < end && base[i] >= UInt8(ascii: "0") && base[i] <= UInt8(ascii: "9") }
+        var isInteger = true
+        if pos < end && base[pos] == UInt8(ascii: "-") { pos += 1 }
+        guard digit(pos) else { return nil }
+        if base[pos] == UInt8(ascii: "0") { pos += 1 } else { while digit(pos) { pos += 1 } }
+        if pos < end && base[pos] == UInt8(ascii: ".") {
+            isInteger = false
+            pos += 1
+            guard digit(pos) else { return nil }
+            while digit(pos) { pos += 1 }
+        }
+        if pos < end && (base[pos] == UInt8(ascii: "e") || base[pos] == UInt8(ascii: "E")) {
+            isInteger = false
+            pos += 1
+            if pos < end && (base[pos] == UInt8(ascii: "+") || base[pos] == UInt8(ascii: "-")) { pos += 1 }
+            guard digit(pos) else { return nil }
+            while digit(pos) { pos += 1 }
+        }
+        return isInteger
     }
 }
