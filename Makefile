@@ -83,7 +83,7 @@ test: deps $(AMALGAMATION) all
 test-swift: $(AMALGAMATION)
 	$(SWIFT) test
 
-$(BUILD)/tests/%: Tests/c/%.c include/cblite.h $(BUILD)/lib/$(SO_REAL)
+$(BUILD)/tests/%: Tests/c/%.c Tests/c/check.h include/cblite.h $(BUILD)/lib/$(SO_REAL)
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(CFLAGS_TEST) -o $@ $< -L$(BUILD)/lib -lcblite -lpthread -Wl,-rpath,$(CURDIR)/$(BUILD)/lib
 

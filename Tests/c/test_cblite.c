@@ -22,53 +22,7 @@
 
 /* ---- Checks ---------------------------------------------------------------------- */
 
-static int g_pass, g_fail;
-static cbl_error E;          /* the error most calls fill */
-static char g_root[256];     /* the mkdtemp directory of this run */
-
-static void check_(int ok, const char* what, const char* file, int line) {
-    if (ok) { g_pass++; return; }
-    g_fail++;
-    fprintf(stderr, "%s:%d: FAILED: %s  [last cbl_error %d: %s]\n", file, line, what,
-            (int)E.code, E.message);
-}
-#define CHECK(cond) check_((cond) ? 1 : 0, #cond, __FILE__, __LINE__)
-
-/* Poisons E, runs the call, checks the status and — when the call was given &E — that
- * the error was filled as the header's conventions say (same code, message empty on
- * success, non-empty on failure). */
-static void poison(void) {
-    E.code = -777;
-    E.detail = -777;
-    strcpy(E.message, "<poison: error not filled>");
-}
-static void check_st_(cbl_status got, cbl_status want, const char* what, const char* file,
-                      int line) {
-    int ok = (got == want);
-    if (ok && strstr(what, "&E") != NULL) {
-        if (E.code != got) ok = 0;
-        else if (got == CBL_OK && E.message[0] != '\0') ok = 0;
-        else if (got != CBL_OK && (E.message[0] == '\0' || strstr(E.message, "<poison") != NULL)) ok = 0;
-    }
-    if (ok) { g_pass++; return; }
-    g_fail++;
-    fprintf(stderr, "%s:%d: FAILED: %s -> %d, expected %d  [cbl_error %d: %s]\n", file, line,
-            what, (int)got, (int)want, (int)E.code, E.message);
-}
-#define CHECK_ST(expr, want) \
-    do { poison(); cbl_status st_ = (expr); check_st_(st_, (want), #expr, __FILE__, __LINE__); } while (0)
-
-/* Poisoned out-pointers, to prove the library sets them on failure paths too. */
-static char g_poison_byte;
-#define POISON_PTR ((char*)&g_poison_byte)
-
-/* A call returning a string through `&J`: checks its status; on success `cond` (about J),
- * on failure that J was set to NULL; frees J. */
-#define CHECK_OUT(expr, want, cond) \
-    do { char* J = POISON_PTR; CHECK_ST(expr, want); \
-         if ((want) == CBL_OK) check_(J != NULL && J != POISON_PTR && (cond), #cond, __FILE__, __LINE__); \
-         else check_(J == NULL, "out-parameter set to NULL: " #expr, __FILE__, __LINE__); \
-         if (J != POISON_PTR) cbl_free(J); } while (0)
+#include "check.h"   /* CHECK, CHECK_ST, CHECK_OUT, E, g_root, g_pass/g_fail */
 /* Reads a document (cbl_doc_get) into D, checks it exists and `cond`, frees it. */
 #define CHECK_DOC(coll, id, flags, cond) \
     do { char* D = get(coll, id, flags); check_(D != NULL && (cond), #cond, __FILE__, __LINE__); \

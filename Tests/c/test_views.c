@@ -19,37 +19,7 @@
 
 /* ---- Checks (the style of test_cblite.c) ----------------------------------------- */
 
-static int g_pass, g_fail;
-static cbl_error E;
-static char g_root[256];
-
-static void check_(int ok, const char* what, const char* file, int line) {
-    if (ok) { g_pass++; return; }
-    g_fail++;
-    fprintf(stderr, "%s:%d: FAILED: %s  [last cbl_error %d: %s]\n", file, line, what,
-            (int)E.code, E.message);
-}
-#define CHECK(cond) check_((cond) ? 1 : 0, #cond, __FILE__, __LINE__)
-
-static void poison(void) {
-    E.code = -777;
-    E.detail = -777;
-    strcpy(E.message, "<poison: error not filled>");
-}
-static void check_st_(cbl_status got, cbl_status want, const char* what, const char* file, int line) {
-    int ok = (got == want);
-    if (ok && strstr(what, "&E") != NULL) {
-        if (E.code != got) ok = 0;
-        else if (got == CBL_OK && E.message[0] != '\0') ok = 0;
-        else if (got != CBL_OK && (E.message[0] == '\0' || strstr(E.message, "<poison") != NULL)) ok = 0;
-    }
-    if (ok) { g_pass++; return; }
-    g_fail++;
-    fprintf(stderr, "%s:%d: FAILED: %s -> %d, expected %d  [cbl_error %d: %s]\n", file, line, what,
-            (int)got, (int)want, (int)E.code, E.message);
-}
-#define CHECK_ST(expr, want) \
-    do { poison(); cbl_status st_ = (expr); check_st_(st_, (want), #expr, __FILE__, __LINE__); } while (0)
+#include "check.h"   /* CHECK, CHECK_ST, CHECK_OUT, E, g_root, g_pass/g_fail */
 
 /* Compares a string result with the expected text, printing both on failure. */
 static void check_str_(const char* got, const char* want, const char* what, const char* file, int line) {

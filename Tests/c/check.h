@@ -1,0 +1,63 @@
+/*
+ * check.h — the assertion conventions shared by the C test programs of libcblite.
+ *
+ * CHECK(cond) counts a pass or prints file:line and the last error. CHECK_ST(call, status)
+ * poisons the error struct E first, then checks the status and — when the call was given
+ * &E — that E was filled as the header's conventions say (same code; empty message on
+ * success, a message on failure). CHECK_OUT(call, status, cond) does the same for a call
+ * returning a string through `&J`: `cond` on success, J set to NULL on failure; J freed.
+ * Each program prints "N passed, N failed" from g_pass / g_fail.
+ */
+#ifndef CBLITE_TEST_CHECK_H
+#define CBLITE_TEST_CHECK_H
+
+#include "cblite.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int g_pass, g_fail;
+static cbl_error E;          /* the error most calls fill */
+static char g_root[256];     /* the mkdtemp directory of this run */
+
+static inline void check_(int ok, const char* what, const char* file, int line) {
+    if (ok) { g_pass++; return; }
+    g_fail++;
+    fprintf(stderr, "%s:%d: FAILED: %s  [last cbl_error %d: %s]\n", file, line, what,
+            (int)E.code, E.message);
+}
+#define CHECK(cond) check_((cond) ? 1 : 0, #cond, __FILE__, __LINE__)
+
+static inline void poison(void) {
+    E.code = -777;
+    E.detail = -777;
+    strcpy(E.message, "<poison: error not filled>");
+}
+
+static inline void check_st_(cbl_status got, cbl_status want, const char* what, const char* file,
+                             int line) {
+    int ok = (got == want);
+    if (ok && strstr(what, "&E") != NULL) {
+        if (E.code != got) ok = 0;
+        else if (got == CBL_OK && E.message[0] != '\0') ok = 0;
+        else if (got != CBL_OK && (E.message[0] == '\0' || strstr(E.message, "<poison") != NULL)) ok = 0;
+    }
+    if (ok) { g_pass++; return; }
+    g_fail++;
+    fprintf(stderr, "%s:%d: FAILED: %s -> %d, expected %d  [cbl_error %d: %s]\n", file, line,
+            what, (int)got, (int)want, (int)E.code, E.message);
+}
+#define CHECK_ST(expr, want) \
+    do { poison(); cbl_status st_ = (expr); check_st_(st_, (want), #expr, __FILE__, __LINE__); } while (0)
+
+/* Poisoned out-pointers, to prove the library sets them on failure paths too. */
+static char g_poison_byte __attribute__((unused));
+#define POISON_PTR ((char*)&g_poison_byte)
+
+#define CHECK_OUT(expr, want, cond) \
+    do { char* J = POISON_PTR; CHECK_ST(expr, want); \
+         if ((want) == CBL_OK) check_(J != NULL && J != POISON_PTR && (cond), #cond, __FILE__, __LINE__); \
+         else check_(J == NULL, "out-parameter set to NULL: " #expr, __FILE__, __LINE__); \
+         if (J != POISON_PTR) cbl_free(J); } while (0)
+
+#endif
