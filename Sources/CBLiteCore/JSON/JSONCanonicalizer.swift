@@ -1,3 +1,5 @@
+import Glibc
+
 /// Canonicalizes JSON text in one pass, without building a value tree: the save path's
 /// hot loop (parse + sort keys + re-serialize was ~30% of an insert). Accepts exactly
 /// what JSONParser accepts and produces exactly JSONWriter.canonical(JSONParser.parse(x))
@@ -152,11 +154,8 @@ public struct JSONCanonicalizer {
     private func keyLess(_ a: Member, _ b: Member) -> Bool {
         let la = a.keyEnd - a.keyStart, lb = b.keyEnd - b.keyStart
         let n = min(la, lb)
-        for i in 0..<n {
-            let x = keys[a.keyStart + i], y = keys[b.keyStart + i]
-            if x != y { return x < y }
-        }
-        return la < lb
+        let r = n == 0 ? 0 : keys.withUnsafeBufferPointer { memcmp($0.baseAddress! + a.keyStart, $0.baseAddress! + b.keyStart, n) }
+        return r != 0 ? r < 0 : la < lb
     }
 
     private func keyEqual(_ a: Member, _ b: Member) -> Bool {
@@ -210,17 +209,19 @@ public struct JSONCanonicalizer {
     private mutating func writeString(keysFrom start: Int, to stop: Int? = nil) {
         let stop = stop ?? keys.count
         out.append(UInt8(ascii: "\""))
-        var runStart = start
-        for i in start..<stop {
-            let c = keys[i]
-            guard c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 else { continue }
-            if i > runStart { out.append(contentsOf: keys[runStart..<i]) }
-            var w = JSONWriter(capacity: 8)
-            w.writeString(String(decoding: [c], as: UTF8.self))
-            out.append(contentsOf: w.bytes.dropFirst().dropLast())
-            runStart = i + 1
+        keys.withUnsafeBufferPointer { k in
+            var runStart = start
+            for i in start..<stop {
+                let c = k[i]
+                guard c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 else { continue }
+                if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: k[runStart..<i])) }
+                var w = JSONWriter(capacity: 8)
+                w.writeString(String(decoding: [c], as: UTF8.self))
+                out.append(contentsOf: w.bytes.dropFirst().dropLast())
+                runStart = i + 1
+            }
+            if runStart < stop { out.append(contentsOf: UnsafeBufferPointer(rebasing: k[runStart..<stop])) }
         }
-        if runStart < stop { out.append(contentsOf: keys[runStart..<stop]) }
         out.append(UInt8(ascii: "\""))
     }
 
