@@ -201,7 +201,7 @@ final class MapScan: RowSource {
     private var pageIndex = 0
     private var cursor: (key: [UInt8], docID: String, n: Int64)?
     private var done = false
-    static let pageSize = 256
+    static let pageSize = 512
 
     init(store: Store, table: String?, options: QueryOptions) {
         self.store = store
