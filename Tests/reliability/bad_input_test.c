@@ -384,6 +384,149 @@ static void case_null_listener_functions(void) {
 }
 
 /* Invalid UTF-8 in every string parameter. */
+/* The attachment ABI: NULL for every pointer, junk and released handles, hostile names. */
+static void case_null_attachment_functions(void) {
+    char* dg = POISON;
+    CHECK_ST(cbl_db_blob_put(NULL, "x", 1, &dg, &E), CBL_BAD_REQUEST);
+    CHECK(dg == NULL);
+    CHECK_ST(cbl_db_blob_put(DB, NULL, 1, &dg, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_db_blob_put(DB, "x", 1, NULL, &E), CBL_OK);                 /* out_digest is optional */
+    CHECK_ST(cbl_db_blob_put(JUNK_DB, "x", 1, &dg, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_db_blob_import_file(DB, NULL, &dg, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_db_blob_import_file(DB, "/nonexistent/file", &dg, &E), CBL_NOT_FOUND);
+    CHECK_ST(cbl_db_blob_import_file(DB, "/", &dg, &E), CBL_BAD_REQUEST, CBL_NOT_FOUND);
+    uint64_t len = 7;
+    CHECK_ST(cbl_db_blob_length(DB, NULL, &len, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_db_blob_length(DB, "sha1-not-a-digest", &len, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_db_blob_length(DB, "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=", NULL, &E), CBL_BAD_REQUEST);
+
+    cbl_blob_writer* w = (cbl_blob_writer*)POISON;
+    CHECK_ST(cbl_blob_writer_create(NULL, &w, &E), CBL_BAD_REQUEST);
+    CHECK(w == NULL);
+    CHECK_ST(cbl_blob_writer_create(DB, NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_blob_writer_write(NULL, "x", 1, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_blob_writer_write((cbl_blob_writer*)(void*)g_stack_junk, "x", 1, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_blob_writer_finish(NULL, &dg, &E), CBL_BAD_REQUEST);
+    cbl_blob_writer_cancel(NULL);
+    cbl_blob_writer_cancel((cbl_blob_writer*)(void*)g_stack_junk);
+    CHECK_ST(cbl_blob_writer_create(DB, &w, &E), CBL_OK);
+    CHECK_ST(cbl_blob_writer_write(w, NULL, 5, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_blob_writer_write(w, "abc", 3, &E), CBL_OK);
+    cbl_blob_writer_cancel(w);
+    CHECK_ST(cbl_blob_writer_write(w, "abc", 3, &E), CBL_BAD_REQUEST);      /* released */
+    cbl_blob_writer_cancel(w);                                              /* twice: harmless */
+
+    CHECK_OUT(cbl_doc_set_attachment(NULL, "a1", NULL, "f", NULL, "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=", &J, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_doc_set_attachment(CO, NULL, NULL, "f", NULL, "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=", &J, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_doc_set_attachment(CO, "a1", NULL, NULL, NULL, "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=", &J, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_doc_set_attachment(CO, "a1", NULL, "f", NULL, NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_doc_set_attachment(CO, "a1", NULL, "", NULL, "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=", &J, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_doc_set_attachment(CO, "a1", NULL, "f", "not a type", "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=", &J, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_doc_set_attachment(CO, "a1", NULL, "f", NULL, "sha1-AAAAAAAAAAAAAAAAAAAAAAAAAAA=", &J, &E), CBL_PRECONDITION_FAILED, CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_doc_remove_attachment(NULL, "keep-0", NULL, "f", &J, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_doc_remove_attachment(CO, "keep-0", NULL, NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_doc_attachment_names(NULL, "keep-0", &J, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_doc_attachment_names(CO, NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_doc_attachment_names(CO, "keep-0", NULL, &E), CBL_BAD_REQUEST);
+    void* bytes = POISON;
+    size_t n = 9;
+    CHECK_ST(cbl_doc_get_attachment(NULL, "keep-0", "f", &bytes, &n, &E), CBL_BAD_REQUEST);
+    CHECK(bytes == NULL && n == 0);
+    CHECK_ST(cbl_doc_get_attachment(CO, "keep-0", NULL, &bytes, &n, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_doc_get_attachment(CO, "keep-0", "f", NULL, &n, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_doc_get_attachment(CO, "keep-0", "../../etc/passwd", &bytes, &n, &E), CBL_NOT_FOUND, CBL_BAD_REQUEST);
+    CHECK_ST(cbl_doc_save_attachment_to_file(CO, "keep-0", "f", NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_doc_save_attachment_to_file(NULL, "keep-0", "f", "/tmp/x", &E), CBL_BAD_REQUEST);
+    cbl_blob_reader* r = (cbl_blob_reader*)POISON;
+    CHECK_ST(cbl_doc_open_attachment(NULL, "keep-0", "f", &r, &E), CBL_BAD_REQUEST);
+    CHECK(r == NULL);
+    CHECK_ST(cbl_doc_open_attachment(CO, "keep-0", "f", NULL, &E), CBL_BAD_REQUEST);
+    char buf[8];
+    size_t got = 3;
+    CHECK_ST(cbl_blob_reader_read(NULL, buf, sizeof buf, &got, &E), CBL_BAD_REQUEST);
+    CHECK(got == 0);
+    CHECK_ST(cbl_blob_reader_read((cbl_blob_reader*)(void*)g_stack_junk, buf, sizeof buf, &got, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_blob_reader_seek(NULL, 0, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_blob_reader_length(NULL, &len, &E), CBL_BAD_REQUEST);
+    cbl_blob_reader_close(NULL);
+    cbl_blob_reader_close((cbl_blob_reader*)(void*)g_stack_junk);
+}
+
+static void cb_map(void* ctx, const char* doc, cbl_emitter* em) { (void)ctx; (void)doc; cbl_emit(em, "1", NULL, NULL); }
+static void cb_live(void* ctx, cbl_query_result* r) { (void)ctx; (void)r; }
+
+/* The views and queries ABI: NULL for every pointer, junk and released handles, bad options. */
+static void case_null_view_functions(void) {
+    CHECK_ST(cbl_emit(NULL, "1", NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_emit((cbl_emitter*)(void*)g_stack_junk, "1", NULL, &E), CBL_BAD_REQUEST);
+    cbl_view* v = (cbl_view*)POISON;
+    CHECK_ST(cbl_collection_view(NULL, "v", &v, &E), CBL_BAD_REQUEST);
+    CHECK(v == NULL);
+    CHECK_ST(cbl_collection_view(CO, NULL, &v, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_view(CO, "v", NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_view(JUNK_CO, "v", &v, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_view_set_map_reduce(NULL, cb_map, NULL, NULL, "1", NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_view_update(NULL, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_view_info(NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_view_delete(NULL, &E), CBL_BAD_REQUEST);
+    cbl_view_release(NULL);
+    cbl_view_release((cbl_view*)(void*)g_stack_junk);
+    CHECK_OUT(cbl_collection_view_names(NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_view_names(CO, NULL, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_view_query_json(NULL, NULL, &J, &E), CBL_BAD_REQUEST);
+    cbl_query_result* qr = (cbl_query_result*)POISON;
+    CHECK_ST(cbl_view_query(NULL, NULL, &qr, &E), CBL_BAD_REQUEST);
+    CHECK(qr == NULL);
+    cbl_query_row row;
+    int has = 5, stale = 5;
+    CHECK_ST(cbl_query_result_next(NULL, &row, &has, &E), CBL_BAD_REQUEST);
+    CHECK(has == 0);
+    CHECK_ST(cbl_query_result_is_stale(NULL, &stale, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_query_result_json(NULL, &J, &E), CBL_BAD_REQUEST);
+    cbl_query_result_release(NULL);
+    cbl_query_result_release((cbl_query_result*)(void*)g_stack_junk);
+    CHECK_OUT(cbl_collection_all_docs(NULL, NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_collection_all_docs(CO, "{\"limit\":\"ten\"}", &J, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_collection_all_docs(CO, "[1", &J, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_all_docs_query(NULL, NULL, &qr, &E), CBL_BAD_REQUEST);
+    cbl_live_query* lq = (cbl_live_query*)POISON;
+    CHECK_ST(cbl_live_query_start(NULL, NULL, cb_live, NULL, &lq, &E), CBL_BAD_REQUEST);
+    CHECK(lq == NULL);
+    CHECK_ST(cbl_live_query_set_options(NULL, NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_live_query_wait_idle(NULL, &E), CBL_BAD_REQUEST);
+    cbl_live_query_stop(NULL);
+    cbl_live_query_stop((cbl_live_query*)(void*)g_stack_junk);
+
+    /* A real view: bad options, then released handles. */
+    CHECK_ST(cbl_collection_view(CO, "v", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, cb_map, NULL, "_nonsense", "1", NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_view_set_map_reduce(v, cb_map, NULL, "_count", NULL, NULL, &E), CBL_BAD_REQUEST, CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, cb_map, NULL, "_count", "1", NULL, &E), CBL_OK);
+    CHECK_OUT(cbl_view_query_json(v, "{\"group_level\":-1}", &J, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_view_query_json(v, "{\"descending\":\"yes\"}", &J, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_view_query_json(v, "{\"startkey\":", &J, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_view_query_json(v, "{\"update\":\"sometimes\"}", &J, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_view_query_json(v, "{\"reduce\":false,\"limit\":1}", &J, &E), CBL_OK);
+    CHECK_ST(cbl_view_query(v, "{\"reduce\":false}", &qr, &E), CBL_OK);
+    CHECK_ST(cbl_query_result_next(qr, NULL, &has, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_query_result_next(qr, &row, NULL, &E), CBL_BAD_REQUEST);
+    cbl_query_result_release(qr);
+    CHECK_ST(cbl_query_result_next(qr, &row, &has, &E), CBL_BAD_REQUEST);   /* released */
+    cbl_query_result_release(qr);                                           /* twice: harmless */
+    CHECK_ST(cbl_live_query_start(v, NULL, NULL, NULL, &lq, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_live_query_start(v, NULL, cb_live, NULL, NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_live_query_start(v, NULL, cb_live, NULL, &lq, &E), CBL_OK);
+    CHECK_ST(cbl_live_query_set_options(lq, "{\"limit\":\"x\"}", &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_live_query_wait_idle(lq, &E), CBL_OK);
+    cbl_live_query_stop(lq);
+    CHECK_ST(cbl_live_query_wait_idle(lq, &E), CBL_BAD_REQUEST);            /* released */
+    cbl_live_query_stop(lq);
+    CHECK_ST(cbl_view_delete(v, &E), CBL_OK);
+    cbl_view_release(v);
+    CHECK_ST(cbl_view_update(v, &E), CBL_BAD_REQUEST);                      /* released */
+    cbl_view_release(v);
+}
+
 static void case_invalid_utf8(void) {
     const char* bad[] = { "\xff", "a\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf8\x88\x80\x80\x80", "ok\x80ok" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -827,6 +970,8 @@ static const test_case CASES[] = {
     { "null-collection",   case_null_collection_functions, 0 },
     { "null-document",     case_null_document_functions, 0 },
     { "null-listener",     case_null_listener_functions, 0 },
+    { "null-attachments",  case_null_attachment_functions, 0 },
+    { "null-views",        case_null_view_functions, 0 },
     { "invalid-utf8",      case_invalid_utf8, 0 },
     { "non-object-json",   case_non_object_json, 0 },
     { "deep-nesting",      case_deep_nesting, 1 },
