@@ -283,3 +283,25 @@ enum FileManagerShim {
         return true
     }
 }
+
+/// Opening a database removes temporary attachment files a crashed writer left behind.
+final class AttachmentTempCleanupTests: XCTestCase {
+    func testOpenRemovesLeftoverTemporaryFiles() throws {
+        var template = Array("/tmp/cblite-tmpclean-XXXXXX".utf8CString)
+        let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        defer { try? FileSystem.remove(dir) }
+        let db = try Database.open(name: "t", directory: dir)
+        _ = try db.defaultCollection().setAttachment(docID: "d", parent: nil, name: "a", contentType: nil, bytes: [1, 2, 3])
+        try db.close()
+        let tmp = dir + "/t.cblite2/attachments/tmp"
+        try FileSystem.createDirectory(tmp)
+        let leftover = try BlobFile.create(tmp + "/crashed-writer")     // as a killed process leaves it
+        try [UInt8](repeating: 7, count: 100).withUnsafeBytes { try leftover.append($0) }
+        leftover.close()
+        XCTAssertEqual(try FileSystem.list(tmp), ["crashed-writer"])
+        let again = try Database.open(name: "t", directory: dir)
+        XCTAssertEqual(try FileSystem.list(tmp), [], "open must remove the leftover")
+        XCTAssertEqual(try again.defaultCollection().attachmentContent(docID: "d", name: "a"), [1, 2, 3])
+        try again.close()
+    }
+}

@@ -67,6 +67,8 @@ public final class Database: @unchecked Sendable {
         }
         let db = Database(name: name, directory: dir, store: store, busyTimeoutMs: options.busyTimeoutMs)
         AttachmentRekey.recover(bundle: bundle, key: options.encryptionKey)
+        // Temporary attachment files a crashed writer left (live writers hold a lock on theirs).
+        BlobStore(directory: AttachmentRekey.attachments(bundle), key: options.encryptionKey).cleanTemporaryFiles()
         do {
             try db.startExpiration()
         } catch {
