@@ -13,12 +13,10 @@ public struct ChangesOptions: Sendable {
         let o = try JSONParser.parseObject(json, what: "options")
         for (k, v) in o.members {
             switch k {
-            case "limit":
-                guard let i = v.intValue, i >= 0 else { throw CBLError.badRequest("option \"limit\" must be a non-negative integer") }
-                limit = i
-            case "include_docs", "all_revs", "descending":
-                guard let b = v.boolValue else { throw CBLError.badRequest("option \"\(k)\" must be a boolean") }
-                if k == "include_docs" { includeDocs = b } else if k == "all_revs" { allRevs = b } else { descending = b }
+            case "limit": limit = try v.intOption(k)
+            case "include_docs": includeDocs = try v.boolOption(k)
+            case "all_revs": allRevs = try v.boolOption(k)
+            case "descending": descending = try v.boolOption(k)
             default:
                 throw CBLError.badRequest("unknown option \"\(k)\"")
             }

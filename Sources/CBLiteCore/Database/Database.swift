@@ -11,14 +11,8 @@ public struct OpenOptions: Sendable {
         let o = try JSONParser.parseObject(json, what: "options")
         for (k, v) in o.members {
             switch k {
-            case "create":
-                guard let b = v.boolValue else { throw CBLError.badRequest("option \"create\" must be a boolean") }
-                create = b
-            case "busy_timeout_ms":
-                guard let i = v.intValue, i >= 0, i <= 3_600_000 else {
-                    throw CBLError.badRequest("option \"busy_timeout_ms\" must be an integer from 0 to 3600000")
-                }
-                busyTimeoutMs = Int(i)
+            case "create": create = try v.boolOption(k)
+            case "busy_timeout_ms": busyTimeoutMs = Int(try v.intOption(k, in: 0...3_600_000))
             case "encryption_key":
                 encryptionKey = v.isNull ? nil : try EncryptionKey(json: v)
             default:

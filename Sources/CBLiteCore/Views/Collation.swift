@@ -163,55 +163,15 @@ public enum Collation {
         return ICU.shared.compare(a, b)
     }
 
-    /// Decodes the JSON escapes of a string's contents into UTF-8.
+    /// Decodes the JSON escapes of a string's contents into UTF-8, with the parser's rules
+    /// (keys in the index were written by our own writer, so they are valid; anything else
+    /// compares by its raw bytes).
     static func unescape(_ s: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(s.count)
-        var i = 0
-        func hex4(_ at: Int) -> UInt32? {
-            guard at + 4 <= s.count else { return nil }
-            var v: UInt32 = 0
-            for k in at..<at + 4 {
-                let c = s[k]
-                let d: UInt32
-                switch c {
-                case 0x30...0x39: d = UInt32(c - 0x30)
-                case 0x41...0x46: d = UInt32(c - 0x41 + 10)
-                case 0x61...0x66: d = UInt32(c - 0x61 + 10)
-                default: return nil
-                }
-                v = v << 4 | d
-            }
-            return v
-        }
-        func appendScalar(_ v: UInt32) {
-            let scalar = Unicode.Scalar(v) ?? "\u{FFFD}"
-            out.append(contentsOf: Array(String(Character(scalar)).utf8))
-        }
-        while i < s.count {
-            let c = s[i]
-            guard c == UInt8(ascii: "\\"), i + 1 < s.count else { out.append(c); i += 1; continue }
-            let e = s[i + 1]
-            i += 2
-            switch e {
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "t"): out.append(0x09)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
-            case UInt8(ascii: "u"):
-                guard var v = hex4(i) else { continue }
-                i += 4
-                if v >= 0xD800 && v < 0xDC00, i + 6 <= s.count, s[i] == UInt8(ascii: "\\"), s[i + 1] == UInt8(ascii: "u"),
-                   let lo = hex4(i + 2), lo >= 0xDC00 && lo < 0xE000 {
-                    v = 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00)
-                    i += 6
-                }
-                appendScalar(v)
-            default: out.append(e)
-            }
-        }
-        return out
+        var quoted = [UInt8](repeating: UInt8(ascii: "\""), count: s.count + 2)
+        for (i, c) in s.enumerated() { quoted[i + 1] = c }
+        let decoded = quoted.withUnsafeBufferPointer { try? JSONParser.parse(bytes: $0) }
+        guard case .string(let text)? = decoded else { return Array(s) }
+        return Array(text.utf8)
     }
 }
 

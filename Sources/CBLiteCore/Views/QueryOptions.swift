@@ -35,19 +35,6 @@ public struct QueryOptions: Sendable {
     }
 
     public init(object o: JSONObject) throws {
-        func bool(_ k: String, _ v: JSONValue) throws -> Bool {
-            guard let b = v.boolValue else { throw CBLError.badRequest("option \"\(k)\" must be a boolean") }
-            return b
-        }
-        func int(_ k: String, _ v: JSONValue) throws -> Int64 {
-            guard let i = v.intValue, i >= 0 else { throw CBLError.badRequest("option \"\(k)\" must be a non-negative integer") }
-            return i
-        }
-        func str(_ k: String, _ v: JSONValue) throws -> String? {
-            if v.isNull { return nil }
-            guard let s = v.stringValue else { throw CBLError.badRequest("option \"\(k)\" must be a string") }
-            return s
-        }
         for (k, v) in o.members {
             switch k {
             case "key": key = v
@@ -56,19 +43,19 @@ public struct QueryOptions: Sendable {
                 keys = a
             case "startkey", "start_key": startKey = v
             case "endkey", "end_key": endKey = v
-            case "inclusive_end": inclusiveEnd = try bool(k, v)
-            case "startkey_docid", "start_key_doc_id": startKeyDocID = try str(k, v)
-            case "endkey_docid", "end_key_doc_id": endKeyDocID = try str(k, v)
-            case "descending": descending = try bool(k, v)
-            case "limit": limit = try int(k, v)
-            case "skip": skip = try int(k, v)
-            case "reduce": reduce = try bool(k, v)
-            case "group": group = try bool(k, v)
+            case "inclusive_end": inclusiveEnd = try v.boolOption(k)
+            case "startkey_docid", "start_key_doc_id": startKeyDocID = try v.stringOption(k)
+            case "endkey_docid", "end_key_doc_id": endKeyDocID = try v.stringOption(k)
+            case "descending": descending = try v.boolOption(k)
+            case "limit": limit = try v.intOption(k)
+            case "skip": skip = try v.intOption(k)
+            case "reduce": reduce = try v.boolOption(k)
+            case "group": group = try v.boolOption(k)
             case "group_level":
-                let n = try int(k, v)
+                let n = try v.intOption(k)
                 guard n <= 1_000_000 else { throw CBLError.badRequest("option \"group_level\" is too large") }
                 groupLevel = Int(n)
-            case "include_docs": includeDocs = try bool(k, v)
+            case "include_docs": includeDocs = try v.boolOption(k)
             case "update":
                 if let b = v.boolValue { update = b ? .before : .never }
                 else if v.stringValue == "true" { update = .before }
@@ -83,7 +70,7 @@ public struct QueryOptions: Sendable {
                 default: throw CBLError.badRequest("option \"stale\" must be \"ok\" or \"update_after\"")
                 }
             case "prefix_match_level":
-                let n = try int(k, v)
+                let n = try v.intOption(k)
                 guard n <= 64 else { throw CBLError.badRequest("option \"prefix_match_level\" is too large") }
                 prefixMatchLevel = Int(n)
             case "all_docs_mode":
