@@ -112,3 +112,25 @@ def dumps(body) -> bytes:
 
 def loads(text):
     return None if text is None else json.loads(text)
+
+
+class ReleasableHandle:
+    """Mixin for wrappers of a library handle with a `release()` method: `close()` is
+    `release()`, `with` releases at the end, and garbage collection releases too (errors
+    there are swallowed: the interpreter may be shutting down)."""
+
+    def close(self) -> None:
+        self.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.release()
+        return False
+
+    def __del__(self):
+        try:
+            self.release()
+        except BaseException:
+            pass

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, Optional, Union
 from ._lib import (C, CBL_GET_CONFLICTS, CBL_GET_DELETED, CBL_GET_LOCAL_SEQ,
                    CBL_GET_REVISIONS, CBL_PUT_ALLOW_CONFLICT, TRANSACTION_FN, UPDATE_FN,
                    VALIDATE_FN, cbl_error, enc, take_string)
-from ._util import (CALLBACK_SCOPE, call, call_handle, call_i64, call_json, call_str,
+from ._util import (CALLBACK_SCOPE, ReleasableHandle, call, call_handle, call_i64, call_json, call_str,
                     call_u32, call_u64, check, dumps)
 from .errors import BadRequest, CBLiteError, NotAcceptable, NotFound
 from .listeners import ListenerToken, _graveyard
@@ -547,7 +547,7 @@ class Database:
         return iter(self.default_collection)
 
 
-class Collection:
+class Collection(ReleasableHandle):
     """A collection of a database; a mapping from document IDs to document dicts.
 
     ``coll[id]`` reads (NotFound, also a KeyError, when absent), ``coll[id] = body``
@@ -577,20 +577,6 @@ class Collection:
         if handle is not None:
             C.cbl_collection_release(handle)
 
-    close = release
-
-    def __enter__(self) -> "Collection":
-        return self
-
-    def __exit__(self, *exc) -> bool:
-        self.release()
-        return False
-
-    def __del__(self):
-        try:
-            self.release()
-        except BaseException:
-            pass
 
     def __repr__(self) -> str:
         try:

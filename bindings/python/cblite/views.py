@@ -42,7 +42,7 @@ from typing import Any, Callable, NamedTuple, Optional
 
 from . import _lib
 from ._lib import enc, lib
-from ._util import CALLBACK_SCOPE, call, call_handle, call_json, check, in_callback
+from ._util import CALLBACK_SCOPE, ReleasableHandle, call, call_handle, call_json, check, in_callback
 from ._lib import cbl_error
 from .errors import CBLiteError, error_for_status
 
@@ -176,7 +176,7 @@ def _read_rows(handle) -> "list[Row]":
         rows.append(_row(row))
 
 
-class QueryResult:
+class QueryResult(ReleasableHandle):
     """Rows of a query, read lazily (the library pages through the index). Iterate it;
     ``stale`` tells whether re-running could give other rows. Release with
     :meth:`release` (or use it as a context manager; it is also released when garbage
@@ -228,20 +228,6 @@ class QueryResult:
         if handle is not None:
             F.cbl_query_result_release(handle)
 
-    close = release
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.release()
-        return False
-
-    def __del__(self):
-        try:
-            self.release()
-        except BaseException:
-            pass
 
 
 _ABSENT = object()
@@ -258,7 +244,7 @@ def _raise_pending(owner) -> None:
         raise exc
 
 
-class View:
+class View(ReleasableHandle):
     """A view of a collection. Functions are registered with :meth:`set_map_reduce`;
     the index is persistent and updated incrementally on demand."""
 
@@ -376,20 +362,6 @@ class View:
         if handle is not None:
             F.cbl_view_release(handle)
 
-    close = release
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.release()
-        return False
-
-    def __del__(self):
-        try:
-            self.release()
-        except BaseException:
-            pass
 
     def __repr__(self) -> str:
         return f"<cblite.View {self.name!r}{'' if self._handle else ' (released)'}>"
