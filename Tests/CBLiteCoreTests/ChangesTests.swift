@@ -2,21 +2,7 @@ import XCTest
 import Foundation
 @testable import CBLiteCore
 
-final class ChangesTests: CBLTestCase {
-    var db: Database!
-    var coll: Collection!
-
-    override func setUp() {
-        super.setUp()
-        db = try! open()
-        coll = try! db.defaultCollection()
-    }
-
-    override func tearDown() {
-        db = nil
-        coll = nil
-        super.tearDown()
-    }
+final class ChangesTests: CBLCollectionTestCase {
 
     private func opts(_ json: String) throws -> ChangesOptions { try ChangesOptions(json: json) }
 

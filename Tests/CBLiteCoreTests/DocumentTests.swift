@@ -2,21 +2,7 @@ import XCTest
 import Foundation
 @testable import CBLiteCore
 
-final class DocumentTests: CBLTestCase {
-    var db: Database!
-    var coll: Collection!
-
-    override func setUp() {
-        super.setUp()
-        db = try! open()
-        coll = try! db.defaultCollection()
-    }
-
-    override func tearDown() {
-        db = nil
-        coll = nil
-        super.tearDown()
-    }
+final class DocumentTests: CBLCollectionTestCase {
 
     private func gen(_ rev: String) -> Int { RevID(rev)!.generation }
     private func digest(_ rev: String) -> String { RevID(rev)!.digest }

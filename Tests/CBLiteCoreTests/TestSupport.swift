@@ -135,3 +135,21 @@ class CBLTestCase: XCTestCase {
         }
     }
 }
+
+/// A test case with a fresh database and its default collection per test.
+class CBLCollectionTestCase: CBLTestCase {
+    var db: Database!
+    var coll: Collection!
+
+    override func setUp() {
+        super.setUp()
+        db = try! open()
+        coll = try! db.defaultCollection()
+    }
+
+    override func tearDown() {
+        db = nil
+        coll = nil
+        super.tearDown()
+    }
+}

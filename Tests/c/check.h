@@ -14,6 +14,7 @@
 #include "cblite.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int g_pass, g_fail;
@@ -59,5 +60,29 @@ static char g_poison_byte __attribute__((unused));
          if ((want) == CBL_OK) check_(J != NULL && J != POISON_PTR && (cond), #cond, __FILE__, __LINE__); \
          else check_(J == NULL, "out-parameter set to NULL: " #expr, __FILE__, __LINE__); \
          if (J != POISON_PTR) cbl_free(J); } while (0)
+
+/* Opens (creating) a database / its default collection, checking the call. */
+static inline cbl_db* open_db(const char* name, const char* dir) {
+    cbl_db* db = NULL;
+    CHECK_ST(cbl_db_open(name, dir, NULL, &db, &E), CBL_OK);
+    return db;
+}
+
+static inline cbl_collection* default_coll(cbl_db* db) {
+    cbl_collection* c = NULL;
+    CHECK_ST(cbl_db_default_collection(db, &c, &E), CBL_OK);
+    return c;
+}
+
+/* The end of every test program: no handle leaked since `instances` was read, the
+ * run's directory removed, the closing line printed. Returns the exit status. */
+static inline int finish_tests(int64_t instances) {
+    CHECK(cbl_instance_count() == instances); /* nothing leaked */
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
+    CHECK(system(cmd) == 0);
+    printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}
 
 #endif

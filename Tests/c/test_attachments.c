@@ -38,17 +38,6 @@ static unsigned char pat(uint64_t i, unsigned seed) {
     return (unsigned char)(x >> 17);
 }
 
-static cbl_db* open_db(const char* name, const char* dir) {
-    cbl_db* db = NULL;
-    CHECK_ST(cbl_db_open(name, dir, NULL, &db, &E), CBL_OK);
-    return db;
-}
-
-static cbl_collection* default_coll(cbl_db* db) {
-    cbl_collection* c = NULL;
-    CHECK_ST(cbl_db_default_collection(db, &c, &E), CBL_OK);
-    return c;
-}
 
 static cbl_db* setup(const char* sub, char* dir, size_t n, cbl_collection** c) {
     snprintf(dir, n, "%s/%s", g_root, sub);
@@ -685,10 +674,5 @@ int main(int argc, char** argv) {
     test_hostile_names();
     test_bad_handles();
 
-    CHECK(cbl_instance_count() == instances); /* nothing leaked: writers and readers released */
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
-    CHECK(system(cmd) == 0);
-    printf("%d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return finish_tests(instances);   /* nothing leaked: writers and readers released */
 }

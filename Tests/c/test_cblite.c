@@ -119,17 +119,6 @@ static const char* subdir(const char* name, char* buf, size_t n) {
     return buf;
 }
 
-static cbl_db* open_db(const char* name, const char* dir) {
-    cbl_db* db = NULL;
-    CHECK_ST(cbl_db_open(name, dir, NULL, &db, &E), CBL_OK);
-    return db;
-}
-
-static cbl_collection* default_coll(cbl_db* db) {
-    cbl_collection* c = NULL;
-    CHECK_ST(cbl_db_default_collection(db, &c, &E), CBL_OK);
-    return c;
-}
 
 /* A fresh directory `sub` under the run's root, a database `name` in it, its default collection. */
 static cbl_db* setup(const char* sub, const char* name, char* dir, size_t n, cbl_collection** c) {
@@ -1625,10 +1614,5 @@ int main(void) {
     test_encryption();
     test_bad_handles();
 
-    CHECK(cbl_instance_count() == instances); /* nothing leaked */
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
-    CHECK(system(cmd) == 0);
-    printf("%d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return finish_tests(instances);
 }

@@ -687,10 +687,5 @@ int main(void) {
     test_all_docs();
     test_live_queries();
 
-    CHECK(cbl_instance_count() == instances);   /* nothing leaked */
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_root);
-    CHECK(system(cmd) == 0);
-    printf("%d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return finish_tests(instances);
 }
