@@ -101,15 +101,7 @@ public enum ViewIndexRegistry {
     /// Removes a purged document's rows from every view of its collection (inside the
     /// purging transaction).
     static func documentPurged(_ conn: Connection, collectionID: Int64, docID: String) throws {
-        guard try ViewStorage.registryExists(conn) else { return }
-        let q = try conn.prepare("SELECT id FROM view_registry WHERE coll=?")
-        var ids: [Int64] = []
-        q.bind(1, collectionID)
-        do {
-            defer { q.reset() }
-            while try q.step() { ids.append(q.int(0)) }
-        }
-        for id in ids {
+        for id in try viewIDs(conn, collectionID: collectionID) {
             let d = try conn.prepare("DELETE FROM \(ViewStorage.table(id)) WHERE docid=?")
             d.bind(1, docID)
             do { try d.run() } catch let e as CBLError where e.message.contains("no such table") { continue }
@@ -124,7 +116,12 @@ public enum ViewIndexRegistry {
 
     /// Drops the indexes of every view of a deleted collection.
     static func collectionDeleted(_ conn: Connection, collectionID: Int64) throws {
-        guard try ViewStorage.registryExists(conn) else { return }
+        for id in try viewIDs(conn, collectionID: collectionID) { try ViewStorage.drop(conn, id) }
+    }
+
+    /// The views of a collection (none when no view was ever defined in this database).
+    private static func viewIDs(_ conn: Connection, collectionID: Int64) throws -> [Int64] {
+        guard try ViewStorage.registryExists(conn) else { return [] }
         let q = try conn.prepare("SELECT id FROM view_registry WHERE coll=?")
         var ids: [Int64] = []
         q.bind(1, collectionID)
@@ -132,6 +129,6 @@ public enum ViewIndexRegistry {
             defer { q.reset() }
             while try q.step() { ids.append(q.int(0)) }
         }
-        for id in ids { try ViewStorage.drop(conn, id) }
+        return ids
     }
 }
