@@ -16,37 +16,21 @@ final class EmitterBox {
 /// A query result handle: the enumerator and the C strings of the current row.
 final class QueryResultBox {
     let enumerator: QueryEnumerator
-    private var strings: [UnsafeMutablePointer<CChar>] = []
-    private let monitor = Monitor()
 
     init(_ e: QueryEnumerator) { enumerator = e }
 
-    deinit { freeStrings() }
-
-    private func freeStrings() {
-        for s in strings { free(s) }
-        strings.removeAll()
-    }
-
-    private func keep(_ bytes: [UInt8]?) -> UnsafePointer<CChar>? {
-        guard let bytes else { return nil }
-        let p = cString(bytes)
-        strings.append(p)
-        return UnsafePointer(p)
-    }
-
-    private func keep(_ s: String?) -> UnsafePointer<CChar>? { s.map { keep(Array($0.utf8))! } }
-
-    /// Fills `row` with the next row; false at the end.
+    /// Fills `row` with the next row; false at the end. The strings point into the
+    /// enumerator's pages (each text is followed by a 0 byte) and stay valid until the
+    /// next call, as the header promises: nothing is copied per row.
     func next(_ row: UnsafeMutablePointer<cbl_query_row>) throws -> Bool {
-        try monitor.locked {
-            guard let r = try enumerator.next() else { return false }
-            freeStrings()
-            row.pointee = cbl_query_row(key_json: keep(r.key), value_json: keep(r.value), doc_id: keep(r.docID),
-                                        source_doc_id: keep(r.sourceDocID), doc_json: keep(r.doc), error: keep(r.error),
-                                        sequence: UInt64(max(0, r.sequence)))
-            return true
+        guard let r = try enumerator.nextRef() else { return false }
+        func c(_ b: UnsafeBufferPointer<UInt8>?) -> UnsafePointer<CChar>? {
+            b.map { UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self) }
         }
+        row.pointee = cbl_query_row(key_json: c(r.key), value_json: c(r.value), doc_id: c(r.docID),
+                                    source_doc_id: c(r.sourceDocID), doc_json: c(r.doc), error: c(r.error),
+                                    sequence: UInt64(max(0, r.sequence)))
+        return true
     }
 }
 

@@ -19,6 +19,9 @@ void U_ICU_ENTRY_POINT_RENAME(ucol_setStrength)(cblite_UCollator* coll, int stre
 int U_ICU_ENTRY_POINT_RENAME(ucol_strcollUTF8)(const cblite_UCollator* coll, const char* source,
                                                int32_t sourceLength, const char* target,
                                                int32_t targetLength, int* status);
+int32_t U_ICU_ENTRY_POINT_RENAME(ucol_getSortKey)(const cblite_UCollator* coll, const uint16_t* source,
+                                                  int32_t sourceLength, uint8_t* result, int32_t resultLength);
+void U_ICU_ENTRY_POINT_RENAME(ucol_getVersion)(const cblite_UCollator* coll, uint8_t info[4]);
 
 /* The root collator; strength 1 = primary (UCOL_PRIMARY = 0), otherwise the default
  * tertiary strength. *status > 0 is an ICU error. */
@@ -40,6 +43,21 @@ static inline int cblite_ucol_strcoll_utf8(const cblite_UCollator* coll, const c
     int r = U_ICU_ENTRY_POINT_RENAME(ucol_strcollUTF8)(coll, a, alen, b, blen, &st);
     if (st > 0) return 0;
     return r < 0 ? -1 : (r > 0 ? 1 : 0);
+}
+
+/* The sort key of a UTF-16 string: bytes whose memcmp order is the collator's order,
+ * ending with one 0 byte (the only 0 byte in it). Returns the key's length, including
+ * that byte; when it exceeds `capacity`, nothing useful is written and the caller
+ * retries with a buffer of the returned length. */
+static inline int32_t cblite_ucol_sort_key(const cblite_UCollator* coll, const uint16_t* s, int32_t n,
+                                           uint8_t* out, int32_t capacity) {
+    return U_ICU_ENTRY_POINT_RENAME(ucol_getSortKey)(coll, s, n, out, capacity);
+}
+
+/* The collator's version (changes when ICU's collation data does, which changes sort
+ * keys): four bytes. */
+static inline void cblite_ucol_version(const cblite_UCollator* coll, uint8_t out[4]) {
+    U_ICU_ENTRY_POINT_RENAME(ucol_getVersion)(coll, out);
 }
 
 static inline void cblite_ucol_close(cblite_UCollator* coll) { U_ICU_ENTRY_POINT_RENAME(ucol_close)(coll); }

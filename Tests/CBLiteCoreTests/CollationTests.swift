@@ -2,7 +2,7 @@ import XCTest
 @testable import CBLiteCore
 
 /// CouchDB's collation: the published sample key order, Unicode strings through ICU,
-/// the ASCII fast path against ICU, and the order SQLite keeps in a view's index.
+/// sort keys against ICU's own comparison, and the order SQLite keeps in a view's index.
 final class CollationTests: CBLTestCase {
     /// CouchDB's "Collation Specification" sample keys, in their documented order.
     static let couchOrder = [
@@ -71,43 +71,79 @@ final class CollationTests: CBLTestCase {
         XCTAssertEqual(Collation.compareStrings("foo\u{FFFF}", "foo\u{00E9}t\u{00E9}"), 1)
     }
 
-    /// The ASCII fast path gives exactly ICU's answer.
-    func testASCIIFastPathMatchesICU() {
-        let alphabet: [UInt8] = Array(0x20...0x7E) + [0x09, 0x0A]
+    /// Sort keys order strings exactly as ICU's comparison does (random strings over
+    /// ASCII, Latin-1, combining marks, other scripts and astral characters).
+    func testSortKeysMatchICUComparison() {
+        let alphabet: [String] = (0x20...0x7E).map { String(UnicodeScalar(UInt8($0))) } + ["\t", "\n"]
+            + ["é", "e\u{0301}", "ß", "Æ", "ø", "ñ", "Ω", "日", "中", "😀", "\u{FFFF}", "\u{0000}", "\u{00A0}"]
         var g = SystemRandomNumberGenerator()
-        func random() -> [UInt8] { (0..<Int.random(in: 0...6, using: &g)).map { _ in alphabet.randomElement(using: &g)! } }
+        func random() -> String { (0..<Int.random(in: 0...6, using: &g)).map { _ in alphabet.randomElement(using: &g)! }.joined() }
         var checked = 0
         for _ in 0..<20000 {
             let a = random(), b = random()
-            let t = ASCIICollation.shared
-            let fast = a.withUnsafeBufferPointer { pa in b.withUnsafeBufferPointer { pb in t.compare(pa, pb) } }
-            let icu = a.withUnsafeBufferPointer { pa in b.withUnsafeBufferPointer { pb in ICU.shared.compare(pa, pb) } }
-            XCTAssertEqual(fast, icu, "\(String(decoding: a, as: UTF8.self)) vs \(String(decoding: b, as: UTF8.self))")
+            let byKeys = Collation.compareStrings(a, b)
+            var x = a, y = b
+            let byICU = x.withUTF8 { pa in y.withUTF8 { pb in ICU.shared.compare(pa, pb) } }
+            XCTAssertEqual(byKeys, byICU, "\(a.debugDescription) vs \(b.debugDescription)")
+            if byKeys != byICU { break }
             checked += 1
-            if fast != icu { break }
         }
         XCTAssertEqual(checked, 20000)
-        // Every printable character takes the fast path.
-        for c in UInt8(0x20)...UInt8(0x7E) { XCTAssertTrue(ASCIICollation.shared.isFast(c)) }
     }
 
-    /// The SQLite collation keeps a table in this order (not only returned rows).
-    func testSQLiteCollationOrdersAnIndex() throws {
+    /// Keys inside arrays and objects keep the order: a string's sort key ends before the
+    /// next item, so "a" then 2 sorts before "ab" then 1.
+    func testNestedKeysAreSelfDelimiting() {
+        XCTAssertEqual(Collation.compare("[\"a\",2]", "[\"ab\",1]"), -1)
+        XCTAssertEqual(Collation.compare("[\"\",9]", "[\"a\"]"), -1)
+        XCTAssertEqual(Collation.compare("{\"a\":2}", "{\"ab\":1}"), -1)
+        XCTAssertEqual(Collation.compare("[[1],2]", "[[1,0]]"), -1)
+        XCTAssertEqual(Collation.compare("[-0.0]", "[0]"), 0)
+        XCTAssertEqual(Collation.compare("[-1e-300]", "[0]"), -1)
+        XCTAssertEqual(Collation.compare("[1e300]", "[\"\"]"), -1)
+    }
+
+    /// Group levels cut array keys at item boundaries: [1,2] and [1,2,3] share a group at
+    /// level 2; a non-array key is its own group at level 1 and left out above.
+    func testGroupPrefix() {
+        func g(_ json: String, _ level: Int) -> [UInt8]? {
+            let k = CollatableKey.encode(try! JSONParser.parse(json))
+            return k.withUnsafeBufferPointer { CollatableKey.groupPrefix($0, level: level) }
+        }
+        XCTAssertEqual(g("[1,2]", 2), g("[1,2,3]", 2))
+        XCTAssertEqual(g("[1,2,3]", 2), CollatableKey.encode(try! JSONParser.parse("[1,2]")))
+        XCTAssertNotEqual(g("[1,2]", 2), g("[1,3]", 2))
+        XCTAssertEqual(g("[\"a\",{\"x\":[1]},3]", 2), CollatableKey.encode(try! JSONParser.parse("[\"a\",{\"x\":[1]}]")))
+        XCTAssertEqual(g("7", 1), CollatableKey.encode(.int(7)))
+        XCTAssertNil(g("7", 2))
+        XCTAssertEqual(g("[]", 3), CollatableKey.encode(.array([])))
+    }
+
+    /// An index of CollatableKeys under SQLite's plain BINARY order is in CouchDB's order.
+    func testBinaryIndexOrderIsCouchOrder() throws {
         let conn = try Connection(path: ":memory:", create: true, busyTimeoutMs: 0)
-        try conn.exec("CREATE TABLE t(k TEXT COLLATE CBL_JSON); CREATE INDEX t_k ON t(k)")
-        let ins = try conn.prepare("INSERT INTO t(k) VALUES (?)")
+        try conn.exec("CREATE TABLE t(k BLOB PRIMARY KEY, json TEXT) WITHOUT ROWID")
+        let ins = try conn.prepare("INSERT INTO t(k, json) VALUES (?, ?)")
         for k in CollationTests.couchOrder.shuffled() {
-            ins.bind(1, k)
+            ins.bindBlob(1, CollatableKey.encode(try JSONParser.parse(k))).bind(2, k)
             try ins.run()
         }
-        let plan = try conn.queryString("EXPLAIN QUERY PLAN SELECT k FROM t ORDER BY k") ?? ""
-        _ = plan
-        let s = try conn.prepare("SELECT k FROM t ORDER BY k")
+        let s = try conn.prepare("SELECT json FROM t ORDER BY k")
         var out: [String] = []
         while try s.step() { out.append(s.string(0)!) }
         s.reset()
         XCTAssertEqual(out, CollationTests.couchOrder)
-        XCTAssertEqual(try conn.queryInt("SELECT count(*) FROM t WHERE k > '\"B\"' AND k < '[]'"), 2)   // "ba", "bb"
-        XCTAssertEqual(try conn.queryString("PRAGMA integrity_check"), "ok")
+        let lo = CollatableKey.encode(.string("B")), hi = CollatableKey.encode(.array([]))
+        let q = try conn.prepare("SELECT count(*) FROM t WHERE k > ? AND k < ?")
+        q.bindBlob(1, lo).bindBlob(2, hi)
+        XCTAssertTrue(try q.step())
+        XCTAssertEqual(q.int(0), 2)    // "ba", "bb"
+        q.reset()
+    }
+
+    /// The key format names the collator's version, so an ICU upgrade rebuilds indexes.
+    func testFormatTagNamesCollatorVersion() {
+        XCTAssertTrue(CollatableKey.formatTag.hasPrefix("ck1/icu-"))
+        XCTAssertFalse(CollatableKey.formatTag.hasSuffix("none"), "ICU's collator is expected on this system")
     }
 }

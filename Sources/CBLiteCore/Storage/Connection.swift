@@ -39,7 +39,6 @@ public final class Connection {
         self.path = path
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, Int32(clamping: busyTimeoutMs))
-        try Collation.register(on: self)        // view index order (Views/Collation.swift)
         if let key {
             let material = key.sqlcipherKeyBytes
             let rc = material.withUnsafeBytes { cblite_sqlcipher_key(db, $0.baseAddress, Int32($0.count)) }

@@ -94,6 +94,15 @@ public final class Statement {
         return [UInt8](UnsafeRawBufferPointer(start: p, count: n))
     }
 
+    /// The column's bytes (text or blob) without copying them, nil for NULL: valid until
+    /// the statement steps again or is reset.
+    public func borrowedBytes(_ col: Int32) -> UnsafeBufferPointer<UInt8>? {
+        if sqlite3_column_type(handle, col) == SQLITE_NULL { return nil }
+        let p = sqlite3_column_blob(handle, col)
+        let n = Int(sqlite3_column_bytes(handle, col))
+        return UnsafeBufferPointer(start: p?.assumingMemoryBound(to: UInt8.self), count: p == nil ? 0 : n)
+    }
+
     /// Calls `body` with the column's bytes without copying them (valid during the call).
     public func withBytes<T>(_ col: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         let n = Int(sqlite3_column_bytes(handle, col))

@@ -11,13 +11,13 @@ extension Collection {
         }
         let meta = try store.collectionMeta(id)
         let scan = try AllDocsScan(collection: self, options: options)
-        return QueryEnumerator(source: scan, options: options, collection: self, viewName: nil,
+        return QueryEnumerator(source: ValueRows(scan), options: options, collection: self, viewName: nil,
                                totalRows: meta.docCount, generation: 0, lastSequence: meta.lastSeq,
                                includeDocs: options.includeDocs)
     }
 }
 
-final class AllDocsScan: RowSource {
+final class AllDocsScan: ValueRowProducer {
     private let collection: Collection
     private let options: QueryOptions
     private let mode: QueryOptions.AllDocsMode

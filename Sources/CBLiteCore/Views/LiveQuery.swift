@@ -165,7 +165,7 @@ public final class LiveQuery: @unchecked Sendable {
                 return true
             }
             guard deliver else { return }
-            let e = QueryEnumerator(source: ArrayRowSource(rows), options: QueryOptions(), collection: view.collection,
+            let e = QueryEnumerator(source: ValueRows(ArrayRowSource(rows)), options: QueryOptions(), collection: view.collection,
                                     viewName: view.name, totalRows: (try? view.totalRows) ?? 0, generation: gen,
                                     lastSequence: (try? view.lastSequenceIndexed) ?? 0, includeDocs: o.includeDocs)
             callback(e)

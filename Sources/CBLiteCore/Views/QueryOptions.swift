@@ -93,7 +93,7 @@ public struct QueryOptions: Sendable {
     /// Group level in effect: 0 none, Int.max for group=true (exact keys).
     var effectiveGroupLevel: Int { group ? Int.max : groupLevel }
 
-    /// The key range in scan order: `upper` is the end key ascending and the start key
+    /// The key range (CollatableKeys) in scan order: `upper` is the end key ascending and the start key
     /// descending, and is the one prefix matching extends.
     struct Range {
         var lower: [UInt8]?
@@ -106,16 +106,16 @@ public struct QueryOptions: Sendable {
 
     func keyRange() -> Range {
         var r = Range()
-        let start = startKey.map { Collation.encode($0) }
+        let start = startKey.map { CollatableKey.encode($0) }
         var end = endKey
         var startV = startKey
         if prefixMatchLevel > 0 {
             if descending { startV = startV.map { QueryOptions.prefixMatchKey($0, level: prefixMatchLevel) } }
             else { end = end.map { QueryOptions.prefixMatchKey($0, level: prefixMatchLevel) } }
         }
-        let endBytes = end.map { Collation.encode($0) }
+        let endBytes = end.map { CollatableKey.encode($0) }
         if descending {
-            r.upper = startV.map { Collation.encode($0) }
+            r.upper = startV.map { CollatableKey.encode($0) }
             r.upperDocID = startKeyDocID
             r.lower = endBytes
             r.lowerDocID = endKeyDocID
@@ -148,19 +148,19 @@ public struct QueryOptions: Sendable {
         }
     }
 
-    /// Whether a key (JSON text) can be among this query's rows (live queries skip
+    /// Whether a key (CollatableKey) can be among this query's rows (live queries skip
     /// re-running when no changed key can). Conservative for document ID bounds.
     func mayContain(key: [UInt8]) -> Bool {
         if let keys {
-            return keys.contains { Collation.compare(Collation.encode($0), key) == 0 }
+            return keys.contains { CollatableKey.encode($0) == key }
         }
         let r = keyRange()
         if let lo = r.lower {
-            let c = Collation.compare(key, lo)
+            let c = CollatableKey.compare(key, lo)
             if c < 0 || (c == 0 && !r.lowerInclusive && r.lowerDocID == nil) { return false }
         }
         if let hi = r.upper {
-            let c = Collation.compare(key, hi)
+            let c = CollatableKey.compare(key, hi)
             if c > 0 || (c == 0 && !r.upperInclusive && r.upperDocID == nil) { return false }
         }
         return true

@@ -26,7 +26,8 @@ final class Reduction {
         self.chunkSize = max(2, chunkSize)
     }
 
-    func add(key: [UInt8], value: [UInt8]?) throws {
+    /// Adds a row (its key and value as JSON text; value nil when none was emitted).
+    func add(key: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>?) throws {
         rowCount += 1
         switch reducer {
         case .count:
@@ -48,8 +49,8 @@ final class Reduction {
             guard let n = Num(try parse(value)) else { throw CBLError.badRequest("the _stats reducer needs numbers") }
             stats.add(n)
         case .custom(let fn):
-            keys.append(key)
-            values.append(value ?? Array("null".utf8))
+            keys.append(Array(key))
+            values.append(value.map { Array($0) } ?? Array("null".utf8))
             if keys.count >= chunkSize {
                 partials.append(try fn(keys, values, false))
                 keys.removeAll(keepingCapacity: true)
@@ -87,9 +88,9 @@ final class Reduction {
         }
     }
 
-    private func parse(_ value: [UInt8]?) throws -> JSONValue {
+    private func parse(_ value: UnsafeBufferPointer<UInt8>?) throws -> JSONValue {
         guard let value else { return .null }
-        return try value.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }
+        return try JSONParser.parse(bytes: value)
     }
 }
 

@@ -1,21 +1,30 @@
 import Glibc
 
+/// One emitted row: the key in its index form (CollatableKey) and as compact JSON text,
+/// and the value as compact JSON text (nil when none was emitted).
+public struct EmittedRow: Equatable {
+    public let key: [UInt8]
+    public let keyJSON: [UInt8]
+    public let value: [UInt8]?
+}
+
 /// Collects the rows a map function emits for one document. Keys and values are stored
-/// as compact JSON text (object members in their emitted order); a value may be absent (nil), which is stored as nothing.
+/// as compact JSON text (object members in their emitted order); a value may be absent
+/// (nil), which is stored as nothing.
 public final class Emitter {
-    var rows: [(key: [UInt8], value: [UInt8]?)] = []
+    var rows: [EmittedRow] = []
 
     init() {}
 
     public func emit(_ key: JSONValue, _ value: JSONValue?) {
-        rows.append((Collation.encode(key), value.map { Collation.encode($0) }))
+        rows.append(EmittedRow(key: CollatableKey.encode(key), keyJSON: Collation.encode(key), value: value.map { Collation.encode($0) }))
     }
 
     /// Emits JSON texts (validated and made compact; 400 when invalid).
     public func emit(keyJSON: UnsafeBufferPointer<UInt8>, valueJSON: UnsafeBufferPointer<UInt8>?) throws {
-        let key = try Collation.encode(json: keyJSON)
+        let key = try JSONParser.parse(bytes: keyJSON)
         let value = try valueJSON.map { try Collation.encode(json: $0) }
-        rows.append((key, value))
+        rows.append(EmittedRow(key: CollatableKey.encode(key), keyJSON: Collation.encode(key), value: value))
     }
 
     public func emit(keyJSON: String, valueJSON: String?) throws {
@@ -142,7 +151,7 @@ public final class View: @unchecked Sendable {
         try collection.mapMissingTable {
             try store.write(timeoutMs: collection.database.busyTimeoutMs) { conn, _ in
                 guard try ViewStorage.registryExists(conn),
-                      let st = try ViewStorage.load(conn, collectionID: collection.id, name: name) else {
+                      let st = try ViewStorage.load(conn, collectionID: collection.id, name: name, anyFormat: true) else {
                     throw CBLError.notFound("view \"\(name)\" has no index")
                 }
                 try ViewStorage.drop(conn, st.id)
@@ -155,7 +164,7 @@ public final class View: @unchecked Sendable {
     private struct Mapped {
         let docID: String
         let sequence: Int64
-        let rows: [(key: [UInt8], value: [UInt8]?)]
+        let rows: [EmittedRow]
     }
 
     /// Brings the index up to date with the collection: only documents changed since the
@@ -177,7 +186,8 @@ public final class View: @unchecked Sendable {
         let table = collection.table
         let timeout = collection.database.busyTimeoutMs
         var state: ViewStorage.State = try {
-            if let st = try store.read({ conn in try ViewStorage.load(conn, collectionID: collID, name: name) }), st.version == version {
+            if let st = try store.read({ conn in try ViewStorage.load(conn, collectionID: collID, name: name) }),
+               st.version == version {
                 return st
             }
             return try store.write(timeoutMs: timeout) { conn, _ in
@@ -217,24 +227,31 @@ public final class View: @unchecked Sendable {
                 guard var st = try ViewStorage.load(conn, collectionID: collID, name: name),
                       st.version == version, st.lastSeq == from else { return nil }   // someone else indexed
                 let vt = ViewStorage.table(st.id)
+                // Documents changed or purged since they were read must not be indexed from
+                // that read. Sequences are never reused and a change moves a document above
+                // collLast, so when the read range still holds as many documents as were
+                // read, none of them changed; otherwise each is checked.
+                let unchanged = try View.countDocuments(conn, table: table, from: from, to: newLast) == docs.count
                 let current = try conn.prepare("SELECT sequence FROM \(table) WHERE docid=?")
-                let old = try conn.prepare("SELECT key, value FROM \(vt) WHERE docid=? ORDER BY n")
+                let old = try conn.prepare("SELECT key, key_json, value FROM \(vt) WHERE docid=? ORDER BY n")
                 let del = try conn.prepare("DELETE FROM \(vt) WHERE docid=?")
-                let ins = try conn.prepare("INSERT INTO \(vt)(key, docid, n, value, seq) VALUES (?,?,?,?,?)")
+                let ins = try conn.prepare("INSERT INTO \(vt)(key, docid, n, key_json, value, seq) VALUES (?,?,?,?,?,?)")
                 var anyChange = false
                 for m in mapped {
-                    current.bind(1, m.docID)
-                    let nowSeq: Int64? = try current.step() ? current.int(0) : nil
-                    current.reset()
-                    // A document purged meanwhile is not re-added; one changed meanwhile is
-                    // indexed by a later step (its new sequence is above this step's).
                     var rows = m.rows
-                    if nowSeq == nil { rows = [] } else if nowSeq != m.sequence { continue }
-                    var oldRows: [(key: [UInt8], value: [UInt8]?)] = []
+                    if !unchanged {
+                        current.bind(1, m.docID)
+                        let nowSeq: Int64? = try current.step() ? current.int(0) : nil
+                        current.reset()
+                        // A document purged meanwhile is not re-added; one changed meanwhile is
+                        // indexed by a later step (its new sequence is above this step's).
+                        if nowSeq == nil { rows = [] } else if nowSeq != m.sequence { continue }
+                    }
+                    var oldRows: [EmittedRow] = []
                     if from > 0 {      // a first build starts from an empty index: nothing to look up
                         old.bind(1, m.docID)
                         defer { old.reset() }
-                        while try old.step() { oldRows.append((old.bytes(0) ?? [], old.bytes(1))) }
+                        while try old.step() { oldRows.append(EmittedRow(key: old.bytes(0) ?? [], keyJSON: old.bytes(1) ?? [], value: old.bytes(2))) }
                     }
                     if View.sameRows(oldRows, rows) {
                         if !rows.isEmpty {   // keep the row sequences current
@@ -250,7 +267,7 @@ public final class View: @unchecked Sendable {
                         try del.run()
                     }
                     for (n, r) in rows.enumerated() {
-                        ins.bindText(1, r.key).bind(2, m.docID).bind(3, Int64(n)).bindText(4, r.value).bind(5, m.sequence)
+                        ins.bindBlob(1, r.key).bind(2, m.docID).bind(3, Int64(n)).bindText(4, r.keyJSON).bindText(5, r.value).bind(6, m.sequence)
                         try ins.run()
                     }
                     st.totalRows += Int64(rows.count - oldRows.count)
@@ -286,16 +303,23 @@ public final class View: @unchecked Sendable {
         return IndexUpdate(generationBefore: before, generationAfter: after, changedKeys: changedKeys)
     }
 
-    static func sameRows(_ a: [(key: [UInt8], value: [UInt8]?)], _ b: [(key: [UInt8], value: [UInt8]?)]) -> Bool {
+    /// Documents of a collection table with sequences in (from, to].
+    static func countDocuments(_ conn: Connection, table: String, from: Int64, to: Int64) throws -> Int {
+        let s = try conn.prepare("SELECT count(*) FROM \(table) WHERE sequence > ? AND sequence <= ?")
+        defer { s.reset() }
+        s.bind(1, from).bind(2, to)
+        return try s.step() ? Int(s.int(0)) : 0
+    }
+
+    /// Whether two documents' rows are the same multiset (emit order aside).
+    static func sameRows(_ a: [EmittedRow], _ b: [EmittedRow]) -> Bool {
         guard a.count == b.count else { return false }
         if a.isEmpty { return true }
-        func less(_ x: (key: [UInt8], value: [UInt8]?), _ y: (key: [UInt8], value: [UInt8]?)) -> Bool {
-            if x.key != y.key { return x.key.lexicographicallyPrecedes(y.key) }
+        func less(_ x: EmittedRow, _ y: EmittedRow) -> Bool {
+            if x.keyJSON != y.keyJSON { return x.keyJSON.lexicographicallyPrecedes(y.keyJSON) }
             return (x.value ?? []).lexicographicallyPrecedes(y.value ?? []) || (x.value == nil && y.value != nil)
         }
-        let sa = a.sorted(by: less), sb = b.sorted(by: less)
-        for (x, y) in zip(sa, sb) where x.key != y.key || x.value != y.value { return false }
-        return true
+        return a.sorted(by: less) == b.sorted(by: less)
     }
 
     // MARK: background updates (update = "after")
@@ -334,7 +358,7 @@ extension Collection {
         try check()
         return try store.read { conn in
             guard try ViewStorage.registryExists(conn) else { return [] }
-            let s = try conn.prepare("SELECT name FROM view_registry WHERE coll=? ORDER BY name")
+            let s = try conn.prepare("SELECT name FROM view_indexes WHERE coll=? ORDER BY name")
             defer { s.reset() }
             s.bind(1, id)
             var out: [String] = []

@@ -1,29 +1,39 @@
-/// Where view indexes live (DESIGN §2): a registry `view_registry` with one row per
-/// (collection, view) — the map version, the last indexed sequence, the row count and a
+/// Where view indexes live (DESIGN §2): a registry `view_indexes` with one row per
+/// (collection, view) — the map version, the key format (CollatableKey.formatTag: the
+/// encoding and ICU's collation version), the last indexed sequence, the row count and a
 /// generation that changes whenever the index's rows change — and one table per view,
-/// `view_<id>`, kept in key order (collation CBL_JSON) then document ID. Created on demand.
+/// `view_index_<id>`, whose primary key (CollatableKey bytes, document ID, emit number)
+/// is the query order. Created on demand.
+///
+/// Indexes are derived data: one whose version or key format is not the current one is
+/// emptied and rebuilt by the next update, and the JSON-keyed indexes of earlier cblite
+/// versions (`view_registry`) are dropped by the first index write.
 enum ViewStorage {
     static let registrySQL = """
-    CREATE TABLE IF NOT EXISTS view_registry(
+    CREATE TABLE IF NOT EXISTS view_indexes(
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         coll INTEGER NOT NULL,
         name TEXT NOT NULL,
         version TEXT NOT NULL,
+        format TEXT NOT NULL,
         last_seq INTEGER NOT NULL DEFAULT 0,
         total_rows INTEGER NOT NULL DEFAULT 0,
         generation INTEGER NOT NULL DEFAULT 0,
         UNIQUE(coll, name));
     """
 
-    static func table(_ id: Int64) -> String { "view_\(id)" }
+    static func table(_ id: Int64) -> String { "view_index_\(id)" }
 
+    /// `key`: the CollatableKey; `key_json`: the key as emitted (compact JSON); `value`:
+    /// compact JSON or NULL when none was emitted; `seq`: the emitting document's sequence.
     static func createTable(_ id: Int64) -> String {
         let t = table(id)
         return """
         CREATE TABLE IF NOT EXISTS \(t)(
-            key TEXT NOT NULL COLLATE \(Collation.sqliteName),
+            key BLOB NOT NULL,
             docid TEXT NOT NULL,
             n INTEGER NOT NULL,
+            key_json TEXT NOT NULL,
             value TEXT,
             seq INTEGER NOT NULL,
             PRIMARY KEY(key, docid, n)) WITHOUT ROWID;
@@ -35,44 +45,54 @@ enum ViewStorage {
     struct State: Equatable {
         var id: Int64
         var version: String
+        var format: String
         var lastSeq: Int64
         var totalRows: Int64
         var generation: Int64
+
+        /// Whether the index's keys are in this build's format (else it is rebuilt).
+        var isCurrentFormat: Bool { format == CollatableKey.formatTag }
     }
 
     static func registryExists(_ conn: Connection) throws -> Bool {
-        try conn.queryInt("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='view_registry'") ?? 0 > 0
+        try conn.queryInt("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='view_indexes'") ?? 0 > 0
     }
 
-    static func load(_ conn: Connection, collectionID: Int64, name: String) throws -> State? {
+    /// The view's index state, nil when it has none; `anyFormat` false also gives nil for an
+    /// index in another key format (it cannot be read).
+    static func load(_ conn: Connection, collectionID: Int64, name: String, anyFormat: Bool = false) throws -> State? {
         guard try registryExists(conn) else { return nil }
-        let s = try conn.prepare("SELECT id, version, last_seq, total_rows, generation FROM view_registry WHERE coll=? AND name=?")
+        let s = try conn.prepare("SELECT id, version, format, last_seq, total_rows, generation FROM view_indexes WHERE coll=? AND name=?")
         defer { s.reset() }
         s.bind(1, collectionID).bind(2, name)
         guard try s.step() else { return nil }
-        return State(id: s.int(0), version: s.string(1) ?? "", lastSeq: s.int(2), totalRows: s.int(3), generation: s.int(4))
+        let st = State(id: s.int(0), version: s.string(1) ?? "", format: s.string(2) ?? "", lastSeq: s.int(3),
+                       totalRows: s.int(4), generation: s.int(5))
+        return anyFormat || st.isCurrentFormat ? st : nil
     }
 
-    /// Creates the registry row and table (or, when the version differs, empties the
-    /// index and starts over). Inside a write transaction.
+    /// Creates the registry row and table (or, when the version or key format differs,
+    /// empties the index and starts over). Inside a write transaction.
     static func ensure(_ conn: Connection, collectionID: Int64, name: String, version: String) throws -> State {
+        try dropLegacyIndexes(conn)
         try conn.exec(registrySQL)
-        if var st = try load(conn, collectionID: collectionID, name: name) {
-            if st.version == version {
+        if var st = try load(conn, collectionID: collectionID, name: name, anyFormat: true) {
+            if st.version == version && st.isCurrentFormat {
                 try conn.exec(createTable(st.id))
                 return st
             }
             try conn.exec("DROP TABLE IF EXISTS \(table(st.id))")   // faster than deleting every row
             try conn.exec(createTable(st.id))
             st.version = version
+            st.format = CollatableKey.formatTag
             st.lastSeq = 0
             st.totalRows = 0
             st.generation += 1
             try save(conn, st)
             return st
         }
-        let s = try conn.prepare("INSERT INTO view_registry(coll, name, version) VALUES (?,?,?)")
-        s.bind(1, collectionID).bind(2, name).bind(3, version)
+        let s = try conn.prepare("INSERT INTO view_indexes(coll, name, version, format) VALUES (?,?,?,?)")
+        s.bind(1, collectionID).bind(2, name).bind(3, version).bind(4, CollatableKey.formatTag)
         try s.run()
         guard let st = try load(conn, collectionID: collectionID, name: name) else {
             throw CBLError.internalError("view \(name) was not registered")
@@ -81,15 +101,30 @@ enum ViewStorage {
         return st
     }
 
+    /// Drops the indexes of cblite 0.1 (JSON text keys under a custom SQLite collation,
+    /// listed in `view_registry`). Dropping needs no collation; reading them would.
+    private static func dropLegacyIndexes(_ conn: Connection) throws {
+        guard try conn.queryInt("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='view_registry'") ?? 0 > 0 else { return }
+        let q = try conn.prepare("SELECT id FROM view_registry")
+        var ids: [Int64] = []
+        do {
+            defer { q.reset() }
+            while try q.step() { ids.append(q.int(0)) }
+        }
+        for id in ids { try conn.exec("DROP TABLE IF EXISTS view_\(id)") }
+        try conn.exec("DROP TABLE view_registry")
+        Loggers.database.info("dropped \(ids.count) view index(es) of an earlier format; they are rebuilt on demand")
+    }
+
     static func save(_ conn: Connection, _ st: State) throws {
-        let s = try conn.prepare("UPDATE view_registry SET version=?, last_seq=?, total_rows=?, generation=? WHERE id=?")
-        s.bind(1, st.version).bind(2, st.lastSeq).bind(3, st.totalRows).bind(4, st.generation).bind(5, st.id)
+        let s = try conn.prepare("UPDATE view_indexes SET version=?, format=?, last_seq=?, total_rows=?, generation=? WHERE id=?")
+        s.bind(1, st.version).bind(2, st.format).bind(3, st.lastSeq).bind(4, st.totalRows).bind(5, st.generation).bind(6, st.id)
         try s.run()
     }
 
     static func drop(_ conn: Connection, _ id: Int64) throws {
         try conn.exec("DROP TABLE IF EXISTS \(table(id))")
-        let s = try conn.prepare("DELETE FROM view_registry WHERE id=?")
+        let s = try conn.prepare("DELETE FROM view_indexes WHERE id=?")
         s.bind(1, id)
         try s.run()
     }
@@ -107,7 +142,7 @@ public enum ViewIndexRegistry {
             do { try d.run() } catch let e as CBLError where e.message.contains("no such table") { continue }
             let removed = Int64(conn.changes)
             if removed > 0 {
-                let u = try conn.prepare("UPDATE view_registry SET total_rows = total_rows - ?, generation = generation + 1 WHERE id=?")
+                let u = try conn.prepare("UPDATE view_indexes SET total_rows = total_rows - ?, generation = generation + 1 WHERE id=?")
                 u.bind(1, removed).bind(2, id)
                 try u.run()
             }
@@ -122,7 +157,7 @@ public enum ViewIndexRegistry {
     /// The views of a collection (none when no view was ever defined in this database).
     private static func viewIDs(_ conn: Connection, collectionID: Int64) throws -> [Int64] {
         guard try ViewStorage.registryExists(conn) else { return [] }
-        let q = try conn.prepare("SELECT id FROM view_registry WHERE coll=?")
+        let q = try conn.prepare("SELECT id FROM view_indexes WHERE coll=?")
         var ids: [Int64] = []
         q.bind(1, collectionID)
         do {

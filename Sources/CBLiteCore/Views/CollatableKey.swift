@@ -1,0 +1,139 @@
+import Glibc
+
+/// The index form of a view key: bytes whose plain byte order (memcmp) is CouchDB's view
+/// collation, so SQLite keeps and searches view indexes with its built-in BINARY
+/// comparison instead of calling back into a collation function on every b-tree step.
+///
+///     null      05
+///     false     06
+///     true      07
+///     number    08 + 8 bytes: the IEEE double, sign-flipped so bytes order as values
+///     string    09 + ICU sort key (root collator, tertiary strength; ends with its only 00)
+///     array     0A + items + 00
+///     object    0B + (01 + member name's sort key + value)* + 00
+///
+/// A shorter array or object sorts first because its 00 end comes before any item.
+/// Numbers compare as doubles (as JavaScript and Couchbase Lite do), so integers beyond
+/// 2^53 that round to the same double are equal keys. Strings are collated once, when the
+/// key is encoded, by ICU's sort keys — which ICU guarantees order exactly as its
+/// comparison does. Sort keys depend on ICU's collation data, so an index records
+/// `formatTag` (which includes the collator's version) and is rebuilt when it changes.
+public enum CollatableKey {
+    static let end: UInt8 = 0x00
+    static let member: UInt8 = 0x01
+    static let null: UInt8 = 0x05
+    static let falseTag: UInt8 = 0x06
+    static let trueTag: UInt8 = 0x07
+    static let number: UInt8 = 0x08
+    static let string: UInt8 = 0x09
+    static let array: UInt8 = 0x0A
+    static let object: UInt8 = 0x0B
+
+    /// Identifies this encoding and the collation data its string keys came from.
+    public static let formatTag: String = "ck1/icu-" + ICU.shared.collatorVersion
+
+    public static func encode(_ value: JSONValue) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(16)
+        encode(value, into: &out)
+        return out
+    }
+
+    public static func encode(_ value: JSONValue, into out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(null)
+        case .bool(let b): out.append(b ? trueTag : falseTag)
+        case .int(let i): appendNumber(Double(i), into: &out)
+        case .double(let d): appendNumber(d, into: &out)
+        case .string(let s):
+            out.append(string)
+            ICU.shared.appendSortKey(s, to: &out)
+        case .array(let items):
+            out.append(array)
+            for item in items { encode(item, into: &out) }
+            out.append(end)
+        case .object(let o):
+            out.append(object)
+            for (name, v) in o.members {
+                out.append(member)
+                ICU.shared.appendSortKey(name, to: &out)
+                encode(v, into: &out)
+            }
+            out.append(end)
+        }
+    }
+
+    private static func appendNumber(_ d: Double, into out: inout [UInt8]) {
+        out.append(number)
+        let bits = (d == 0 ? 0.0 : d).bitPattern          // -0 and 0 are one key
+        let ordered = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: ordered >> UInt64(shift))) }
+    }
+
+    /// -1, 0 or 1: memcmp order, shorter first on a common prefix.
+    public static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+        let n = min(a.count, b.count)
+        if n > 0 {
+            let r = memcmp(a.baseAddress!, b.baseAddress!, n)
+            if r != 0 { return r < 0 ? -1 : 1 }
+        }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+    }
+
+    public static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        a.withUnsafeBufferPointer { pa in b.withUnsafeBufferPointer { pb in compare(pa, pb) } }
+    }
+
+    /// The length of the encoded value starting at `pos` (nil when the bytes are not a
+    /// well-formed key).
+    static func length(of key: UnsafeBufferPointer<UInt8>, at start: Int) -> Int? {
+        var pos = start
+        return skipValue(key, &pos) ? pos - start : nil
+    }
+
+    private static func skipValue(_ k: UnsafeBufferPointer<UInt8>, _ pos: inout Int) -> Bool {
+        guard pos < k.count else { return false }
+        let tag = k[pos]
+        pos += 1
+        switch tag {
+        case null, falseTag, trueTag: return true
+        case number:
+            pos += 8
+            return pos <= k.count
+        case string: return skipSortKey(k, &pos)
+        case array:
+            while pos < k.count, k[pos] != end { guard skipValue(k, &pos) else { return false } }
+            pos += 1
+            return pos <= k.count
+        case object:
+            while pos < k.count, k[pos] == member {
+                pos += 1
+                guard skipSortKey(k, &pos), skipValue(k, &pos) else { return false }
+            }
+            guard pos < k.count, k[pos] == end else { return false }
+            pos += 1
+            return true
+        default: return false
+        }
+    }
+
+    private static func skipSortKey(_ k: UnsafeBufferPointer<UInt8>, _ pos: inout Int) -> Bool {
+        while pos < k.count, k[pos] != 0 { pos += 1 }
+        guard pos < k.count else { return false }
+        pos += 1
+        return true
+    }
+
+    /// The group of a key at a group level, as the seeds define it: an array key's first
+    /// `level` items (the whole key when it has no more), a non-array key itself at level
+    /// 1; nil when a non-array key is left out (levels above 1). [1,2] and [1,2,3] have the
+    /// same group at level 2.
+    static func groupPrefix(_ key: UnsafeBufferPointer<UInt8>, level: Int) -> [UInt8]? {
+        guard key.first == array else { return level == 1 ? Array(key) : nil }
+        var pos = 1
+        for _ in 0..<level {
+            guard pos < key.count, key[pos] != end, skipValue(key, &pos) else { return Array(key) }
+        }
+        return Array(key[0..<pos]) + [end]
+    }
+}

@@ -1,0 +1,148 @@
+/// A bound SQL parameter.
+enum SQLArg {
+    case text([UInt8])
+    case blob([UInt8])
+    case string(String)
+    case int(Int64)
+
+    func bind(_ s: Statement, _ i: Int32) {
+        switch self {
+        case .text(let b): s.bindText(i, b)
+        case .blob(let b): s.bindBlob(i, b)
+        case .string(let x): s.bind(i, x)
+        case .int(let n): s.bind(i, n)
+        }
+    }
+}
+
+/// Scans a view index in key order (or for a list of keys), a page at a time. Each page
+/// is a fresh read positioned after the previous page's last row, so no read transaction
+/// stays open between pages, and a query over millions of rows holds one page in memory.
+/// A page's texts sit in one arena, from which rows are lent without copying.
+final class MapScan: RowSource {
+    private let store: Store
+    private let table: String?
+    private let descending: Bool
+    private let range: QueryOptions.Range
+    private let keys: [[UInt8]]?                 // CollatableKeys of "keys", in their order
+    private var keyIndex = 0
+    private let arena = RowArena(capacity: 64 * 1024)
+    private var rows: [PageRow] = []
+    private var rowIndex = 0
+    private var cursor: (key: [UInt8], docID: String, n: Int64)?
+    private var done = false
+    static let pageSize = 512
+
+    private struct PageRow {
+        var key: RowArena.Span, keyJSON: RowArena.Span, value: RowArena.Span
+        var docID: RowArena.Span, sourceDocID: RowArena.Span
+        var seq: Int64, n: Int64
+    }
+
+    init(store: Store, table: String?, options: QueryOptions) {
+        self.store = store
+        self.table = table
+        descending = options.descending
+        range = options.keyRange()
+        keys = options.keys.map { $0.map { CollatableKey.encode($0) } }
+        rows.reserveCapacity(MapScan.pageSize)
+        if table == nil { done = true }
+    }
+
+    func nextRef() throws -> QueryRowRef? {
+        while rowIndex >= rows.count {
+            if done { return nil }
+            try fetchPage()
+        }
+        let r = rows[rowIndex]
+        rowIndex += 1
+        return QueryRowRef(key: arena.buffer(r.keyJSON)!, value: arena.buffer(r.value), docID: arena.buffer(r.docID),
+                           sourceDocID: arena.buffer(r.sourceDocID), doc: nil, error: nil, sequence: r.seq,
+                           collatableKey: arena.buffer(r.key))
+    }
+
+    /// The WHERE conditions and arguments of the next page.
+    private func pageConditions() -> (conds: [String], args: [SQLArg])? {
+        let cmpGT = descending ? "<" : ">"
+        var conds: [String] = []
+        var args: [SQLArg] = []
+        if let keys {
+            guard keyIndex < keys.count else { return nil }
+            conds.append("key = ?")
+            args.append(.blob(keys[keyIndex]))
+            if let c = cursor {
+                conds.append("(docid \(cmpGT) ? OR (docid = ? AND n \(cmpGT) ?))")
+                args += [.string(c.docID), .string(c.docID), .int(c.n)]
+            }
+            return (conds, args)
+        }
+        if let lo = range.lower {
+            if let d = range.lowerDocID {
+                conds.append("key >= ? AND (key > ? OR docid \(range.lowerInclusive ? ">=" : ">") ?)")
+                args += [.blob(lo), .blob(lo), .string(d)]
+            } else {
+                conds.append(range.lowerInclusive ? "key >= ?" : "key > ?")
+                args.append(.blob(lo))
+            }
+        }
+        if let hi = range.upper {
+            if let d = range.upperDocID {
+                conds.append("key <= ? AND (key < ? OR docid \(range.upperInclusive ? "<=" : "<") ?)")
+                args += [.blob(hi), .blob(hi), .string(d)]
+            } else {
+                conds.append(range.upperInclusive ? "key <= ?" : "key < ?")
+                args.append(.blob(hi))
+            }
+        }
+        if let c = cursor {
+            conds.append("key \(descending ? "<=" : ">=") ? AND (key \(cmpGT) ? OR docid \(cmpGT) ? OR (docid = ? AND n \(cmpGT) ?))")
+            args += [.blob(c.key), .blob(c.key), .string(c.docID), .string(c.docID), .int(c.n)]
+        }
+        return (conds, args)
+    }
+
+    private func fetchPage() throws {
+        rows.removeAll(keepingCapacity: true)
+        rowIndex = 0
+        arena.reset()
+        guard let table, let (conds, args) = pageConditions() else { done = true; return }
+        let dir = descending ? "DESC" : "ASC"
+        let order = keys != nil ? "docid \(dir), n \(dir)" : "key \(dir), docid \(dir), n \(dir)"
+        let sql = "SELECT key, docid, n, key_json, value, seq FROM \(table)"
+            + (conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND "))
+            + " ORDER BY \(order) LIMIT \(MapScan.pageSize)"
+        try store.read { conn in
+            let s: Statement
+            do { s = try conn.prepare(sql) } catch let e as CBLError where e.message.contains("no such table") { return }
+            defer { s.reset() }
+            for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
+            while try s.step() {
+                let docID = arena.store(s.borrowedBytes(1))
+                let value = s.borrowedBytes(4)
+                let storedValue = arena.store(value)
+                rows.append(PageRow(key: arena.store(s.borrowedBytes(0)), keyJSON: arena.store(s.borrowedBytes(3)),
+                                    value: storedValue, docID: MapScan.redirect(value).map { arena.store($0) } ?? docID,
+                                    sourceDocID: docID, seq: s.int(5), n: s.int(2)))
+            }
+        }
+        if let last = rows.last {
+            cursor = (Array(arena.buffer(last.key)!), String(decoding: arena.buffer(last.sourceDocID)!, as: UTF8.self), last.n)
+        }
+        if rows.count < MapScan.pageSize {
+            if keys != nil {
+                keyIndex += 1
+                cursor = nil
+            } else {
+                done = true
+            }
+        }
+    }
+
+    /// The seeds' redirection: a value that is an object with a string "_id" names the
+    /// document the row refers to.
+    static func redirect(_ value: UnsafeBufferPointer<UInt8>?) -> String? {
+        guard let value, value.first == UInt8(ascii: "{"),
+              let o = try? JSONParser.parseObject(bytes: value) else { return nil }
+        return o["_id"]?.stringValue
+    }
+}
