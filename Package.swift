@@ -45,7 +45,7 @@ let package = Package(
             name: "CSQLCipher",
             path: "Sources/CSQLCipher",
             exclude: ["generate.sh"],
-            sources: ["sqlite3.c", "codec_shim.c"],
+            sources: ["sqlite3.c", "codec_shim.c", "index_rows.c"],
             publicHeadersPath: "include",
             cSettings: sqlcipherDefines,
             linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("m")]

@@ -141,11 +141,7 @@ private func jsonArray(_ items: [[UInt8]]) -> [UInt8] {
             let box = EmitterBox(emitter)
             let handle = HandleTable.shared.register(box)
             defer { HandleTable.shared.remove(handle) }
-            var json = doc.json
-            json.append(0)
-            json.withUnsafeBufferPointer { b in
-                map(ctx.raw, UnsafeRawPointer(b.baseAddress!).assumingMemoryBound(to: CChar.self), handle)
-            }
+            doc.withCString { map(ctx.raw, $0, handle) }
             if let e = box.error { throw e }
         }, reduce: reducer, version: ver)
     }

@@ -154,7 +154,7 @@ final class ViewIndexTests: CBLTestCase {
         assertStatus(.notFound, try v.query())
         let c2 = try db.createCollection(scope: nil, name: "things")
         XCTAssertEqual(try c2.viewNames(), [])
-        let tables = try db.store.read { try $0.queryInt("SELECT count(*) FROM sqlite_master WHERE name LIKE 'view_%' AND type='table' AND name != 'view_registry'") }
+        let tables = try db.store.read { try $0.queryInt("SELECT count(*) FROM sqlite_master WHERE name GLOB 'view_index_[0-9]*' AND type='table'") }
         XCTAssertEqual(tables, 0)
     }
 

@@ -55,6 +55,9 @@ public final class Connection {
         // An encrypted page costs a decryption and an HMAC on every cache miss (the OS page
         // cache no longer helps), so encrypted connections keep a larger page cache: 16 MiB.
         if key != nil { _ = sqlite3_exec(db, "PRAGMA cache_size = -16384", nil, nil, nil) }
+        // View indexes take batches of rows through one INSERT ... SELECT (MappedBatch).
+        let vt = cblite_register_index_rows(db)
+        if vt != SQLITE_OK { throw SQLiteError.make(vt, "could not register cblite_index_rows") }
         // The first read tells a wrong (or missing) key: SQLITE_NOTADB, mapped to 401.
         do {
             _ = try queryInt("SELECT count(*) FROM sqlite_master")

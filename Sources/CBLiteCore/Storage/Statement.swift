@@ -52,6 +52,14 @@ public final class Statement {
         return self
     }
 
+    /// Binds rows for the cblite_index_rows table-valued function; they must stay valid
+    /// until the statement is reset.
+    @discardableResult
+    func bindIndexRows(_ index: Int32, _ rows: UnsafePointer<cblite_index_rows>) -> Statement {
+        _ = cblite_bind_index_rows(handle, index, rows)
+        return self
+    }
+
     /// Steps once: true when a row is available.
     public func step() throws -> Bool {
         let rc = sqlite3_step(handle)

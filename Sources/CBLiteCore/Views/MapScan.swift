@@ -76,24 +76,7 @@ final class MapScan: RowSource {
             }
             return (conds, args)
         }
-        if let lo = range.lower {
-            if let d = range.lowerDocID {
-                conds.append("key >= ? AND (key > ? OR docid \(range.lowerInclusive ? ">=" : ">") ?)")
-                args += [.blob(lo), .blob(lo), .string(d)]
-            } else {
-                conds.append(range.lowerInclusive ? "key >= ?" : "key > ?")
-                args.append(.blob(lo))
-            }
-        }
-        if let hi = range.upper {
-            if let d = range.upperDocID {
-                conds.append("key <= ? AND (key < ? OR docid \(range.upperInclusive ? "<=" : "<") ?)")
-                args += [.blob(hi), .blob(hi), .string(d)]
-            } else {
-                conds.append(range.upperInclusive ? "key <= ?" : "key < ?")
-                args.append(.blob(hi))
-            }
-        }
+        (conds, args) = MapScan.rangeConditions(range)
         if let c = cursor {
             conds.append("key \(descending ? "<=" : ">=") ? AND (key \(cmpGT) ? OR docid \(cmpGT) ? OR (docid = ? AND n \(cmpGT) ?))")
             args += [.blob(c.key), .blob(c.key), .string(c.docID), .string(c.docID), .int(c.n)]
@@ -136,6 +119,31 @@ final class MapScan: RowSource {
                 done = true
             }
         }
+    }
+
+    /// The WHERE conditions of a key range (with its document-ID bounds).
+    static func rangeConditions(_ range: QueryOptions.Range) -> (conds: [String], args: [SQLArg]) {
+        var conds: [String] = []
+        var args: [SQLArg] = []
+        if let lo = range.lower {
+            if let d = range.lowerDocID {
+                conds.append("key >= ? AND (key > ? OR docid \(range.lowerInclusive ? ">=" : ">") ?)")
+                args += [.blob(lo), .blob(lo), .string(d)]
+            } else {
+                conds.append(range.lowerInclusive ? "key >= ?" : "key > ?")
+                args.append(.blob(lo))
+            }
+        }
+        if let hi = range.upper {
+            if let d = range.upperDocID {
+                conds.append("key <= ? AND (key < ? OR docid \(range.upperInclusive ? "<=" : "<") ?)")
+                args += [.blob(hi), .blob(hi), .string(d)]
+            } else {
+                conds.append(range.upperInclusive ? "key <= ?" : "key < ?")
+                args.append(.blob(hi))
+            }
+        }
+        return (conds, args)
     }
 
     /// The seeds' redirection: a value that is an object with a string "_id" names the

@@ -167,9 +167,15 @@ extension View {
             if aggregated { o.skip = 0; o.limit = -1 }
             return o
         }()
-        var source: RowSource = MapScan(store: store, table: st.map { ViewStorage.table($0.id) }, options: scanOptions)
-        if aggregated {
-            source = ValueRows(ReduceSource(scan: source, reducer: reducing ? reducer : nil, level: options.effectiveGroupLevel))
+        let table = st.map { ViewStorage.table($0.id) }
+        let source: RowSource
+        if reducing && CountSource.applies(reducer: reducer, options: scanOptions) {
+            source = ValueRows(CountSource(store: store, table: table, options: scanOptions))
+        } else if aggregated {
+            let scan = MapScan(store: store, table: table, options: scanOptions)
+            source = ValueRows(ReduceSource(scan: scan, reducer: reducing ? reducer : nil, level: options.effectiveGroupLevel))
+        } else {
+            source = MapScan(store: store, table: table, options: scanOptions)
         }
         let e = QueryEnumerator(source: source, options: options, collection: collection, viewName: name,
                                 totalRows: st?.totalRows ?? 0, generation: st?.generation ?? 0,

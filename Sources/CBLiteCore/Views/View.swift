@@ -8,23 +8,26 @@ public struct EmittedRow: Equatable {
     public let value: [UInt8]?
 }
 
-/// Collects the rows a map function emits for one document. Keys and values are stored
-/// as compact JSON text (object members in their emitted order); a value may be absent
-/// (nil), which is stored as nothing.
+/// Collects the rows a map function emits, into the batch being indexed. Keys and values
+/// are stored as compact JSON text (object members in their emitted order); a value may
+/// be absent (nil), which is stored as nothing.
 public final class Emitter {
-    var rows: [EmittedRow] = []
+    let batch: MappedBatch
 
-    init() {}
+    init(batch: MappedBatch) { self.batch = batch }
 
     public func emit(_ key: JSONValue, _ value: JSONValue?) {
-        rows.append(EmittedRow(key: CollatableKey.encode(key), keyJSON: Collation.encode(key), value: value.map { Collation.encode($0) }))
+        batch.addRow(key: key, keyJSON: nil, value: value.map { Collation.encode($0) })
     }
 
     /// Emits JSON texts (validated and made compact; 400 when invalid).
     public func emit(keyJSON: UnsafeBufferPointer<UInt8>, valueJSON: UnsafeBufferPointer<UInt8>?) throws {
-        let key = try JSONParser.parse(bytes: keyJSON)
         let value = try valueJSON.map { try Collation.encode(json: $0) }
-        rows.append(EmittedRow(key: CollatableKey.encode(key), keyJSON: Collation.encode(key), value: value))
+        if let n = MappedBatch.plainInteger(keyJSON) {       // the common case, without a parse
+            batch.addRow(key: .int(n), keyJSON: keyJSON, value: value)
+        } else {
+            batch.addRow(key: try JSONParser.parse(bytes: keyJSON), keyJSON: nil, value: value)
+        }
     }
 
     public func emit(keyJSON: String, valueJSON: String?) throws {
@@ -43,13 +46,31 @@ public final class Emitter {
 public struct MapDocument {
     public let docID: String
     public let revID: String
-    public let json: [UInt8]
     public let sequence: Int64
+    /// The JSON followed by a 0 byte (C map functions take it as a C string).
+    let jsonNUL: [UInt8]
+
+    init(docID: String, revID: String, sequence: Int64, json: [UInt8]) {
+        self.docID = docID
+        self.revID = revID
+        self.sequence = sequence
+        var j = json
+        j.append(0)
+        jsonNUL = j
+    }
+
+    public var json: [UInt8] { Array(jsonNUL.dropLast()) }
+
     /// The parsed document.
     public var object: JSONObject {
         get throws {
-            try json.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) }
+            try jsonNUL.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: UnsafeBufferPointer(rebasing: $0.dropLast())) }
         }
+    }
+
+    /// Calls `body` with the JSON as a C string.
+    public func withCString<T>(_ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
+        try jsonNUL.withUnsafeBufferPointer { try body(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)) }
     }
 }
 
@@ -161,12 +182,6 @@ public final class View: @unchecked Sendable {
 
     // MARK: indexing
 
-    private struct Mapped {
-        let docID: String
-        let sequence: Int64
-        let rows: [EmittedRow]
-    }
-
     /// Brings the index up to date with the collection: only documents changed since the
     /// last indexed sequence are mapped; deleted ones leave the index, updated ones
     /// replace their rows. The map function runs outside the database's locks (unless
@@ -183,7 +198,6 @@ public final class View: @unchecked Sendable {
 
     private func update(map: MapFunction, version: String) throws -> IndexUpdate {
         let collID = collection.id
-        let table = collection.table
         let timeout = collection.database.busyTimeoutMs
         var state: ViewStorage.State = try {
             if let st = try store.read({ conn in try ViewStorage.load(conn, collectionID: collID, name: name) }),
@@ -199,90 +213,17 @@ public final class View: @unchecked Sendable {
         var restarts = 0
         var ownIncrements: Int64 = 0
         while true {
-            let collLast = try store.collectionMeta(collID).lastSeq
-            if collLast <= state.lastSeq { break }
             let from = state.lastSeq
-            let docs: [(String, Int64, Bool, String, [UInt8]?)] = try store.read { conn in
-                let s = try conn.prepare("SELECT docid, sequence, flags, revid, body FROM \(table) WHERE sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?")
-                defer { s.reset() }
-                s.bind(1, from).bind(2, collLast).bind(3, Int64(View.chunkSize))
-                var out: [(String, Int64, Bool, String, [UInt8]?)] = []
-                while try s.step() {
-                    out.append((s.string(0) ?? "", s.int(1), DocFlags(rawValue: s.int(2)).contains(.deleted), s.string(3) ?? "", s.bytes(4)))
-                }
-                return out
-            }
-            let newLast = docs.count < View.chunkSize ? collLast : docs.last!.1
-            // Map outside any lock.
-            var mapped: [Mapped] = []
-            mapped.reserveCapacity(docs.count)
-            for (docID, seq, deleted, rev, body) in docs {
-                if deleted { mapped.append(Mapped(docID: docID, sequence: seq, rows: [])); continue }
-                let emitter = Emitter()
-                let json = DocumentJSON.render(docID: docID, rev: rev, deleted: false, body: body)
-                try map(MapDocument(docID: docID, revID: rev, json: json, sequence: seq), emitter)
-                mapped.append(Mapped(docID: docID, sequence: seq, rows: emitter.rows))
-            }
-            let result: ViewStorage.State? = try store.write(timeoutMs: timeout) { conn, _ in
-                guard var st = try ViewStorage.load(conn, collectionID: collID, name: name),
-                      st.version == version, st.lastSeq == from else { return nil }   // someone else indexed
-                let vt = ViewStorage.table(st.id)
-                // Documents changed or purged since they were read must not be indexed from
-                // that read. Sequences are never reused and a change moves a document above
-                // collLast, so when the read range still holds as many documents as were
-                // read, none of them changed; otherwise each is checked.
-                let unchanged = try View.countDocuments(conn, table: table, from: from, to: newLast) == docs.count
-                let current = try conn.prepare("SELECT sequence FROM \(table) WHERE docid=?")
-                let old = try conn.prepare("SELECT key, key_json, value FROM \(vt) WHERE docid=? ORDER BY n")
-                let del = try conn.prepare("DELETE FROM \(vt) WHERE docid=?")
-                let ins = try conn.prepare("INSERT INTO \(vt)(key, docid, n, key_json, value, seq) VALUES (?,?,?,?,?,?)")
-                var anyChange = false
-                for m in mapped {
-                    var rows = m.rows
-                    if !unchanged {
-                        current.bind(1, m.docID)
-                        let nowSeq: Int64? = try current.step() ? current.int(0) : nil
-                        current.reset()
-                        // A document purged meanwhile is not re-added; one changed meanwhile is
-                        // indexed by a later step (its new sequence is above this step's).
-                        if nowSeq == nil { rows = [] } else if nowSeq != m.sequence { continue }
-                    }
-                    var oldRows: [EmittedRow] = []
-                    if from > 0 {      // a first build starts from an empty index: nothing to look up
-                        old.bind(1, m.docID)
-                        defer { old.reset() }
-                        while try old.step() { oldRows.append(EmittedRow(key: old.bytes(0) ?? [], keyJSON: old.bytes(1) ?? [], value: old.bytes(2))) }
-                    }
-                    if View.sameRows(oldRows, rows) {
-                        if !rows.isEmpty {   // keep the row sequences current
-                            let u = try conn.prepare("UPDATE \(vt) SET seq=? WHERE docid=?")
-                            u.bind(1, m.sequence).bind(2, m.docID)
-                            try u.run()
-                        }
-                        continue
-                    }
-                    anyChange = true
-                    if !oldRows.isEmpty {
-                        del.bind(1, m.docID)
-                        try del.run()
-                    }
-                    for (n, r) in rows.enumerated() {
-                        ins.bindBlob(1, r.key).bind(2, m.docID).bind(3, Int64(n)).bindText(4, r.keyJSON).bindText(5, r.value).bind(6, m.sequence)
-                        try ins.run()
-                    }
-                    st.totalRows += Int64(rows.count - oldRows.count)
-                    if changedKeys != nil {
-                        changedKeys!.append(contentsOf: oldRows.map(\.key))
-                        changedKeys!.append(contentsOf: rows.map(\.key))
-                        if changedKeys!.count > View.maxChangedKeys { changedKeys = nil }
-                    }
-                }
-                st.lastSeq = newLast
-                if anyChange { st.generation += 1; ownIncrements += 1 }
-                try ViewStorage.save(conn, st)
-                return st
+            let batch = MappedBatch()
+            let upTo = try mapBatch(map: map, from: from, into: batch)
+            if upTo <= from { break }
+            var wroteChanges = false
+            let result = try store.write(timeoutMs: timeout) { conn, _ in
+                try write(batch, from: from, upTo: upTo, version: version, conn: conn,
+                          changedKeys: &changedKeys, changed: &wroteChanges)
             }
             if let result {
+                if wroteChanges { ownIncrements += 1 }
                 state = result
             } else {
                 restarts += 1
@@ -301,6 +242,105 @@ public final class View: @unchecked Sendable {
         let after = state.generation
         if after - before != ownIncrements { changedKeys = nil }   // changed by someone else too
         return IndexUpdate(generationBefore: before, generationAfter: after, changedKeys: changedKeys)
+    }
+
+    /// Maps the documents after sequence `from`, chunk by chunk, outside any lock, until the
+    /// batch is full or the collection's end is reached. Returns the sequence the batch
+    /// covers up to (`from` when there is nothing to index).
+    private func mapBatch(map: MapFunction, from: Int64, into batch: MappedBatch) throws -> Int64 {
+        let table = collection.table
+        var upTo = from
+        let emitter = Emitter(batch: batch)
+        while !batch.isFull {
+            let collLast = try store.collectionMeta(collection.id).lastSeq
+            if collLast <= upTo { break }
+            let chunkFrom = upTo
+            let docs: [(String, Int64, Bool, String, [UInt8]?)] = try store.read { conn in
+                let s = try conn.prepare("SELECT docid, sequence, flags, revid, body FROM \(table) WHERE sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?")
+                defer { s.reset() }
+                s.bind(1, chunkFrom).bind(2, collLast).bind(3, Int64(View.chunkSize))
+                var out: [(String, Int64, Bool, String, [UInt8]?)] = []
+                out.reserveCapacity(View.chunkSize)
+                while try s.step() {
+                    out.append((s.string(0) ?? "", s.int(1), DocFlags(rawValue: s.int(2)).contains(.deleted), s.string(3) ?? "", s.bytes(4)))
+                }
+                return out
+            }
+            for (docID, seq, deleted, rev, body) in docs {
+                batch.beginDocument(docID: docID, sequence: seq)
+                if deleted { continue }
+                let json = DocumentJSON.render(docID: docID, rev: rev, deleted: false, body: body)
+                try map(MapDocument(docID: docID, revID: rev, sequence: seq, json: json), emitter)
+            }
+            upTo = docs.count < View.chunkSize ? collLast : docs.last!.1
+        }
+        return upTo
+    }
+
+    /// Writes a mapped batch covering (from, upTo] (inside the write transaction); nil
+    /// when someone else moved the index on meanwhile.
+    private func write(_ batch: MappedBatch, from: Int64, upTo: Int64, version: String, conn: Connection,
+                       changedKeys: inout [[UInt8]]?, changed: inout Bool) throws -> ViewStorage.State? {
+        guard var st = try ViewStorage.load(conn, collectionID: collection.id, name: name),
+              st.version == version, st.lastSeq == from else { return nil }   // someone else indexed
+        let table = collection.table
+        let vt = ViewStorage.table(st.id)
+        // Documents changed or purged since they were read must not be indexed from that
+        // read. Sequences are never reused and a change moves a document above every
+        // sequence read, so when the range still holds as many documents as were read,
+        // none of them changed; otherwise each is checked.
+        let unchanged = try View.countDocuments(conn, table: table, from: from, to: upTo) == batch.docs.count
+        // A first build starts from an empty index: nothing to look up or replace.
+        let emptyIndex = from == 0
+        let current = try conn.prepare("SELECT sequence FROM \(table) WHERE docid=?")
+        let old = try conn.prepare("SELECT key, key_json, value FROM \(vt) WHERE docid=? ORDER BY n")
+        let del = try conn.prepare("DELETE FROM \(vt) WHERE docid=?")
+        var toInsert: [Int] = []              // documents whose rows are written
+        toInsert.reserveCapacity(batch.docs.count)
+        var anyChange = false
+        for (i, doc) in batch.docs.enumerated() {
+            var purged = false
+            if !unchanged {
+                current.bind(1, doc.docID)
+                let nowSeq: Int64? = try current.step() ? current.int(0) : nil
+                current.reset()
+                // A document purged meanwhile is not re-added; one changed meanwhile is
+                // indexed by a later batch (its new sequence is above this one's).
+                if nowSeq == nil { purged = true } else if nowSeq != doc.sequence { continue }
+            }
+            let newCount = purged ? 0 : doc.rowCount
+            var oldRows: [EmittedRow] = []
+            if !emptyIndex {
+                old.bind(1, doc.docID)
+                defer { old.reset() }
+                while try old.step() { oldRows.append(EmittedRow(key: old.bytes(0) ?? [], keyJSON: old.bytes(1) ?? [], value: old.bytes(2))) }
+            }
+            if oldRows.isEmpty && newCount == 0 { continue }
+            if !oldRows.isEmpty && !purged && View.sameRows(oldRows, batch.rows(of: i)) {
+                let u = try conn.prepare("UPDATE \(vt) SET seq=? WHERE docid=?")   // keep the row sequences current
+                u.bind(1, doc.sequence).bind(2, doc.docID)
+                try u.run()
+                continue
+            }
+            anyChange = true
+            if !oldRows.isEmpty {
+                del.bind(1, doc.docID)
+                try del.run()
+            }
+            if newCount > 0 { toInsert.append(i) }
+            st.totalRows += Int64(newCount - oldRows.count)
+            if changedKeys != nil {
+                changedKeys!.append(contentsOf: oldRows.map(\.key))
+                if newCount > 0 { changedKeys!.append(contentsOf: batch.keys(of: i)) }
+                if changedKeys!.count > View.maxChangedKeys { changedKeys = nil }
+            }
+        }
+        try batch.insert(documents: toInsert, into: vt, conn: conn, bulk: emptyIndex)
+        st.lastSeq = upTo
+        if anyChange { st.generation += 1 }
+        changed = anyChange
+        try ViewStorage.save(conn, st)
+        return st
     }
 
     /// Documents of a collection table with sequences in (from, to].

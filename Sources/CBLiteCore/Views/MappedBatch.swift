@@ -1,0 +1,152 @@
+import CSQLCipher
+import Glibc
+
+/// The rows a map function emitted for a run of documents, held until they are written
+/// in one transaction: every text in one byte buffer (no allocation per row), and per
+/// document its ID, sequence and rows. Writing sorts the rows into index order and hands
+/// them to SQLite in a single INSERT ... SELECT (cblite_index_rows), so rows append
+/// where the previous one went instead of searching the index from its root.
+final class MappedBatch {
+    struct Doc {
+        let docID: String
+        let sequence: Int64
+        let idStart: UInt32, idLength: UInt32        // the ID's UTF-8 in `bytes`
+        var firstRow: Int
+        var rowCount: Int
+    }
+
+    private struct Row {
+        var keyStart: UInt32, keyLength: UInt32
+        var jsonStart: UInt32, jsonLength: UInt32
+        var valueStart: UInt32, valueLength: Int32   // -1: no value
+        var doc: UInt32, n: UInt32
+    }
+
+    private(set) var docs: [Doc] = []
+    private var rows: [Row] = []
+    private var bytes: [UInt8] = []
+
+    /// A batch is written when it holds this much (bounds memory on huge collections).
+    static let maxBytes = 16 << 20
+    static let maxRows = 262_144
+    var isFull: Bool { bytes.count >= MappedBatch.maxBytes || rows.count >= MappedBatch.maxRows }
+
+    func beginDocument(docID: String, sequence: Int64) {
+        let start = bytes.count
+        bytes.append(contentsOf: docID.utf8)
+        docs.append(Doc(docID: docID, sequence: sequence, idStart: offset(start), idLength: offset(bytes.count - start),
+                        firstRow: rows.count, rowCount: 0))
+    }
+
+    /// Adds a row to the current document. `keyJSON`, when given, is the key's compact
+    /// JSON text already.
+    func addRow(key: JSONValue, keyJSON: UnsafeBufferPointer<UInt8>?, value: [UInt8]?) {
+        precondition(!docs.isEmpty, "addRow before beginDocument")
+        let keyStart = bytes.count
+        CollatableKey.encode(key, into: &bytes)
+        let jsonStart = bytes.count
+        if let keyJSON { bytes.append(contentsOf: keyJSON) } else { bytes.append(contentsOf: Collation.encode(key)) }
+        let valueStart = bytes.count
+        if let value { bytes.append(contentsOf: value) }
+        let d = docs.count - 1
+        rows.append(Row(keyStart: offset(keyStart), keyLength: offset(jsonStart - keyStart),
+                        jsonStart: offset(jsonStart), jsonLength: offset(valueStart - jsonStart),
+                        valueStart: offset(valueStart), valueLength: value == nil ? -1 : Int32(offset(bytes.count - valueStart)),
+                        doc: UInt32(d), n: UInt32(docs[d].rowCount)))
+        docs[d].rowCount += 1
+    }
+
+    private func offset(_ n: Int) -> UInt32 {
+        guard let o = UInt32(exactly: n), o < UInt32(Int32.max) else { fatalError("a view batch outgrew 2 GiB") }
+        return o
+    }
+
+    private func slice(_ start: UInt32, _ length: UInt32) -> [UInt8] {
+        Array(bytes[Int(start)..<Int(start + length)])
+    }
+
+    /// The rows of document `i`, as values (to compare with the rows it had before).
+    func rows(of i: Int) -> [EmittedRow] {
+        let d = docs[i]
+        return rows[d.firstRow..<(d.firstRow + d.rowCount)].map { r in
+            EmittedRow(key: slice(r.keyStart, r.keyLength), keyJSON: slice(r.jsonStart, r.jsonLength),
+                       value: r.valueLength < 0 ? nil : slice(r.valueStart, UInt32(r.valueLength)))
+        }
+    }
+
+    /// The CollatableKeys of document `i`'s rows.
+    func keys(of i: Int) -> [[UInt8]] {
+        let d = docs[i]
+        return rows[d.firstRow..<(d.firstRow + d.rowCount)].map { slice($0.keyStart, $0.keyLength) }
+    }
+
+    /// Inserts the rows of the given documents into a view index table, in index order.
+    /// `bulk` (an empty index): the document-ID index is dropped first and built after
+    /// from the sorted table, as CREATE INDEX does best.
+    func insert(documents: [Int], into table: String, conn: Connection, bulk: Bool) throws {
+        var order: [Int] = []
+        for i in documents { order.append(contentsOf: docs[i].firstRow..<(docs[i].firstRow + docs[i].rowCount)) }
+        if order.isEmpty { return }
+        try bytes.withUnsafeBufferPointer { buf in
+            let base = buf.baseAddress!
+            // Index order: key bytes, then document (sequence order stands in for the ID:
+            // any order is correct, the index sorts itself; this one is nearly right),
+            // then emit number.
+            order.sort { a, b in
+                let x = rows[a], y = rows[b]
+                let c = memcmp(base + Int(x.keyStart), base + Int(y.keyStart), Int(min(x.keyLength, y.keyLength)))
+                if c != 0 { return c < 0 }
+                if x.keyLength != y.keyLength { return x.keyLength < y.keyLength }
+                return x.doc != y.doc ? docs[Int(x.doc)].docID.utf8.lexicographicallyPrecedes(docs[Int(y.doc)].docID.utf8) : x.n < y.n
+            }
+            let raw = UnsafeRawPointer(base)
+            let cRows: [cblite_index_row] = order.map { i in
+                let r = rows[i]
+                let d = docs[Int(r.doc)]
+                var c = cblite_index_row()
+                c.key = raw + Int(r.keyStart)
+                c.key_len = Int32(r.keyLength)
+                c.docid = (raw + Int(d.idStart)).assumingMemoryBound(to: CChar.self)
+                c.docid_len = Int32(d.idLength)
+                c.key_json = (raw + Int(r.jsonStart)).assumingMemoryBound(to: CChar.self)
+                c.key_json_len = Int32(r.jsonLength)
+                if r.valueLength >= 0 {
+                    c.value = (raw + Int(r.valueStart)).assumingMemoryBound(to: CChar.self)
+                    c.value_len = r.valueLength
+                }
+                c.n = Int64(r.n)
+                c.seq = d.sequence
+                return c
+            }
+            if bulk { try conn.exec("DROP INDEX IF EXISTS \(table)_doc") }
+            let ins = try conn.prepare("INSERT INTO \(table)(key, docid, n, key_json, value, seq) SELECT key, docid, n, key_json, value, seq FROM cblite_index_rows(?)")
+            try cRows.withUnsafeBufferPointer { rowsBuf in
+                var set = cblite_index_rows(rows: rowsBuf.baseAddress, count: Int64(rowsBuf.count))
+                try withUnsafePointer(to: &set) { p in
+                    ins.bindIndexRows(1, p)
+                    try ins.run()
+                }
+            }
+            if bulk { try conn.exec("CREATE INDEX IF NOT EXISTS \(table)_doc ON \(table)(docid)") }
+        }
+    }
+
+    /// The value of a key written as a plain integer literal that a double holds exactly
+    /// (`-?(0|[1-9][0-9]{0,14})`), without parsing JSON; nil for anything else.
+    static func plainInteger(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var i = 0, neg = false
+        if text.first == UInt8(ascii: "-") { neg = true; i = 1 }
+        let digits = text.count - i
+        guard digits >= 1, digits <= 15 else { return nil }
+        if digits > 1 && text[i] == UInt8(ascii: "0") { return nil }
+        var v: Int64 = 0
+        while i < text.count {
+            let c = text[i]
+            guard c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") else { return nil }
+            v = v * 10 + Int64(c - UInt8(ascii: "0"))
+            i += 1
+        }
+        if neg && v == 0 { return nil }          // "-0": the parser's path makes it 0
+        return neg ? -v : v
+    }
+}

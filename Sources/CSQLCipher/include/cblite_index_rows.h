@@ -1,0 +1,40 @@
+/* cblite_index_rows: a table-valued function over rows held in the caller's memory, so
+ * that a view index takes a whole batch of rows in one INSERT ... SELECT. One statement
+ * keeps its b-tree cursor between rows, and rows given in key order then append at the
+ * cursor instead of each searching the tree from its root (the pattern of SQLite's own
+ * carray extension, which the amalgamation does not include).
+ *
+ *   INSERT INTO t(key, docid, n, key_json, value, seq)
+ *     SELECT key, docid, n, key_json, value, seq FROM cblite_index_rows(?1)
+ *
+ * ?1 is bound with sqlite3_bind_pointer(stmt, 1, &rows, CBLITE_INDEX_ROWS_TYPE, NULL);
+ * the rows and their bytes must stay valid until the statement is reset. */
+#ifndef CBLITE_INDEX_ROWS_H
+#define CBLITE_INDEX_ROWS_H
+#include <stdint.h>
+#include "sqlite3.h"
+
+#define CBLITE_INDEX_ROWS_TYPE "cblite_index_rows"
+
+typedef struct cblite_index_row {
+    const void* key;        /* blob */
+    const char* docid;      /* UTF-8 text */
+    const char* key_json;   /* UTF-8 text */
+    const char* value;      /* UTF-8 text; NULL for SQL NULL */
+    int64_t n;
+    int64_t seq;
+    int32_t key_len, docid_len, key_json_len, value_len;
+} cblite_index_row;
+
+typedef struct cblite_index_rows {
+    const cblite_index_row* rows;
+    int64_t count;
+} cblite_index_rows;
+
+/* Registers the function on a connection (SQLITE_OK or an SQLite error code). */
+int cblite_register_index_rows(sqlite3* db);
+
+/* Binds `rows` to parameter `index` of `stmt` for cblite_index_rows. */
+int cblite_bind_index_rows(sqlite3_stmt* stmt, int index, const cblite_index_rows* rows);
+
+#endif
