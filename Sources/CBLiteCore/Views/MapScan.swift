@@ -71,15 +71,15 @@ final class MapScan: RowSource {
             conds.append("key = ?")
             args.append(.blob(keys[keyIndex]))
             if let c = cursor {
-                conds.append("(docid \(cmpGT) ? OR (docid = ? AND n \(cmpGT) ?))")
-                args += [.string(c.docID), .string(c.docID), .int(c.n)]
+                conds.append("(docid, n) \(cmpGT) (?, ?)")
+                args += [.string(c.docID), .int(c.n)]
             }
             return (conds, args)
         }
         (conds, args) = MapScan.rangeConditions(range)
-        if let c = cursor {
-            conds.append("key \(descending ? "<=" : ">=") ? AND (key \(cmpGT) ? OR docid \(cmpGT) ? OR (docid = ? AND n \(cmpGT) ?))")
-            args += [.blob(c.key), .blob(c.key), .string(c.docID), .string(c.docID), .int(c.n)]
+        if let c = cursor {      // a row value: SQLite seeks the primary key straight to it
+            conds.append("(key, docid, n) \(cmpGT) (?, ?, ?)")
+            args += [.blob(c.key), .string(c.docID), .int(c.n)]
         }
         return (conds, args)
     }
@@ -127,8 +127,8 @@ final class MapScan: RowSource {
         var args: [SQLArg] = []
         if let lo = range.lower {
             if let d = range.lowerDocID {
-                conds.append("key >= ? AND (key > ? OR docid \(range.lowerInclusive ? ">=" : ">") ?)")
-                args += [.blob(lo), .blob(lo), .string(d)]
+                conds.append("(key, docid) \(range.lowerInclusive ? ">=" : ">") (?, ?)")
+                args += [.blob(lo), .string(d)]
             } else {
                 conds.append(range.lowerInclusive ? "key >= ?" : "key > ?")
                 args.append(.blob(lo))
@@ -136,8 +136,8 @@ final class MapScan: RowSource {
         }
         if let hi = range.upper {
             if let d = range.upperDocID {
-                conds.append("key <= ? AND (key < ? OR docid \(range.upperInclusive ? "<=" : "<") ?)")
-                args += [.blob(hi), .blob(hi), .string(d)]
+                conds.append("(key, docid) \(range.upperInclusive ? "<=" : "<") (?, ?)")
+                args += [.blob(hi), .string(d)]
             } else {
                 conds.append(range.upperInclusive ? "key <= ?" : "key < ?")
                 args.append(.blob(hi))

@@ -1,0 +1,157 @@
+import CSQLCipher
+import XCTest
+@testable import CBLiteCore
+
+/// How view indexes are stored and written: key formats and their rebuilds, indexes of
+/// earlier versions, batched writes racing with document changes, the `_count` computed
+/// by SQLite against the streamed reduction, and paging through equal keys.
+final class ViewStorageTests: CBLCollectionTestCase {
+    private func put(_ id: String, _ json: String) throws { _ = try coll.put(docID: id, json: json, parent: nil) }
+
+    private func indexTables() throws -> [String] {
+        try db.store.read { conn in
+            let s = try conn.prepare("SELECT name FROM sqlite_master WHERE type='table' AND name GLOB 'view_*' ORDER BY name")
+            defer { s.reset() }
+            var out: [String] = []
+            while try s.step() { out.append(s.string(0)!) }
+            return out
+        }
+    }
+
+    /// cblite 0.1 kept JSON keys under a custom collation (CBL_JSON) in `view_registry`
+    /// and `view_<id>` tables; they cannot be read without that collation, so the first
+    /// index write drops them and the view is rebuilt.
+    func testIndexesOfTheEarlierFormatAreDroppedAndRebuilt() throws {
+        for i in 0..<5 { try put("d\(i)", "{\"k\":\(i)}") }
+        try db.store.write { conn, _ in
+            let rc = sqlite3_create_collation_v2(conn.db, "CBL_JSON", SQLITE_UTF8, nil, { _, n1, p1, n2, p2 in
+                Int32(memcmp(p1, p2, Int(min(n1, n2))))
+            }, nil)
+            XCTAssertEqual(rc, SQLITE_OK)
+            try conn.exec("""
+            CREATE TABLE view_registry(id INTEGER PRIMARY KEY AUTOINCREMENT, coll INTEGER NOT NULL, name TEXT NOT NULL,
+                version TEXT NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0, total_rows INTEGER NOT NULL DEFAULT 0,
+                generation INTEGER NOT NULL DEFAULT 0, UNIQUE(coll, name));
+            INSERT INTO view_registry(id, coll, name, version, last_seq, total_rows) VALUES (1, 1, 'byK', '1', 5, 5);
+            CREATE TABLE view_1(key TEXT NOT NULL COLLATE CBL_JSON, docid TEXT NOT NULL, n INTEGER NOT NULL, value TEXT,
+                seq INTEGER NOT NULL, PRIMARY KEY(key, docid, n)) WITHOUT ROWID;
+            INSERT INTO view_1 VALUES ('0','d0',0,NULL,1), ('1','d1',0,NULL,2);
+            """)
+        }
+        try db.close()
+        db = try open()                        // no CBL_JSON collation on these connections
+        coll = try db.defaultCollection()
+        let v = try keyView(coll)
+        XCTAssertEqual(try keys(v, "{\"update\":false}"), [], "the old index is not read")
+        XCTAssertEqual(try keys(v), ["0", "1", "2", "3", "4"])
+        XCTAssertEqual(try indexTables(), ["view_index_1", "view_indexes"])
+        try coll.purge(docID: "d2")          // the purge hook only touches current indexes
+        XCTAssertEqual(try keys(v), ["0", "1", "3", "4"])
+        assertSound(db)
+    }
+
+    /// An index whose keys were made by another ICU (or key encoding) is not read, and the
+    /// next update rebuilds it.
+    func testAnIndexOfAnotherKeyFormatIsRebuilt() throws {
+        for s in ["b", "a", "C"] { try put(s, "{\"k\":\"\(s)\"}") }
+        let v = try keyView(coll)
+        XCTAssertEqual(try keys(v), ["\"a\"", "\"b\"", "\"C\""])
+        let generation = try v.generation
+        try db.store.write { conn, _ in try conn.exec("UPDATE view_indexes SET format = 'ck1/icu-0.0.0.0'") }
+        XCTAssertTrue(try v.isStale)
+        XCTAssertEqual(try keys(v, "{\"update\":false}"), [])
+        XCTAssertEqual(try keys(v), ["\"a\"", "\"b\"", "\"C\""])
+        XCTAssertGreaterThan(try v.generation, generation)
+        let format = try db.store.read { try $0.queryString("SELECT format FROM view_indexes") }
+        XCTAssertEqual(format, CollatableKey.formatTag)
+    }
+
+    /// Documents changed or purged while a batch is being mapped are not indexed from the
+    /// stale read: a purged one stays out, an updated one is indexed by its new revision.
+    func testChangesDuringMappingAreNotIndexedFromTheStaleRead() throws {
+        for i in 0..<20 { try put(String(format: "d%02d", i), "{\"k\":\(i)}") }
+        let interfered = Locked(false)
+        let v = try coll.view(named: "racing")
+        let c = coll!
+        v.setMapReduce(map: { doc, e in
+            if doc.docID == "d00" && !interfered.get() {
+                interfered.set(true)
+                try c.purge(docID: "d05")
+                let rev = try c.doc("d07")["_rev"]!.stringValue!
+                _ = try c.put(docID: "d07", json: "{\"k\":700}", parent: rev)
+            }
+            if let k = try doc.object["k"] { e.emit(k, nil) }
+        }, reduce: nil, version: "1")
+        let got = try keys(v)
+        XCTAssertTrue(interfered.get())
+        var want = (0..<20).filter { $0 != 5 && $0 != 7 }.map(String.init)
+        want.append("700")
+        XCTAssertEqual(got, want)
+        XCTAssertEqual(try v.totalRows, 19)
+        XCTAssertEqual(try v.lastSequenceIndexed, try coll.lastSequence)
+    }
+
+    /// `_count` (computed by SQLite) and a custom reducer that counts (streamed through a
+    /// Reduction) agree on every range, direction and grouping.
+    func testCountInSQLMatchesTheStreamedReduction() throws {
+        let keys = ["1", "1.0", "2", "\"a\"", "\"A\"", "\"\\u00e9\"", "\"e\\u0301\"", "null", "[1,2]", "[1,2,3]", "{\"x\":1}", "true"]
+        for i in 0..<300 { try put(String(format: "d%03d", i), "{\"k\":\(keys[i % keys.count])}") }
+        let counting = try keyView(coll, "counting", reduce: .count)
+        let custom = try keyView(coll, "custom", reduce: .custom({ keys, values, rereduce in
+            if rereduce {
+                return Array(String(values.map { Int(String(decoding: $0, as: UTF8.self))! }.reduce(0, +)).utf8)
+            }
+            return Array(String(keys!.count).utf8)
+        }))
+        let queries = ["{}", "{\"group\":true}", "{\"group\":true,\"descending\":true}",
+                       "{\"startkey\":1,\"endkey\":\"a\"}", "{\"startkey\":1,\"endkey\":\"a\",\"group\":true}",
+                       "{\"startkey\":\"z\",\"endkey\":1,\"descending\":true,\"group\":true}",
+                       "{\"startkey\":1,\"endkey\":2,\"inclusive_end\":false,\"group\":true}",
+                       "{\"key\":1,\"group\":true}", "{\"key\":\"e\\u0301\"}",
+                       "{\"startkey\":1,\"startkey_docid\":\"d100\",\"group\":true}",
+                       "{\"group\":true,\"limit\":3,\"skip\":2}", "{\"startkey\":[],\"group\":true}"]
+        for q in queries {
+            let a = try rows(counting, q), b = try rows(custom, q)
+            XCTAssertEqual(a.map(\.valueJSON), b.map(\.valueJSON), q)
+            XCTAssertEqual(a.count, b.count, q)
+            for (x, y) in zip(a, b) { XCTAssertEqual(Collation.compare(x.key, y.key), 0, "\(q): \(x.keyJSON) vs \(y.keyJSON)") }
+            XCTAssertFalse(a.isEmpty, q)
+        }
+        // 1 and 1.0 are one group; so are the two spellings of é.
+        let groups = try rows(counting, "{\"group\":true}")
+        XCTAssertEqual(groups.count, keys.count - 2)
+        XCTAssertEqual(try rows(counting, "{\"key\":1}").first?.valueJSON, "50")
+    }
+
+    /// Paging through many rows with equal keys keeps document-ID order and bounds, in
+    /// both directions, across page boundaries.
+    func testPagingThroughEqualKeysWithDocumentIDBounds() throws {
+        for i in 0..<1300 { try put(String(format: "d%04d", i), "{\"k\":\(i % 2)}") }
+        let v = try keyView(coll)
+        let all = try ids(v, "{\"key\":0}")
+        XCTAssertEqual(all, (0..<650).map { String(format: "d%04d", $0 * 2) })
+        XCTAssertEqual(try ids(v, "{\"key\":0,\"descending\":true}"), all.reversed())
+        let bounded = try ids(v, "{\"startkey\":0,\"startkey_docid\":\"d0101\",\"endkey\":0,\"endkey_docid\":\"d1201\"}")
+        XCTAssertEqual(bounded, all.filter { $0 >= "d0101" && $0 <= "d1201" })
+        let down = try ids(v, "{\"startkey\":1,\"startkey_docid\":\"d0999\",\"endkey\":0,\"endkey_docid\":\"d1100\",\"descending\":true}")
+        let want = (0..<1300).map { String(format: "d%04d", $0) }
+            .filter { id in let n = Int(id.dropFirst())!; return n % 2 == 1 ? id <= "d0999" : id >= "d1100" }
+            .sorted { a, b in
+                let ka = Int(a.dropFirst())! % 2, kb = Int(b.dropFirst())! % 2
+                return ka != kb ? ka > kb : a > b
+            }
+        XCTAssertEqual(down, want)
+        XCTAssertEqual(try ids(v, "{\"keys\":[1,0],\"skip\":600,\"limit\":100}"),
+                       Array(((0..<650).map { String(format: "d%04d", $0 * 2 + 1) } + all)[600..<700]))
+    }
+
+    /// Plain integer keys skip the JSON parser; anything else takes it (and errors stay).
+    func testPlainIntegerFastPath() {
+        func p(_ s: String) -> Int64? { var t = s; return t.withUTF8 { MappedBatch.plainInteger($0) } }
+        XCTAssertEqual(p("42"), 42)
+        XCTAssertEqual(p("-7"), -7)
+        XCTAssertEqual(p("0"), 0)
+        XCTAssertEqual(p("999999999999999"), 999_999_999_999_999)
+        for s in ["", "-", "-0", "042", "1.0", "1e3", "9999999999999999", " 1", "1 ", "+1", "0x1"] { XCTAssertNil(p(s), s) }
+    }
+}
