@@ -25,7 +25,8 @@ final class ViewStorageTests: CBLCollectionTestCase {
         for i in 0..<5 { try put("d\(i)", "{\"k\":\(i)}") }
         try db.store.write { conn, _ in
             let rc = sqlite3_create_collation_v2(conn.db, "CBL_JSON", SQLITE_UTF8, nil, { _, n1, p1, n2, p2 in
-                Int32(memcmp(p1, p2, Int(min(n1, n2))))
+                let r = memcmp(p1!, p2!, Int(min(n1, n2)))
+                return r != 0 ? r : n1 - n2
             }, nil)
             XCTAssertEqual(rc, SQLITE_OK)
             try conn.exec("""
