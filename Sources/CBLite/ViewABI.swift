@@ -6,11 +6,33 @@ import Glibc
 
 func view(_ h: OpaquePointer?) throws -> View { try HandleTable.shared.lookup(h, as: View.self, "cbl_view") }
 
-/// The emitter handed to a C map callback: records the first emit error.
+/// The emitter handed to a C map callback: records the first emit error. One box (and
+/// handle) serves every map call of one index update; it accepts emits only during a
+/// call, and its handle is released with the emitter.
 final class EmitterBox {
-    let emitter: Emitter
+    weak var emitter: Emitter?
     var error: CBLError?
-    init(_ e: Emitter) { emitter = e }
+    var active = false
+    private(set) var handle: OpaquePointer? = nil
+
+    private init(_ e: Emitter) { emitter = e }
+
+    /// The box of an emitter, made and registered on its first map call.
+    static func of(_ emitter: Emitter) -> EmitterBox {
+        if let box = emitter.context as? EmitterBox { return box }
+        let box = EmitterBox(emitter)
+        let handle = HandleTable.shared.register(box)
+        box.handle = handle
+        emitter.context = box
+        emitter.onRelease = { HandleTable.shared.remove(handle) }
+        return box
+    }
+
+    /// The emitter, when a map call is running.
+    func current() throws -> Emitter {
+        guard active, let emitter else { throw CBLError(.badRequest, "cbl_emit called outside its map callback") }
+        return emitter
+    }
 }
 
 /// A query result handle: the enumerator and the C strings of the current row.
@@ -70,12 +92,13 @@ private func jsonArray(_ items: [[UInt8]]) -> [UInt8] {
                                         _ err: ErrorOut?) -> cbl_status {
     abiCall(err) {
         let box = try HandleTable.shared.lookup(emitter, as: EmitterBox.self, "cbl_emitter")
+        let emit = try box.current()
         do {
             try withJSONBytes(key, "key_json") { k in
                 if let value {
-                    try withJSONBytes(value, "value_json") { v in try box.emitter.emit(keyJSON: k, valueJSON: v) }
+                    try withJSONBytes(value, "value_json") { v in try emit.emit(keyJSON: k, valueJSON: v) }
                 } else {
-                    try box.emitter.emit(keyJSON: k, valueJSON: nil)
+                    try emit.emit(keyJSON: k, valueJSON: nil)
                 }
             }
         } catch let e as CBLError {
@@ -138,10 +161,11 @@ private func jsonArray(_ items: [[UInt8]]) -> [UInt8] {
             return
         }
         theView.setMapReduce(map: { doc, emitter in
-            let box = EmitterBox(emitter)
-            let handle = HandleTable.shared.register(box)
-            defer { HandleTable.shared.remove(handle) }
-            doc.withCString { map(ctx.raw, $0, handle) }
+            let box = EmitterBox.of(emitter)
+            box.active = true
+            box.error = nil
+            defer { box.active = false }
+            doc.withCString { map(ctx.raw, $0, box.handle) }
             if let e = box.error { throw e }
         }, reduce: reducer, version: ver)
     }

@@ -74,10 +74,27 @@ enum DocumentJSON {
     static func render(docID: String, rev: String, deleted: Bool, body: [UInt8]?,
                        extras: [(String, JSONValue)] = []) -> [UInt8] {
         var w = JSONWriter(capacity: (body?.count ?? 2) + docID.utf8.count + 80)
+        var id = docID, r = rev
+        id.withUTF8 { idBytes in
+            r.withUTF8 { revBytes in
+                if let body {
+                    body.withUnsafeBufferPointer { write(into: &w, docID: idBytes, rev: revBytes, deleted: deleted, body: $0, extras: extras) }
+                } else {
+                    write(into: &w, docID: idBytes, rev: revBytes, deleted: deleted, body: nil, extras: extras)
+                }
+            }
+        }
+        return w.bytes
+    }
+
+    /// Appends the rendering to `w` (the view indexer renders a chunk of documents into
+    /// one buffer, straight from the columns).
+    static func write(into w: inout JSONWriter, docID: UnsafeBufferPointer<UInt8>, rev: UnsafeBufferPointer<UInt8>,
+                      deleted: Bool, body: UnsafeBufferPointer<UInt8>?, extras: [(String, JSONValue)] = []) {
         w.append("{\"_id\":")
-        w.writeString(docID)
+        w.writeString(utf8: docID)
         w.append(",\"_rev\":")
-        w.writeString(rev)
+        w.writeString(utf8: rev)
         if deleted { w.append(",\"_deleted\":true") }
         for (k, v) in extras {
             w.appendByte(UInt8(ascii: ","))
@@ -87,10 +104,9 @@ enum DocumentJSON {
         }
         if let body, body.count > 2 {
             w.appendByte(UInt8(ascii: ","))
-            w.appendRaw(body[1...])          // members and the closing brace
+            w.appendRaw(UnsafeBufferPointer(rebasing: body[1...]))          // members and the closing brace
         } else {
             w.appendByte(UInt8(ascii: "}"))
         }
-        return w.bytes
     }
 }

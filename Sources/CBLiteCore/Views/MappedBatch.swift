@@ -8,7 +8,6 @@ import Glibc
 /// where the previous one went instead of searching the index from its root.
 final class MappedBatch {
     struct Doc {
-        let docID: String
         let sequence: Int64
         let idStart: UInt32, idLength: UInt32        // the ID's UTF-8 in `bytes`
         var firstRow: Int
@@ -16,6 +15,7 @@ final class MappedBatch {
     }
 
     private struct Row {
+        var keyPrefix: UInt64                       // the key's first 8 bytes, big-endian: most comparisons end here
         var keyStart: UInt32, keyLength: UInt32
         var jsonStart: UInt32, jsonLength: UInt32
         var valueStart: UInt32, valueLength: Int32   // -1: no value
@@ -28,15 +28,20 @@ final class MappedBatch {
 
     /// A batch is written when it holds this much (bounds memory on huge collections).
     static let maxBytes = 16 << 20
-    static let maxRows = 262_144
+    static let maxRows = 131_072
+    /// Rows handed to SQLite per INSERT statement.
+    static let sliceRows = 8192
     var isFull: Bool { bytes.count >= MappedBatch.maxBytes || rows.count >= MappedBatch.maxRows }
 
-    func beginDocument(docID: String, sequence: Int64) {
+    func beginDocument(id: ArraySlice<UInt8>, sequence: Int64) {
         let start = bytes.count
-        bytes.append(contentsOf: docID.utf8)
-        docs.append(Doc(docID: docID, sequence: sequence, idStart: offset(start), idLength: offset(bytes.count - start),
+        bytes.append(contentsOf: id)
+        docs.append(Doc(sequence: sequence, idStart: offset(start), idLength: offset(bytes.count - start),
                         firstRow: rows.count, rowCount: 0))
     }
+
+    /// The ID of document `i`.
+    func docID(_ i: Int) -> String { String(decoding: slice(docs[i].idStart, docs[i].idLength), as: UTF8.self) }
 
     /// Adds a row to the current document. `keyJSON`, when given, is the key's compact
     /// JSON text already.
@@ -49,7 +54,9 @@ final class MappedBatch {
         let valueStart = bytes.count
         if let value { bytes.append(contentsOf: value) }
         let d = docs.count - 1
-        rows.append(Row(keyStart: offset(keyStart), keyLength: offset(jsonStart - keyStart),
+        var prefix: UInt64 = 0
+        for i in 0..<8 { prefix = prefix << 8 | UInt64(keyStart + i < jsonStart ? bytes[keyStart + i] : 0) }
+        rows.append(Row(keyPrefix: prefix, keyStart: offset(keyStart), keyLength: offset(jsonStart - keyStart),
                         jsonStart: offset(jsonStart), jsonLength: offset(valueStart - jsonStart),
                         valueStart: offset(valueStart), valueLength: value == nil ? -1 : Int32(offset(bytes.count - valueStart)),
                         doc: UInt32(d), n: UInt32(docs[d].rowCount)))
@@ -89,18 +96,22 @@ final class MappedBatch {
         if order.isEmpty { return }
         try bytes.withUnsafeBufferPointer { buf in
             let base = buf.baseAddress!
-            // Index order: key bytes, then document (sequence order stands in for the ID:
-            // any order is correct, the index sorts itself; this one is nearly right),
-            // then emit number.
+            // Index order: key bytes, document ID bytes, emit number (the primary key's).
+            func less(_ aStart: UInt32, _ aLength: UInt32, _ bStart: UInt32, _ bLength: UInt32) -> Bool? {
+                let c = memcmp(base + Int(aStart), base + Int(bStart), Int(min(aLength, bLength)))
+                if c != 0 { return c < 0 }
+                return aLength == bLength ? nil : aLength < bLength
+            }
             order.sort { a, b in
                 let x = rows[a], y = rows[b]
-                let c = memcmp(base + Int(x.keyStart), base + Int(y.keyStart), Int(min(x.keyLength, y.keyLength)))
-                if c != 0 { return c < 0 }
-                if x.keyLength != y.keyLength { return x.keyLength < y.keyLength }
-                return x.doc != y.doc ? docs[Int(x.doc)].docID.utf8.lexicographicallyPrecedes(docs[Int(y.doc)].docID.utf8) : x.n < y.n
+                if x.keyPrefix != y.keyPrefix { return x.keyPrefix < y.keyPrefix }
+                if let l = less(x.keyStart, x.keyLength, y.keyStart, y.keyLength) { return l }
+                if x.doc == y.doc { return x.n < y.n }
+                let dx = docs[Int(x.doc)], dy = docs[Int(y.doc)]
+                return less(dx.idStart, dx.idLength, dy.idStart, dy.idLength) ?? (x.doc < y.doc)
             }
             let raw = UnsafeRawPointer(base)
-            let cRows: [cblite_index_row] = order.map { i in
+            func cRow(_ i: Int) -> cblite_index_row {
                 let r = rows[i]
                 let d = docs[Int(r.doc)]
                 var c = cblite_index_row()
@@ -120,11 +131,19 @@ final class MappedBatch {
             }
             if bulk { try conn.exec("DROP INDEX IF EXISTS \(table)_doc") }
             let ins = try conn.prepare("INSERT INTO \(table)(key, docid, n, key_json, value, seq) SELECT key, docid, n, key_json, value, seq FROM cblite_index_rows(?)")
-            try cRows.withUnsafeBufferPointer { rowsBuf in
-                var set = cblite_index_rows(rows: rowsBuf.baseAddress, count: Int64(rowsBuf.count))
-                try withUnsafePointer(to: &set) { p in
-                    ins.bindIndexRows(1, p)
-                    try ins.run()
+            // In slices, so the C view of the rows stays small; each slice's first row
+            // seeks, the others append.
+            var cRows: [cblite_index_row] = []
+            cRows.reserveCapacity(min(order.count, MappedBatch.sliceRows))
+            for sliceStart in stride(from: 0, to: order.count, by: MappedBatch.sliceRows) {
+                cRows.removeAll(keepingCapacity: true)
+                for i in order[sliceStart..<min(order.count, sliceStart + MappedBatch.sliceRows)] { cRows.append(cRow(i)) }
+                try cRows.withUnsafeBufferPointer { rowsBuf in
+                    var set = cblite_index_rows(rows: rowsBuf.baseAddress, count: Int64(rowsBuf.count))
+                    try withUnsafePointer(to: &set) { p in
+                        ins.bindIndexRows(1, p)
+                        try ins.run()
+                    }
                 }
             }
             if bulk { try conn.exec("CREATE INDEX IF NOT EXISTS \(table)_doc ON \(table)(docid)") }

@@ -13,8 +13,14 @@ public struct EmittedRow: Equatable {
 /// be absent (nil), which is stored as nothing.
 public final class Emitter {
     let batch: MappedBatch
+    /// For a binding's use: one emitter serves all map calls of one index update, so a
+    /// binding can keep its per-emitter state here, and release it in `onRelease`.
+    public var context: AnyObject?
+    public var onRelease: (() -> Void)?
 
     init(batch: MappedBatch) { self.batch = batch }
+
+    deinit { onRelease?() }
 
     public func emit(_ key: JSONValue, _ value: JSONValue?) {
         batch.addRow(key: key, keyJSON: nil, value: value.map { Collation.encode($0) })
@@ -43,34 +49,78 @@ public final class Emitter {
 }
 
 /// The document a map function sees: its current revision as JSON, with "_id" and "_rev".
+/// It points into the chunk of documents being mapped (read and rendered in one buffer).
 public struct MapDocument {
-    public let docID: String
-    public let revID: String
-    public let sequence: Int64
-    /// The JSON followed by a 0 byte (C map functions take it as a C string).
-    let jsonNUL: [UInt8]
+    private let chunk: MapChunk
+    private let entry: MapChunk.Entry
 
-    init(docID: String, revID: String, sequence: Int64, json: [UInt8]) {
-        self.docID = docID
-        self.revID = revID
-        self.sequence = sequence
-        var j = json
-        j.append(0)
-        jsonNUL = j
+    init(_ chunk: MapChunk, _ entry: MapChunk.Entry) {
+        self.chunk = chunk
+        self.entry = entry
     }
 
-    public var json: [UInt8] { Array(jsonNUL.dropLast()) }
+    public var docID: String { String(decoding: chunk.bytes[entry.id], as: UTF8.self) }
+    public var revID: String { String(decoding: chunk.bytes[entry.rev], as: UTF8.self) }
+    public var sequence: Int64 { entry.sequence }
+    public var json: [UInt8] { Array(chunk.bytes[entry.json]) }
 
     /// The parsed document.
     public var object: JSONObject {
         get throws {
-            try jsonNUL.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: UnsafeBufferPointer(rebasing: $0.dropLast())) }
+            try chunk.bytes.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: UnsafeBufferPointer(rebasing: $0[entry.json])) }
         }
     }
 
-    /// Calls `body` with the JSON as a C string.
+    /// Calls `body` with the JSON as a C string (it is followed by a 0 byte in the chunk).
     public func withCString<T>(_ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
-        try jsonNUL.withUnsafeBufferPointer { try body(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)) }
+        try chunk.bytes.withUnsafeBufferPointer {
+            try body(UnsafeRawPointer($0.baseAddress! + entry.json.lowerBound).assumingMemoryBound(to: CChar.self))
+        }
+    }
+}
+
+/// A chunk of documents read for mapping: per document its sequence, whether it is
+/// deleted, and ranges of one buffer holding its ID, revision ID and JSON (followed by a
+/// 0 byte) — rendered straight from the columns, with no allocation per document.
+final class MapChunk {
+    struct Entry {
+        let sequence: Int64
+        let deleted: Bool
+        let id: Range<Int>, rev: Range<Int>, json: Range<Int>
+    }
+
+    let bytes: [UInt8]
+    let entries: [Entry]
+
+    private init(bytes: [UInt8], entries: [Entry]) {
+        self.bytes = bytes
+        self.entries = entries
+    }
+
+    /// Reads up to `limit` documents of `table` with sequences in (from, to].
+    static func read(_ conn: Connection, table: String, from: Int64, to: Int64, limit: Int) throws -> MapChunk {
+        let s = try conn.prepare("SELECT docid, sequence, flags, revid, body FROM \(table) WHERE sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?")
+        defer { s.reset() }
+        s.bind(1, from).bind(2, to).bind(3, Int64(limit))
+        var w = JSONWriter(canonical: false, capacity: 64 * 1024)
+        var entries: [Entry] = []
+        entries.reserveCapacity(limit)
+        let none = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+        while try s.step() {
+            let id = s.borrowedBytes(0) ?? none, rev = s.borrowedBytes(3) ?? none
+            let deleted = DocFlags(rawValue: s.int(2)).contains(.deleted)
+            let idStart = w.bytes.count
+            w.appendRaw(id)
+            let revStart = w.bytes.count
+            w.appendRaw(rev)
+            let jsonStart = w.bytes.count
+            if !deleted { DocumentJSON.write(into: &w, docID: id, rev: rev, deleted: false, body: s.borrowedBytes(4)) }
+            let jsonEnd = w.bytes.count
+            w.appendByte(0)
+            entries.append(Entry(sequence: s.int(1), deleted: deleted, id: idStart..<revStart, rev: revStart..<jsonStart,
+                                 json: jsonStart..<jsonEnd))
+        }
+        return MapChunk(bytes: w.bytes, entries: entries)
     }
 }
 
@@ -255,24 +305,15 @@ public final class View: @unchecked Sendable {
             let collLast = try store.collectionMeta(collection.id).lastSeq
             if collLast <= upTo { break }
             let chunkFrom = upTo
-            let docs: [(String, Int64, Bool, String, [UInt8]?)] = try store.read { conn in
-                let s = try conn.prepare("SELECT docid, sequence, flags, revid, body FROM \(table) WHERE sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?")
-                defer { s.reset() }
-                s.bind(1, chunkFrom).bind(2, collLast).bind(3, Int64(View.chunkSize))
-                var out: [(String, Int64, Bool, String, [UInt8]?)] = []
-                out.reserveCapacity(View.chunkSize)
-                while try s.step() {
-                    out.append((s.string(0) ?? "", s.int(1), DocFlags(rawValue: s.int(2)).contains(.deleted), s.string(3) ?? "", s.bytes(4)))
-                }
-                return out
+            let chunk = try store.read { conn in
+                try MapChunk.read(conn, table: table, from: chunkFrom, to: collLast, limit: View.chunkSize)
             }
-            for (docID, seq, deleted, rev, body) in docs {
-                batch.beginDocument(docID: docID, sequence: seq)
-                if deleted { continue }
-                let json = DocumentJSON.render(docID: docID, rev: rev, deleted: false, body: body)
-                try map(MapDocument(docID: docID, revID: rev, sequence: seq, json: json), emitter)
+            for e in chunk.entries {
+                batch.beginDocument(id: chunk.bytes[e.id], sequence: e.sequence)
+                if !e.deleted { try map(MapDocument(chunk, e), emitter) }
             }
-            upTo = docs.count < View.chunkSize ? collLast : docs.last!.1
+            let docs = chunk.entries
+            upTo = docs.count < View.chunkSize ? collLast : docs.last!.sequence
         }
         return upTo
     }
@@ -299,9 +340,21 @@ public final class View: @unchecked Sendable {
         toInsert.reserveCapacity(batch.docs.count)
         var anyChange = false
         for (i, doc) in batch.docs.enumerated() {
+            if emptyIndex && unchanged {           // a first build: every document's rows are new
+                guard doc.rowCount > 0 else { continue }
+                toInsert.append(i)
+                anyChange = true
+                st.totalRows += Int64(doc.rowCount)
+                if changedKeys != nil {
+                    changedKeys!.append(contentsOf: batch.keys(of: i))
+                    if changedKeys!.count > View.maxChangedKeys { changedKeys = nil }
+                }
+                continue
+            }
+            let docID = batch.docID(i)
             var purged = false
             if !unchanged {
-                current.bind(1, doc.docID)
+                current.bind(1, docID)
                 let nowSeq: Int64? = try current.step() ? current.int(0) : nil
                 current.reset()
                 // A document purged meanwhile is not re-added; one changed meanwhile is
@@ -311,20 +364,20 @@ public final class View: @unchecked Sendable {
             let newCount = purged ? 0 : doc.rowCount
             var oldRows: [EmittedRow] = []
             if !emptyIndex {
-                old.bind(1, doc.docID)
+                old.bind(1, docID)
                 defer { old.reset() }
                 while try old.step() { oldRows.append(EmittedRow(key: old.bytes(0) ?? [], keyJSON: old.bytes(1) ?? [], value: old.bytes(2))) }
             }
             if oldRows.isEmpty && newCount == 0 { continue }
             if !oldRows.isEmpty && !purged && View.sameRows(oldRows, batch.rows(of: i)) {
                 let u = try conn.prepare("UPDATE \(vt) SET seq=? WHERE docid=?")   // keep the row sequences current
-                u.bind(1, doc.sequence).bind(2, doc.docID)
+                u.bind(1, doc.sequence).bind(2, docID)
                 try u.run()
                 continue
             }
             anyChange = true
             if !oldRows.isEmpty {
-                del.bind(1, doc.docID)
+                del.bind(1, docID)
                 try del.run()
             }
             if newCount > 0 { toInsert.append(i) }
