@@ -111,6 +111,14 @@ public final class Statement {
         return UnsafeBufferPointer(start: p?.assumingMemoryBound(to: UInt8.self), count: p == nil ? 0 : n)
     }
 
+    /// A TEXT column's UTF-8 without copying it, nil for NULL (two calls into SQLite
+    /// instead of three: a text value, even empty, has a non-NULL pointer). Valid until
+    /// the statement steps again or is reset.
+    public func borrowedText(_ col: Int32) -> UnsafeBufferPointer<UInt8>? {
+        guard let p = sqlite3_column_text(handle, col) else { return nil }
+        return UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(handle, col)))
+    }
+
     /// Calls `body` with the column's bytes without copying them (valid during the call).
     public func withBytes<T>(_ col: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         let n = Int(sqlite3_column_bytes(handle, col))

@@ -134,8 +134,11 @@ final class AllDocsScan: ValueRowProducer {
         var args: [SQLArg] = []
         if mode == .allDocs || mode == .showConflicts { conds.append("(flags & 1) = 0") }
         if mode == .onlyConflicts { conds.append("(flags & 2) != 0") }
-        if let lower { conds.append("\(col) \(lowerInclusive ? ">=" : ">") ?"); args.append(lower) }
-        if let upper { conds.append("\(col) \(upperInclusive ? "<=" : "<") ?"); args.append(upper) }
+        // After the first page the cursor replaces the start bound, so SQLite seeks to it
+        // (given both, it may seek to the start bound and filter its way to the cursor).
+        let paging = (bySeq ? cursorSeq != nil : cursorID != nil)
+        if let lower, !(paging && !desc) { conds.append("\(col) \(lowerInclusive ? ">=" : ">") ?"); args.append(lower) }
+        if let upper, !(paging && desc) { conds.append("\(col) \(upperInclusive ? "<=" : "<") ?"); args.append(upper) }
         if bySeq, let c = cursorSeq { conds.append("sequence \(desc ? "<" : ">") ?"); args.append(.int(c)) }
         if !bySeq, let c = cursorID { conds.append("docid \(desc ? "<" : ">") ?"); args.append(.string(c)) }
         let sql = "SELECT docid, sequence, flags, revid FROM \(table)"

@@ -1,3 +1,5 @@
+import Glibc
+
 /// A bound SQL parameter.
 enum SQLArg {
     case text([UInt8])
@@ -25,13 +27,14 @@ final class MapScan: RowSource {
     private let descending: Bool
     private let range: QueryOptions.Range
     private let keys: [[UInt8]]?                 // CollatableKeys of "keys", in their order
+    private let withCollatableKeys: Bool         // rows carry their CollatableKey (grouping needs it)
     private var keyIndex = 0
     private let arena = RowArena(capacity: 64 * 1024)
     private var rows: [PageRow] = []
     private var rowIndex = 0
     private var cursor: (key: [UInt8], docID: String, n: Int64)?
     private var done = false
-    static let pageSize = 512
+    static let pageSize = 2048
 
     private struct PageRow {
         var key: RowArena.Span, keyJSON: RowArena.Span, value: RowArena.Span
@@ -39,9 +42,10 @@ final class MapScan: RowSource {
         var seq: Int64, n: Int64
     }
 
-    init(store: Store, table: String?, options: QueryOptions) {
+    init(store: Store, table: String?, options: QueryOptions, withCollatableKeys: Bool = false) {
         self.store = store
         self.table = table
+        self.withCollatableKeys = withCollatableKeys
         descending = options.descending
         range = options.keyRange()
         keys = options.keys.map { $0.map { CollatableKey.encode($0) } }
@@ -76,11 +80,15 @@ final class MapScan: RowSource {
             }
             return (conds, args)
         }
-        (conds, args) = MapScan.rangeConditions(range)
-        if let c = cursor {      // a row value: SQLite seeks the primary key straight to it
-            conds.append("(key, docid, n) \(cmpGT) (?, ?, ?)")
-            args += [.blob(c.key), .string(c.docID), .int(c.n)]
-        }
+        guard let c = cursor else { return MapScan.rangeConditions(range) }
+        // After the first page, the cursor row value replaces the range's start bound, so
+        // that SQLite seeks the primary key straight to it (with both, it would seek to the
+        // start bound and filter every row up to the cursor).
+        var rest = range
+        if descending { rest.upper = nil; rest.upperDocID = nil } else { rest.lower = nil; rest.lowerDocID = nil }
+        (conds, args) = MapScan.rangeConditions(rest)
+        conds.append("(key, docid, n) \(cmpGT) (?, ?, ?)")
+        args += [.blob(c.key), .string(c.docID), .int(c.n)]
         return (conds, args)
     }
 
@@ -91,25 +99,29 @@ final class MapScan: RowSource {
         guard let table, let (conds, args) = pageConditions() else { done = true; return }
         let dir = descending ? "DESC" : "ASC"
         let order = keys != nil ? "docid \(dir), n \(dir)" : "key \(dir), docid \(dir), n \(dir)"
-        let sql = "SELECT key, docid, n, key_json, value, seq FROM \(table)"
+        // The CollatableKey column only when rows need it; the next page's cursor re-encodes
+        // the last row's key from its JSON instead (once per page, not per row).
+        let sql = "SELECT docid, n, key_json, value, seq\(withCollatableKeys ? ", key" : "") FROM \(table)"
             + (conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND "))
             + " ORDER BY \(order) LIMIT \(MapScan.pageSize)"
+        let withKeys = withCollatableKeys
         try store.read { conn in
             let s: Statement
             do { s = try conn.prepare(sql) } catch let e as CBLError where e.message.contains("no such table") { return }
             defer { s.reset() }
             for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
             while try s.step() {
-                let docID = arena.store(s.borrowedBytes(1))
-                let value = s.borrowedBytes(4)
+                let docID = arena.store(s.borrowedText(0))
+                let value = s.borrowedText(3)
                 let storedValue = arena.store(value)
-                rows.append(PageRow(key: arena.store(s.borrowedBytes(0)), keyJSON: arena.store(s.borrowedBytes(3)),
+                rows.append(PageRow(key: withKeys ? arena.store(s.borrowedBytes(5)) : .none, keyJSON: arena.store(s.borrowedText(2)),
                                     value: storedValue, docID: MapScan.redirect(value).map { arena.store($0) } ?? docID,
-                                    sourceDocID: docID, seq: s.int(5), n: s.int(2)))
+                                    sourceDocID: docID, seq: s.int(4), n: s.int(1)))
             }
         }
         if let last = rows.last {
-            cursor = (Array(arena.buffer(last.key)!), String(decoding: arena.buffer(last.sourceDocID)!, as: UTF8.self), last.n)
+            let key = try JSONParser.parse(bytes: arena.buffer(last.keyJSON)!)
+            cursor = (CollatableKey.encode(key), String(decoding: arena.buffer(last.sourceDocID)!, as: UTF8.self), last.n)
         }
         if rows.count < MapScan.pageSize {
             if keys != nil {
@@ -149,8 +161,16 @@ final class MapScan: RowSource {
     /// The seeds' redirection: a value that is an object with a string "_id" names the
     /// document the row refers to.
     static func redirect(_ value: UnsafeBufferPointer<UInt8>?) -> String? {
-        guard let value, value.first == UInt8(ascii: "{"),
+        guard let value, value.first == UInt8(ascii: "{"), contains(value, "\"_id\""),
               let o = try? JSONParser.parseObject(bytes: value) else { return nil }
         return o["_id"]?.stringValue
+    }
+
+    private static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: StaticString) -> Bool {
+        let n = needle.utf8CodeUnitCount
+        guard haystack.count >= n, let base = haystack.baseAddress else { return false }
+        let first = needle.utf8Start[0]
+        for i in 0...(haystack.count - n) where base[i] == first && memcmp(base + i, needle.utf8Start, n) == 0 { return true }
+        return false
     }
 }
