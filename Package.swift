@@ -67,7 +67,9 @@ let package = Package(
         .target(
             name: "CBLite",
             dependencies: ["CBLiteCore", "CCBLite"],
-            exclude: ["exports.map"]
+            exclude: ["exports.map"],
+            // As in the engine: every query row passes the handle table.
+            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
         .executableTarget(
             name: "cblite-cli",

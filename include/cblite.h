@@ -691,7 +691,14 @@ void cbl_blob_reader_close(cbl_blob_reader* reader);
  *   null < false < true < numbers (by value) < strings < arrays < objects;
  * strings by the Unicode Collation Algorithm (ICU, root locale: "a" < "A" < "aa" < "b"),
  * arrays element by element (a prefix first), objects member by member as emitted.
- * Rows with equal keys sort by document ID (byte order).
+ * Rows with equal keys sort by document ID (byte order). Numbers compare as doubles (as
+ * in JavaScript): 1 and 1.0 are equal keys, as are integers beyond 2^53 that round to the
+ * same double; so are canonically equivalent strings (U+00E9 and e + U+0301). A grouped
+ * row's key is the JSON one of its rows emitted. The index stores each key in a form whose
+ * byte order is this collation (strings as ICU sort keys), tagged with ICU's collation
+ * version: after an ICU upgrade that changes it, the next update rebuilds the index, and
+ * until then a query with "update": false finds no rows. Indexes written by cblite 0.1
+ * (JSON keys) are dropped and rebuilt the same way.
  *
  * Query options (one JSON object, CouchDB's names; all optional):
  *   "key": k | "keys": [k, ...]      rows with exactly these keys ("keys": in that order)

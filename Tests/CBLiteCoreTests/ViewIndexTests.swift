@@ -222,18 +222,19 @@ final class ViewIndexTests: CBLTestCase {
     func testEnumeratorStreamsPageByPage() throws {
         let db = try open()
         let c = try db.defaultCollection()
+        let page = MapScan.pageSize
         try db.begin()
-        for i in 0..<2000 { _ = try c.put(docID: String(format: "d%04d", i), json: "{\"k\":\(i)}", parent: nil) }
+        for i in 0..<(3 * page) { _ = try c.put(docID: String(format: "d%05d", i), json: "{\"k\":\(i)}", parent: nil) }
         try db.commit()
         let v = try keyView(c)
         let e = try v.query()
         XCTAssertEqual(try e.next()?.keyJSON, "0")
         try db.begin()
-        for i in 1000..<2000 { try c.purge(docID: String(format: "d%04d", i)) }
+        for i in (2 * page)..<(3 * page) { try c.purge(docID: String(format: "d%05d", i)) }
         try db.commit()
         var n = 1
         while try e.next() != nil { n += 1 }
-        XCTAssertEqual(n, 1000)
+        XCTAssertEqual(n, 2 * page)
         XCTAssertTrue(try e.isStale)
     }
 

@@ -394,6 +394,80 @@ static void test_reduce_and_group(void) {
     CHECK_ST(cbl_db_close(db, &E), CBL_OK);
 }
 
+/* Reads a map-only query row by row; checks document IDs are strictly ordered (ascending
+ * or descending) and within [lo, hi]; returns the row count. Rows are lent until the next
+ * call, so the previous ID is copied. */
+static long scan_ids(cbl_view* v, const char* options, int descending, const char* lo, const char* hi) {
+    cbl_query_result* r = NULL;
+    if (cbl_view_query(v, options, &r, &E) != CBL_OK) { CHECK(0); return -1; }
+    cbl_query_row row;
+    int has = 0, ordered = 1, bounded = 1;
+    long n = 0;
+    char prev[64] = "";
+    while (cbl_query_result_next(r, &row, &has, &E) == CBL_OK && has) {
+        if (n > 0) {
+            int c = strcmp(prev, row.doc_id);
+            if (descending ? c <= 0 : c >= 0) ordered = 0;
+        }
+        if ((lo && strcmp(row.doc_id, lo) < 0) || (hi && strcmp(row.doc_id, hi) > 0)) bounded = 0;
+        snprintf(prev, sizeof prev, "%s", row.doc_id);
+        n++;
+    }
+    cbl_query_result_release(r);
+    CHECK(ordered);
+    CHECK(bounded);
+    return n;
+}
+
+/* The number of rows of a query (-1 when it fails). */
+static long count_rows(cbl_view* v, const char* options) {
+    cbl_query_result* r = NULL;
+    if (cbl_view_query(v, options, &r, &E) != CBL_OK) return -1;
+    cbl_query_row row;
+    int has = 0;
+    long n = 0;
+    while (cbl_query_result_next(r, &row, &has, &E) == CBL_OK && has) n++;
+    cbl_query_result_release(r);
+    return n;
+}
+
+/* Queries longer than a page (index pages are read 2,048 rows at a time), with document
+ * ID bounds in both directions, and _count grouped and over ranges. */
+static void test_paging_and_counts(void) {
+    cbl_collection* c;
+    cbl_db* db = open_fresh("paging", &c);
+    CHECK_ST(cbl_db_begin(db, &E), CBL_OK);
+    for (int i = 0; i < 6000; i++) {
+        char id[16], body[32];
+        snprintf(id, sizeof id, "p%05d", i);
+        snprintf(body, sizeof body, "{\"k\":%d}", i % 3);
+        put(c, id, body);
+    }
+    CHECK_ST(cbl_db_commit(db, &E), CBL_OK);
+    cbl_view* v = NULL;
+    CHECK_ST(cbl_collection_view(c, "mod3", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, "_count", "1", NULL, &E), CBL_OK);
+    CHECK(scan_ids(v, "{\"key\":1,\"reduce\":false}", 0, NULL, NULL) == 2000);
+    CHECK(scan_ids(v, "{\"key\":1,\"reduce\":false,\"descending\":true}", 1, NULL, NULL) == 2000);
+    CHECK(count_rows(v, "{\"startkey\":0,\"endkey\":2,\"reduce\":false,\"limit\":5000,\"skip\":500}") == 5000);
+    CHECK(count_rows(v, "{\"startkey\":0,\"endkey\":2,\"reduce\":false,\"skip\":5990}") == 10);
+    CHECK(scan_ids(v, "{\"startkey\":2,\"startkey_docid\":\"p01000\",\"endkey\":2,\"endkey_docid\":\"p05000\",\"reduce\":false}",
+                   0, "p01000", "p05000") == 1334);
+    CHECK(scan_ids(v, "{\"startkey\":2,\"startkey_docid\":\"p05000\",\"endkey\":2,\"endkey_docid\":\"p01000\",\"reduce\":false,\"descending\":true}",
+                   1, "p01000", "p05000") == 1334);
+    CHECK(count_rows(v, "{\"keys\":[2,0,2],\"reduce\":false}") == 6000);
+    CHECK_STR(VALUES(v, "{\"group\":true}"), "2000|2000|2000");
+    CHECK_STR(KEYS(v, "{\"group\":true,\"descending\":true}"), "2|1|0");
+    CHECK_STR(VALUES(v, NULL), "6000");
+    CHECK_STR(VALUES(v, "{\"startkey\":1}"), "4000");
+    CHECK_STR(VALUES(v, "{\"startkey\":0,\"endkey\":2,\"inclusive_end\":false}"), "4000");
+    CHECK_STR(VALUES(v, "{\"startkey\":2,\"endkey\":1,\"descending\":true,\"group\":true}"), "2000|2000");
+    CHECK_STR(VALUES(v, "{\"startkey\":1,\"startkey_docid\":\"p03000\",\"group\":true}"), "1000|2000");
+    cbl_view_release(v);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
 static void test_incremental(void) {
     cbl_collection* c;
     cbl_db* db = open_fresh("incremental", &c);
@@ -682,6 +756,7 @@ int main(void) {
     test_collation();
     test_options();
     test_reduce_and_group();
+    test_paging_and_counts();
     test_incremental();
     test_errors_and_handles();
     test_all_docs();

@@ -122,10 +122,9 @@ final class CountSource: ValueRowProducer {
             conds.append(descending ? "key < ?" : "key > ?")
             args.append(.blob(k))
         }
-        // The group's key is the JSON its first row (in scan order) emitted: min/max(docid)
-        // makes SQLite take key_json from that row.
-        let first = descending ? "max(docid)" : "min(docid)"
-        let sql = "SELECT key, key_json, count(*), \(first) FROM \(table)" + whereClause()
+        // The group's key is the JSON one of its rows emitted (they all collate equal; as a
+        // bare column, SQLite takes it from the group's last row).
+        let sql = "SELECT key, key_json, count(*) FROM \(table)" + whereClause()
             + " GROUP BY key ORDER BY key \(descending ? "DESC" : "ASC") LIMIT \(CountSource.pageSize)"
         var rows: [QueryRow] = []
         var last: [UInt8]?
