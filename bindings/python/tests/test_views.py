@@ -168,6 +168,33 @@ def test_custom_reduce_with_rereduce(db, coll):
     v.release()
 
 
+def test_count_agrees_with_a_counting_reduce_across_pages(db, coll):
+    # _count is computed by SQLite; a Python reducer that counts goes row by row. They
+    # agree on groups (1 and 1.0 are one key; so are the two spellings of é), ranges and
+    # directions, over more rows than an index page holds.
+    spellings = [1, 1.0, 2, "a", "A", "\u00e9", "e\u0301", None, [1, 2], {"x": 1}]
+    with db.transaction():
+        for i in range(5000):
+            coll.put({"k": spellings[i % len(spellings)]}, f"p{i:05d}")
+    counting = coll.view("counting")
+    counting.set_map_reduce(by_k, reduce="_count", version="1")
+    python = coll.view("python")
+    python.set_map_reduce(by_k, reduce=lambda k, v, rereduce: sum(v) if rereduce else len(v), version="1")
+    for options in [{}, {"group": True}, {"group": True, "descending": True},
+                    {"startkey": 1, "endkey": "a", "group": True}, {"key": "\u00e9"},
+                    {"startkey": 2, "endkey": 1, "descending": True, "inclusive_end": False}]:
+        assert values(counting, **options) == values(python, **options), options
+    assert values(counting, group=True) == [500, 1000, 500, 500, 500, 1000, 500, 500]
+    rows = counting.rows(key=1, reduce=False)
+    assert len(rows) == 1000 and [r.doc_id for r in rows] == sorted(r.doc_id for r in rows)
+    down = counting.rows(key=1, reduce=False, descending=True, startkey_docid="p04000",
+                         endkey_docid="p00500")
+    assert [r.doc_id for r in down] == sorted((r.doc_id for r in rows if "p00500" <= r.doc_id <= "p04000"),
+                                               reverse=True)
+    counting.release()
+    python.release()
+
+
 def test_map_exception_fails_the_query(coll):
     coll.put({"k": 1}, "a")
     v = coll.view("bad")
