@@ -102,7 +102,7 @@ $(REL_OUT)/$(1)/lib/libcblite.so: $(SAN_SWIFT_SOURCES)
 $(REL_OUT)/$(1)/%: $(REL_DIR)/%.c $(REL_HDRS) $(REL_OUT)/$(1)/lib/libcblite.so
 	$(SWIFT_CLANG) $(SAN_CFLAGS) -fsanitize=$(2) -o $$@ $$< -L$(REL_OUT)/$(1)/lib -lcblite \
 	  -L$(SWIFT_RTLIB) -ldispatch -lBlocksRuntime -lpthread -Wl,-rpath,$(CURDIR)/$(REL_OUT)/$(1)/lib -Wl,-rpath,$(SWIFT_RTLIB)
-$(REL_OUT)/$(1)/test_cblite: Tests/c/test_cblite.c include/cblite.h $(REL_OUT)/$(1)/lib/libcblite.so
+$(REL_OUT)/$(1)/test_%: Tests/c/test_%.c Tests/c/check.h include/cblite.h $(REL_OUT)/$(1)/lib/libcblite.so
 	$(SWIFT_CLANG) $(SAN_CFLAGS) -fsanitize=$(2) -o $$@ $$< -L$(REL_OUT)/$(1)/lib -lcblite \
 	  -L$(SWIFT_RTLIB) -ldispatch -lBlocksRuntime -lpthread -Wl,-rpath,$(CURDIR)/$(REL_OUT)/$(1)/lib -Wl,-rpath,$(SWIFT_RTLIB)
 endef
@@ -127,25 +127,25 @@ endef
 test-asan: $(REL_OUT)/asan/lib/libcblite.so
 	@if [ ! -e $(REL_OUT)/asan/lib/libcblite.so ]; then echo "test-asan: SKIPPED (no ASan build of the library, see above)"; \
 	else $(MAKE) -f $(REL_MK) --no-print-directory asan-run; fi
-asan-run: $(REL_OUT)/asan/test_cblite $(REL_OUT)/asan/bad_input_test $(REL_OUT)/asan/stress_test
-	$(call SAN_RUN,asan,$(SAN_RUN_ENV) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66,$(REL_OUT)/asan/test_cblite ;; $(REL_OUT)/asan/bad_input_test ;; $(REL_OUT)/asan/stress_test --threads 6 --ops 300)
+asan-run: $(REL_OUT)/asan/test_cblite $(REL_OUT)/asan/test_views $(REL_OUT)/asan/bad_input_test $(REL_OUT)/asan/stress_test
+	$(call SAN_RUN,asan,$(SAN_RUN_ENV) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66,$(REL_OUT)/asan/test_cblite ;; $(REL_OUT)/asan/test_views ;; $(REL_OUT)/asan/bad_input_test ;; $(REL_OUT)/asan/stress_test --threads 6 --ops 300)
 
 test-tsan: $(REL_OUT)/tsan/lib/libcblite.so
 	@if [ ! -e $(REL_OUT)/tsan/lib/libcblite.so ]; then echo "test-tsan: SKIPPED (no TSan build of the library, see above)"; \
 	else $(MAKE) -f $(REL_MK) --no-print-directory tsan-run; fi
-tsan-run: $(REL_OUT)/tsan/test_cblite $(REL_OUT)/tsan/bad_input_test $(REL_OUT)/tsan/stress_test $(TSAN_SUPP_ALL)
-	$(call SAN_RUN,tsan,$(SAN_RUN_ENV) TSAN_OPTIONS=suppressions=$(CURDIR)/$(TSAN_SUPP_ALL):halt_on_error=0:exitcode=66,$(REL_OUT)/tsan/test_cblite ;; $(REL_OUT)/tsan/bad_input_test ;; $(REL_OUT)/tsan/stress_test --threads 4 --ops 150)
+tsan-run: $(REL_OUT)/tsan/test_cblite $(REL_OUT)/tsan/test_views $(REL_OUT)/tsan/bad_input_test $(REL_OUT)/tsan/stress_test $(TSAN_SUPP_ALL)
+	$(call SAN_RUN,tsan,$(SAN_RUN_ENV) TSAN_OPTIONS=suppressions=$(CURDIR)/$(TSAN_SUPP_ALL):halt_on_error=0:exitcode=66,$(REL_OUT)/tsan/test_cblite ;; $(REL_OUT)/tsan/test_views ;; $(REL_OUT)/tsan/bad_input_test ;; $(REL_OUT)/tsan/stress_test --threads 4 --ops 150)
 
-$(REL_OUT)/test_cblite: Tests/c/test_cblite.c include/cblite.h $(REL_LIB_DEP)
+$(REL_OUT)/test_%: Tests/c/test_%.c Tests/c/check.h include/cblite.h $(REL_LIB_DEP)
 	@mkdir -p $(REL_OUT)
 	$(CC) -std=c99 -Wall -Wextra -Werror -g -Iinclude -o $@ $< $(REL_LDFLAGS)
 
 # valgrind memcheck against the release .so: zero definite leaks (the Swift runtime's
 # one-time allocations are "still reachable"/"possibly lost", not definite). Slow: the
 # C test program takes ~4-5 minutes under valgrind on 2 cores.
-test-valgrind: $(REL_OUT)/test_cblite reliability-bins
+test-valgrind: $(REL_OUT)/test_cblite $(REL_OUT)/test_views reliability-bins
 	@command -v $(VALGRIND) >/dev/null || { echo "test-valgrind: SKIPPED (valgrind not installed)"; exit 0; }
-	$(call SAN_RUN,valgrind,REL_TMPDIR=$(REL_TMPDIR),$(VALGRIND) $(VG_FLAGS) $(REL_OUT)/test_cblite ;; $(VALGRIND) $(VG_FLAGS) --trace-children=yes $(REL_OUT)/bad_input_test ;; $(VALGRIND) $(VG_FLAGS) $(REL_OUT)/stress_test --threads 3 --ops 60 --readers 1 --procs 0 --watchdog 900)
+	$(call SAN_RUN,valgrind,REL_TMPDIR=$(REL_TMPDIR),$(VALGRIND) $(VG_FLAGS) $(REL_OUT)/test_cblite ;; $(VALGRIND) $(VG_FLAGS) $(REL_OUT)/test_views ;; $(VALGRIND) $(VG_FLAGS) --trace-children=yes $(REL_OUT)/bad_input_test ;; $(VALGRIND) $(VG_FLAGS) $(REL_OUT)/stress_test --threads 3 --ops 60 --readers 1 --procs 0 --watchdog 900)
 
 test-sanitize:
 	@rc=0; \
