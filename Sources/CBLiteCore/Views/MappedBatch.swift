@@ -10,16 +10,20 @@ final class MappedBatch {
     struct Doc {
         let sequence: Int64
         let idStart: UInt32, idLength: UInt32        // the ID's UTF-8 in `bytes`
-        var firstRow: Int
-        var rowCount: Int
+        var firstRow: UInt32
+        var rowCount: UInt32
+        var rowRange: Range<Int> { Int(firstRow)..<Int(firstRow + rowCount) }
     }
 
+    /// A row's key, key JSON and value lie one after the other in `bytes` (32 bytes a row).
     private struct Row {
         var keyPrefix: UInt64                       // the key's first 8 bytes, big-endian: most comparisons end here
         var keyStart: UInt32, keyLength: UInt32
-        var jsonStart: UInt32, jsonLength: UInt32
-        var valueStart: UInt32, valueLength: Int32   // -1: no value
+        var jsonLength: UInt32
+        var valueLength: Int32                      // -1: no value
         var doc: UInt32, n: UInt32
+        var jsonStart: UInt32 { keyStart + keyLength }
+        var valueStart: UInt32 { jsonStart + jsonLength }
     }
 
     private(set) var docs: [Doc] = []
@@ -33,11 +37,20 @@ final class MappedBatch {
     static let sliceRows = 8192
     var isFull: Bool { bytes.count >= MappedBatch.maxBytes || rows.count >= MappedBatch.maxRows }
 
+    /// Reserves room for about `documents` documents of one row each (growing by doubling
+    /// would briefly hold two copies of each array).
+    func reserve(documents: Int) {
+        let n = min(documents, MappedBatch.maxRows)
+        docs.reserveCapacity(n)
+        rows.reserveCapacity(n)
+        bytes.reserveCapacity(n * 24)
+    }
+
     func beginDocument(id: ArraySlice<UInt8>, sequence: Int64) {
         let start = bytes.count
         bytes.append(contentsOf: id)
         docs.append(Doc(sequence: sequence, idStart: offset(start), idLength: offset(bytes.count - start),
-                        firstRow: rows.count, rowCount: 0))
+                        firstRow: offset(rows.count), rowCount: 0))
     }
 
     /// The ID of document `i`.
@@ -57,9 +70,9 @@ final class MappedBatch {
         var prefix: UInt64 = 0
         for i in 0..<8 { prefix = prefix << 8 | UInt64(keyStart + i < jsonStart ? bytes[keyStart + i] : 0) }
         rows.append(Row(keyPrefix: prefix, keyStart: offset(keyStart), keyLength: offset(jsonStart - keyStart),
-                        jsonStart: offset(jsonStart), jsonLength: offset(valueStart - jsonStart),
-                        valueStart: offset(valueStart), valueLength: value == nil ? -1 : Int32(offset(bytes.count - valueStart)),
-                        doc: UInt32(d), n: UInt32(docs[d].rowCount)))
+                        jsonLength: offset(valueStart - jsonStart),
+                        valueLength: value == nil ? -1 : Int32(offset(bytes.count - valueStart)),
+                        doc: offset(d), n: docs[d].rowCount))
         docs[d].rowCount += 1
     }
 
@@ -75,7 +88,7 @@ final class MappedBatch {
     /// The rows of document `i`, as values (to compare with the rows it had before).
     func rows(of i: Int) -> [EmittedRow] {
         let d = docs[i]
-        return rows[d.firstRow..<(d.firstRow + d.rowCount)].map { r in
+        return rows[d.rowRange].map { r in
             EmittedRow(key: slice(r.keyStart, r.keyLength), keyJSON: slice(r.jsonStart, r.jsonLength),
                        value: r.valueLength < 0 ? nil : slice(r.valueStart, UInt32(r.valueLength)))
         }
@@ -84,14 +97,14 @@ final class MappedBatch {
     /// The CollatableKeys of document `i`'s rows.
     func keys(of i: Int) -> [[UInt8]] {
         let d = docs[i]
-        return rows[d.firstRow..<(d.firstRow + d.rowCount)].map { slice($0.keyStart, $0.keyLength) }
+        return rows[d.rowRange].map { slice($0.keyStart, $0.keyLength) }
     }
 
     /// Inserts the rows of the given documents into a view index table, in index order.
     /// `bulk` (an empty index): the document-ID index is dropped first and built after
     /// from the sorted table, as CREATE INDEX does best.
     func insert(documents: [Int], into table: String, conn: Connection, bulk: Bool) throws {
-        var order: [Int] = []
+        var order: [UInt32] = []
         for i in documents { order.append(contentsOf: docs[i].firstRow..<(docs[i].firstRow + docs[i].rowCount)) }
         if order.isEmpty { return }
         try bytes.withUnsafeBufferPointer { buf in
@@ -103,7 +116,7 @@ final class MappedBatch {
                 return aLength == bLength ? nil : aLength < bLength
             }
             order.sort { a, b in
-                let x = rows[a], y = rows[b]
+                let x = rows[Int(a)], y = rows[Int(b)]
                 if x.keyPrefix != y.keyPrefix { return x.keyPrefix < y.keyPrefix }
                 if let l = less(x.keyStart, x.keyLength, y.keyStart, y.keyLength) { return l }
                 if x.doc == y.doc { return x.n < y.n }
@@ -111,8 +124,8 @@ final class MappedBatch {
                 return less(dx.idStart, dx.idLength, dy.idStart, dy.idLength) ?? (x.doc < y.doc)
             }
             let raw = UnsafeRawPointer(base)
-            func cRow(_ i: Int) -> cblite_index_row {
-                let r = rows[i]
+            func cRow(_ i: UInt32) -> cblite_index_row {
+                let r = rows[Int(i)]
                 let d = docs[Int(r.doc)]
                 var c = cblite_index_row()
                 c.key = raw + Int(r.keyStart)

@@ -304,6 +304,7 @@ public final class View: @unchecked Sendable {
         while !batch.isFull {
             let collLast = try store.collectionMeta(collection.id).lastSeq
             if collLast <= upTo { break }
+            if upTo == from { batch.reserve(documents: Int(clamping: collLast - from)) }
             let chunkFrom = upTo
             let chunk = try store.read { conn in
                 try MapChunk.read(conn, table: table, from: chunkFrom, to: collLast, limit: View.chunkSize)
@@ -361,7 +362,7 @@ public final class View: @unchecked Sendable {
                 // indexed by a later batch (its new sequence is above this one's).
                 if nowSeq == nil { purged = true } else if nowSeq != doc.sequence { continue }
             }
-            let newCount = purged ? 0 : doc.rowCount
+            let newCount = purged ? 0 : Int(doc.rowCount)
             var oldRows: [EmittedRow] = []
             if !emptyIndex {
                 old.bind(1, docID)
