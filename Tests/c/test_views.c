@@ -47,6 +47,19 @@ static void put(cbl_collection* c, const char* id, const char* body) {
     cbl_free(rev);
 }
 
+/* Puts `count` documents in one transaction: IDs from id_format with i, bodies from
+ * body_format with i % mod. */
+static void put_many(cbl_db* db, cbl_collection* c, const char* id_format, int count, const char* body_format, int mod) {
+    CHECK_ST(cbl_db_begin(db, &E), CBL_OK);
+    for (int i = 0; i < count; i++) {
+        char id[32], body[64];
+        snprintf(id, sizeof id, id_format, i);
+        snprintf(body, sizeof body, body_format, i % mod);
+        put(c, id, body);
+    }
+    CHECK_ST(cbl_db_commit(db, &E), CBL_OK);
+}
+
 static void update(cbl_collection* c, const char* id, const char* body) {
     char* doc = NULL;
     CHECK_ST(cbl_doc_get(c, id, 0, &doc, &E), CBL_OK);
@@ -370,14 +383,7 @@ static void test_reduce_and_group(void) {
     cbl_view_release(v);
 
     /* A custom reduce over enough rows to be reduced in chunks, then re-reduced. */
-    CHECK_ST(cbl_db_begin(db, &E), CBL_OK);
-    for (int i = 0; i < 1200; i++) {
-        char id[16], body[48];
-        snprintf(id, sizeof id, "n%04d", i);
-        snprintf(body, sizeof body, "{\"k\":%d,\"v\":1}", i % 4);
-        put(c, id, body);
-    }
-    CHECK_ST(cbl_db_commit(db, &E), CBL_OK);
+    put_many(db, c, "n%04d", 1200, "{\"k\":%d,\"v\":1}", 4);
     reduce_ctx rc = {0, 0, 0};
     CHECK_ST(cbl_collection_view(c, "custom", &v, &E), CBL_OK);
     CHECK_ST(cbl_view_set_map_reduce(v, map_k, reduce_count, NULL, "1", &rc, &E), CBL_OK);
@@ -436,14 +442,7 @@ static long count_rows(cbl_view* v, const char* options) {
 static void test_paging_and_counts(void) {
     cbl_collection* c;
     cbl_db* db = open_fresh("paging", &c);
-    CHECK_ST(cbl_db_begin(db, &E), CBL_OK);
-    for (int i = 0; i < 6000; i++) {
-        char id[16], body[32];
-        snprintf(id, sizeof id, "p%05d", i);
-        snprintf(body, sizeof body, "{\"k\":%d}", i % 3);
-        put(c, id, body);
-    }
-    CHECK_ST(cbl_db_commit(db, &E), CBL_OK);
+    put_many(db, c, "p%05d", 6000, "{\"k\":%d}", 3);
     cbl_view* v = NULL;
     CHECK_ST(cbl_collection_view(c, "mod3", &v, &E), CBL_OK);
     CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, "_count", "1", NULL, &E), CBL_OK);
