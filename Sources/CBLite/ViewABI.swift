@@ -45,7 +45,8 @@ final class QueryResultBox {
     /// enumerator's pages (each text is followed by a 0 byte) and stay valid until the
     /// next call, as the header promises: nothing is copied per row.
     func next(_ row: UnsafeMutablePointer<cbl_query_row>) throws -> Bool {
-        guard let r = try enumerator.nextRef() else { return false }
+        var r = QueryRowRef()
+        guard try enumerator.next(into: &r) else { return false }
         func c(_ b: UnsafeBufferPointer<UInt8>?) -> UnsafePointer<CChar>? {
             b.map { UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self) }
         }

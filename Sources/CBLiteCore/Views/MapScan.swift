@@ -53,16 +53,22 @@ final class MapScan: RowSource {
         if table == nil { done = true }
     }
 
-    func nextRef() throws -> QueryRowRef? {
+    func next(into row: inout QueryRowRef) throws -> Bool {
         while rowIndex >= rows.count {
-            if done { return nil }
+            if done { return false }
             try fetchPage()
         }
         let r = rows[rowIndex]
         rowIndex += 1
-        return QueryRowRef(key: arena.buffer(r.keyJSON)!, value: arena.buffer(r.value), docID: arena.buffer(r.docID),
-                           sourceDocID: arena.buffer(r.sourceDocID), doc: nil, error: nil, sequence: r.seq,
-                           collatableKey: arena.buffer(r.key))
+        row.key = arena.buffer(r.keyJSON)!
+        row.value = arena.buffer(r.value)
+        row.docID = arena.buffer(r.docID)
+        row.sourceDocID = arena.buffer(r.sourceDocID)
+        row.doc = nil
+        row.error = nil
+        row.sequence = r.seq
+        row.collatableKey = arena.buffer(r.key)
+        return true
     }
 
     /// The WHERE conditions and arguments of the next page.

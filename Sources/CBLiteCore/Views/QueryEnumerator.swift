@@ -1,6 +1,7 @@
-/// Produces a result's rows, lending each until the next call.
+/// Produces a result's rows, lending each until the next call: fills `row` and returns
+/// true, or returns false at the end.
 protocol RowSource: AnyObject {
-    func nextRef() throws -> QueryRowRef?
+    func next(into row: inout QueryRowRef) throws -> Bool
 }
 
 /// Produces rows as Swift values (aggregates, all-docs rows, live-query snapshots).
@@ -13,7 +14,11 @@ final class ValueRows: RowSource {
     private let producer: ValueRowProducer
     private let arena = RowArena(capacity: 1024)
     init(_ producer: ValueRowProducer) { self.producer = producer }
-    func nextRef() throws -> QueryRowRef? { try producer.next().map { arena.lend($0) } }
+    func next(into row: inout QueryRowRef) throws -> Bool {
+        guard let r = try producer.next() else { return false }
+        row = arena.lend(r)
+        return true
+    }
 }
 
 /// Rows already in memory (live query results).
@@ -64,12 +69,22 @@ public final class QueryEnumerator: @unchecked Sendable {
         self.lastSequence = lastSequence
     }
 
+    /// Fills `row` with the next row, lent until the next call on this enumerator; false
+    /// at the end.
+    public func next(into row: inout QueryRowRef) throws -> Bool {
+        try monitor.locked {
+            if !prefetched.isEmpty {
+                row = lendArena.lend(prefetched.removeFirst())
+                return true
+            }
+            return try pull(into: &row)
+        }
+    }
+
     /// The next row, lent until the next call on this enumerator; nil at the end.
     public func nextRef() throws -> QueryRowRef? {
-        try monitor.locked {
-            if !prefetched.isEmpty { return lendArena.lend(prefetched.removeFirst()) }
-            return try pull()
-        }
+        var row = QueryRowRef()
+        return try next(into: &row) ? row : nil
     }
 
     /// The next row as values, nil at the end.
@@ -77,26 +92,27 @@ public final class QueryEnumerator: @unchecked Sendable {
         try nextRef().map { QueryRow($0) }
     }
 
-    private func pull() throws -> QueryRowRef? {
-        if remaining == 0 { return nil }
+    private func pull(into row: inout QueryRowRef) throws -> Bool {
+        if remaining == 0 { return false }
         while skip > 0 {
-            guard try source.nextRef() != nil else { return nil }
+            guard try source.next(into: &row) else { return false }
             skip -= 1
         }
-        guard var row = try source.nextRef() else { return nil }
+        guard try source.next(into: &row) else { return false }
         if remaining > 0 { remaining -= 1 }
         if includeDocs, let id = row.docID {
             let doc = try? collection.get(docID: String(decoding: id, as: UTF8.self))
             lendArena.reset()
             row.doc = lendArena.buffer(lendArena.store(doc))
         }
-        return row
+        return true
     }
 
     /// Reads the first rows now (update "after": they are read before the update starts).
     func prefetch(_ n: Int) throws {
         try monitor.locked {
-            while prefetched.count < n, let r = try pull() { prefetched.append(QueryRow(r)) }
+            var row = QueryRowRef()
+            while prefetched.count < n, try pull(into: &row) { prefetched.append(QueryRow(row)) }
         }
     }
 
@@ -129,7 +145,8 @@ public final class QueryEnumerator: @unchecked Sendable {
         var w = JSONWriter(capacity: 1024)
         w.append("{\"total_rows\":\(totalRows),\"offset\":\(offset),\"update_seq\":\(lastSequence),\"rows\":[")
         var first = true
-        while let r = try nextRef() {
+        var r = QueryRowRef()
+        while try next(into: &r) {
             if !first { w.append(",") }
             first = false
             r.write(&w, includeDocs: includeDocs)

@@ -39,9 +39,14 @@ final class ReduceSource: ValueRowProducer {
         var keyJSON: [UInt8] = []
         let reduction = reducer.map { Reduction($0) }
         while true {
-            let row: QueryRowRef?
-            if let p = pendingRow { row = p; pendingRow = nil } else { row = try scan.nextRef() }
-            guard let row else { finished = true; break }
+            var row = QueryRowRef()
+            if let p = pendingRow {
+                row = p
+                pendingRow = nil
+            } else if try !scan.next(into: &row) {
+                finished = true
+                break
+            }
             guard let g = group(row) else { continue }
             if let c = current {
                 if c != g {
