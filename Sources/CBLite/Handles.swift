@@ -1,9 +1,10 @@
 import CBLiteCore
+import Synchronization
 
 /// Opaque handles for the C ABI. A handle is a number from this table, never a raw
 /// object pointer: a released, foreign or garbage pointer is simply not found, so the
 /// call fails with 400 instead of touching freed memory.
-final class HandleTable: @unchecked Sendable {
+final class HandleTable: Sendable {
     static let shared = HandleTable()
 
     /// A handle is `base + ((generation << 24 | slot) << 4)`: it looks like an aligned
@@ -15,28 +16,43 @@ final class HandleTable: @unchecked Sendable {
         var object: AnyObject?
     }
 
+    private struct Table: @unchecked Sendable {
+        var slots: [Slot] = []
+        var freeSlots: [Int] = []
+        var live = 0
+
+        /// The live object of a handle.
+        func object(_ handle: OpaquePointer) -> AnyObject? {
+            guard let (index, generation) = HandleTable.decode(handle), index < slots.count,
+                  slots[index].generation == generation else { return nil }
+            return slots[index].object
+        }
+    }
+
+    /// An object carried out of the lock (objects are shared across threads by design:
+    /// each class a handle names does its own locking).
+    private struct Found: @unchecked Sendable { let object: AnyObject? }
+
     private static let base: UInt = 0x5A0_0000
     private static let slotBits = 24
-    private let monitor = Monitor()
-    private var slots: [Slot] = []
-    private var freeSlots: [Int] = []
-    private var live = 0
+    /// A futex-based lock: an uncontended lock and unlock are one atomic operation each.
+    private let table = Mutex(Table())
 
     func register(_ object: AnyObject) -> OpaquePointer {
-        monitor.locked {
+        table.withLock { t in
             let index: Int
-            if let f = freeSlots.popLast() {
+            if let f = t.freeSlots.popLast() {
                 index = f
             } else {
-                index = slots.count
+                index = t.slots.count
                 precondition(index < 1 << HandleTable.slotBits, "more than 16 million live handles")
-                slots.append(Slot())
+                t.slots.append(Slot())
             }
-            slots[index].generation &+= 1
-            if slots[index].generation == 0 { slots[index].generation = 1 }
-            slots[index].object = object
-            live += 1
-            let code = UInt(slots[index].generation) << HandleTable.slotBits | UInt(index)
+            t.slots[index].generation &+= 1
+            if t.slots[index].generation == 0 { t.slots[index].generation = 1 }
+            t.slots[index].object = object
+            t.live += 1
+            let code = UInt(t.slots[index].generation) << HandleTable.slotBits | UInt(index)
             return OpaquePointer(bitPattern: HandleTable.base + code << 4)!
         }
     }
@@ -50,16 +66,9 @@ final class HandleTable: @unchecked Sendable {
         return (Int(code & (1 << UInt(slotBits) - 1)), UInt32(code >> HandleTable.slotBits))
     }
 
-    /// The live object of a handle (caller holds the monitor).
-    private func object(_ handle: OpaquePointer) -> AnyObject? {
-        guard let (index, generation) = HandleTable.decode(handle), index < slots.count,
-              slots[index].generation == generation else { return nil }
-        return slots[index].object
-    }
-
     func lookup<T: AnyObject>(_ handle: OpaquePointer?, as: T.Type, _ what: String) throws -> T {
         guard let handle else { throw CBLError(.badRequest, "\(what) handle is NULL") }
-        guard let object = monitor.locked({ self.object(handle) }) else {
+        guard let object = table.withLock({ Found(object: $0.object(handle)) }).object else {
             throw CBLError(.badRequest, "invalid \(what) handle (released, or not a handle of this library)")
         }
         guard let typed = object as? T else { throw CBLError(.badRequest, "handle is not a \(what)") }
@@ -69,16 +78,16 @@ final class HandleTable: @unchecked Sendable {
     @discardableResult
     func remove(_ handle: OpaquePointer?) -> AnyObject? {
         guard let handle else { return nil }
-        return monitor.locked {
-            guard let object = self.object(handle), let (index, _) = HandleTable.decode(handle) else { return nil }
-            slots[index].object = nil
-            freeSlots.append(index)
-            live -= 1
-            return object
-        }
+        return table.withLock { t in
+            guard let object = t.object(handle), let (index, _) = HandleTable.decode(handle) else { return Found(object: nil) }
+            t.slots[index].object = nil
+            t.freeSlots.append(index)
+            t.live -= 1
+            return Found(object: object)
+        }.object
     }
 
-    var count: Int { monitor.locked { live } }
+    var count: Int { table.withLock { $0.live } }
 }
 
 func database(_ h: OpaquePointer?) throws -> Database { try HandleTable.shared.lookup(h, as: Database.self, "cbl_db") }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Produces a result's rows, lending each until the next call: fills `row` and returns
 /// true, or returns false at the end.
 protocol RowSource: AnyObject {
@@ -46,7 +48,7 @@ public final class QueryEnumerator: @unchecked Sendable {
     private let viewName: String?
     private var prefetched: [QueryRow] = []
     private let lendArena = RowArena(capacity: 1024)       // prefetched rows and include_docs bodies
-    private let monitor = Monitor()
+    private let lock = Mutex(())             // serializes calls (one atomic operation when uncontended)
 
     public let offset: Int64
     /// Rows in the index (documents for all-docs queries) when the query ran.
@@ -72,7 +74,7 @@ public final class QueryEnumerator: @unchecked Sendable {
     /// Fills `row` with the next row, lent until the next call on this enumerator; false
     /// at the end.
     public func next(into row: inout QueryRowRef) throws -> Bool {
-        try monitor.locked {
+        try lock.withLock { _ in
             if !prefetched.isEmpty {
                 row = lendArena.lend(prefetched.removeFirst())
                 return true
@@ -110,7 +112,7 @@ public final class QueryEnumerator: @unchecked Sendable {
 
     /// Reads the first rows now (update "after": they are read before the update starts).
     func prefetch(_ n: Int) throws {
-        try monitor.locked {
+        try lock.withLock { _ in
             var row = QueryRowRef()
             while prefetched.count < n, try pull(into: &row) { prefetched.append(QueryRow(row)) }
         }
