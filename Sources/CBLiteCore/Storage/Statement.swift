@@ -111,12 +111,13 @@ public final class Statement {
         return UnsafeBufferPointer(start: p?.assumingMemoryBound(to: UInt8.self), count: p == nil ? 0 : n)
     }
 
-    /// A TEXT column's UTF-8 without copying it, nil for NULL (two calls into SQLite
-    /// instead of three: a text value, even empty, has a non-NULL pointer). Valid until
-    /// the statement steps again or is reset.
-    public func borrowedText(_ col: Int32) -> UnsafeBufferPointer<UInt8>? {
-        guard let p = sqlite3_column_text(handle, col) else { return nil }
-        return UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(handle, col)))
+    /// The bytes of a column that is never empty (a NULL or empty value gives nil), without
+    /// copying them: two calls into SQLite, and unlike sqlite3_column_text no copy to
+    /// NUL-terminate text read from a page. Valid until the statement steps again or is
+    /// reset.
+    public func borrowedNonEmpty(_ col: Int32) -> UnsafeBufferPointer<UInt8>? {
+        guard let p = sqlite3_column_blob(handle, col) else { return nil }
+        return UnsafeBufferPointer(start: p.assumingMemoryBound(to: UInt8.self), count: Int(sqlite3_column_bytes(handle, col)))
     }
 
     /// Calls `body` with the column's bytes without copying them (valid during the call).

@@ -116,11 +116,11 @@ final class MapScan: RowSource {
             do { s = try conn.prepare(sql) } catch let e as CBLError where e.message.contains("no such table") { return }
             defer { s.reset() }
             for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
-            while try s.step() {
-                let docID = arena.store(s.borrowedText(0))
-                let value = s.borrowedText(3)
+            while try s.step() {      // docid, key_json and value are never empty (value may be NULL)
+                let docID = arena.store(s.borrowedNonEmpty(0))
+                let value = s.borrowedNonEmpty(3)
                 let storedValue = arena.store(value)
-                rows.append(PageRow(key: withKeys ? arena.store(s.borrowedBytes(5)) : .none, keyJSON: arena.store(s.borrowedText(2)),
+                rows.append(PageRow(key: withKeys ? arena.store(s.borrowedBytes(5)) : .none, keyJSON: arena.store(s.borrowedNonEmpty(2)),
                                     value: storedValue, docID: MapScan.redirect(value).map { arena.store($0) } ?? docID,
                                     sourceDocID: docID, seq: s.int(4), n: s.int(1)))
             }
