@@ -3,7 +3,7 @@
 #include "cblite_index_rows.h"
 #include <string.h>
 
-enum { COL_KEY, COL_DOCID, COL_N, COL_KEY_JSON, COL_VALUE, COL_SEQ, COL_ROWS };
+enum { COL_KEY, COL_DOCID, COL_N, COL_ROW, COL_ROWS };
 
 typedef struct {
     sqlite3_vtab_cursor base;
@@ -14,8 +14,7 @@ typedef struct {
 static int rows_connect(sqlite3* db, void* aux, int argc, const char* const* argv, sqlite3_vtab** out,
                         char** err) {
     (void)aux; (void)argc; (void)argv; (void)err;
-    int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(key BLOB, docid TEXT, n INTEGER, key_json TEXT, "
-                                      "value TEXT, seq INTEGER, rows HIDDEN)");
+    int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(key BLOB, docid TEXT, n INTEGER, row BLOB, rows HIDDEN)");
     if (rc != SQLITE_OK) return rc;
     sqlite3_vtab* t = sqlite3_malloc(sizeof *t);
     if (!t) return SQLITE_NOMEM;
@@ -76,12 +75,7 @@ static int rows_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) 
     case COL_KEY: sqlite3_result_blob(ctx, r->key_len ? r->key : "", r->key_len, SQLITE_STATIC); break;
     case COL_DOCID: sqlite3_result_text(ctx, r->docid_len ? r->docid : "", r->docid_len, SQLITE_STATIC); break;
     case COL_N: sqlite3_result_int64(ctx, r->n); break;
-    case COL_KEY_JSON: sqlite3_result_text(ctx, r->key_json_len ? r->key_json : "", r->key_json_len, SQLITE_STATIC); break;
-    case COL_VALUE:
-        if (r->value) sqlite3_result_text(ctx, r->value_len ? r->value : "", r->value_len, SQLITE_STATIC);
-        else sqlite3_result_null(ctx);
-        break;
-    case COL_SEQ: sqlite3_result_int64(ctx, r->seq); break;
+    case COL_ROW: sqlite3_result_blob(ctx, r->row_len ? r->row : "", r->row_len, SQLITE_STATIC); break;
     default: sqlite3_result_null(ctx); break;
     }
     return SQLITE_OK;

@@ -29,8 +29,9 @@ public enum CollatableKey {
     static let array: UInt8 = 0x0A
     static let object: UInt8 = 0x0B
 
-    /// Identifies this encoding and the collation data its string keys came from.
-    public static let formatTag: String = "ck1/icu-" + ICU.shared.collatorVersion
+    /// Identifies an index's format: its row layout (IndexRow), this key encoding, and the
+    /// collation data its string keys came from.
+    public static let formatTag: String = "ix2/icu-" + ICU.shared.collatorVersion
 
     public static func encode(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []

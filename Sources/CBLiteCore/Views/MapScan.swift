@@ -36,6 +36,8 @@ final class MapScan: RowSource {
     private var done = false
     static let pageSize = 2048
 
+    /// A row of the current page: its stored IndexRow was copied into the arena (texts
+    /// already 0-terminated there); these are the parts of it.
     private struct PageRow {
         var key: RowArena.Span, keyJSON: RowArena.Span, value: RowArena.Span
         var docID: RowArena.Span, sourceDocID: RowArena.Span
@@ -107,7 +109,7 @@ final class MapScan: RowSource {
         let order = keys != nil ? "docid \(dir), n \(dir)" : "key \(dir), docid \(dir), n \(dir)"
         // The CollatableKey column only when rows need it; the next page's cursor re-encodes
         // the last row's key from its JSON instead (once per page, not per row).
-        let sql = "SELECT docid, n, key_json, value, seq\(withCollatableKeys ? ", key" : "") FROM \(table)"
+        let sql = "SELECT row\(withCollatableKeys ? ", key" : "") FROM \(table)"
             + (conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND "))
             + " ORDER BY \(order) LIMIT \(MapScan.pageSize)"
         let withKeys = withCollatableKeys
@@ -116,13 +118,10 @@ final class MapScan: RowSource {
             do { s = try conn.prepare(sql) } catch let e as CBLError where e.message.contains("no such table") { return }
             defer { s.reset() }
             for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
-            while try s.step() {      // docid, key_json and value are never empty (value may be NULL)
-                let docID = arena.store(s.borrowedNonEmpty(0))
-                let value = s.borrowedNonEmpty(3)
-                let storedValue = arena.store(value)
-                rows.append(PageRow(key: withKeys ? arena.store(s.borrowedBytes(5)) : .none, keyJSON: arena.store(s.borrowedNonEmpty(2)),
-                                    value: storedValue, docID: MapScan.redirect(value).map { arena.store($0) } ?? docID,
-                                    sourceDocID: docID, seq: s.int(4), n: s.int(1)))
+            while try s.step() {
+                let stored = arena.store(s.borrowedNonEmpty(0))
+                let key: RowArena.Span = withKeys ? arena.store(s.borrowedBytes(1)) : .none
+                try rows.append(pageRow(stored, key: key))
             }
         }
         if let last = rows.last {
@@ -162,6 +161,21 @@ final class MapScan: RowSource {
             }
         }
         return (conds, args)
+    }
+
+    /// Locates the parts of a stored row copied into the arena.
+    private func pageRow(_ stored: RowArena.Span, key: RowArena.Span) throws -> PageRow {
+        guard let bytes = arena.buffer(stored), let r = IndexRow(bytes), let base = bytes.baseAddress else {
+            throw CBLError(.internalError, "a view index row is unreadable; delete the view's index to rebuild it")
+        }
+        func span(_ part: UnsafeBufferPointer<UInt8>?) -> RowArena.Span {
+            guard let part else { return .none }
+            return RowArena.Span(offset: stored.offset + Int32(part.baseAddress! - base), length: Int32(part.count))
+        }
+        let docID = span(r.docID)
+        let redirected = MapScan.redirect(r.value).map { arena.store($0) }
+        return PageRow(key: key, keyJSON: span(r.keyJSON), value: span(r.value), docID: redirected ?? docID,
+                       sourceDocID: docID, seq: r.sequence, n: r.n)
     }
 
     /// The seeds' redirection: a value that is an object with a string "_id" names the

@@ -2,8 +2,8 @@ import CSQLCipher
 import Glibc
 
 /// The rows a map function emitted for a run of documents, held until they are written
-/// in one transaction: every text in one byte buffer (no allocation per row), and per
-/// document its ID, sequence and rows. Writing sorts the rows into index order and hands
+/// in one transaction: every row's CollatableKey and stored form (IndexRow) in one byte
+/// buffer (no allocation per row), and per document its ID, sequence and rows. Writing sorts the rows into index order and hands
 /// them to SQLite in a single INSERT ... SELECT (cblite_index_rows), so rows append
 /// where the previous one went instead of searching the index from its root.
 final class MappedBatch {
@@ -15,15 +15,14 @@ final class MappedBatch {
         var rowRange: Range<Int> { Int(firstRow)..<Int(firstRow + rowCount) }
     }
 
-    /// A row's key, key JSON and value lie one after the other in `bytes` (32 bytes a row).
+    /// A row's CollatableKey and its IndexRow lie one after the other in `bytes` (32 bytes
+    /// a row).
     private struct Row {
         var keyPrefix: UInt64                       // the key's first 8 bytes, big-endian: most comparisons end here
         var keyStart: UInt32, keyLength: UInt32
-        var jsonLength: UInt32
-        var valueLength: Int32                      // -1: no value
+        var rowLength: UInt32
         var doc: UInt32, n: UInt32
-        var jsonStart: UInt32 { keyStart + keyLength }
-        var valueStart: UInt32 { jsonStart + jsonLength }
+        var rowStart: UInt32 { keyStart + keyLength }
     }
 
     private(set) var docs: [Doc] = []
@@ -43,7 +42,7 @@ final class MappedBatch {
         let n = min(documents, MappedBatch.maxRows)
         docs.reserveCapacity(n)
         rows.reserveCapacity(n)
-        bytes.reserveCapacity(n * 24)
+        bytes.reserveCapacity(n * 48)
     }
 
     func beginDocument(id: ArraySlice<UInt8>, sequence: Int64) {
@@ -60,19 +59,23 @@ final class MappedBatch {
     /// JSON text already.
     func addRow(key: JSONValue, keyJSON: UnsafeBufferPointer<UInt8>?, value: [UInt8]?) {
         precondition(!docs.isEmpty, "addRow before beginDocument")
+        let d = docs.count - 1
+        let doc = docs[d]
         let keyStart = bytes.count
         CollatableKey.encode(key, into: &bytes)
-        let jsonStart = bytes.count
-        if let keyJSON { bytes.append(contentsOf: keyJSON) } else { bytes.append(contentsOf: Collation.encode(key)) }
-        let valueStart = bytes.count
-        if let value { bytes.append(contentsOf: value) }
-        let d = docs.count - 1
+        let rowStart = bytes.count
+        let id = Int(doc.idStart)..<Int(doc.idStart + doc.idLength)
+        if let keyJSON {
+            IndexRow.append(sequence: doc.sequence, n: doc.rowCount, docID: id, keyJSON: keyJSON, value: value, to: &bytes)
+        } else {
+            Collation.encode(key).withUnsafeBufferPointer {
+                IndexRow.append(sequence: doc.sequence, n: doc.rowCount, docID: id, keyJSON: $0, value: value, to: &bytes)
+            }
+        }
         var prefix: UInt64 = 0
-        for i in 0..<8 { prefix = prefix << 8 | UInt64(keyStart + i < jsonStart ? bytes[keyStart + i] : 0) }
-        rows.append(Row(keyPrefix: prefix, keyStart: offset(keyStart), keyLength: offset(jsonStart - keyStart),
-                        jsonLength: offset(valueStart - jsonStart),
-                        valueLength: value == nil ? -1 : Int32(offset(bytes.count - valueStart)),
-                        doc: offset(d), n: docs[d].rowCount))
+        for i in 0..<8 { prefix = prefix << 8 | UInt64(keyStart + i < rowStart ? bytes[keyStart + i] : 0) }
+        rows.append(Row(keyPrefix: prefix, keyStart: offset(keyStart), keyLength: offset(rowStart - keyStart),
+                        rowLength: offset(bytes.count - rowStart), doc: offset(d), n: doc.rowCount))
         docs[d].rowCount += 1
     }
 
@@ -87,10 +90,11 @@ final class MappedBatch {
 
     /// The rows of document `i`, as values (to compare with the rows it had before).
     func rows(of i: Int) -> [EmittedRow] {
-        let d = docs[i]
-        return rows[d.rowRange].map { r in
-            EmittedRow(key: slice(r.keyStart, r.keyLength), keyJSON: slice(r.jsonStart, r.jsonLength),
-                       value: r.valueLength < 0 ? nil : slice(r.valueStart, UInt32(r.valueLength)))
+        bytes.withUnsafeBufferPointer { b in
+            rows[docs[i].rowRange].map { r in
+                let stored = IndexRow(UnsafeBufferPointer(rebasing: b[Int(r.rowStart)..<Int(r.rowStart + r.rowLength)]))!
+                return EmittedRow(key: slice(r.keyStart, r.keyLength), keyJSON: Array(stored.keyJSON), value: stored.value.map { Array($0) })
+            }
         }
     }
 
@@ -132,18 +136,13 @@ final class MappedBatch {
                 c.key_len = Int32(r.keyLength)
                 c.docid = (raw + Int(d.idStart)).assumingMemoryBound(to: CChar.self)
                 c.docid_len = Int32(d.idLength)
-                c.key_json = (raw + Int(r.jsonStart)).assumingMemoryBound(to: CChar.self)
-                c.key_json_len = Int32(r.jsonLength)
-                if r.valueLength >= 0 {
-                    c.value = (raw + Int(r.valueStart)).assumingMemoryBound(to: CChar.self)
-                    c.value_len = r.valueLength
-                }
+                c.row = raw + Int(r.rowStart)
+                c.row_len = Int32(r.rowLength)
                 c.n = Int64(r.n)
-                c.seq = d.sequence
                 return c
             }
             if bulk { try conn.exec("DROP INDEX IF EXISTS \(table)_doc") }
-            let ins = try conn.prepare("INSERT INTO \(table)(key, docid, n, key_json, value, seq) SELECT key, docid, n, key_json, value, seq FROM cblite_index_rows(?)")
+            let ins = try conn.prepare("INSERT INTO \(table)(key, docid, n, row) SELECT key, docid, n, row FROM cblite_index_rows(?)")
             // In slices, so the C view of the rows stays small; each slice's first row
             // seeks, the others append.
             var cRows: [cblite_index_row] = []

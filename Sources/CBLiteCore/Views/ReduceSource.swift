@@ -108,7 +108,13 @@ final class CountSource: ValueRowProducer {
 
     private func fetch() throws {
         guard let table else { done = true; return }
-        var (conds, args) = MapScan.rangeConditions(range)
+        // After the first page of groups, the last key replaces the range's start bound (as
+        // in MapScan: SQLite then seeks to it).
+        var bounds = range
+        if lastKey != nil {
+            if descending { bounds.upper = nil; bounds.upperDocID = nil } else { bounds.lower = nil; bounds.lowerDocID = nil }
+        }
+        var (conds, args) = MapScan.rangeConditions(bounds)
         let whereClause = { conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND ") }
         page = []
         pageIndex = 0
@@ -129,7 +135,7 @@ final class CountSource: ValueRowProducer {
         }
         // The group's key is the JSON one of its rows emitted (they all collate equal; as a
         // bare column, SQLite takes it from the group's last row).
-        let sql = "SELECT key, key_json, count(*) FROM \(table)" + whereClause()
+        let sql = "SELECT key, row, count(*) FROM \(table)" + whereClause()
             + " GROUP BY key ORDER BY key \(descending ? "DESC" : "ASC") LIMIT \(CountSource.pageSize)"
         var rows: [QueryRow] = []
         var last: [UInt8]?
@@ -139,7 +145,10 @@ final class CountSource: ValueRowProducer {
             for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
             while try s.step() {
                 last = s.bytes(0)
-                rows.append(QueryRow(key: s.bytes(1) ?? [], value: Array(String(s.int(2)).utf8), docID: nil,
+                guard let stored = s.borrowedNonEmpty(1).flatMap(IndexRow.init) else {
+                    throw CBLError(.internalError, "a view index row is unreadable; delete the view's index to rebuild it")
+                }
+                rows.append(QueryRow(key: Array(stored.keyJSON), value: Array(String(s.int(2)).utf8), docID: nil,
                                      sourceDocID: nil, sequence: 0, doc: nil))
             }
         }

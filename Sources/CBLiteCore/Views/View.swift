@@ -335,7 +335,7 @@ public final class View: @unchecked Sendable {
         // A first build starts from an empty index: nothing to look up or replace.
         let emptyIndex = from == 0
         let current = try conn.prepare("SELECT sequence FROM \(table) WHERE docid=?")
-        let old = try conn.prepare("SELECT key, key_json, value FROM \(vt) WHERE docid=? ORDER BY n")
+        let old = try conn.prepare("SELECT key, row FROM \(vt) WHERE docid=? ORDER BY n")
         let del = try conn.prepare("DELETE FROM \(vt) WHERE docid=?")
         var toInsert: [Int] = []              // documents whose rows are written
         toInsert.reserveCapacity(batch.docs.count)
@@ -367,13 +367,19 @@ public final class View: @unchecked Sendable {
             if !emptyIndex {
                 old.bind(1, docID)
                 defer { old.reset() }
-                while try old.step() { oldRows.append(EmittedRow(key: old.bytes(0) ?? [], keyJSON: old.bytes(1) ?? [], value: old.bytes(2))) }
+                while try old.step() {
+                    guard let stored = old.borrowedNonEmpty(1).flatMap(IndexRow.init) else {
+                        throw CBLError(.internalError, "view \"\(name)\" has an unreadable index row; delete the view's index to rebuild it")
+                    }
+                    oldRows.append(EmittedRow(key: old.bytes(0) ?? [], keyJSON: Array(stored.keyJSON), value: stored.value.map { Array($0) }))
+                }
             }
             if oldRows.isEmpty && newCount == 0 { continue }
             if !oldRows.isEmpty && !purged && View.sameRows(oldRows, batch.rows(of: i)) {
-                let u = try conn.prepare("UPDATE \(vt) SET seq=? WHERE docid=?")   // keep the row sequences current
-                u.bind(1, doc.sequence).bind(2, docID)
-                try u.run()
+                // The same rows: rewritten for their new sequence, but not a change.
+                del.bind(1, docID)
+                try del.run()
+                toInsert.append(i)
                 continue
             }
             anyChange = true

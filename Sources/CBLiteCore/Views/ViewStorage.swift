@@ -1,6 +1,6 @@
 /// Where view indexes live (DESIGN §2): a registry `view_indexes` with one row per
-/// (collection, view) — the map version, the key format (CollatableKey.formatTag: the
-/// encoding and ICU's collation version), the last indexed sequence, the row count and a
+/// (collection, view) — the map version, the index format (CollatableKey.formatTag: the
+/// row layout, the key encoding and ICU's collation version), the last indexed sequence, the row count and a
 /// generation that changes whenever the index's rows change — and one table per view,
 /// `view_index_<id>`, whose primary key (CollatableKey bytes, document ID, emit number)
 /// is the query order. Created on demand.
@@ -24,8 +24,9 @@ enum ViewStorage {
 
     static func table(_ id: Int64) -> String { "view_index_\(id)" }
 
-    /// `key`: the CollatableKey; `key_json`: the key as emitted (compact JSON); `value`:
-    /// compact JSON or NULL when none was emitted; `seq`: the emitting document's sequence.
+    /// `key`: the CollatableKey; `docid`, `n`: the emitting document and emit number;
+    /// `row`: what a query returns for the row (IndexRow: sequence, document ID, key JSON,
+    /// value JSON), so that scans read one column.
     static func createTable(_ id: Int64) -> String {
         let t = table(id)
         return """
@@ -33,9 +34,7 @@ enum ViewStorage {
             key BLOB NOT NULL,
             docid TEXT NOT NULL,
             n INTEGER NOT NULL,
-            key_json TEXT NOT NULL,
-            value TEXT,
-            seq INTEGER NOT NULL,
+            row BLOB NOT NULL,
             PRIMARY KEY(key, docid, n)) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS \(t)_doc ON \(t)(docid);
         """

@@ -4,8 +4,7 @@
  * cursor instead of each searching the tree from its root (the pattern of SQLite's own
  * carray extension, which the amalgamation does not include).
  *
- *   INSERT INTO t(key, docid, n, key_json, value, seq)
- *     SELECT key, docid, n, key_json, value, seq FROM cblite_index_rows(?1)
+ *   INSERT INTO t(key, docid, n, row) SELECT key, docid, n, row FROM cblite_index_rows(?1)
  *
  * ?1 is bound with sqlite3_bind_pointer(stmt, 1, &rows, CBLITE_INDEX_ROWS_TYPE, NULL);
  * the rows and their bytes must stay valid until the statement is reset. */
@@ -19,11 +18,9 @@
 typedef struct cblite_index_row {
     const void* key;        /* blob */
     const char* docid;      /* UTF-8 text */
-    const char* key_json;   /* UTF-8 text */
-    const char* value;      /* UTF-8 text; NULL for SQL NULL */
+    const void* row;        /* blob */
     int64_t n;
-    int64_t seq;
-    int32_t key_len, docid_len, key_json_len, value_len;
+    int32_t key_len, docid_len, row_len;
 } cblite_index_row;
 
 typedef struct cblite_index_rows {
