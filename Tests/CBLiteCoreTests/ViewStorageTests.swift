@@ -58,7 +58,7 @@ final class ViewStorageTests: CBLCollectionTestCase {
         let v = try keyView(coll)
         XCTAssertEqual(try keys(v), ["\"a\"", "\"b\"", "\"C\""])
         let generation = try v.generation
-        try db.store.write { conn, _ in try conn.exec("UPDATE view_indexes SET format = 'ix2/icu-0.0.0.0'") }
+        try db.store.write { conn, _ in try conn.exec("UPDATE view_indexes SET format = 'ix3/icu-0.0.0.0'") }
         XCTAssertTrue(try v.isStale)
         XCTAssertEqual(try keys(v, "{\"update\":false}"), [])
         XCTAssertEqual(try keys(v), ["\"a\"", "\"b\"", "\"C\""])

@@ -31,7 +31,7 @@ public enum CollatableKey {
 
     /// Identifies an index's format: its row layout (IndexRow), this key encoding, and the
     /// collation data its string keys came from.
-    public static let formatTag: String = "ix2/icu-" + ICU.shared.collatorVersion
+    public static let formatTag: String = "ix3/icu-" + ICU.shared.collatorVersion
 
     public static func encode(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []

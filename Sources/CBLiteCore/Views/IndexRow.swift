@@ -2,17 +2,13 @@
 /// query returns for the row, so that a scan reads one column per row instead of five
 /// (measured: a key scan's SQLite work drops to about 60%).
 ///
-///     sequence      8 bytes, big-endian   the emitting document's sequence
-///     n             4 bytes, big-endian   emit number (also in the primary key)
-///     id length     2 bytes, big-endian   document IDs are at most 1024 bytes
-///     key length    4 bytes, big-endian
+///     sequence, emit number (also in the primary key), document ID length, key JSON
+///     length: four unsigned LEB128 varints (usually 6 bytes in all), then
 ///     document ID, 0, key JSON, 0, [value JSON, 0]     (no value: the blob ends)
 ///
 /// Every text is followed by a 0 byte, so rows copied into a page are C strings as they
 /// lie. Document IDs and compact JSON never contain a 0 byte.
 struct IndexRow {
-    static let headerSize = 18
-
     var sequence: Int64
     var n: Int64
     var docID: UnsafeBufferPointer<UInt8>
@@ -23,13 +19,15 @@ struct IndexRow {
     /// (the batch being indexed keeps each ID once, in the same buffer).
     static func append(sequence: Int64, n: UInt32, docID: Range<Int>, keyJSON: UnsafeBufferPointer<UInt8>,
                        value: [UInt8]?, to out: inout [UInt8]) {
-        func put(_ v: UInt64, _ bytes: Int) {
-            for i in stride(from: bytes - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: v >> UInt64(8 * i))) }
+        func put(_ value: UInt64) {
+            var v = value
+            while v >= 0x80 { out.append(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
+            out.append(UInt8(v))
         }
-        put(UInt64(bitPattern: sequence), 8)
-        put(UInt64(n), 4)
-        put(UInt64(docID.count), 2)
-        put(UInt64(keyJSON.count), 4)
+        put(UInt64(bitPattern: sequence))
+        put(UInt64(n))
+        put(UInt64(docID.count))
+        put(UInt64(keyJSON.count))
         for i in docID { out.append(out[i]) }
         out.append(0)
         out.append(contentsOf: keyJSON)
@@ -42,19 +40,26 @@ struct IndexRow {
 
     /// Reads a stored row (nil when it is not one).
     init?(_ b: UnsafeBufferPointer<UInt8>) {
-        guard b.count >= IndexRow.headerSize + 2 else { return nil }
-        func get(_ at: Int, _ bytes: Int) -> UInt64 {
-            var v: UInt64 = 0
-            for i in 0..<bytes { v = v << 8 | UInt64(b[at + i]) }
-            return v
+        var pos = 0
+        func get() -> UInt64? {
+            var v: UInt64 = 0, shift: UInt64 = 0
+            while pos < b.count, shift < 64 {
+                let c = b[pos]
+                pos += 1
+                v |= UInt64(c & 0x7F) << shift
+                if c < 0x80 { return v }
+                shift += 7
+            }
+            return nil
         }
-        sequence = Int64(bitPattern: get(0, 8))
-        n = Int64(get(8, 4))
-        let idLength = Int(get(12, 2)), keyLength = Int(get(14, 4))
-        let idStart = IndexRow.headerSize, keyStart = idStart + idLength + 1, valueStart = keyStart + keyLength + 1
+        guard let seq = get(), let n = get(), let idLength = get(), let keyLength = get(),
+              idLength < UInt64(b.count), keyLength < UInt64(b.count) else { return nil }
+        let idStart = pos, keyStart = idStart + Int(idLength) + 1, valueStart = keyStart + Int(keyLength) + 1
         guard valueStart <= b.count else { return nil }
-        docID = UnsafeBufferPointer(rebasing: b[idStart..<(idStart + idLength)])
-        keyJSON = UnsafeBufferPointer(rebasing: b[keyStart..<(keyStart + keyLength)])
+        sequence = Int64(bitPattern: seq)
+        self.n = Int64(truncatingIfNeeded: n)
+        docID = UnsafeBufferPointer(rebasing: b[idStart..<(idStart + Int(idLength))])
+        keyJSON = UnsafeBufferPointer(rebasing: b[keyStart..<(keyStart + Int(keyLength))])
         value = valueStart < b.count ? UnsafeBufferPointer(rebasing: b[valueStart..<(b.count - 1)]) : nil
     }
 }

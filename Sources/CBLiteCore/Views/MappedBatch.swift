@@ -42,7 +42,7 @@ final class MappedBatch {
         let n = min(documents, MappedBatch.maxRows)
         docs.reserveCapacity(n)
         rows.reserveCapacity(n)
-        bytes.reserveCapacity(n * 48)
+        bytes.reserveCapacity(n * 40)
     }
 
     func beginDocument(id: ArraySlice<UInt8>, sequence: Int64) {
