@@ -35,7 +35,7 @@ final class EmitterBox {
     }
 }
 
-/// A query result handle: the enumerator and the C strings of the current row.
+/// A query result handle: its enumerator, which owns the memory of the row it lends.
 final class QueryResultBox {
     let enumerator: QueryEnumerator
 

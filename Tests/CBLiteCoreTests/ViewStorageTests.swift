@@ -146,6 +146,21 @@ final class ViewStorageTests: CBLCollectionTestCase {
                        Array(((0..<650).map { String(format: "d%04d", $0 * 2 + 1) } + all)[600..<700]))
     }
 
+    /// A damaged index row (written by something else than cblite) fails the query with a
+    /// 500 that says how to recover, and deleting the index recovers.
+    func testADamagedIndexRowFailsCleanly() throws {
+        for i in 0..<3 { try put("d\(i)", "{\"k\":\(i)}") }
+        let v = try keyView(coll)
+        XCTAssertEqual(try keys(v), ["0", "1", "2"])
+        try db.store.write { conn, _ in try conn.exec("UPDATE view_index_1 SET row = x'ff' WHERE docid = 'd1'") }
+        assertStatus(.internalError, try rows(v, "{\"update\":false}"))
+        assertStatus(.internalError, try rows(v, "{\"group\":true,\"update\":false}"))
+        let reducing = try keyView(coll, reduce: .count)
+        assertStatus(.internalError, try rows(reducing, "{\"group\":true,\"update\":false}"))
+        try v.delete()
+        XCTAssertEqual(try keys(v), ["0", "1", "2"])
+    }
+
     /// Plain integer keys skip the JSON parser; anything else takes it (and errors stay).
     func testPlainIntegerFastPath() {
         func p(_ s: String) -> Int64? { var t = s; return t.withUTF8 { MappedBatch.plainInteger($0) } }

@@ -38,6 +38,15 @@ struct IndexRow {
         }
     }
 
+    /// Reads a stored row; a column that does not hold one (a damaged index) is a 500 that
+    /// says how to recover.
+    static func read(_ b: UnsafeBufferPointer<UInt8>?) throws -> IndexRow {
+        guard let b, let r = IndexRow(b) else {
+            throw CBLError(.internalError, "a view index row is unreadable; delete the view's index to rebuild it")
+        }
+        return r
+    }
+
     /// Reads a stored row (nil when it is not one).
     init?(_ b: UnsafeBufferPointer<UInt8>) {
         var pos = 0

@@ -2,14 +2,12 @@ import Glibc
 
 /// A bound SQL parameter.
 enum SQLArg {
-    case text([UInt8])
     case blob([UInt8])
     case string(String)
     case int(Int64)
 
     func bind(_ s: Statement, _ i: Int32) {
         switch self {
-        case .text(let b): s.bindText(i, b)
         case .blob(let b): s.bindBlob(i, b)
         case .string(let x): s.bind(i, x)
         case .int(let n): s.bind(i, n)
@@ -165,9 +163,9 @@ final class MapScan: RowSource {
 
     /// Locates the parts of a stored row copied into the arena.
     private func pageRow(_ stored: RowArena.Span, key: RowArena.Span) throws -> PageRow {
-        guard let bytes = arena.buffer(stored), let r = IndexRow(bytes), let base = bytes.baseAddress else {
-            throw CBLError(.internalError, "a view index row is unreadable; delete the view's index to rebuild it")
-        }
+        let bytes = arena.buffer(stored)
+        let r = try IndexRow.read(bytes)
+        let base = bytes!.baseAddress!
         func span(_ part: UnsafeBufferPointer<UInt8>?) -> RowArena.Span {
             guard let part else { return .none }
             return RowArena.Span(offset: stored.offset + Int32(part.baseAddress! - base), length: Int32(part.count))

@@ -145,9 +145,7 @@ final class CountSource: ValueRowProducer {
             for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
             while try s.step() {
                 last = s.bytes(0)
-                guard let stored = s.borrowedNonEmpty(1).flatMap(IndexRow.init) else {
-                    throw CBLError(.internalError, "a view index row is unreadable; delete the view's index to rebuild it")
-                }
+                let stored = try IndexRow.read(s.borrowedNonEmpty(1))
                 rows.append(QueryRow(key: Array(stored.keyJSON), value: Array(String(s.int(2)).utf8), docID: nil,
                                      sourceDocID: nil, sequence: 0, doc: nil))
             }

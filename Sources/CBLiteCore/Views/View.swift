@@ -368,9 +368,7 @@ public final class View: @unchecked Sendable {
                 old.bind(1, docID)
                 defer { old.reset() }
                 while try old.step() {
-                    guard let stored = old.borrowedNonEmpty(1).flatMap(IndexRow.init) else {
-                        throw CBLError(.internalError, "view \"\(name)\" has an unreadable index row; delete the view's index to rebuild it")
-                    }
+                    let stored = try IndexRow.read(old.borrowedNonEmpty(1))
                     oldRows.append(EmittedRow(key: old.bytes(0) ?? [], keyJSON: Array(stored.keyJSON), value: stored.value.map { Array($0) }))
                 }
             }
