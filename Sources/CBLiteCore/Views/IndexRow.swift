@@ -49,11 +49,14 @@ struct IndexRow {
 
     /// Reads a stored row (nil when it is not one).
     init?(_ b: UnsafeBufferPointer<UInt8>) {
+        guard let p = b.baseAddress else { return nil }
+        let end = b.count
         var pos = 0
-        func get() -> UInt64? {
+        @inline(__always) func get() -> UInt64? {
+            if pos < end, p[pos] < 0x80 { pos += 1; return UInt64(p[pos - 1]) }   // most fields: one byte
             var v: UInt64 = 0, shift: UInt64 = 0
-            while pos < b.count, shift < 64 {
-                let c = b[pos]
+            while pos < end, shift < 64 {
+                let c = p[pos]
                 pos += 1
                 v |= UInt64(c & 0x7F) << shift
                 if c < 0x80 { return v }
@@ -62,13 +65,13 @@ struct IndexRow {
             return nil
         }
         guard let seq = get(), let n = get(), let idLength = get(), let keyLength = get(),
-              idLength < UInt64(b.count), keyLength < UInt64(b.count) else { return nil }
+              idLength < UInt64(end), keyLength < UInt64(end) else { return nil }
         let idStart = pos, keyStart = idStart + Int(idLength) + 1, valueStart = keyStart + Int(keyLength) + 1
-        guard valueStart <= b.count else { return nil }
+        guard valueStart <= end else { return nil }
         sequence = Int64(bitPattern: seq)
         self.n = Int64(truncatingIfNeeded: n)
-        docID = UnsafeBufferPointer(rebasing: b[idStart..<(idStart + Int(idLength))])
-        keyJSON = UnsafeBufferPointer(rebasing: b[keyStart..<(keyStart + Int(keyLength))])
-        value = valueStart < b.count ? UnsafeBufferPointer(rebasing: b[valueStart..<(b.count - 1)]) : nil
+        docID = UnsafeBufferPointer(start: p + idStart, count: Int(idLength))
+        keyJSON = UnsafeBufferPointer(start: p + keyStart, count: Int(keyLength))
+        value = valueStart < end ? UnsafeBufferPointer(start: p + valueStart, count: end - 1 - valueStart) : nil
     }
 }
