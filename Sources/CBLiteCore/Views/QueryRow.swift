@@ -58,26 +58,6 @@ public struct QueryRowRef {
     /// The key's CollatableKey form (index scans read it when grouping needs it).
     var collatableKey: UnsafeBufferPointer<UInt8>?
 
-    /// A row to be filled (sources fill rows in place: the struct is too large to return
-    /// by value on the per-row path without copying it several times).
-    public init() {
-        key = UnsafeBufferPointer(start: nil, count: 0)
-        sequence = 0
-    }
-
-    init(key: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>?, docID: UnsafeBufferPointer<UInt8>?,
-         sourceDocID: UnsafeBufferPointer<UInt8>?, doc: UnsafeBufferPointer<UInt8>?, error: UnsafeBufferPointer<UInt8>?,
-         sequence: Int64, collatableKey: UnsafeBufferPointer<UInt8>?) {
-        self.key = key
-        self.value = value
-        self.docID = docID
-        self.sourceDocID = sourceDocID
-        self.doc = doc
-        self.error = error
-        self.sequence = sequence
-        self.collatableKey = collatableKey
-    }
-
     /// {"id":..,"key":..,"value":..,"seq":n,"source_id":..?,"doc":..?} (reduced rows:
     /// {"key":..,"value":..}; all-docs misses: {"key":..,"error":..}).
     func write(_ w: inout JSONWriter, includeDocs: Bool) {
@@ -111,6 +91,16 @@ public struct QueryRowRef {
             }
         }
         w.append("}")
+    }
+}
+
+extension QueryRowRef {
+    /// A row to be filled (sources fill rows in place: the struct is too large to return
+    /// by value on the per-row path without copying it several times). In an extension,
+    /// so that the memberwise initializer stays.
+    public init() {
+        self.init(key: UnsafeBufferPointer(start: nil, count: 0), value: nil, docID: nil, sourceDocID: nil,
+                  doc: nil, error: nil, sequence: 0, collatableKey: nil)
     }
 }
 
