@@ -85,13 +85,8 @@ public enum CollatableKey {
         a.withUnsafeBufferPointer { pa in b.withUnsafeBufferPointer { pb in compare(pa, pb) } }
     }
 
-    /// The length of the encoded value starting at `pos` (nil when the bytes are not a
-    /// well-formed key).
-    static func length(of key: UnsafeBufferPointer<UInt8>, at start: Int) -> Int? {
-        var pos = start
-        return skipValue(key, &pos) ? pos - start : nil
-    }
-
+    /// Moves `pos` past the encoded value starting there; false when the bytes are not a
+    /// well-formed key.
     private static func skipValue(_ k: UnsafeBufferPointer<UInt8>, _ pos: inout Int) -> Bool {
         guard pos < k.count else { return false }
         let tag = k[pos]
