@@ -15,6 +15,43 @@ enum SQLArg {
     }
 }
 
+extension QueryOptions.Range {
+    /// The WHERE conditions of the range on a view index table (with its document-ID
+    /// bounds as row values).
+    func sqlConditions() -> (conds: [String], args: [SQLArg]) {
+        var conds: [String] = []
+        var args: [SQLArg] = []
+        if let lo = lower {
+            if let d = lowerDocID {
+                conds.append("(key, docid) \(lowerInclusive ? ">=" : ">") (?, ?)")
+                args += [.blob(lo), .string(d)]
+            } else {
+                conds.append(lowerInclusive ? "key >= ?" : "key > ?")
+                args.append(.blob(lo))
+            }
+        }
+        if let hi = upper {
+            if let d = upperDocID {
+                conds.append("(key, docid) \(upperInclusive ? "<=" : "<") (?, ?)")
+                args += [.blob(hi), .string(d)]
+            } else {
+                conds.append(upperInclusive ? "key <= ?" : "key < ?")
+                args.append(.blob(hi))
+            }
+        }
+        return (conds, args)
+    }
+
+    /// The range without its start bound in scan order, for pages after the first: their
+    /// cursor takes its place, so SQLite seeks straight to the cursor (given both, it seeks
+    /// to the start bound and filters every row up to the cursor).
+    func withoutStart(descending: Bool) -> QueryOptions.Range {
+        var r = self
+        if descending { r.upper = nil; r.upperDocID = nil } else { r.lower = nil; r.lowerDocID = nil }
+        return r
+    }
+}
+
 /// Scans a view index in key order (or for a list of keys), a page at a time. Each page
 /// is a fresh read positioned after the previous page's last row, so no read transaction
 /// stays open between pages, and a query over millions of rows holds one page in memory.
@@ -86,13 +123,8 @@ final class MapScan: RowSource {
             }
             return (conds, args)
         }
-        guard let c = cursor else { return MapScan.rangeConditions(range) }
-        // After the first page, the cursor row value replaces the range's start bound, so
-        // that SQLite seeks the primary key straight to it (with both, it would seek to the
-        // start bound and filter every row up to the cursor).
-        var rest = range
-        if descending { rest.upper = nil; rest.upperDocID = nil } else { rest.lower = nil; rest.lowerDocID = nil }
-        (conds, args) = MapScan.rangeConditions(rest)
+        guard let c = cursor else { return range.sqlConditions() }
+        (conds, args) = range.withoutStart(descending: descending).sqlConditions()
         conds.append("(key, docid, n) \(cmpGT) (?, ?, ?)")
         args += [.blob(c.key), .string(c.docID), .int(c.n)]
         return (conds, args)
@@ -134,31 +166,6 @@ final class MapScan: RowSource {
                 done = true
             }
         }
-    }
-
-    /// The WHERE conditions of a key range (with its document-ID bounds).
-    static func rangeConditions(_ range: QueryOptions.Range) -> (conds: [String], args: [SQLArg]) {
-        var conds: [String] = []
-        var args: [SQLArg] = []
-        if let lo = range.lower {
-            if let d = range.lowerDocID {
-                conds.append("(key, docid) \(range.lowerInclusive ? ">=" : ">") (?, ?)")
-                args += [.blob(lo), .string(d)]
-            } else {
-                conds.append(range.lowerInclusive ? "key >= ?" : "key > ?")
-                args.append(.blob(lo))
-            }
-        }
-        if let hi = range.upper {
-            if let d = range.upperDocID {
-                conds.append("(key, docid) \(range.upperInclusive ? "<=" : "<") (?, ?)")
-                args += [.blob(hi), .string(d)]
-            } else {
-                conds.append(range.upperInclusive ? "key <= ?" : "key < ?")
-                args.append(.blob(hi))
-            }
-        }
-        return (conds, args)
     }
 
     /// Locates the parts of a stored row copied into the arena.

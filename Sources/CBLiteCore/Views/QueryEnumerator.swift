@@ -174,13 +174,15 @@ extension View {
         if aggregated && options.includeDocs {
             throw CBLError.badRequest("option \"include_docs\" is invalid for reduced or grouped queries")
         }
+        let st: ViewStorage.State?
         if options.update == .before {
             guard hasMap else {
                 throw CBLError(.notAcceptable, "view \"\(name)\" has no map function (query with \"update\": false to read its index as it is)")
             }
-            try updateIndex()
+            st = try updateIndex().state
+        } else {
+            st = try state()
         }
-        let st = try state()
         let scanOptions: QueryOptions = {
             var o = options
             if aggregated { o.skip = 0; o.limit = -1 }

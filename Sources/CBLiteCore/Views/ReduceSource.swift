@@ -16,13 +16,13 @@ final class ReduceSource: ValueRowProducer {
 
     private static let nullKey = CollatableKey.encode(.null)
 
-    /// The group of a row, nil when the row is left out (a non-array key at group levels
-    /// above 1, as the seeds say).
-    private func group(_ row: QueryRowRef) -> [UInt8]? {
-        if level == 0 { return ReduceSource.nullKey }
+    /// Calls `body` with the group of a row (no copy for exact keys), or returns nil when
+    /// the row is left out (a non-array key at group levels above 1, as the seeds say).
+    private func withGroup<T>(of row: QueryRowRef, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T? {
+        if level == 0 { return try ReduceSource.nullKey.withUnsafeBufferPointer(body) }
         let key = row.collatableKey ?? UnsafeBufferPointer(start: nil, count: 0)
-        if level == Int.max { return Array(key) }
-        return CollatableKey.groupPrefix(key, level: level)
+        if level == Int.max { return try body(key) }
+        return try CollatableKey.groupPrefix(key, level: level).map { try $0.withUnsafeBufferPointer(body) }
     }
 
     /// The JSON key of a group, from the JSON key of its first row.
@@ -47,16 +47,19 @@ final class ReduceSource: ValueRowProducer {
                 finished = true
                 break
             }
-            guard let g = group(row) else { continue }
-            if let c = current {
-                if c != g {
-                    pendingRow = row
-                    break
-                }
-            } else {
-                current = g
-                keyJSON = try groupKeyJSON(row)
+            // true: the row belongs to the current group (or starts it); false: it starts the
+            // next one; nil: it is left out.
+            let inGroup: Bool? = withGroup(of: row) { g in
+                if let c = current { return c.elementsEqual(g) }
+                current = Array(g)
+                return true
             }
+            guard let inGroup else { continue }
+            if !inGroup {
+                pendingRow = row
+                break
+            }
+            if keyJSON.isEmpty { keyJSON = try groupKeyJSON(row) }
             try reduction?.add(key: row.key, value: row.value)
         }
         guard current != nil else { return nil }
@@ -108,13 +111,8 @@ final class CountSource: ValueRowProducer {
 
     private func fetch() throws {
         guard let table else { done = true; return }
-        // After the first page of groups, the last key replaces the range's start bound (as
-        // in MapScan: SQLite then seeks to it).
-        var bounds = range
-        if lastKey != nil {
-            if descending { bounds.upper = nil; bounds.upperDocID = nil } else { bounds.lower = nil; bounds.lowerDocID = nil }
-        }
-        var (conds, args) = MapScan.rangeConditions(bounds)
+        // After the first page of groups, the last key replaces the range's start bound.
+        var (conds, args) = (lastKey == nil ? range : range.withoutStart(descending: descending)).sqlConditions()
         let whereClause = { conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND ") }
         page = []
         pageIndex = 0

@@ -154,6 +154,8 @@ public struct IndexUpdate: Sendable {
     public let generationBefore: Int64
     public let generationAfter: Int64
     public let changedKeys: [[UInt8]]?
+    /// The index's state when the update finished (a query reads it instead of loading it again).
+    let state: ViewStorage.State
     public var changed: Bool { generationBefore != generationAfter }
 }
 
@@ -291,7 +293,7 @@ public final class View: @unchecked Sendable {
         }
         let after = state.generation
         if after - before != ownIncrements { changedKeys = nil }   // changed by someone else too
-        return IndexUpdate(generationBefore: before, generationAfter: after, changedKeys: changedKeys)
+        return IndexUpdate(generationBefore: before, generationAfter: after, changedKeys: changedKeys, state: state)
     }
 
     /// Maps the documents after sequence `from`, chunk by chunk, outside any lock, until the
