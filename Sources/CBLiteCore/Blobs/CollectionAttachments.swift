@@ -139,6 +139,21 @@ extension Collection {
     public func openAttachment(docID: String, name: String, revID: String? = nil) throws -> BlobReader {
         try blobStore.openReader(try attachment(docID: docID, name: name, revID: revID).digest)
     }
+
+    // MARK: content by digest (sync streams attachments apart from their documents)
+
+    /// A writer for content that a document will refer to afterwards (a multipart body's
+    /// attachment parts): `finish()` gives its digest and length.
+    public func makeAttachmentWriter() throws -> BlobWriter {
+        try check()
+        return try blobStore.makeWriter()
+    }
+
+    /// A streaming reader on stored content (404 when the store does not hold it).
+    public func openBlob(_ digest: BlobDigest) throws -> BlobReader {
+        try check()
+        return try blobStore.openReader(digest)
+    }
 }
 
 extension Database {

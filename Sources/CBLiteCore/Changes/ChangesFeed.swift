@@ -5,6 +5,11 @@ public struct ChangesOptions: Sendable {
     public var includeDocs = false
     public var allRevs = false
     public var descending = false
+    /// Only these documents (CouchDB's `filter=_doc_ids`).
+    public var docIDs: [String]? = nil
+    /// A filter registered with `Database.setFilter`, and the parameters it is given.
+    public var filter: String? = nil
+    public var filterParams = JSONObject()
 
     public init() {}
 
@@ -17,6 +22,22 @@ public struct ChangesOptions: Sendable {
             case "include_docs": includeDocs = try v.boolOption(k)
             case "all_revs": allRevs = try v.boolOption(k)
             case "descending": descending = try v.boolOption(k)
+            case "style":
+                guard let style = v.stringValue, style == "all_docs" || style == "main_only" else {
+                    throw CBLError.badRequest("option \"style\" must be \"all_docs\" or \"main_only\"")
+                }
+                allRevs = style == "all_docs"
+            case "doc_ids":
+                guard let ids = v.arrayValue?.compactMap(\.stringValue), ids.count == v.arrayValue?.count else {
+                    throw CBLError.badRequest("option \"doc_ids\" must be an array of strings")
+                }
+                docIDs = ids
+            case "filter":
+                guard let name = v.stringValue else { throw CBLError.badRequest("option \"filter\" must be a string") }
+                filter = name
+            case "filter_params":
+                guard let params = v.objectValue else { throw CBLError.badRequest("option \"filter_params\" must be an object") }
+                filterParams = params
             default:
                 throw CBLError.badRequest("unknown option \"\(k)\"")
             }
@@ -34,32 +55,74 @@ public struct ChangeEntry: Sendable {
 
 extension Collection {
     /// Scans the feed, calling `visit` with the positioned statement (columns: 0 sequence,
-    /// 1 docid, 2 flags, 3 revid, 4 body when needed) and, with allRevs, every leaf.
-    private func scanChanges(since: Int64, options: ChangesOptions, _ visit: (Statement, [String]?) throws -> Void) throws {
+    /// 1 docid, 2 flags, 3 revid, 4 body when needed) and, with allRevs, every leaf, for
+    /// each change that passes `docIDs` and the filter. Returns the last sequence scanned
+    /// (past changes a filter dropped, so a caller resuming from it does not scan them again).
+    @discardableResult
+    private func scanChanges(since: Int64, options: ChangesOptions, _ visit: (Statement, [String]?) throws -> Void) throws -> Int64 {
         try check()
-        let needBody = options.includeDocs || options.allRevs
+        let wantedIDs = options.docIDs.map(Set.init)
+        if let ids = options.docIDs { for id in ids { try DocumentBody.validateDocID(id) } }
+        let filtering = wantedIDs != nil || options.filter != nil
+        let needBody = options.includeDocs || options.allRevs || options.filter != nil
         let cols = "sequence, docid, flags, revid" + (needBody ? ", body" : ", NULL") + (options.allRevs ? ", revtree" : ", NULL")
         let order = options.descending ? "DESC" : "ASC"
-        try mapMissingTable {
-            try store.read { conn in
-                let s = try conn.prepare("SELECT \(cols) FROM \(table) WHERE sequence > ? ORDER BY sequence \(order) LIMIT ?")
-                defer { s.reset() }
-                s.bind(1, since).bind(2, options.limit)
-                while try s.step() {
-                    var revs: [String]? = nil
-                    if options.allRevs {
-                        let rev = s.string(3) ?? ""
-                        revs = [rev]
-                        if !s.isNull(5), let r = RevID(rev) {
-                            let flags = DocFlags(rawValue: s.int(2))
-                            let (tree, current) = try RevTree.decode(s.bytes(5), current: r, currentDeleted: flags.contains(.deleted),
-                                                                     currentBody: nil)
-                            revs! += tree.leafIndexes.filter { $0 != current }.map { tree.nodes[$0].rev }.sorted(by: >).map(\.string)
+        func scan(_ filter: ChangeFilterFunction?) throws -> Int64 {
+            try self.mapMissingTable {
+                try self.store.read { conn in
+                    // A filtered feed counts its limit in rows that pass, not rows scanned.
+                    let s = try conn.prepare("SELECT \(cols) FROM \(self.table) WHERE sequence > ? ORDER BY sequence \(order) LIMIT ?")
+                    defer { s.reset() }
+                    s.bind(1, since).bind(2, filtering ? -1 : options.limit)
+                    var emitted: Int64 = 0
+                    var last = since
+                    while try s.step() {
+                        last = s.int(0)
+                        if let wantedIDs, !wantedIDs.contains(s.string(1) ?? "") { continue }
+                        if let filter {
+                            let doc = DocumentJSON.render(docID: s.string(1) ?? "", rev: s.string(3) ?? "",
+                                                          deleted: DocFlags(rawValue: s.int(2)).contains(.deleted), body: s.bytes(4))
+                            if !filter(doc, options.filterParams) { continue }
                         }
+                        var revs: [String]? = nil
+                        if options.allRevs {
+                            let rev = s.string(3) ?? ""
+                            revs = [rev]
+                            if !s.isNull(5), let r = RevID(rev) {
+                                let flags = DocFlags(rawValue: s.int(2))
+                                let (tree, current) = try RevTree.decode(s.bytes(5), current: r, currentDeleted: flags.contains(.deleted),
+                                                                         currentBody: nil)
+                                revs! += tree.leafIndexes.filter { $0 != current }.map { tree.nodes[$0].rev }.sorted(by: >).map(\.string)
+                            }
+                        }
+                        try visit(s, revs)
+                        emitted += 1
+                        if filtering && options.limit >= 0 && emitted >= options.limit { break }
                     }
-                    try visit(s, revs)
+                    return last
                 }
             }
+        }
+        guard let name = options.filter else { return try scan(nil) }
+        return try store.filters.with(name) { try scan($0) }
+    }
+
+    /// Waits until the collection has a change after `sequence` (true) or `timeoutMs`
+    /// passes (false), without polling: commits in this process wake it at once; another
+    /// process's commits are seen within half a second. Throws once this handle closes.
+    public func waitForChanges(after sequence: Int64, timeoutMs: Int) throws -> Bool {
+        let deadline = MonotonicTime.now().adding(milliseconds: timeoutMs)
+        while true {
+            try check()
+            let arrived: Bool = try store.commits.locked {
+                if try lastSequence > sequence { return true }
+                let now = MonotonicTime.now()
+                if now >= deadline { return false }
+                _ = store.commits.wait(until: min(deadline, now.adding(milliseconds: 500)))
+                return try lastSequence > sequence
+            }
+            if arrived { return true }
+            if MonotonicTime.now() >= deadline { return false }
         }
     }
 
@@ -83,7 +146,7 @@ extension Collection {
         var firstSeq: Int64? = nil
         var lastSeq = since
         w.append("{\"results\":[")
-        try scanChanges(since: since, options: options) { s, revs in
+        let scanned = try scanChanges(since: since, options: options) { s, revs in
             if !first { w.appendByte(UInt8(ascii: ",")) }
             first = false
             let seq = s.int(0)
@@ -112,7 +175,7 @@ extension Collection {
             }
             w.appendByte(UInt8(ascii: "}"))
         }
-        w.append("],\"last_seq\":\(options.descending ? (firstSeq ?? since) : lastSeq)}")
+        w.append("],\"last_seq\":\(options.descending ? (firstSeq ?? since) : max(lastSeq, scanned))}")
         return w.bytes
     }
 

@@ -109,12 +109,30 @@ public final class Database: @unchecked Sendable {
             return Array(activities.values)
         }
         for stop in running { stop() }
+        store.commits.locked { store.commits.broadcast() }     // changes feeds waiting on this handle
         StoreRegistry.shared.release(store)
     }
 
-    /// Registers work that runs on this handle (e.g. a live query): `stop` is called when
-    /// the handle closes. Returns an ID for `unregisterActivity`; fails once closed.
-    func registerActivity(_ stop: @escaping () -> Void) throws -> Int {
+    /// A stable identity of this database, made when it was created (a peer's checkpoints
+    /// and the listener's database info name it).
+    public var uuid: String {
+        get throws {
+            try checkOpen()
+            guard let u = try store.read({ try $0.queryString("SELECT value FROM info WHERE key='uuid'") }) else {
+                throw CBLError.internalError("the database has no uuid")
+            }
+            return u
+        }
+    }
+
+    /// When this process opened the database file, in µs since 1970 (CouchDB's
+    /// instance_start_time: a peer that sees it change knows the database was reopened).
+    public var instanceStartTime: Int64 { store.openedAtMicros }
+
+    /// Registers work that runs on this handle (live queries, a listener serving it):
+    /// `stop` is called when the handle closes, before it closes. Returns an ID for
+    /// `unregisterActivity`; fails once closed.
+    public func registerActivity(_ stop: @escaping () -> Void) throws -> Int {
         try monitor.locked {
             if closed { throw CBLError.badRequest("database \"\(name)\" is closed") }
             nextActivity += 1
@@ -123,7 +141,7 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    func unregisterActivity(_ id: Int) { monitor.locked { _ = activities.removeValue(forKey: id) } }
+    public func unregisterActivity(_ id: Int) { monitor.locked { _ = activities.removeValue(forKey: id) } }
 
     /// Closes this handle and deletes the database's files; 503 when other handles in
     /// this process still have it open.

@@ -41,7 +41,7 @@ extension Collection {
         return try mapMissingTable {
             try store.read { conn in
                 let row = try loadLive(conn, docID: docID, includeDeleted: true)
-                let (tree, current) = try row.tree()
+                let (tree, _) = try row.tree()
                 guard let i = tree.index(of: rev) else { throw CBLError.notFound("revision \(revID) of \"\(docID)\" is unknown") }
                 let n = tree.nodes[i]
                 guard let body = n.body else {
@@ -54,23 +54,11 @@ extension Collection {
     }
 
     private func extras(tree: RevTree, index: Int, row: DocumentRow, options: GetOptions) -> [(String, JSONValue)] {
-        var out: [(String, JSONValue)] = []
-        if options.contains(.conflicts) {
-            let others = tree.conflictingLeaves.filter { $0 != index }.map { JSONValue.string(tree.nodes[$0].rev.string) }
-            if !others.isEmpty { out.append(("_conflicts", .array(others))) }
-        }
-        if options.contains(.revisions) {
-            let chain = tree.ancestry(of: index)
-            var ids: [JSONValue] = []
-            var gen = tree.nodes[index].rev.generation
-            for i in chain where tree.nodes[i].rev.generation == gen {   // stop at a gap
-                ids.append(.string(tree.nodes[i].rev.digest))
-                gen -= 1
-            }
-            out.append(("_revisions", .object(JSONObject([("start", .int(Int64(tree.nodes[index].rev.generation))), ("ids", .array(ids))]))))
-        }
-        if options.contains(.localSeq) { out.append(("_local_seq", .int(row.sequence))) }
-        return out
+        var o = RevisionOptions()
+        o.conflicts = options.contains(.conflicts)
+        o.revisions = options.contains(.revisions)
+        o.localSeq = options.contains(.localSeq)
+        return metadata(tree: tree, index: index, row: row, options: o)     // Replication/RevisionReads.swift
     }
 
     func loadLive(_ conn: Connection, docID: String, includeDeleted: Bool) throws -> DocumentRow {

@@ -1,5 +1,5 @@
-/// Saving revisions: new revisions on a parent, tombstones, insertion of existing
-/// revisions with their history, purge. Each write is one row write plus one sequence
+/// Saving revisions: new revisions on a parent, tombstones, purge (revisions made
+/// elsewhere: Replication/ExistingRevisions.swift). Each write is one row write plus one sequence
 /// (DESIGN §2), inside Store.write (its own transaction or a savepoint).
 extension Collection {
     public struct SaveResult: Sendable { public let docID: String; public let revID: String }
@@ -97,60 +97,42 @@ extension Collection {
         throw CBLError.conflict("update of \"\(docID)\" kept conflicting after \(maxAttempts) attempts")
     }
 
-    /// Inserts a revision made elsewhere with its history (newest first), without
-    /// inventing IDs. Returns false when the revision was already known.
-    @discardableResult
-    public func putExisting(docID: String, body bodyBytes: UnsafeBufferPointer<UInt8>, history: [String]) throws -> Bool {
-        try check()
-        try DocumentBody.validateDocID(docID)
-        var body = try DocumentBody.parse(bytes: bodyBytes)
-        if let bodyID = body.docID, bodyID != docID { throw CBLError.badRequest("\"_id\" in the body differs from the document ID") }
-        try storeInlineAttachments(&body)                      // Blobs/
-        guard !history.isEmpty else { throw CBLError.badRequest("history must name at least the new revision") }
-        var revs: [RevID] = []
-        for h in history {
-            guard let r = RevID(h) else { throw CBLError.badRequest("invalid revision ID \"\(h)\" in history") }
-            if let last = revs.last, r.generation != last.generation - 1 {
-                throw CBLError.badRequest("history generations must descend by one: \(last) then \(r)")
-            }
-            revs.append(r)
-        }
-        if let r = body.rev, r != revs[0] { throw CBLError.badRequest("\"_rev\" in the body differs from history[0]") }
-        return try mapMissingTable {
-            try store.write(savepoint: false, timeoutMs: database.busyTimeoutMs) { conn, txn in
-                let row = try DocumentRow.load(conn, table: table, docID: docID)
-                var tree: RevTree
-                var oldCurrent: Int?
-                if let row { (tree, oldCurrent) = try row.tree() } else { tree = RevTree() }
-                // The newest history entry already known anchors the new branch.
-                var anchor: Int? = nil
-                var known = revs.count
-                for (i, r) in revs.enumerated() {
-                    if let idx = tree.index(of: r) { anchor = idx; known = i; break }
-                }
-                if known == 0 { return false }
-                let body = try withResolvedAttachments(body, parent: nil, docHasAttachments: false,
-                                                       generation: revs[0].generation, imported: true)   // Blobs/
-                var parent = anchor
-                for i in stride(from: known - 1, through: 0, by: -1) {
-                    parent = tree.add(revs[i], parent: parent, deleted: i == 0 ? body.deleted : false,
-                                      body: i == 0 ? body.canonical : nil)
-                }
-                let newIndex = parent!
-                try validate(docID: docID, tree: tree, newIndex: newIndex, row: row)
-                try storeTree(conn, txn, docID: docID, tree: tree, oldRow: row, oldCurrent: oldCurrent,
-                              hasAttachments: body.hasAttachments, external: true)
-                return true
-            }
-        }
-    }
-
     /// Removes every trace of a document.
     public func purge(docID: String) throws {
         try check()
         try DocumentBody.validateDocID(docID)
         try mapMissingTable {
             try store.write(savepoint: false, timeoutMs: database.busyTimeoutMs) { conn, txn in try purgeRow(conn, txn, docID: docID) }
+        }
+    }
+
+    /// CouchDB's `_purge`: removes the given leaves and the ancestors no other leaf
+    /// shares; purging every leaf removes the document. Unknown and non-leaf revisions
+    /// are ignored. Returns the revisions purged (leaves and their removed ancestors).
+    public func purge(docID: String, revs: [String]) throws -> [String] {
+        try check()
+        try DocumentBody.validateDocID(docID)
+        let wanted = Set(revs.compactMap(RevID.init))
+        return try mapMissingTable {
+            try store.write(timeoutMs: database.busyTimeoutMs) { conn, txn in
+                guard let row = try DocumentRow.load(conn, table: table, docID: docID) else { return [] }
+                var (tree, current) = try row.tree()
+                let purgedLeaves = tree.leafIndexes.filter { wanted.contains(tree.nodes[$0].rev) }
+                guard !purgedLeaves.isEmpty else { return [] }
+                var keep = [Bool](repeating: false, count: tree.nodes.count)
+                for leaf in tree.leafIndexes where !purgedLeaves.contains(leaf) {
+                    for i in tree.ancestry(of: leaf) { keep[i] = true }
+                }
+                let purged = tree.nodes.indices.filter { !keep[$0] }.map { tree.nodes[$0].rev.string }
+                if !keep.contains(true) {
+                    try purgeRow(conn, txn, docID: docID)
+                    return purged
+                }
+                tree.retain(keep)          // the winner may change: storeTree picks it again
+                try storeTree(conn, txn, docID: docID, tree: tree, oldRow: row, oldCurrent: current,
+                              hasAttachments: row.flags.contains(.hasAttachments), external: false)
+                return purged
+            }
         }
     }
 
@@ -241,7 +223,7 @@ extension Collection {
         return rev
     }
 
-    private func validate(docID: String, tree: RevTree, newIndex: Int, row: DocumentRow?) throws {
+    func validate(docID: String, tree: RevTree, newIndex: Int, row: DocumentRow?) throws {
         guard store.validators.hasValidators(id) else { return }
         let n = tree.nodes[newIndex]
         try store.validators.validate(
@@ -251,7 +233,7 @@ extension Collection {
     }
 
     /// Prunes, picks the winner, and writes the row with a new sequence.
-    private func storeTree(_ conn: Connection, _ txn: TransactionState, docID: String, tree: RevTree,
+    func storeTree(_ conn: Connection, _ txn: TransactionState, docID: String, tree: RevTree,
                            oldRow: DocumentRow?, oldCurrent: Int?, hasAttachments: Bool, external: Bool) throws {
         var tree = tree
         tree.prune(maxDepth: try txn.maxDepth(conn))

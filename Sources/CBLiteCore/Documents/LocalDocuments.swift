@@ -30,6 +30,23 @@ extension Collection {
         }
     }
 
+    /// Every local document of the collection, by ID (CouchDB's `_local_docs`).
+    public func localDocuments() throws -> [(id: String, rev: String, json: [UInt8])] {
+        try check()
+        return try store.read { conn in
+            let s = try conn.prepare("SELECT id, rev, body FROM localdocs WHERE coll=? ORDER BY id")
+            defer { s.reset() }
+            s.bind(1, self.id)
+            var out: [(id: String, rev: String, json: [UInt8])] = []
+            while try s.step() {
+                let id = s.string(0) ?? ""
+                let rev = Collection.localRev(s.int(1))
+                out.append((id, rev, DocumentJSON.render(docID: id, rev: rev, deleted: false, body: s.bytes(2))))
+            }
+            return out
+        }
+    }
+
     public func putLocal(id: String, json: String, parent: String?) throws -> String {
         try check()
         try Collection.validateLocalID(id)

@@ -86,6 +86,13 @@ public struct RevTree: Sendable {
                 cur = nodes[c].parent
             }
         }
+        return retain(keep)
+    }
+
+    /// Keeps the nodes whose flag is set (parents of kept nodes that are dropped become
+    /// nil: the node is a root). Returns how many were removed.
+    @discardableResult
+    public mutating func retain(_ keep: [Bool]) -> Int {
         guard keep.contains(false) else { return 0 }
         var newIndex = [Int?](repeating: nil, count: nodes.count)
         var kept: [Node] = []

@@ -11,6 +11,11 @@ public final class Store: @unchecked Sendable {
     let busyTimeoutMs: Int
     let notifier = ChangeNotifier()
     let validators = ValidatorRegistry()
+    let filters = FilterRegistry()
+    /// Signalled after every commit, so changes feeds can wait instead of polling.
+    let commits = Monitor()
+    /// When this process opened the file (µs since 1970): CouchDB's instance_start_time.
+    let openedAtMicros = unixTimeMicrosNow()
 
     private var writer: Connection
     /// The encryption key every connection is opened with (nil: unencrypted).
@@ -41,6 +46,8 @@ public final class Store: @unchecked Sendable {
             if try writer.queryInt("SELECT value FROM info WHERE key='schema'") == nil {
                 try writer.exec("INSERT INTO info(key, value) VALUES ('schema', \(Schema.version)), ('max_rev_tree_depth', 20)")
             }
+            // A stable identity for peers (checkpoints, the listener's database info).
+            try writer.prepare("INSERT OR IGNORE INTO info(key, value) VALUES ('uuid', '\(FileSystem.uuid())')").run()
             if try writer.queryInt("SELECT id FROM collections WHERE id=1") == nil {
                 try writer.exec("INSERT INTO collections(id, scope, name) VALUES (1, '_default', '_default')")
             }
@@ -125,6 +132,7 @@ public final class Store: @unchecked Sendable {
         txn = nil
         if let state, !state.changes.isEmpty { notifier.enqueue(state.changes) }   // commit order
         releaseAll()
+        commits.locked { commits.broadcast() }
         notifier.deliverPending()
     }
 

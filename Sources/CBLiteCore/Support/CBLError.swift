@@ -49,4 +49,6 @@ public struct CBLError: Error, CustomStringConvertible, Equatable, Sendable {
     static func notFound(_ m: String) -> CBLError { CBLError(.notFound, m) }
     static func conflict(_ m: String) -> CBLError { CBLError(.conflict, m) }
     static func internalError(_ m: String) -> CBLError { CBLError(.internalError, m) }
+    /// Any error as a CBLError (a foreign one becomes a 500 with its description).
+    static func wrapping(_ e: Error) -> CBLError { e as? CBLError ?? .internalError("\(e)") }
 }

@@ -75,3 +75,10 @@ public func unixTimeNow() -> Int64 {
     clock_gettime(CLOCK_REALTIME, &ts)
     return Int64(ts.tv_sec)
 }
+
+/// Wall-clock microseconds since 1970.
+public func unixTimeMicrosNow() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec / 1000)
+}

@@ -1,0 +1,43 @@
+/// `_revs_diff`: which of a peer's revisions this collection lacks, and for those, which
+/// local leaves could be their ancestors (so the peer can send only what is new:
+/// attachments since those, history down to them).
+extension Collection {
+    public struct RevsDiffResult: Sendable, Equatable {
+        public let docID: String
+        public let missing: [String]
+        /// Local leaves of a lower generation than some missing revision (CouchDB's rule).
+        public let possibleAncestors: [String]
+    }
+
+    /// One result per document that has at least one missing revision, in request order.
+    /// A malformed revision ID is reported missing (the peer will then fail to send it,
+    /// per document), a malformed document ID is a 400 for the whole request.
+    public func revsDiff(_ request: [(docID: String, revs: [String])]) throws -> [RevsDiffResult] {
+        try check()
+        for (docID, _) in request { try DocumentBody.validateDocID(docID) }
+        return try mapMissingTable {
+            try store.read { conn in
+                var out: [RevsDiffResult] = []
+                for (docID, revs) in request {
+                    let tree = try DocumentRow.load(conn, table: table, docID: docID).map { try $0.tree().0 }
+                    var missing: [String] = []
+                    var seen = Set<String>()
+                    var maxMissingGen = 0
+                    for rev in revs where seen.insert(rev).inserted {
+                        if let tree, let r = RevID(rev), tree.index(of: r) != nil { continue }
+                        missing.append(rev)
+                        maxMissingGen = max(maxMissingGen, RevID(rev)?.generation ?? 0)
+                    }
+                    guard !missing.isEmpty else { continue }
+                    var ancestors: [String] = []
+                    if let tree {
+                        ancestors = tree.leafIndexes.map { tree.nodes[$0].rev }
+                            .filter { $0.generation < maxMissingGen }.sorted(by: >).map(\.string)
+                    }
+                    out.append(RevsDiffResult(docID: docID, missing: missing, possibleAncestors: ancestors))
+                }
+                return out
+            }
+        }
+    }
+}
