@@ -456,6 +456,105 @@ cbl_status cbl_local_put(cbl_collection* coll, const char* local_id, const char*
 cbl_status cbl_local_delete(cbl_collection* coll, const char* local_id,
                             const char* parent_rev_id, cbl_error* err);
 
+/* Lists the collection's local documents by ID, as JSON:
+ * [{"id": local_id, "rev": "0-<n>", "doc": {...}?}, ...] ("doc" with include_docs != 0).
+ * Caller frees *out_json. Errors: 400, 404 (collection deleted). Thread-safe. */
+cbl_status cbl_local_list(cbl_collection* coll, int include_docs, char** out_json,
+                          cbl_error* err);
+
+/* ------------------------------------------------------------------------------------ */
+/* Replication surface: what a CouchDB-protocol peer asks of a database                  */
+/* ------------------------------------------------------------------------------------ */
+
+/* These calls take and return CouchDB's own JSON shapes (the bodies of `_revs_diff`,
+ * `_bulk_docs`, `open_revs` and `_bulk_get`), so a replicator or tool written against
+ * CouchDB's documentation can use them as they are. Every function here is thread-safe;
+ * every returned string is the caller's, freed with cbl_free; on failure *out_json is
+ * NULL. Per-document problems are reported inside the result (CouchDB's way), never
+ * as the call's status: a status other than CBL_OK means nothing was done (400 for a
+ * malformed request, 404 for a deleted collection, 503 busy, 400 closed handle). */
+
+/* _revs_diff. request_json: {"docid": ["rev", ...], ...}. Result:
+ * {"docid": {"missing": ["rev", ...], "possible_ancestors": ["rev", ...]?}, ...} — only
+ * documents with at least one revision this collection lacks; possible_ancestors are
+ * the document's leaves of a lower generation than a missing revision (omitted when
+ * none). */
+cbl_status cbl_revs_diff(cbl_collection* coll, const char* request_json, char** out_json,
+                         cbl_error* err);
+
+/* Inserts revisions made elsewhere (`_bulk_docs` with new_edits=false), all in one
+ * transaction. docs_json: [doc, ...] or {"docs": [doc, ...]}; each doc has "_id",
+ * "_rev", optionally "_revisions": {"start": N, "ids": [digest of N, of N-1, ...]}
+ * (the history, newest first), "_deleted", "_attachments" with inline base64 "data"
+ * or stubs ("stub": true) of content this database holds. The history is grafted as
+ * CouchDB does: onto the newest revision of it already held, or as a new root when
+ * none is (which may create a conflict); ancestors are added without bodies. A
+ * revision already held succeeds without change. Result, per document, in order:
+ * [{"ok": true, "id", "rev"} | {"id", "rev"?, "error", "reason"}, ...]; errors are
+ * CouchDB's names: "bad_request" (malformed), "forbidden" (a validator refused),
+ * "file_exists" (a stub names content not held here; status 412). */
+cbl_status cbl_docs_put_existing(cbl_collection* coll, const char* docs_json,
+                                 char** out_json, cbl_error* err);
+
+/* Saves new revisions (`_bulk_docs` with new_edits=true) in one transaction: each doc
+ * as cbl_doc_put takes it ("_id" optional: a UUID is made; "_rev" the parent;
+ * "_deleted": true for a tombstone). Result as cbl_docs_put_existing's, with
+ * "conflict" for a stale or missing parent. */
+cbl_status cbl_docs_save(cbl_collection* coll, const char* docs_json, char** out_json,
+                         cbl_error* err);
+
+/* Reads revisions of one document (`GET /db/doc?open_revs=...`). revs_json: ["rev", ...],
+ * or NULL / "all" for every leaf, deleted ones included. options_json (optional):
+ * {"revs": bool (add "_revisions"), "latest": bool (a requested revision that is not a
+ * leaf stands for the leaves descending from it), "attachments": bool (inline base64
+ * "data" for attachments newer than "atts_since"), "atts_since": ["rev", ...],
+ * "conflicts", "deleted_conflicts", "revs_info", "local_seq": bool}. Result:
+ * [{"ok": doc} | {"missing": "rev"}, ...]. Errors: 404 when the document does not
+ * exist and all leaves were asked for; 400. */
+cbl_status cbl_doc_open_revs(cbl_collection* coll, const char* doc_id, const char* revs_json,
+                             const char* options_json, char** out_json, cbl_error* err);
+
+/* Reads many documents at once (`_bulk_get`). request_json:
+ * {"docs": [{"id": .., "rev": ..?, "atts_since": [..]?}, ...]} (no "rev": the current
+ * revision, even a tombstone); options_json as cbl_doc_open_revs's. Result:
+ * {"results": [{"id": .., "docs": [{"ok": doc} | {"error": {"id", "rev", "error":
+ * "not_found", "reason": "missing"}}]}, ...]}. */
+cbl_status cbl_docs_bulk_get(cbl_collection* coll, const char* request_json,
+                             const char* options_json, char** out_json, cbl_error* err);
+
+/* CouchDB's `_purge`: removes the given leaf revisions (revs_json: ["rev", ...]) and the
+ * ancestors no remaining leaf shares; when no leaf remains the document is purged as by
+ * cbl_doc_purge. Unknown and non-leaf revisions are ignored. *out_json (optional): the
+ * purged revision IDs as a JSON array. Errors: 400, 404 (collection deleted). */
+cbl_status cbl_doc_purge_revisions(cbl_collection* coll, const char* doc_id,
+                                   const char* revs_json, char** out_json, cbl_error* err);
+
+/* Waits until the collection has a change after `since` (*out_changed = 1) or
+ * timeout_ms passes (*out_changed = 0), without polling: a commit in this process wakes
+ * it at once, another process's within half a second. For longpoll and continuous
+ * feeds. Errors: 400 (NULL out_changed, closed handle — also when the database is
+ * closed while waiting), 404. */
+cbl_status cbl_changes_wait(cbl_collection* coll, uint64_t since, int32_t timeout_ms,
+                            int* out_changed, cbl_error* err);
+
+/* A changes filter: returns non-zero when the change passes. doc_json is the changed
+ * document's current revision (with "_id", "_rev", "_deleted"), params_json the
+ * caller's "filter_params" ("{}" when none); both valid during the call only. Called
+ * on the thread reading the feed, outside the database's write lock. */
+typedef int (*cbl_filter_fn)(void* context, const char* doc_json, const char* params_json);
+
+/* Registers (fn NULL: removes) the filter `name` for every handle of this database in
+ * this process (the seeds' setFilterNamed); changes feeds name it in "filter".
+ * Replacing or removing a filter waits until no call of the old one is running, so the
+ * caller may free its context afterwards. Errors: 400 (name empty, over 255 bytes or
+ * with control characters; closed handle). */
+cbl_status cbl_db_set_filter(cbl_db* db, const char* name, cbl_filter_fn fn, void* context,
+                             cbl_error* err);
+
+/* The database's stable identity (made at creation, kept in the file), as text.
+ * Caller frees. Errors: 400 (closed handle). */
+cbl_status cbl_db_uuid(cbl_db* db, char** out_uuid, cbl_error* err);
+
 /* ------------------------------------------------------------------------------------ */
 /* Changes                                                                              */
 /* ------------------------------------------------------------------------------------ */
@@ -463,7 +562,12 @@ cbl_status cbl_local_delete(cbl_collection* coll, const char* local_id,
 /* The changes feed: one entry per document changed after sequence `since`, in sequence
  * order (a document appears once, at its latest sequence; purged documents not at all).
  * options_json (optional): {"limit": n, "include_docs": bool, "all_revs": bool,
- * "descending": bool}. Result:
+ * "style": "all_docs"|"main_only" (CouchDB's name for all_revs), "descending": bool,
+ * "doc_ids": [ids] (only these documents), "filter": name (a filter registered with
+ * cbl_db_set_filter; 404 when none is), "filter_params": {...} (given to the filter)}.
+ * With doc_ids or a filter, "limit" counts the entries that pass, and "last_seq" is the
+ * last sequence examined, so a caller resuming from it skips what was filtered out.
+ * Result:
  *   {"results":[{"seq":n,"id":..,"changes":[{"rev":..},...],"deleted":true?,
  *                "doc":{...}?}, ...], "last_seq": n}
  * "changes" holds the current revision, or with all_revs every leaf. Caller frees. */

@@ -68,6 +68,15 @@ func cString(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar> {
 
 func cString(_ s: String) -> UnsafeMutablePointer<CChar> { cString(Array(s.utf8)) }
 
+/// The shape of the calls that return one JSON text: *out is NULL on failure.
+func jsonCall(_ out: OutString?, _ err: ErrorOut?, _ name: String, _ body: () throws -> [UInt8]) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let o = try require(out, name)
+        o.pointee = cString(try body())
+    }
+}
+
 /// Checks a required out-parameter.
 func require<T>(_ p: UnsafeMutablePointer<T>?, _ what: String) throws -> UnsafeMutablePointer<T> {
     guard let p else { throw CBLError(.badRequest, "\(what) is NULL") }

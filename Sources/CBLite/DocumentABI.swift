@@ -2,15 +2,6 @@ import CBLiteCore
 import CCBLite
 import Glibc
 
-/// Shared shape of the calls that return one JSON text.
-private func jsonCall(_ out: OutString?, _ err: ErrorOut?, _ name: String, _ body: () throws -> [UInt8]) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, name)
-        o.pointee = cString(try body())
-    }
-}
-
 @c @implementation public func cbl_doc_get(_ coll: OpaquePointer?, _ docID: UnsafePointer<CChar>?, _ flags: UInt32, _ out: OutString?,
                                            _ err: ErrorOut?) -> cbl_status {
     jsonCall(out, err, "out_json") {

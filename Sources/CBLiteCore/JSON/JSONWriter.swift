@@ -18,6 +18,13 @@ public struct JSONWriter {
         return w.bytes
     }
 
+    /// Objects' members in their given order (answers shaped like CouchDB's).
+    public static func ordered(_ value: JSONValue) -> [UInt8] {
+        var w = JSONWriter(canonical: false)
+        w.write(value)
+        return w.bytes
+    }
+
     public static func canonicalString(_ value: JSONValue) -> String {
         String(decoding: canonical(value), as: UTF8.self)
     }

@@ -1,0 +1,107 @@
+import CBLiteCore
+import CCBLite
+import Glibc
+
+// The replication surface (include/cblite.h, "Replication surface"): JSON in CouchDB's
+// shapes in and out; the shapes are read and written by the engine (ReplicationJSON).
+
+@c @implementation public func cbl_revs_diff(_ coll: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?,
+                                             _ err: ErrorOut?) -> cbl_status {
+    jsonCall(out, err, "out_json") {
+        let c = try collection(coll)
+        let req = try withJSONBytes(request, "request_json") { try Collection.revsDiffRequest($0) }
+        return Collection.revsDiffJSON(try c.revsDiff(req))
+    }
+}
+
+@c @implementation public func cbl_docs_put_existing(_ coll: OpaquePointer?, _ docs: UnsafePointer<CChar>?, _ out: OutString?,
+                                                     _ err: ErrorOut?) -> cbl_status {
+    jsonCall(out, err, "out_json") {
+        let c = try collection(coll)
+        let objects = try withJSONBytes(docs, "docs_json") { try Collection.bulkDocsRequest($0) }
+        return Collection.writeResultsJSON(try c.insertExistingRevisions(objects.map { Collection.ExistingRevision(body: $0) }))
+    }
+}
+
+@c @implementation public func cbl_docs_save(_ coll: OpaquePointer?, _ docs: UnsafePointer<CChar>?, _ out: OutString?,
+                                             _ err: ErrorOut?) -> cbl_status {
+    jsonCall(out, err, "out_json") {
+        let c = try collection(coll)
+        let objects = try withJSONBytes(docs, "docs_json") { try Collection.bulkDocsRequest($0) }
+        return Collection.writeResultsJSON(try c.saveDocuments(objects))
+    }
+}
+
+@c @implementation public func cbl_doc_open_revs(_ coll: OpaquePointer?, _ docID: UnsafePointer<CChar>?, _ revs: UnsafePointer<CChar>?,
+                                                 _ options: UnsafePointer<CChar>?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
+    jsonCall(out, err, "out_json") {
+        let c = try collection(coll)
+        let id = try string(docID, "doc_id")
+        let wanted = try Collection.openRevsRequest(try optionalString(revs, "revs_json"))
+        let o = try Collection.revisionOptions(json: try optionalString(options, "options_json"))
+        return Collection.openRevsJSON(try c.openRevs(docID: id, revs: wanted, options: o))
+    }
+}
+
+@c @implementation public func cbl_docs_bulk_get(_ coll: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
+                                                 _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
+    jsonCall(out, err, "out_json") {
+        let c = try collection(coll)
+        let req = try withJSONBytes(request, "request_json") { try Collection.bulkGetRequest($0) }
+        let o = try Collection.revisionOptions(json: try optionalString(options, "options_json"))
+        return Collection.bulkGetJSON(c.bulkGet(req, options: o))
+    }
+}
+
+@c @implementation public func cbl_doc_purge_revisions(_ coll: OpaquePointer?, _ docID: UnsafePointer<CChar>?, _ revs: UnsafePointer<CChar>?,
+                                                       _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = nil
+    return abiCall(err) {
+        let c = try collection(coll)
+        let id = try string(docID, "doc_id")
+        guard let wanted = try Collection.openRevsRequest(try string(revs, "revs_json")) else {
+            throw CBLError(.badRequest, "revs_json must be an array of revision IDs")
+        }
+        let purged = try c.purge(docID: id, revs: wanted)
+        out?.pointee = cString(purged.jsonArrayString)
+    }
+}
+
+@c @implementation public func cbl_changes_wait(_ coll: OpaquePointer?, _ since: UInt64, _ timeoutMs: Int32,
+                                                _ out: UnsafeMutablePointer<Int32>?, _ err: ErrorOut?) -> cbl_status {
+    out?.pointee = 0
+    return abiCall(err) {
+        let o = try require(out, "out_changed")
+        o.pointee = try collection(coll).waitForChanges(after: Int64(clamping: since), timeoutMs: Int(max(0, timeoutMs))) ? 1 : 0
+    }
+}
+
+@c @implementation public func cbl_db_set_filter(_ db: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ fn: cbl_filter_fn?,
+                                                 _ context: UnsafeMutableRawPointer?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) {
+        let d = try database(db)
+        let n = try string(name, "name")
+        guard let fn else { try d.setFilter(name: n, nil); return }
+        let ctx = Context(raw: context)
+        try d.setFilter(name: n) { doc, params in
+            let paramsJSON = JSONWriter.ordered(.object(params)) + [0]
+            let docJSON = doc + [0]
+            return docJSON.withUnsafeBufferPointer { d in
+                paramsJSON.withUnsafeBufferPointer { p in
+                    d.baseAddress!.withMemoryRebound(to: CChar.self, capacity: d.count) { dp in
+                        p.baseAddress!.withMemoryRebound(to: CChar.self, capacity: p.count) { fn(ctx.raw, dp, $0) != 0 }
+                    }
+                }
+            }
+        }
+    }
+}
+
+@c @implementation public func cbl_db_uuid(_ db: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
+    jsonCall(out, err, "out_uuid") { Array(try database(db).uuid.utf8) }
+}
+
+@c @implementation public func cbl_local_list(_ coll: OpaquePointer?, _ includeDocs: Int32, _ out: OutString?,
+                                              _ err: ErrorOut?) -> cbl_status {
+    jsonCall(out, err, "out_json") { try collection(coll).localDocumentsJSON(includeDocs: includeDocs != 0) }
+}
