@@ -1,5 +1,4 @@
 import CBLiteCore
-import Synchronization
 
 /// Opaque handles for the C ABI. A handle is a number from this table, never a raw
 /// object pointer: a released, foreign or garbage pointer is simply not found, so the
@@ -35,8 +34,7 @@ final class HandleTable: Sendable {
 
     private static let base: UInt = 0x5A0_0000
     private static let slotBits = 24
-    /// A futex-based lock: an uncontended lock and unlock are one atomic operation each.
-    private let table = Mutex(Table())
+    private let table = LockedValue(Table())
 
     func register(_ object: AnyObject) -> OpaquePointer {
         table.withLock { t in

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Produces a result's rows, lending each until the next call: fills `row` and returns
 /// true, or returns false at the end.
 protocol RowSource: AnyObject {
@@ -48,7 +46,7 @@ public final class QueryEnumerator: @unchecked Sendable {
     private let viewName: String?
     private var prefetched: [QueryRow] = []
     private let lendArena = RowArena(capacity: 1024)       // prefetched rows and include_docs bodies
-    private let lock = Mutex(())             // serializes calls (one atomic operation when uncontended)
+    private let lock = LockedValue(())       // serializes calls
 
     public let offset: Int64
     /// Rows in the index (documents for all-docs queries) when the query ran.
