@@ -75,9 +75,19 @@ let package = Package(
             name: "cblite-cli",
             dependencies: ["CBLiteCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // The CouchDB wire format, pure (no I/O): multipart, _revisions, query parameters,
+        // error bodies, auth headers, _changes rows. Shared by the listener and the replicator.
+        .target(
+            name: "CouchWire",
+            dependencies: ["CBLiteCore"]
+        ),
         .testTarget(
             name: "CBLiteCoreTests",
             dependencies: ["CBLiteCore"]
+        ),
+        .testTarget(
+            name: "CouchWireTests",
+            dependencies: ["CouchWire", "CBLiteCore", .product(name: "Crypto", package: "swift-crypto")]
         ),
     ]
 )

@@ -1,0 +1,31 @@
+import CBLiteCore
+
+/// A request path split into CouchDB's parts. Segments are split on '/' before they are
+/// percent-decoded, so "%2F" in a database name or document ID stays part of it; the
+/// `_design/` and `_local/` prefixes keep their document IDs whole (CouchDB accepts
+/// `_design/x` both with '/' and "%2F").
+public struct RequestPath: Equatable, Sendable {
+    public let segments: [String]
+    public let query: String
+
+    /// `target` is the request target: "/db/doc?x=1". 400 for a malformed escape.
+    public init(target: String) throws {
+        let bytes = Array(target.utf8)
+        let q = bytes.firstIndex(of: UInt8(ascii: "?"))
+        let pathBytes = q.map { bytes[..<$0] } ?? bytes[...]
+        query = q.map { String(decoding: bytes[($0 + 1)...], as: UTF8.self) } ?? ""
+        guard pathBytes.first == UInt8(ascii: "/") else { throw CBLError(.badRequest, "the request target must be an absolute path") }
+        var segs: [String] = []
+        for raw in pathBytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            guard let s = PercentDecoding.decode(raw, plusAsSpace: false) else {
+                throw CBLError(.badRequest, "malformed percent-escape in the path")
+            }
+            segs.append(s)
+        }
+        // Re-join "_design/x" and "_local/x" after the database name.
+        if segs.count >= 3 && (segs[1] == "_design" || segs[1] == "_local") {
+            segs = [segs[0], segs[1] + "/" + segs[2]] + segs[3...]
+        }
+        segments = segs
+    }
+}
