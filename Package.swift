@@ -39,6 +39,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        // The listener: HTTP(S) on SwiftNIO, gzip through NIOExtras' zlib, the anonymous
+        // TLS identity through swift-certificates (DESIGN §6).
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         .target(
@@ -66,20 +73,39 @@ let package = Package(
         ),
         .target(
             name: "CBLite",
-            dependencies: ["CBLiteCore", "CCBLite"],
+            dependencies: ["CBLiteCore", "CBLiteListener", "CCBLite"],
             exclude: ["exports.map"],
             // As in the engine: every query row passes the handle table.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
         .executableTarget(
             name: "cblite-cli",
-            dependencies: ["CBLiteCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["CBLiteCore", "CBLiteListener", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The CouchDB wire format, pure (no I/O): multipart, _revisions, query parameters,
         // error bodies, auth headers, _changes rows. Shared by the listener and the replicator.
         .target(
             name: "CouchWire",
             dependencies: ["CBLiteCore"]
+        ),
+        // The HTTP(S) listener serving databases with CouchDB's REST API.
+        .target(
+            name: "CBLiteListener",
+            dependencies: [
+                "CBLiteCore",
+                "CouchWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            // NIO handlers hop between the event loop and worker threads by design; the
+            // Swift 5 mode keeps that code free of Sendable ceremony.
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(
             name: "CBLiteCoreTests",
@@ -88,6 +114,15 @@ let package = Package(
         .testTarget(
             name: "CouchWireTests",
             dependencies: ["CouchWire", "CBLiteCore", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .testTarget(
+            name: "CBLiteListenerTests",
+            dependencies: [
+                "CBLiteListener", "CouchWire", "CBLiteCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
     ]
 )

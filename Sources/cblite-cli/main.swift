@@ -253,7 +253,7 @@ struct CBLiteTool: ParsableCommand {
         commandName: "cblite",
         abstract: "Inspect and edit cblite databases.",
         discussion: "Exit codes: 0 success, 1 usage or other error, 2 not found, 3 conflict, 4 bad request, 5 busy, 6 unauthorized, 7 forbidden.",
-        subcommands: [Info.self, List.self, Get.self, Put.self, Remove.self, Purge.self, Changes.self, Compact.self])
+        subcommands: [Info.self, List.self, Get.self, Put.self, Remove.self, Purge.self, Changes.self, Compact.self, Serve.self])
 }
 
 func exitCode(for e: CBLError) -> Int32 {

@@ -1,0 +1,117 @@
+import CBLiteCore
+import CouchWire
+import Crypto
+import NIOHTTP1
+
+/// Who may talk to the listener: Basic credentials or an `AuthSession` cookie against the
+/// configured users. Without users, loopback clients only (unless the configuration opts
+/// in to remote ones). Runs on the event loop before any body is read.
+final class Authenticator: @unchecked Sendable {
+    struct Outcome { let user: String?; let method: String? }
+
+    /// How long a session cookie is valid (CouchDB's default, 600 s).
+    static let sessionSeconds: Int64 = 600
+
+    private let passwordDigests: [String: [UInt8]]
+    private let allowRemoteWithoutAuth: Bool
+    /// Signs session cookies; new for every listener, so a restart ends all sessions.
+    private let sessionKey = SymmetricKey(size: .bits256)
+
+    init(users: [String: String], allowRemoteWithoutAuth: Bool) {
+        passwordDigests = users.mapValues { Array(SHA256.hash(data: Array($0.utf8))) }
+        self.allowRemoteWithoutAuth = allowRemoteWithoutAuth
+    }
+
+    var requiresAuth: Bool { !passwordDigests.isEmpty }
+
+    /// Compares digests in constant time (no timing hint about the password).
+    func check(name: String, password: String) -> Bool {
+        guard let expected = passwordDigests[name] else { return false }
+        let given = Array(SHA256.hash(data: Array(password.utf8)))
+        var diff: UInt8 = 0
+        for i in 0..<expected.count { diff |= expected[i] ^ given[i] }
+        return diff == 0
+    }
+
+    func authenticate(head: HTTPRequestHead, path: RequestPath, remoteIsLoopback: Bool) -> Result<Outcome, CouchError> {
+        guard requiresAuth else {
+            if remoteIsLoopback || allowRemoteWithoutAuth { return .success(Outcome(user: nil, method: nil)) }
+            return .failure(.forbidden("Without users configured, this listener serves loopback clients only."))
+        }
+        if let header = head.headers.first(name: "Authorization") {
+            guard let (name, password) = Credentials.basic(header), check(name: name, password: password) else {
+                return .failure(.unauthorized())
+            }
+            return .success(Outcome(user: name, method: "default"))
+        }
+        if let cookie = head.headers.first(name: "Cookie"), let value = Credentials.cookies(cookie)["AuthSession"],
+           !value.isEmpty, let name = verifySession(value) {
+            return .success(Outcome(user: name, method: "cookie"))
+        }
+        // Anonymous: the welcome, health and login endpoints only.
+        let first = path.segments.first
+        if path.segments.isEmpty || first == "_up" || first == "_session" { return .success(Outcome(user: nil, method: nil)) }
+        return .failure(.unauthorized("You are not authorized to access this db."))
+    }
+
+    // MARK: session cookies: hex("name:expiry:hmac")
+
+    func makeSession(user: String, now: Int64 = Clock.unixMicros() / 1_000_000) -> String {
+        let payload = "\(user):\(String(now + Authenticator.sessionSeconds, radix: 16))"
+        let mac = HMAC<SHA256>.authenticationCode(for: Array(payload.utf8), using: sessionKey)
+        return Hex.encode(Array((payload + ":").utf8) + Array(mac))
+    }
+
+    func verifySession(_ value: String, now: Int64 = Clock.unixMicros() / 1_000_000) -> String? {
+        guard let bytes = Hex.decode(value), bytes.count > 33 else { return nil }
+        let mac = Array(bytes.suffix(32))
+        let payloadBytes = Array(bytes.dropLast(33))
+        guard bytes[bytes.count - 33] == UInt8(ascii: ":"),
+              HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: payloadBytes, using: sessionKey),
+              let payload = String(validating: payloadBytes, as: UTF8.self),
+              let colon = payload.lastIndex(of: ":"),
+              let expiry = Int64(payload[payload.index(after: colon)...], radix: 16), expiry > now else { return nil }
+        let name = String(payload[..<colon])
+        return passwordDigests[name] != nil ? name : nil
+    }
+
+    /// `Set-Cookie` for a new session (as CouchDB writes it), or the empty one after a
+    /// failed login or a logout.
+    func sessionCookieHeader(_ value: String?) -> String {
+        guard let value else { return "AuthSession=; Version=1; Path=/; HttpOnly" }
+        return "AuthSession=\(value); Version=1; Max-Age=\(Authenticator.sessionSeconds); Path=/; HttpOnly"
+    }
+}
+
+enum Hex {
+    static func encode(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func decode(_ s: String) -> [UInt8]? {
+        let u = Array(s.utf8)
+        guard u.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(u.count / 2)
+        var i = 0
+        while i < u.count {
+            guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: return c - 48
+        case 97...102: return c - 87
+        case 65...70: return c - 55
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import CBLiteCore
+
+/// The listener's configuration, read from one JSON object (the same text the C ABI,
+/// Python and `cblite serve --config` pass). Unknown keys are refused (400) so a typo
+/// never silently weakens a setting.
+public struct ListenerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 0
+    /// Databases of this directory are served, opened on demand; nil: only given handles.
+    public var directory: String?
+    /// name -> password. Empty: no authentication, and then only loopback clients are
+    /// served unless `allowRemoteWithoutAuth`.
+    public var users: [String: String] = [:]
+    public var readOnly = false
+    public var allowRemoteWithoutAuth = false
+    public var tls: TLSSettings?
+    public var limits = Limits()
+
+    public enum TLSSettings: Sendable, Equatable {
+        case files(certificatePEM: String, privateKeyPEM: String)
+        /// A self-signed identity generated once and kept in `directory` (or the given one).
+        case anonymous(directory: String?)
+    }
+
+    public struct Limits: Sendable, Equatable {
+        public var maxBodyBytes = 64 * 1024 * 1024
+        public var maxDocumentBytes = 20 * 1024 * 1024
+        public var maxConnections = 256
+        public var idleTimeoutMs = 120_000
+        public var headerTimeoutMs = 30_000
+        public init() {}
+    }
+
+    public init() {}
+
+    public init(json: String) throws {
+        let o: JSONObject
+        do { o = try JSONParser.parseObject(json, what: "listener configuration") } catch let e as CBLError {
+            throw CBLError(.badRequest, "listener configuration: \(e.message)")
+        }
+        for (k, v) in o.members {
+            switch k {
+            case "host": host = try Self.string(v, k)
+            case "port":
+                guard let p = v.intValue, (0...65535).contains(p) else { throw Self.bad("port must be 0...65535") }
+                port = Int(p)
+            case "directory": directory = try Self.string(v, k)
+            case "users":
+                guard let u = v.objectValue else { throw Self.bad("users must be an object {name: password}") }
+                for (name, pw) in u.members {
+                    guard !name.isEmpty, !name.contains(":"), let p = pw.stringValue else {
+                        throw Self.bad("users: each name must be non-empty without ':' and map to a password string")
+                    }
+                    users[name] = p
+                }
+            case "read_only": readOnly = try Self.bool(v, k)
+            case "allow_remote_without_auth": allowRemoteWithoutAuth = try Self.bool(v, k)
+            case "tls": tls = try Self.tlsSettings(v)
+            case "limits": limits = try Self.limits(v)
+            default: throw Self.bad("unknown key \"\(k)\"")
+            }
+        }
+    }
+
+    private static func tlsSettings(_ v: JSONValue) throws -> TLSSettings? {
+        if v.isNull { return nil }
+        guard let o = v.objectValue else { throw bad("tls must be an object") }
+        var cert: String?, key: String?, anonymous = false, dir: String?
+        for (k, v) in o.members {
+            switch k {
+            case "cert_pem_file": cert = try string(v, "tls.cert_pem_file")
+            case "key_pem_file": key = try string(v, "tls.key_pem_file")
+            case "anonymous": anonymous = try bool(v, "tls.anonymous")
+            case "identity_directory": dir = try string(v, "tls.identity_directory")
+            default: throw bad("unknown key \"tls.\(k)\"")
+            }
+        }
+        if anonymous {
+            guard cert == nil, key == nil else { throw bad("tls: give either anonymous or cert_pem_file/key_pem_file") }
+            return .anonymous(directory: dir)
+        }
+        guard let cert, let key else { throw bad("tls needs cert_pem_file and key_pem_file, or anonymous: true") }
+        return .files(certificatePEM: cert, privateKeyPEM: key)
+    }
+
+    private static func limits(_ v: JSONValue) throws -> Limits {
+        guard let o = v.objectValue else { throw bad("limits must be an object") }
+        var l = Limits()
+        for (k, v) in o.members {
+            guard let n = v.intValue, n > 0, n <= Int64(Int32.max) * 64 else { throw bad("limits.\(k) must be a positive integer") }
+            switch k {
+            case "max_body_bytes": l.maxBodyBytes = Int(n)
+            case "max_document_bytes": l.maxDocumentBytes = Int(n)
+            case "max_connections": l.maxConnections = Int(n)
+            case "idle_timeout_ms": l.idleTimeoutMs = Int(n)
+            case "header_timeout_ms": l.headerTimeoutMs = Int(n)
+            default: throw bad("unknown key \"limits.\(k)\"")
+            }
+        }
+        return l
+    }
+
+    private static func string(_ v: JSONValue, _ k: String) throws -> String {
+        guard let s = v.stringValue else { throw bad("\(k) must be a string") }
+        return s
+    }
+
+    private static func bool(_ v: JSONValue, _ k: String) throws -> Bool {
+        guard let b = v.boolValue else { throw bad("\(k) must be true or false") }
+        return b
+    }
+
+    private static func bad(_ m: String) -> CBLError { CBLError(.badRequest, "listener configuration: \(m)") }
+}

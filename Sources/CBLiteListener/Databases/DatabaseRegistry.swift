@@ -1,0 +1,129 @@
+import CBLiteCore
+import CouchWire
+
+/// The databases a listener serves: handles given by the host (`serve(name:database:)`)
+/// and, with a directory, that directory's databases, opened on first use (as LiteServ
+/// did) and closed when the listener stops. A URL name `db.scope.collection` (or
+/// `db.collection`, default scope) reaches a collection.
+final class DatabaseRegistry: @unchecked Sendable {
+    let directory: String?
+    private let lock = Condition()
+    private var given: [String: Database] = [:]
+    private var opened: [String: Database] = [:]
+    private var stopped = false
+
+    init(directory: String?) { self.directory = directory }
+
+    /// Splits a URL database name into (database, scope, collection).
+    static func split(_ urlName: String) throws -> (db: String, scope: String?, collection: String?) {
+        let parts = urlName.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard !parts.contains(where: \.isEmpty) else {
+            throw CouchError(status: 400, error: "illegal_database_name", reason: "Name: '\(urlName)'. Empty database, scope or collection name.")
+        }
+        switch parts.count {
+        case 1: return (parts[0], nil, nil)
+        case 2: return (parts[0], nil, parts[1])
+        case 3: return (parts[0], parts[1], parts[2])
+        default: throw CouchError(status: 400, error: "illegal_database_name", reason: "Name: '\(urlName)'. Use db, db.collection or db.scope.collection.")
+        }
+    }
+
+    static func validate(_ name: String) throws {
+        do { try DatabaseName.validate(name) } catch let e as CBLError {
+            throw CouchError(status: 400, error: "illegal_database_name", reason: "Name: '\(name)'. \(e.message)")
+        }
+    }
+
+    func serve(name: String, database: Database?) throws {
+        try DatabaseRegistry.validate(name)
+        lock.locked {
+            if let database { given[name] = database } else { given[name] = nil }
+        }
+    }
+
+    /// The open database `name`; 404 when it is neither given nor in the directory.
+    func database(_ name: String) throws -> Database {
+        try DatabaseRegistry.validate(name)
+        return try lock.locked {
+            guard !stopped else { throw CouchError(status: 503, error: "service_unavailable", reason: "The listener is stopping.") }
+            if let db = given[name] {
+                guard !db.isClosed else { throw CouchError.databaseNotFound }
+                return db
+            }
+            if let db = opened[name], !db.isClosed { return db }
+            guard let directory, Database.exists(name: name, directory: directory) else { throw CouchError.databaseNotFound }
+            var options = OpenOptions()
+            options.create = false
+            let db = try Database.open(name: name, directory: directory, options: options)
+            opened[name] = db
+            return db
+        }
+    }
+
+    /// The collection a URL database name stands for (404 when missing).
+    func collection(_ urlName: String) throws -> Collection {
+        let (dbName, scope, coll) = try DatabaseRegistry.split(urlName)
+        let db = try database(dbName)
+        guard let coll else { return try db.defaultCollection() }
+        guard let c = try db.collection(scope: scope, name: coll) else { throw CouchError.databaseNotFound }
+        return c
+    }
+
+    func exists(_ urlName: String) -> Bool { (try? collection(urlName)) != nil }
+
+    /// PUT /db: creates a database in the directory, or a collection of an existing one.
+    func create(_ urlName: String) throws {
+        let (dbName, scope, coll) = try DatabaseRegistry.split(urlName)
+        try DatabaseRegistry.validate(dbName)
+        if let coll {
+            let db = try database(dbName)
+            if try db.collection(scope: scope, name: coll) != nil { throw CouchError.databaseExists }
+            _ = try db.createCollection(scope: scope, name: coll)
+            return
+        }
+        try lock.locked {
+            if given[dbName] != nil { throw CouchError.databaseExists }
+            guard let directory else {
+                throw CouchError.forbidden("This listener serves given databases only; it cannot create one.")
+            }
+            if Database.exists(name: dbName, directory: directory) { throw CouchError.databaseExists }
+            let db = try Database.open(name: dbName, directory: directory)
+            opened[dbName] = db
+        }
+    }
+
+    /// DELETE /db: deletes a directory database (or a collection).
+    func delete(_ urlName: String) throws {
+        let (dbName, scope, coll) = try DatabaseRegistry.split(urlName)
+        if let coll {
+            let db = try database(dbName)
+            guard try db.collection(scope: scope, name: coll) != nil else { throw CouchError.databaseNotFound }
+            try db.deleteCollection(scope: scope, name: coll)
+            return
+        }
+        try DatabaseRegistry.validate(dbName)
+        try lock.locked {
+            if given[dbName] != nil { throw CouchError.forbidden("A database given to the listener cannot be deleted through it.") }
+            guard let directory, Database.exists(name: dbName, directory: directory) else { throw CouchError.databaseNotFound }
+            if let db = opened.removeValue(forKey: dbName), !db.isClosed { try? db.close() }
+            try Database.delete(name: dbName, directory: directory)
+        }
+    }
+
+    /// Every served database name, sorted (`_all_dbs`).
+    func allNames() -> [String] {
+        var names = Set(lock.locked { given.filter { !$0.value.isClosed }.map(\.key) })
+        if let directory, let listed = try? Database.list(directory: directory) { names.formUnion(listed) }
+        return names.sorted()
+    }
+
+    /// Closes the databases this listener opened (given ones stay the host's).
+    func stop() {
+        let toClose: [Database] = lock.locked {
+            stopped = true
+            defer { opened = [:] }
+            return Array(opened.values)
+        }
+        for db in toClose where !db.isClosed { try? db.close() }
+    }
+}

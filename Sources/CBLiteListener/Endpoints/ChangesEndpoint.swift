@@ -1,0 +1,145 @@
+import CBLiteCore
+import CouchWire
+import NIOHTTP1
+
+/// `_changes`: feeds normal, longpoll, continuous and eventsource, with CouchDB's
+/// parameters. Waiting feeds block a worker on the engine's change signal (no polling)
+/// in slices, so a client that leaves or a listener that stops ends them promptly.
+extension Router {
+    private struct FeedParameters {
+        var feed = "normal"
+        var since: Int64 = 0
+        var options = ChangesOptions()
+        var heartbeatMs: Int?
+        var timeoutMs = 60_000
+    }
+
+    func changes(_ name: String, _ req: Request, _ res: ResponseWriter) throws {
+        try requireMethod(req, [.GET, .HEAD, .POST])
+        let coll = try collection(name)
+        var p = try feedParameters(coll, req)
+        switch p.feed {
+        case "normal", "longpoll":
+            var rows = try scan(coll, &p)
+            if rows.isEmpty && p.feed == "longpoll" && !p.options.descending {
+                let deadline = Clock.nowMs() + Int64(p.timeoutMs)
+                while rows.isEmpty, !req.cancellation.isCancelled {
+                    let left = deadline - Clock.nowMs()
+                    if left <= 0 { break }
+                    if try coll.waitForChanges(after: p.since, timeoutMs: Int(min(left, 1000))) { rows = try scan(coll, &p) }
+                }
+            }
+            res.begin(status: 200)
+            try res.write(ChangesWriter.normalHeader)
+            for (i, r) in rows.enumerated() {
+                try res.write((i > 0 ? ChangesWriter.normalSeparator : []) + ChangesWriter.row(r))
+            }
+            try res.write(ChangesWriter.normalFooter(lastSeq: p.since))
+        case "continuous", "eventsource":
+            let events = p.feed == "eventsource"
+            res.begin(status: 200, contentType: events ? "text/event-stream; charset=utf-8" : "application/json")
+            var emitted: Int64 = 0
+            var idleSince = Clock.nowMs()
+            while !req.cancellation.isCancelled {
+                let rows = try scan(coll, &p)
+                for r in rows {
+                    try res.write(events ? ChangesWriter.event(r) : ChangesWriter.continuousLine(r))
+                    emitted += 1
+                    if p.options.limit >= 0 && emitted >= p.options.limit { break }
+                }
+                if !rows.isEmpty { try res.flush(); idleSince = Clock.nowMs() }
+                if p.options.limit >= 0 && emitted >= p.options.limit { break }
+                if p.options.descending { break }
+                let slice = min(p.heartbeatMs ?? p.timeoutMs, 1000)
+                let changed: Bool
+                do { changed = try coll.waitForChanges(after: p.since, timeoutMs: slice) } catch { break }   // the database closed
+                if changed { continue }
+                let idle = Clock.nowMs() - idleSince
+                if let hb = p.heartbeatMs {
+                    if idle >= Int64(hb) {
+                        try res.write(events ? ChangesWriter.eventHeartbeat() : ChangesWriter.heartbeat)
+                        try res.flush()
+                        idleSince = Clock.nowMs()
+                    }
+                } else if idle >= Int64(p.timeoutMs) {
+                    break
+                }
+            }
+            if !events { try? res.write(ChangesWriter.continuousEnd(lastSeq: p.since)) }
+        default:
+            throw CouchError.badRequest("Supported `feed` types: normal, continuous, longpoll, eventsource")
+        }
+    }
+
+    /// The rows after `p.since`; advances `p.since` past everything scanned.
+    private func scan(_ coll: Collection, _ p: inout FeedParameters) throws -> [ChangesWriter.Row] {
+        // Everything up to this sequence is covered by the scan unless a limit cuts it.
+        let upTo = try coll.lastSequence
+        let entries = try coll.changes(since: p.since, options: p.options)
+        let rows = entries.map { ChangesWriter.Row(seq: $0.sequence, id: $0.docID, revs: $0.revs, deleted: $0.deleted, doc: $0.doc) }
+        if p.options.descending {
+            p.since = rows.first?.seq ?? upTo
+        } else if p.options.limit >= 0 && Int64(rows.count) >= p.options.limit {
+            p.since = rows.last?.seq ?? p.since
+        } else {
+            p.since = max(rows.last?.seq ?? p.since, upTo)
+        }
+        return rows
+    }
+
+    private func feedParameters(_ coll: Collection, _ req: Request) throws -> FeedParameters {
+        let q = req.query
+        var p = FeedParameters()
+        var body = JSONObject()
+        if req.method == .POST {
+            let bytes = try req.body.readAll(limit: limits.maxBodyBytes)
+            if !bytes.isEmpty { body = try parseObject(bytes) }
+        }
+        p.feed = q["feed"] ?? "normal"
+        switch try q.since() ?? body["since"].map({ try Since(json: $0) }) ?? .sequence(0) {
+        case .now: p.since = try coll.lastSequence
+        case .sequence(let n): p.since = n
+        }
+        p.options.limit = try q.nonNegativeInt("limit") ?? -1
+        if p.options.limit == 0 { p.options.limit = 1 }            // CouchDB treats limit=0 as 1
+        p.options.descending = try q.bool("descending", default: false)
+        p.options.includeDocs = try q.bool("include_docs", default: false)
+        switch q["style"] ?? "main_only" {
+        case "main_only": break
+        case "all_docs": p.options.allRevs = true
+        default: throw CouchError.badRequest("Supported `style` values: main_only, all_docs")
+        }
+        if let hb = q["heartbeat"] {
+            if hb == "true" { p.heartbeatMs = 60_000 } else if hb != "false" {
+                guard let n = Int(hb), n > 0 else { throw CouchError.badRequest("heartbeat must be a positive number of milliseconds") }
+                p.heartbeatMs = n
+            }
+        }
+        if let t = try q.nonNegativeInt("timeout") { p.timeoutMs = Int(min(t, 24 * 3600 * 1000)) }
+        if let filter = q["filter"] {
+            switch filter {
+            case "_doc_ids":
+                let ids = try q.stringArray("doc_ids") ?? body["doc_ids"].map { v -> [String] in
+                    guard let a = v.arrayValue, a.allSatisfy({ $0.stringValue != nil }) else {
+                        throw CouchError.badRequest("`doc_ids` filter parameter is not a list of doc ids.")
+                    }
+                    return a.compactMap(\.stringValue)
+                }
+                guard let ids else { throw CouchError.badRequest("filter=_doc_ids needs doc_ids") }
+                p.options.docIDs = ids
+            case "_design", "_view", "_selector":
+                throw CouchError.notImplemented("filter=\(filter) is not supported by cblite")
+            default:
+                // A filter registered by name through the API; its parameters are the query's.
+                p.options.filter = filter
+                var params = JSONObject()
+                for (k, v) in q.items { params[k] = .string(v) }
+                for (k, v) in body.members { params[k] = v }
+                p.options.filterParams = params
+            }
+        } else if q.has("doc_ids") || body["doc_ids"] != nil {
+            throw CouchError.badRequest("doc_ids needs filter=_doc_ids")
+        }
+        return p
+    }
+}

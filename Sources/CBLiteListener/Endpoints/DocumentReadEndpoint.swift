@@ -1,0 +1,146 @@
+import CBLiteCore
+import CouchWire
+import NIOHTTP1
+
+/// `GET /{db}/{doc}` with CouchDB's read options, as JSON or, when the client asks,
+/// multipart: `open_revs` as `multipart/mixed`, `attachments=true` as `multipart/related`.
+extension Router {
+    /// The read options of a document GET.
+    func revisionOptions(_ q: QueryParameters) throws -> Collection.RevisionOptions {
+        var o = Collection.RevisionOptions()
+        let meta = try q.bool("meta", default: false)
+        o.revisions = try q.bool("revs", default: false)
+        o.latest = try q.bool("latest", default: false)
+        o.conflicts = try q.bool("conflicts", default: false) || meta
+        o.deletedConflicts = try q.bool("deleted_conflicts", default: false) || meta
+        o.revsInfo = try q.bool("revs_info", default: false) || meta
+        o.localSeq = try q.bool("local_seq", default: false)
+        o.attachments = try q.bool("attachments", default: false) ? .inline : .stubs
+        o.attsSince = try q.stringArray("atts_since") ?? []
+        return o
+    }
+
+    func getDocument(_ coll: Collection, _ docID: String, _ req: Request, _ res: ResponseWriter) throws {
+        var options = try revisionOptions(req.query)
+        if let openRevs = try req.query.openRevs() {
+            let wantsMultipart = req.accepts("multipart/mixed")
+            if wantsMultipart && options.attachments == .inline { options.attachments = .follows }
+            let revs: [String]? = { if case .revs(let r) = openRevs { return r } else { return nil } }()
+            let results = try coll.openRevs(docID: docID, revs: revs, options: options)
+            if wantsMultipart {
+                try writeOpenRevsMultipart(coll, results, res)
+            } else {
+                var w = JSONWriter(canonical: false)
+                w.appendByte(UInt8(ascii: "["))
+                for (i, r) in results.enumerated() {
+                    if i > 0 { w.appendByte(UInt8(ascii: ",")) }
+                    switch r {
+                    case .ok(let rev): w.append("{\"ok\":"); w.appendRaw(rev.json); w.appendByte(UInt8(ascii: "}"))
+                    case .missing(let rev): w.append("{\"missing\":"); w.writeString(rev); w.appendByte(UInt8(ascii: "}"))
+                    }
+                }
+                w.appendByte(UInt8(ascii: "]"))
+                res.sendJSON(200, raw: w.bytes)
+            }
+            return
+        }
+        let wantsRelated = options.attachments == .inline && req.accepts("multipart/related")
+        if wantsRelated { options.attachments = .follows }
+        let rev = try coll.revision(docID: docID, revID: req.query["rev"], options: options)
+        let etag = [("ETag", "\"\(rev.revID)\"")]
+        if let match = req.header("If-None-Match"), match == "\"\(rev.revID)\"" {
+            res.send(status: 304, headers: etag, body: [])
+            return
+        }
+        if wantsRelated && !rev.followingAttachments.isEmpty {
+            var mp = MultipartWriter()
+            res.begin(status: 200, headers: etag, contentType: mp.contentType("related"))
+            try writeRevisionParts(coll, rev, &mp, res)
+            try res.write(mp.close())
+            return
+        }
+        res.sendJSON(200, raw: rev.json, headers: etag)
+    }
+
+    /// `multipart/mixed`: one part per revision, a `multipart/related` one for a revision
+    /// with following attachments, `application/json; error="true"` for a missing one.
+    func writeOpenRevsMultipart(_ coll: Collection, _ results: [Collection.OpenRevsResult], _ res: ResponseWriter) throws {
+        var outer = MultipartWriter()
+        res.begin(status: 200, contentType: outer.contentType("mixed"))
+        for r in results {
+            switch r {
+            case .ok(let rev):
+                try writeRevisionPart(coll, rev, &outer, res, extraHeaders: [])
+            case .missing(let rev):
+                var w = JSONWriter(canonical: false)
+                w.writeObject(JSONObject([("missing", .string(rev))]))
+                try res.write(outer.part([("Content-Type", "application/json; error=\"true\"")], w.bytes))
+            }
+        }
+        try res.write(outer.close())
+    }
+
+    /// One revision as a part of a `multipart/mixed` body.
+    func writeRevisionPart(_ coll: Collection, _ rev: Collection.Revision, _ outer: inout MultipartWriter,
+                           _ res: ResponseWriter, extraHeaders: [(String, String)]) throws {
+        if rev.followingAttachments.isEmpty {
+            try res.write(outer.part(extraHeaders + [("Content-Type", "application/json")], rev.json))
+            return
+        }
+        var inner = MultipartWriter()
+        try res.write(outer.beginPart(extraHeaders + [("Content-Type", inner.contentType("related"))]))
+        try writeRevisionParts(coll, rev, &inner, res)
+        try res.write(inner.close())
+    }
+
+    /// The JSON part then one part per following attachment, streamed from the store.
+    func writeRevisionParts(_ coll: Collection, _ rev: Collection.Revision, _ mp: inout MultipartWriter, _ res: ResponseWriter) throws {
+        try res.write(mp.part([("Content-Type", "application/json")], rev.json))
+        for att in rev.followingAttachments {
+            try res.write(mp.beginPart([
+                ("Content-Disposition", "attachment; filename=\"\(Router.quoted(att.name))\""),
+                ("Content-Type", att.contentType),
+                ("Content-Length", String(att.length)),
+            ]))
+            let reader = try coll.openBlob(att.digest)
+            defer { reader.close() }
+            while true {
+                let chunk = try reader.read(max: 64 * 1024)
+                if chunk.isEmpty { break }
+                try res.write(chunk)
+            }
+        }
+    }
+
+    /// A filename for a quoted header parameter.
+    static func quoted(_ s: String) -> String {
+        s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    }
+}
+
+extension String {
+    /// FoundationEssentials-free replacement of a substring.
+    func replacingOccurrences(of target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        var out = ""
+        var rest = self[...]
+        while let r = rest.range(of: target) {
+            out += rest[..<r.lowerBound]
+            out += replacement
+            rest = rest[r.upperBound...]
+        }
+        out += rest
+        return out
+    }
+}
+
+extension Substring {
+    func range(of target: String) -> Range<Substring.Index>? {
+        var i = startIndex
+        while i != endIndex {
+            if self[i...].hasPrefix(target) { return i..<index(i, offsetBy: target.count) }
+            i = index(after: i)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,110 @@
+import CBLiteCore
+import CouchWire
+import NIOHTTP1
+
+/// `/{db}/{doc}` dispatch and the document writes: PUT (JSON or multipart/related,
+/// `new_edits=false` included), DELETE, COPY, and POST to the database.
+extension Router {
+    func document(_ db: String, _ docID: String, _ req: Request, _ res: ResponseWriter) throws {
+        let coll = try collection(db)
+        switch req.method {
+        case .GET, .HEAD: try getDocument(coll, docID, req, res)
+        case .PUT: try putDocument(coll, docID, req, res)
+        case .DELETE: try deleteDocument(coll, docID, req, res)
+        case .init(rawValue: "COPY"): try copyDocument(coll, docID, req, res)
+        default: throw CouchError.methodNotAllowed("GET,HEAD,PUT,DELETE,COPY")
+        }
+    }
+
+    private func sendSaved(_ res: ResponseWriter, _ db: Collection, id: String, rev: String, status: Int = 201) {
+        res.sendJSON(status, .object(JSONObject([("ok", .bool(true)), ("id", .string(id)), ("rev", .string(rev))])),
+                     headers: [("ETag", "\"\(rev)\""), ("Location", "/" + PercentDecoding.encode(id))])
+    }
+
+    private func newEdits(_ req: Request) throws -> Bool { try req.query.bool("new_edits", default: true) }
+
+    func putDocument(_ coll: Collection, _ docID: String, _ req: Request, _ res: ResponseWriter) throws {
+        if let type = req.contentType, type.type == "multipart/related" {
+            return try putMultipartDocument(coll, docID, type, req, res)
+        }
+        try requireJSONContent(req)
+        let bytes = try req.body.readAll(limit: limits.maxDocumentBytes)
+        if try !newEdits(req) {
+            let body = try parseObject(bytes)
+            let rev = try insertExisting(coll, docID, body, attachments: [:])
+            return sendSaved(res, coll, id: docID, rev: rev)
+        }
+        let parent = req.query["rev"] ?? ifMatch(req)
+        let saved = try bytes.withUnsafeBufferPointer { try coll.put(docID: docID, body: $0, parent: parent) }
+        sendSaved(res, coll, id: saved.docID, rev: saved.revID)
+    }
+
+    /// POST /{db}: a new document (its `_id`, or a generated one).
+    func postDocument(_ name: String, _ req: Request, _ res: ResponseWriter) throws {
+        let coll = try collection(name)
+        try requireJSONContent(req)
+        let bytes = try req.body.readAll(limit: limits.maxDocumentBytes)
+        _ = try parseObject(bytes)
+        let saved = try bytes.withUnsafeBufferPointer { try coll.put(docID: nil, body: $0, parent: nil) }
+        sendSaved(res, coll, id: saved.docID, rev: saved.revID)
+    }
+
+    func deleteDocument(_ coll: Collection, _ docID: String, _ req: Request, _ res: ResponseWriter) throws {
+        // CouchDB needs the revision being deleted; without one it is a conflict.
+        guard let rev = req.query["rev"] ?? ifMatch(req) else { throw CouchError.conflict }
+        let newRev = try coll.delete(docID: docID, parent: rev)
+        sendSaved(res, coll, id: docID, rev: newRev, status: 200)
+    }
+
+    /// COPY with `Destination: id` or `id?rev=x` (to overwrite that revision).
+    func copyDocument(_ coll: Collection, _ docID: String, _ req: Request, _ res: ResponseWriter) throws {
+        guard let destination = req.header("Destination"), !destination.isEmpty else {
+            throw CouchError.badRequest("Destination header is mandatory for COPY.")
+        }
+        let (rawID, rawQuery) = destination.split(separator: "?", maxSplits: 1).map(String.init).splitPair()
+        guard let destID = PercentDecoding.decode(rawID.utf8, plusAsSpace: false), !destID.isEmpty else {
+            throw CouchError.badRequest("invalid Destination header")
+        }
+        let destRev = try QueryParameters(query: rawQuery ?? "")["rev"]
+        let source = try coll.revision(docID: docID, revID: req.query["rev"], options: Collection.RevisionOptions())
+        var body = try parseObject(source.json)
+        body["_id"] = nil
+        body["_rev"] = nil
+        var w = JSONWriter(canonical: false)
+        w.writeObject(body)
+        let saved = try w.bytes.withUnsafeBufferPointer { try coll.put(docID: destID, body: $0, parent: destRev) }
+        sendSaved(res, coll, id: saved.docID, rev: saved.revID)
+    }
+
+    func ifMatch(_ req: Request) -> String? {
+        guard var v = req.header("If-Match") else { return nil }
+        if v.hasPrefix("\"") && v.hasSuffix("\"") && v.count >= 2 { v = String(v.dropFirst().dropLast()) }
+        return v
+    }
+
+    func parseObject(_ bytes: [UInt8]) throws -> JSONObject {
+        do {
+            return try bytes.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0, what: "document") }
+        } catch let e as CBLError {
+            throw CouchError(status: 400, error: "bad_request", reason: "invalid UTF-8 JSON: \(e.message)")
+        }
+    }
+
+    /// `new_edits=false` for one document: its `_id` must match the URL's.
+    func insertExisting(_ coll: Collection, _ docID: String, _ body: JSONObject, attachments: [String: BlobInfo]) throws -> String {
+        var body = body
+        if let id = body["_id"]?.stringValue, id != docID {
+            throw CouchError.badRequest("Document id must match the URL")
+        }
+        body["_id"] = .string(docID)
+        guard body["_rev"]?.stringValue != nil else { throw CouchError.badRequest("new_edits=false needs a _rev") }
+        let results = try coll.insertExistingRevisions([Collection.ExistingRevision(body: body, attachments: attachments)])
+        guard let r = results.first else { throw CouchError(status: 500, error: "unknown_error", reason: "no result") }
+        if let e = r.error { throw e }
+        return r.revID ?? body["_rev"]!.stringValue!
+    }
+}
+
+extension Array where Element == String {
+    func splitPair() -> (String, String?) { (first ?? "", count > 1 ? self[1] : nil) }
+}

@@ -1,0 +1,43 @@
+import CBLiteCore
+import CouchWire
+import NIOHTTP1
+
+/// `/{db}/_local/{id}`: non-replicated documents, the replicators' checkpoints. Their
+/// `_id` carries the `_local/` prefix on the wire and not in the engine.
+extension Router {
+    func localDocument(_ name: String, _ id: String, _ req: Request, _ res: ResponseWriter) throws {
+        let coll = try collection(name)
+        let wireID = "_local/" + id
+        switch req.method {
+        case .GET, .HEAD:
+            var doc = try parseObject(try coll.getLocal(id: id))
+            doc["_id"] = .string(wireID)
+            res.sendJSON(200, .object(Router.idFirst(doc)))
+        case .PUT:
+            try requireJSONContent(req)
+            var body = try parseObject(try req.body.readAll(limit: limits.maxDocumentBytes))
+            if let given = body["_id"]?.stringValue, given != wireID && given != id {
+                throw CouchError.badRequest("Document id must match the URL")
+            }
+            body["_id"] = nil
+            var w = JSONWriter(canonical: false)
+            w.writeObject(body)
+            let rev = try coll.putLocal(id: id, json: String(decoding: w.bytes, as: UTF8.self), parent: req.query["rev"])
+            res.sendJSON(201, .object(JSONObject([("ok", .bool(true)), ("id", .string(wireID)), ("rev", .string(rev))])),
+                         headers: [("ETag", "\"\(rev)\"")])
+        case .DELETE:
+            try coll.deleteLocal(id: id, parent: req.query["rev"] ?? ifMatch(req))
+            res.sendJSON(200, .object(JSONObject([("ok", .bool(true)), ("id", .string(wireID)), ("rev", .string("0-0"))])))
+        default:
+            throw CouchError.methodNotAllowed("GET,HEAD,PUT,DELETE")
+        }
+    }
+
+    /// `_id` and `_rev` first, as CouchDB orders them.
+    static func idFirst(_ o: JSONObject) -> JSONObject {
+        var out = JSONObject()
+        for k in ["_id", "_rev"] { if let v = o[k] { out.members.append((k, v)) } }
+        for m in o.members where m.key != "_id" && m.key != "_rev" { out.members.append(m) }
+        return out
+    }
+}

@@ -1,0 +1,67 @@
+import CBLiteCore
+import CouchWire
+import NIOHTTP1
+
+/// One request as an endpoint sees it, on a worker thread.
+final class Request: @unchecked Sendable {
+    let head: HTTPRequestHead
+    let path: RequestPath
+    let query: QueryParameters
+    let body: RequestBody
+    /// The authenticated user (nil: none configured, or an anonymous request).
+    let user: String?
+    let authenticatedBy: String?
+    /// Set by the connection when the client goes away, so long feeds stop.
+    let cancellation: Cancellation
+
+    init(head: HTTPRequestHead, path: RequestPath, query: QueryParameters, body: RequestBody,
+         user: String?, authenticatedBy: String?, cancellation: Cancellation) {
+        self.head = head
+        self.path = path
+        self.query = query
+        self.body = body
+        self.user = user
+        self.authenticatedBy = authenticatedBy
+        self.cancellation = cancellation
+    }
+
+    var method: HTTPMethod { head.method }
+    func header(_ name: String) -> String? { head.headers.first(name: name) }
+    var contentType: MediaType? { header("Content-Type").flatMap(MediaType.init) }
+
+    /// Whether the client accepts `type` explicitly (CouchDB only sends multipart when asked).
+    func accepts(_ type: String) -> Bool {
+        head.headers[canonicalForm: "Accept"].contains { MediaType(String($0))?.type == type }
+    }
+
+    /// The body as a JSON value (400 for malformed JSON; `limit` bounds its size).
+    func jsonBody(limit: Int) throws -> JSONValue {
+        let bytes = try body.readAll(limit: limit)
+        guard !bytes.isEmpty else { throw CouchError.badRequest("the request body must be JSON") }
+        do {
+            return try bytes.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }
+        } catch let e as CBLError {
+            throw CouchError(status: 400, error: "bad_request", reason: "invalid UTF-8 JSON: \(e.message)")
+        }
+    }
+
+    func jsonObjectBody(limit: Int) throws -> JSONObject {
+        guard let o = try jsonBody(limit: limit).objectValue else { throw CouchError.badRequest("the request body must be a JSON object") }
+        return o
+    }
+}
+
+/// A flag a worker polls, set when the request's connection closes.
+final class Cancellation: @unchecked Sendable {
+    private let condition = Condition()
+    private var cancelled = false
+    var isCancelled: Bool { condition.locked { cancelled } }
+    func cancel() { condition.locked { cancelled = true; condition.broadcast() } }
+    /// Sleeps up to `ms`, returning early (true) when cancelled.
+    func sleep(ms: Int) -> Bool {
+        condition.locked {
+            if !cancelled { condition.wait(timeoutMs: ms) }
+            return cancelled
+        }
+    }
+}

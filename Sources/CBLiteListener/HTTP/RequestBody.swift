@@ -1,0 +1,88 @@
+import CBLiteCore
+import CouchWire
+
+/// A request body as a worker thread reads it: the event loop appends chunks as they
+/// arrive and the worker takes them, blocking while none is there. The event loop stops
+/// reading from the socket while more than `highWater` bytes wait, so a body of any size
+/// passes in bounded memory.
+final class RequestBody: @unchecked Sendable {
+    enum Failure: Error { case connectionClosed, tooLarge(Int) }
+
+    static let highWater = 1 << 20
+
+    private let condition = Condition()
+    private var chunks: [[UInt8]] = []
+    private var buffered = 0
+    private var received = 0
+    private var finished = false
+    private var failure: Failure?
+    private let maxBytes: Int
+    /// Called (from the worker) when the buffer drains, so the event loop reads again.
+    var onDrained: (() -> Void)?
+
+    init(maxBytes: Int) { self.maxBytes = maxBytes }
+
+    // MARK: event-loop side
+
+    /// Returns false when the body exceeds the limit (the chunk is dropped).
+    func append(_ bytes: [UInt8]) -> Bool {
+        condition.locked {
+            received += bytes.count
+            if received > maxBytes {
+                failure = failure ?? .tooLarge(maxBytes)
+                condition.broadcast()
+                return false
+            }
+            chunks.append(bytes)
+            buffered += bytes.count
+            condition.broadcast()
+            return true
+        }
+    }
+
+    func finish() { condition.locked { finished = true; condition.broadcast() } }
+
+    func fail(_ f: Failure) { condition.locked { if failure == nil && !finished { failure = f }; condition.broadcast() } }
+
+    var isFull: Bool { condition.locked { buffered >= RequestBody.highWater } }
+    var isComplete: Bool { condition.locked { finished } }
+
+    // MARK: worker side
+
+    /// The next chunk, nil at the end of the body. Throws 413 past the limit, or when the
+    /// client went away.
+    func next() throws -> [UInt8]? {
+        let (chunk, drained): ([UInt8]?, Bool) = try condition.locked {
+            while true {
+                if let failure { throw RequestBody.error(failure) }
+                if !chunks.isEmpty {
+                    let c = chunks.removeFirst()
+                    let wasFull = buffered >= RequestBody.highWater
+                    buffered -= c.count
+                    return (c, wasFull && buffered < RequestBody.highWater)
+                }
+                if finished { return (nil, false) }
+                condition.wait()
+            }
+        }
+        if drained { onDrained?() }
+        return chunk
+    }
+
+    /// The whole body, at most `limit` bytes (413 beyond).
+    func readAll(limit: Int? = nil) throws -> [UInt8] {
+        var out: [UInt8] = []
+        while let c = try next() {
+            out += c
+            if let limit, out.count > limit { throw CouchError.tooLarge("the request body exceeds \(limit) bytes") }
+        }
+        return out
+    }
+
+    private static func error(_ f: Failure) -> any Error {
+        switch f {
+        case .connectionClosed: return CouchError(status: 400, error: "bad_request", reason: "the client closed the connection")
+        case .tooLarge(let n): return CouchError.tooLarge("the request body exceeds \(n) bytes")
+        }
+    }
+}

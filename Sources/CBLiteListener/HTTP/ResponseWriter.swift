@@ -1,0 +1,137 @@
+import CBLiteCore
+import CouchWire
+import NIOCore
+import NIOHTTP1
+
+/// Writes one response from a worker thread: whole (with Content-Length) or streamed
+/// (chunked). Streaming waits for the socket once too much is unsent, so a slow client
+/// holds back the producer instead of filling memory.
+final class ResponseWriter: @unchecked Sendable {
+    static let serverHeader = "cblite/\(ListenerVersion.string)"
+    private static let maxUnflushed = 256 * 1024
+
+    private let channel: Channel
+    private let version: HTTPVersion
+    private let isHead: Bool
+    private let keepAlive: Bool
+    private let onFinished: @Sendable (_ keepAlive: Bool) -> Void
+    private let lock = Condition()
+    private var started = false
+    private var finished = false
+    private var unflushedBytes = 0
+    private var lastWrite: EventLoopFuture<Void>?
+    private(set) var status = 0
+
+    init(channel: Channel, version: HTTPVersion, isHead: Bool, keepAlive: Bool,
+         onFinished: @escaping @Sendable (_ keepAlive: Bool) -> Void) {
+        self.channel = channel
+        self.version = version
+        self.isHead = isHead
+        self.keepAlive = keepAlive
+        self.onFinished = onFinished
+    }
+
+    var hasStarted: Bool { lock.locked { started } }
+
+    /// The headers every response carries.
+    private func baseHeaders(_ extra: [(String, String)], contentType: String?) -> HTTPHeaders {
+        var h = HTTPHeaders()
+        h.add(name: "Server", value: ResponseWriter.serverHeader)
+        h.add(name: "Cache-Control", value: "must-revalidate")
+        if let contentType { h.add(name: "Content-Type", value: contentType) }
+        for (n, v) in extra { h.add(name: n, value: v) }
+        if !keepAlive { h.replaceOrAdd(name: "Connection", value: "close") }
+        return h
+    }
+
+    private func head(_ status: Int, _ headers: HTTPHeaders) -> HTTPResponseHead {
+        HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status, reasonPhrase: CouchError.reasonPhrase(status)),
+                         headers: headers)
+    }
+
+    // MARK: whole responses
+
+    func send(status: Int, headers extra: [(String, String)] = [], contentType: String? = "application/json", body: [UInt8]) {
+        let ok: Bool = lock.locked {
+            guard !started else { return false }
+            started = true
+            finished = true
+            return true
+        }
+        guard ok else { return }
+        self.status = status
+        var h = baseHeaders(extra, contentType: contentType)
+        h.replaceOrAdd(name: "Content-Length", value: String(body.count))
+        channel.write(HTTPServerResponsePart.head(head(status, h)), promise: nil)
+        if !isHead && !body.isEmpty {
+            channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil)
+        }
+        finish()
+    }
+
+    /// JSON followed by a newline, as CouchDB writes its bodies.
+    func sendJSON(_ status: Int, _ value: JSONValue, headers: [(String, String)] = []) {
+        var w = JSONWriter(canonical: false)
+        w.write(value)
+        w.appendByte(10)
+        send(status: status, headers: headers, body: w.bytes)
+    }
+
+    func sendJSON(_ status: Int, raw: [UInt8], headers: [(String, String)] = []) {
+        send(status: status, headers: headers, body: raw + [10])
+    }
+
+    func sendError(_ e: CouchError, headers: [(String, String)] = []) {
+        send(status: e.status, headers: headers, body: e.body)
+    }
+
+    // MARK: streamed responses
+
+    func begin(status: Int, headers extra: [(String, String)] = [], contentType: String? = "application/json", contentLength: UInt64? = nil) {
+        lock.locked { precondition(!started, "response already started"); started = true }
+        self.status = status
+        var h = baseHeaders(extra, contentType: contentType)
+        if let contentLength { h.replaceOrAdd(name: "Content-Length", value: String(contentLength)) }
+        lastWrite = channel.writeAndFlush(HTTPServerResponsePart.head(head(status, h)))
+    }
+
+    /// Throws when the client has gone away (the producer should stop).
+    func write(_ bytes: [UInt8]) throws {
+        guard !isHead, !bytes.isEmpty else { return }
+        guard channel.isActive else { throw CouchError(status: 499, error: "closed", reason: "the client closed the connection") }
+        let f = channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: bytes))))
+        lastWrite = f
+        unflushedBytes += bytes.count
+        if unflushedBytes >= ResponseWriter.maxUnflushed {
+            unflushedBytes = 0
+            try f.wait()
+        }
+    }
+
+    /// Sends what was written so far and waits until it has left (heartbeats, rows of a
+    /// continuous feed).
+    func flush() throws {
+        guard let f = lastWrite else { return }
+        unflushedBytes = 0
+        try f.wait()
+    }
+
+    func end() {
+        let ok: Bool = lock.locked {
+            guard started, !finished else { return false }
+            finished = true
+            return true
+        }
+        if ok { finish() }
+    }
+
+    private func finish() {
+        let keepAlive = self.keepAlive
+        let done = onFinished
+        channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in done(keepAlive) }
+    }
+}
+
+enum ListenerVersion {
+    static let string = "0.1.0"
+}

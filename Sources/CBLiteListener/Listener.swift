@@ -1,0 +1,180 @@
+import CBLiteCore
+import CouchWire
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// An HTTP(S) server that serves databases with CouchDB's REST API, so that CouchDB's
+/// replicator, PouchDB, other cblite peers and plain HTTP clients can sync with them.
+///
+///     let l = try Listener(configuration: #"{"directory": "/data", "port": 0}"#)
+///     try l.start()          // l.port, l.url
+///     ...
+///     l.stop()
+public final class Listener: @unchecked Sendable {
+    public let configuration: ListenerConfiguration
+    private let lock = Condition()
+    private var group: MultiThreadedEventLoopGroup?
+    private var workers: NIOThreadPool?
+    private var channel: Channel?
+    private var server: ServerContext?
+    private var tlsContext: NIOSSLContext?
+    private var pendingServes: [(String, Database?)] = []
+    private let inFlight = InFlightRequests()
+    private let connections = ConnectionCounter()
+    private var boundPort = 0
+
+    /// SHA-256 of the TLS certificate (DER), lowercase hex: what a client pins.
+    public private(set) var tlsCertificateSHA256: String?
+
+    /// Parses the configuration (400 for unknown keys or wrong types). Nothing is opened yet.
+    public convenience init(configuration json: String) throws {
+        try self.init(configuration: ListenerConfiguration(json: json))
+    }
+
+    public init(configuration: ListenerConfiguration) throws {
+        self.configuration = configuration
+        if case .files(let cert, let key) = configuration.tls {
+            (tlsContext, tlsCertificateSHA256) = try TLSIdentity.context(certificatePEMFile: cert, keyPEMFile: key)
+        } else if case .anonymous(let dir) = configuration.tls {
+            guard let where_ = dir ?? configuration.directory else {
+                throw CBLError(.badRequest, "listener configuration: an anonymous TLS identity needs a directory to keep it in")
+            }
+            (tlsContext, tlsCertificateSHA256) = try TLSIdentity.anonymousContext(directory: where_)
+        }
+    }
+
+    /// The bound port (after start), e.g. the one the system chose for port 0.
+    public var port: Int { lock.locked { boundPort } }
+
+    /// `http://host:port/` or `https://...`.
+    public var url: String {
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return "\(tlsContext == nil ? "http" : "https")://\(host):\(port)/"
+    }
+
+    public var isRunning: Bool { lock.locked { channel != nil } }
+
+    /// Serves `database` as `name` (in addition to, or in place of, the directory's
+    /// database of that name); nil stops serving a given handle. May be called before or
+    /// after start. The handle stays the caller's: the listener never closes it.
+    public func serve(name: String, database: Database?) throws {
+        try lock.locked {
+            if let server { try server.databases.serve(name: name, database: database) } else {
+                try DatabaseRegistry.validate(name)
+                pendingServes.append((name, database))
+            }
+        }
+    }
+
+    /// Binds and starts serving. Throws when the address is in use or invalid.
+    public func start() throws {
+        try lock.locked {
+            guard channel == nil else { throw CBLError(.badRequest, "the listener is already running") }
+            let limits = configuration.limits
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            let workers = NIOThreadPool(numberOfThreads: max(4, min(64, limits.maxConnections)))
+            workers.start()
+            let server = ServerContext(configuration: configuration, workers: workers, serverUUID: Listener.randomHex(16))
+            server.router = Router(server: server, inFlight: inFlight)
+            for (name, db) in pendingServes { try server.databases.serve(name: name, database: db) }
+            pendingServes = []
+            let tls = tlsContext
+            let connections = self.connections
+            let bootstrap = ServerBootstrap(group: group)
+                .serverChannelOption(ChannelOptions.backlog, value: 256)
+                .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+                .childChannelInitializer { channel in
+                    Listener.initialize(channel: channel, server: server, tls: tls, connections: connections)
+                }
+            do {
+                let ch = try bootstrap.bind(host: configuration.host, port: configuration.port).wait()
+                boundPort = ch.localAddress?.port ?? configuration.port
+                channel = ch
+                self.group = group
+                self.workers = workers
+                self.server = server
+            } catch {
+                try? workers.syncShutdownGracefully()
+                try? group.syncShutdownGracefully()
+                throw CBLError(.badRequest, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
+            }
+        }
+    }
+
+    /// Stops accepting, waits up to `timeoutMs` for requests in flight, closes every
+    /// connection and the databases it opened, and releases the port. Idempotent.
+    public func stop(timeoutMs: Int = 5000) {
+        let (ch, group, workers, server): (Channel?, MultiThreadedEventLoopGroup?, NIOThreadPool?, ServerContext?) = lock.locked {
+            defer { channel = nil; self.group = nil; self.workers = nil; self.server = nil }
+            return (channel, self.group, self.workers, self.server)
+        }
+        guard let ch, let group, let workers, let server else { return }
+        try? ch.close().wait()
+        _ = inFlight.waitIdle(timeoutMs: timeoutMs)
+        connections.closeAll()
+        server.databases.stop()               // wakes feeds waiting on their databases
+        _ = inFlight.waitIdle(timeoutMs: 1000)
+        try? workers.syncShutdownGracefully()
+        try? group.syncShutdownGracefully()
+        lock.locked { boundPort = 0 }
+    }
+
+    deinit { stop(timeoutMs: 0) }
+
+    private static func initialize(channel: Channel, server: ServerContext, tls: NIOSSLContext?,
+                                   connections: ConnectionCounter) -> EventLoopFuture<Void> {
+        guard connections.add(channel, max: server.limits.maxConnections) else {
+            // Over the limit: a short 503 and goodbye, without reading the request.
+            return channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(RejectConnectionHandler(plainText: tls == nil))
+            }
+        }
+        channel.closeFuture.whenComplete { _ in connections.remove(channel) }
+        let loopback = Listener.isLoopback(channel.remoteAddress)
+        let handler = ConnectionHandler(server: server, remoteIsLoopback: loopback)
+        let activity = RawActivityHandler()
+        activity.connection = handler
+        return channel.eventLoop.makeCompletedFuture {
+            let sync = channel.pipeline.syncOperations
+            if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
+            try sync.addHandler(activity)
+            try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+            try sync.addHandler(IdleStateHandler(allTimeout: .milliseconds(Int64(server.limits.idleTimeoutMs))))
+            try sync.addHandler(handler)
+        }
+    }
+
+    static func isLoopback(_ address: SocketAddress?) -> Bool {
+        guard let ip = address?.ipAddress else { return address?.protocol == nil }
+        return ip.hasPrefix("127.") || ip == "::1" || ip.hasPrefix("::ffff:127.")
+    }
+
+    static func randomHex(_ bytes: Int) -> String {
+        var g = SystemRandomNumberGenerator()
+        return Hex.encode((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &g) })
+    }
+}
+
+/// The open connections, to enforce the limit and to close them all at stop.
+final class ConnectionCounter: @unchecked Sendable {
+    private let lock = Condition()
+    private var channels: [ObjectIdentifier: Channel] = [:]
+
+    func add(_ c: Channel, max: Int) -> Bool {
+        lock.locked {
+            guard channels.count < max else { return false }
+            channels[ObjectIdentifier(c)] = c
+            return true
+        }
+    }
+
+    func remove(_ c: Channel) { lock.locked { _ = channels.removeValue(forKey: ObjectIdentifier(c)) } }
+
+    func closeAll() {
+        let all = lock.locked { Array(channels.values) }
+        for c in all { try? c.close().wait() }
+    }
+}

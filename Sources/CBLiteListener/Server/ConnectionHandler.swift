@@ -1,0 +1,208 @@
+import CBLiteCore
+import CouchWire
+import NIOCore
+import NIOHTTP1
+
+/// One HTTP connection, on its event loop. It checks a request's credentials and limits
+/// as soon as the head arrives (before any body is read), hands the request to a worker
+/// thread, feeds the body to it with backpressure, and cuts off clients that are slow to
+/// send their headers or that go idle.
+final class ConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private enum State {
+        case idle
+        /// A worker handles the request; `bodyDone` once its `.end` arrived.
+        case active(body: RequestBody, cancellation: Cancellation, bodyDone: Bool)
+        /// Answered from the event loop: the rest of the body is dropped, then the connection closes.
+        case discarding
+    }
+
+    private let server: ServerContext
+    private let remoteIsLoopback: Bool
+    private var state = State.idle
+    private var pendingRead = false
+    /// Set when the connection must not serve another request (an oversized body).
+    private var closeAfterResponse = false
+    private var headerTimer: Scheduled<Void>?
+    private var context: ChannelHandlerContext?
+
+    init(server: ServerContext, remoteIsLoopback: Bool) {
+        self.server = server
+        self.remoteIsLoopback = remoteIsLoopback
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        headerTimer?.cancel()
+    }
+
+    // MARK: timeouts
+
+    /// Raw bytes arrived (RawActivityHandler): between requests they start a new request's
+    /// head, which must then complete within the header timeout.
+    func bytesArrived() {
+        guard case .idle = state, headerTimer == nil, let context else { return }
+        let channel = context.channel
+        headerTimer = context.eventLoop.scheduleTask(in: .milliseconds(Int64(server.limits.headerTimeoutMs))) {
+            channel.close(promise: nil)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            switch state {
+            case .idle, .discarding: context.close(promise: nil)
+            case .active(_, _, let bodyDone):
+                if !bodyDone { context.close(promise: nil) }   // a body that stopped arriving
+            }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    // MARK: reading
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            headerTimer?.cancel()
+            headerTimer = nil
+            begin(context: context, head: head)
+        case .body(var buffer):
+            if case .active(let body, _, _) = state {
+                let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+                if !body.append(bytes) { closeAfterResponse = true }    // over the limit: the worker answers 413
+            }
+        case .end:
+            switch state {
+            case .active(let body, let c, _):
+                body.finish()
+                state = .active(body: body, cancellation: c, bodyDone: true)
+            case .discarding:
+                context.close(promise: nil)
+            case .idle:
+                break
+            }
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if case .active(let body, _, false) = state, body.isFull {
+            pendingRead = true          // resumed when the worker drains the body
+            return
+        }
+        context.read()
+    }
+
+    private func resumeReading() {
+        guard pendingRead, let context else { return }
+        pendingRead = false
+        context.read()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if case .active(let body, let c, _) = state {
+            body.fail(.connectionClosed)
+            c.cancel()
+        }
+        headerTimer?.cancel()
+        context.fireChannelInactive()
+    }
+
+    // MARK: a new request
+
+    private func begin(context: ChannelHandlerContext, head: HTTPRequestHead) {
+        let path: RequestPath
+        let query: QueryParameters
+        do {
+            path = try RequestPath(target: head.uri)
+            query = try QueryParameters(query: path.query)
+        } catch {
+            return answerEarly(context: context, head: head, CouchError.from(error))
+        }
+        // Credentials first: nothing of the body is read for a client that may not send it.
+        let auth: Authenticator.Outcome
+        switch server.authenticator.authenticate(head: head, path: path, remoteIsLoopback: remoteIsLoopback) {
+        case .success(let o): auth = o
+        case .failure(let e):
+            return answerEarly(context: context, head: head, e, headers: e.status == 401 ? [("WWW-Authenticate", "Basic realm=\"cblite\"")] : [])
+        }
+        if server.readOnly && Router.isWrite(method: head.method, path: path) {
+            return answerEarly(context: context, head: head, .forbidden("This listener is read-only."))
+        }
+        if let length = head.headers.first(name: "Content-Length").flatMap(Int.init), length > server.limits.maxBodyBytes {
+            return answerEarly(context: context, head: head, .tooLarge("the request body exceeds \(server.limits.maxBodyBytes) bytes"))
+        }
+        if let expect = head.headers.first(name: "Expect") {
+            guard expect.lowercased() == "100-continue" else {
+                return answerEarly(context: context, head: head, CouchError(status: 417, error: "expectation_failed", reason: "unsupported Expect: \(expect)"))
+            }
+            let cont = HTTPResponseHead(version: head.version, status: .continue)
+            context.writeAndFlush(wrapOutboundOut(.head(cont)), promise: nil)
+        }
+
+        let body = RequestBody(maxBytes: server.limits.maxBodyBytes)
+        let cancellation = Cancellation()
+        let loop = context.eventLoop
+        body.onDrained = { [weak self] in loop.execute { self?.resumeReading() } }
+        state = .active(body: body, cancellation: cancellation, bodyDone: false)
+        let writer = ResponseWriter(channel: context.channel, version: head.version, isHead: head.method == .HEAD,
+                                    keepAlive: head.isKeepAlive) { [weak self] keepAlive in
+            loop.execute { self?.responseFinished(keepAlive: keepAlive) }
+        }
+        let request = Request(head: head, path: path, query: query, body: body, user: auth.user,
+                              authenticatedBy: auth.method, cancellation: cancellation)
+        let router: Router = server.router
+        server.workers.submit { _ in router.handle(request, writer) }
+    }
+
+    private func responseFinished(keepAlive: Bool) {
+        guard let context else { return }
+        guard case .active(_, _, let bodyDone) = state else { return }
+        state = .idle
+        // A body the handler did not read to its end would be taken for the next request.
+        if !keepAlive || !bodyDone || closeAfterResponse {
+            context.close(promise: nil)
+        } else if pendingRead {
+            pendingRead = false
+            context.read()
+        }
+    }
+
+    /// Answers from the event loop (auth, limits, malformed targets) and closes the
+    /// connection once the response is out, without reading the body.
+    private func answerEarly(context: ChannelHandlerContext, head: HTTPRequestHead, _ e: CouchError, headers extra: [(String, String)] = []) {
+        var h = HTTPHeaders()
+        h.add(name: "Server", value: ResponseWriter.serverHeader)
+        h.add(name: "Cache-Control", value: "must-revalidate")
+        h.add(name: "Content-Type", value: "application/json")
+        for (n, v) in extra { h.add(name: n, value: v) }
+        let body = head.method == .HEAD ? [] : e.body
+        h.add(name: "Content-Length", value: String(e.body.count))
+        h.add(name: "Connection", value: "close")
+        let status = HTTPResponseStatus(statusCode: e.status, reasonPhrase: CouchError.reasonPhrase(e.status))
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: h))), promise: nil)
+        if !body.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil) }
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        state = .discarding
+    }
+}
+
+/// Sits before the HTTP decoder and tells the connection handler that bytes arrived, so
+/// the header timeout starts with a request's first byte.
+final class RawActivityHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    weak var connection: ConnectionHandler?
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        connection?.bytesArrived()
+        context.fireChannelRead(data)
+    }
+}

@@ -1,0 +1,107 @@
+import CBLiteCore
+import CouchWire
+import NIOHTTP1
+
+/// Maps a request to its endpoint, on a worker thread, and turns any error into
+/// CouchDB's `{"error","reason"}` answer. Endpoints live in Endpoints/, one file per
+/// concern, as extensions of this type.
+final class Router: @unchecked Sendable {
+    let server: ServerContext
+    private let inFlight: InFlightRequests
+
+    init(server: ServerContext, inFlight: InFlightRequests) {
+        self.server = server
+        self.inFlight = inFlight
+    }
+
+    var databases: DatabaseRegistry { server.databases }
+    var limits: ListenerConfiguration.Limits { server.limits }
+
+    func handle(_ req: Request, _ res: ResponseWriter) {
+        inFlight.enter()
+        defer { inFlight.leave() }
+        do {
+            try route(req, res)
+        } catch {
+            let e = CouchError.from(error)
+            if !res.hasStarted { res.sendError(e) }
+        }
+        if !res.hasStarted { res.sendError(CouchError(status: 500, error: "unknown_error", reason: "no response")) }
+        res.end()
+    }
+
+    private func route(_ req: Request, _ res: ResponseWriter) throws {
+        let s = req.path.segments
+        guard let first = s.first else { return try welcome(req, res) }
+        if first.hasPrefix("_") { return try serverEndpoint(first, req, res) }
+        if s.count == 1 { return try databaseEndpoint(first, req, res) }
+        let second = s[1]
+        if s.count == 2 {
+            switch second {
+            case "_all_docs": return try allDocs(first, req, res)
+            case "_changes": return try changes(first, req, res)
+            case "_local_docs": return try localDocs(first, req, res)
+            case "_design_docs": return try allDocs(first, req, res, designOnly: true)
+            case "_revs_diff": return try revsDiff(first, req, res)
+            case "_bulk_docs": return try bulkDocs(first, req, res)
+            case "_bulk_get": return try bulkGet(first, req, res)
+            case "_ensure_full_commit": return try ensureFullCommit(first, req, res)
+            case "_compact": return try compact(first, req, res)
+            case "_purge": return try purge(first, req, res)
+            case "_revs_limit": return try revsLimit(first, req, res)
+            case "_view_cleanup": return try viewCleanup(first, req, res)
+            default:
+                if second.hasPrefix("_local/") { return try localDocument(first, String(second.dropFirst(7)), req, res) }
+                if second.hasPrefix("_") && !second.hasPrefix("_design/") {
+                    throw CouchError.badRequest("Only reserved document ids may start with underscore.")
+                }
+                return try document(first, second, req, res)
+            }
+        }
+        if second.hasPrefix("_design/") && s.count == 4 && s[2] == "_view" {
+            return try view(first, String(second.dropFirst(8)), s[3], req, res)
+        }
+        if second.hasPrefix("_design/") && s.count >= 3 && s[2].hasPrefix("_") {
+            throw CouchError.notImplemented("Design document functions other than views (\(s[2])) need JavaScript, which cblite does not run.")
+        }
+        if second.hasPrefix("_") && !second.hasPrefix("_design/") { throw CouchError.notFound("missing") }
+        return try attachment(first, second, s[2...].joined(separator: "/"), req, res)
+    }
+
+    /// Whether a request changes something (refused by a read-only listener). POSTs that
+    /// only read (`_all_docs` with keys, `_changes`, `_revs_diff`, `_bulk_get`,
+    /// `_session`, `_ensure_full_commit`) are not writes.
+    static func isWrite(method: HTTPMethod, path: RequestPath) -> Bool {
+        switch method {
+        case .GET, .HEAD, .OPTIONS: return false
+        case .POST:
+            let s = path.segments
+            if s.first == "_session" { return false }
+            if s.count == 2, ["_all_docs", "_changes", "_revs_diff", "_bulk_get", "_ensure_full_commit", "_design_docs"].contains(s[1]) {
+                return false
+            }
+            if s.count == 4 && s[2] == "_view" { return false }
+            return true
+        case .DELETE:
+            return path.segments.first != "_session"
+        default: return true
+        }
+    }
+
+    // MARK: helpers shared by the endpoints
+
+    func requireMethod(_ req: Request, _ allowed: [HTTPMethod]) throws {
+        guard allowed.contains(req.method) else {
+            throw CouchError.methodNotAllowed(allowed.map { "\($0)" }.joined(separator: ","))
+        }
+    }
+
+    /// Runs engine work, mapping its errors.
+    func collection(_ urlName: String) throws -> Collection { try databases.collection(urlName) }
+
+    func requireJSONContent(_ req: Request) throws {
+        if let ct = req.contentType, !ct.isJSON {
+            throw CouchError.badContentType("Content-Type must be application/json")
+        }
+    }
+}

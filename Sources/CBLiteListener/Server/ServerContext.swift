@@ -1,0 +1,27 @@
+import CBLiteCore
+import NIOPosix
+
+/// What every connection of one listener shares.
+final class ServerContext: @unchecked Sendable {
+    let configuration: ListenerConfiguration
+    let limits: ListenerConfiguration.Limits
+    let readOnly: Bool
+    let authenticator: Authenticator
+    let databases: DatabaseRegistry
+    /// Database work runs here, never on the event loop (the engine blocks).
+    let workers: NIOThreadPool
+    /// Stable for this listener's life: the welcome's "uuid".
+    let serverUUID: String
+    let startTimeMicros = Clock.unixMicros()
+    var router: Router!
+
+    init(configuration: ListenerConfiguration, workers: NIOThreadPool, serverUUID: String) {
+        self.configuration = configuration
+        limits = configuration.limits
+        readOnly = configuration.readOnly
+        authenticator = Authenticator(users: configuration.users, allowRemoteWithoutAuth: configuration.allowRemoteWithoutAuth)
+        databases = DatabaseRegistry(directory: configuration.directory)
+        self.workers = workers
+        self.serverUUID = serverUUID
+    }
+}

@@ -1,0 +1,95 @@
+import ArgumentParser
+import CBLiteCore
+import CBLiteListener
+import Glibc
+
+/// `cblite serve`: serves a directory's databases over HTTP(S) with CouchDB's REST API
+/// until SIGINT or SIGTERM, then stops cleanly (in-flight requests finish, databases close).
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the databases of a directory with CouchDB's REST API (for sync and curl).",
+        discussion: """
+            Prints the URL it listens on (and, with TLS, the certificate's SHA-256 fingerprint), \
+            then serves until SIGINT or SIGTERM. Options given on the command line override the \
+            configuration file's, which uses the keys of the listener's JSON configuration \
+            (host, port, directory, users, read_only, allow_remote_without_auth, tls, limits).
+            """)
+
+    @Option(name: .long, help: "Directory whose databases are served (default: $CBLITE_DIR or ~/.local/share/cblite).")
+    var dir: String?
+
+    @Option(name: .long, help: "Address to listen on (default 127.0.0.1).")
+    var host: String?
+
+    @Option(name: .long, help: "Port (0: any free port; default 5984).")
+    var port: Int?
+
+    @Option(name: .long, help: "A JSON configuration file.")
+    var config: String?
+
+    @Option(name: .long, help: "A user as NAME:PASSWORD (repeatable); with users, every request needs credentials.")
+    var user: [String] = []
+
+    @Flag(name: .long, help: "Refuse every write (403).")
+    var readOnly = false
+
+    @Flag(name: .long, help: "Serve HTTPS with a self-signed identity kept in the directory.")
+    var tlsAnonymous = false
+
+    @Option(name: .long, help: "HTTPS certificate (PEM file); needs --tls-key.")
+    var tlsCert: String?
+
+    @Option(name: .long, help: "HTTPS private key (PEM file).")
+    var tlsKey: String?
+
+    func run() throws {
+        var members = JSONObject()
+        if let config {
+            guard let f = fopen(config, "r") else { throw CBLError(.notFound, "cannot read \(config)") }
+            var text: [UInt8] = []
+            var buf = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = fread(&buf, 1, buf.count, f)
+                if n <= 0 { break }
+                text += buf[0..<n]
+            }
+            fclose(f)
+            members = try JSONParser.parseObject(String(decoding: text, as: UTF8.self), what: "configuration file")
+        }
+        members["directory"] = .string(try dir ?? members["directory"]?.stringValue ?? DatabaseName.defaultDirectory())
+        if let host { members["host"] = .string(host) }
+        if let port { members["port"] = .int(Int64(port)) } else if members["port"] == nil { members["port"] = .int(5984) }
+        if !user.isEmpty {
+            var users = members["users"]?.objectValue ?? JSONObject()
+            for u in user {
+                guard let colon = u.firstIndex(of: ":") else { throw CBLError(.badRequest, "--user takes NAME:PASSWORD") }
+                users[String(u[..<colon])] = .string(String(u[u.index(after: colon)...]))
+            }
+            members["users"] = .object(users)
+        }
+        if readOnly { members["read_only"] = .bool(true) }
+        if tlsAnonymous { members["tls"] = .object(JSONObject([("anonymous", .bool(true))])) }
+        if tlsCert != nil || tlsKey != nil {
+            guard let tlsCert, let tlsKey else { throw CBLError(.badRequest, "--tls-cert and --tls-key go together") }
+            members["tls"] = .object(JSONObject([("cert_pem_file", .string(tlsCert)), ("key_pem_file", .string(tlsKey))]))
+        }
+
+        // Block the signals before any thread starts, then wait for one synchronously.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+
+        let listener = try Listener(configuration: JSONValue.object(members).jsonString)
+        try listener.start()
+        print("cblite listening on \(listener.url)")
+        if let fp = listener.tlsCertificateSHA256 { print("TLS certificate SHA-256: \(fp)") }
+        fflush(nil)
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        listener.stop()
+        print("cblite stopped")
+        fflush(nil)
+    }
+}

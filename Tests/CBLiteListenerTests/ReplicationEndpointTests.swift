@@ -1,0 +1,113 @@
+import CBLiteCore
+@testable import CBLiteListener
+import CouchWire
+import XCTest
+
+/// The requests CouchDB 3.5's replicator makes of a peer, with bodies from the recordings.
+final class ReplicationEndpointTests: ListenerTestCase {
+    func recorded(_ file: String, _ seq: Int) throws -> (headers: [(String, String)], body: [UInt8]) {
+        let path = ReplayFiles.directory + "/" + file
+        guard let f = fopen(path, "r") else { throw XCTSkip("recordings not found at \(path)") }
+        defer { fclose(f) }
+        var line: UnsafeMutablePointer<CChar>? = nil
+        var cap = 0
+        defer { free(line) }
+        while getline(&line, &cap, f) > 0 {
+            let o = try JSONParser.parseObject(String(cString: line!))
+            guard o["seq"]?.intValue == Int64(seq), let req = o["request"]?.objectValue else { continue }
+            let text = req["body"]?.stringValue ?? ""
+            let body = req["body_encoding"]?.stringValue == "base64" ? Base64.decode(text)! : Array(text.utf8)
+            let headers = req["headers"]!.arrayValue!.map { ($0.arrayValue![0].stringValue!, $0.arrayValue![1].stringValue!) }
+            return (headers.filter { ["content-type"].contains($0.0.lowercased()) }, body)
+        }
+        throw XCTSkip("no exchange \(seq) in \(file)")
+    }
+
+    func testPushOfAGzipAttachmentAsCouchDBSendsIt() throws {
+        try start()
+        let c = try client()
+        XCTAssertEqual(try c.request("PUT", "/dst").status, 201)
+        // push-by-couchdb #14: PUT att-text?new_edits=false, multipart/related with a gzip part.
+        let (headers, body) = try recorded("push-by-couchdb.jsonl", 14)
+        let r = try c.request("PUT", "/dst/att-text?new_edits=false", headers: headers, body: body)
+        XCTAssertEqual(r.status, 201, r.text)
+        XCTAssertEqual(r.object["rev"], .string("1-1e1b6dfb2145bc326409e05b4222068f"))
+        let text = try c.request("GET", "/dst/att-text/readme.txt")
+        XCTAssertEqual(text.status, 200)
+        XCTAssertEqual(text.body.count, 4620)
+        XCTAssertTrue(text.text.hasPrefix("Line 001: The quick brown fox"))
+        // Read back as a replicator would: open_revs with multipart/mixed and attachments.
+        let mixed = try c.request("GET", "/dst/att-text?open_revs=all&revs=true&latest=true&attachments=true",
+                                  headers: [("Accept", "multipart/mixed")])
+        XCTAssertEqual(mixed.status, 200)
+        let type = MediaType(mixed.header("Content-Type")!)!
+        XCTAssertEqual(type.type, "multipart/mixed")
+        var p = try MultipartParser(boundary: type.parameter("boundary")!)
+        var parts: [(PartHeaders, [UInt8])] = []
+        for e in try p.feed(mixed.body) {
+            if case .partBegin(let h) = e { parts.append((h, [])) }
+            if case .body(let b) = e { parts[parts.count - 1].1 += b }
+        }
+        try p.finish()
+        XCTAssertFalse(mixed.body.suffix(2) == [13, 10], "no CRLF after the closing delimiter")
+        XCTAssertEqual(parts.count, 1)
+        let inner = MediaType(parts[0].0["Content-Type"]!)!
+        XCTAssertEqual(inner.type, "multipart/related")
+        var q = try MultipartParser(boundary: inner.parameter("boundary")!)
+        var innerParts: [[UInt8]] = []
+        for e in try q.feed(parts[0].1) {
+            if case .partBegin = e { innerParts.append([]) }
+            if case .body(let b) = e { innerParts[innerParts.count - 1] += b }
+        }
+        XCTAssertEqual(innerParts.count, 2)
+        let doc = try innerParts[0].withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) }
+        XCTAssertEqual(doc["_attachments"]?.objectValue?["readme.txt"]?.objectValue?["follows"], .bool(true))
+        XCTAssertEqual(innerParts[1], text.body)
+    }
+
+    func testRevsDiffBulkDocsAndBulkGet() throws {
+        try start()
+        let c = try client()
+        XCTAssertEqual(try c.request("PUT", "/dst").status, 201)
+        let push = #"{"new_edits":false,"docs":[{"_id":"conflicted","_rev":"2-a43763cb6510199739a3d88e72322572","value":"here","_revisions":{"start":2,"ids":["a43763cb6510199739a3d88e72322572","d3be72beae043af6e69cf3f780dc4ced"]}},{"_id":"conflicted","_rev":"2-0123456789abcdef0123456789abcdef","value":"there","_revisions":{"start":2,"ids":["0123456789abcdef0123456789abcdef","d3be72beae043af6e69cf3f780dc4ced"]}}]}"#
+        let bulk = try c.json("POST", "/dst/_bulk_docs", push)
+        XCTAssertEqual(bulk.status, 201)
+        XCTAssertEqual(bulk.json, .array([]))
+        let diff = try c.json("POST", "/dst/_revs_diff", #"{"conflicted":["2-a43763cb6510199739a3d88e72322572","3-00000000000000000000000000000002"],"new":["1-00000000000000000000000000000003"]}"#).object
+        XCTAssertEqual(diff["conflicted"]?.objectValue?["missing"], .array([.string("3-00000000000000000000000000000002")]))
+        XCTAssertEqual(diff["conflicted"]?.objectValue?["possible_ancestors"]?.arrayValue?.count, 2)
+        XCTAssertEqual(diff["new"]?.objectValue?["missing"], .array([.string("1-00000000000000000000000000000003")]))
+        XCTAssertNil(diff["new"]?.objectValue?["possible_ancestors"])
+        // The winner is the higher revision ID, as CouchDB.
+        XCTAssertEqual(try c.request("GET", "/dst/conflicted?conflicts=true").object["_rev"], .string("2-a43763cb6510199739a3d88e72322572"))
+        let newEdits = try c.json("POST", "/dst/_bulk_docs", #"{"docs":[{"_id":"conflicted","x":1},{"_id":"fresh"}]}"#).json!.arrayValue!
+        XCTAssertEqual(newEdits[0].objectValue?["error"], .string("conflict"))
+        XCTAssertEqual(newEdits[1].objectValue?["ok"], .bool(true))
+        XCTAssertEqual(try c.json("POST", "/dst/_bulk_docs", #"{"all_or_nothing":true,"docs":[]}"#).status, 501)
+        let get = try c.json("POST", "/dst/_bulk_get?revs=true", #"{"docs":[{"id":"conflicted","rev":"2-0123456789abcdef0123456789abcdef"},{"id":"nope"},{"id":"fresh","rev":"9-0000"}]}"#).object
+        let results = get["results"]!.arrayValue!
+        XCTAssertEqual(results.count, 3)
+        let ok = results[0].objectValue?["docs"]?.arrayValue?[0].objectValue?["ok"]?.objectValue
+        XCTAssertEqual(ok?["value"], .string("there"))
+        XCTAssertEqual(ok?["_revisions"]?.objectValue?["start"], .int(2))
+        let missingDoc = results[1].objectValue?["docs"]?.arrayValue?[0].objectValue?["error"]?.objectValue
+        XCTAssertEqual(missingDoc?["error"], .string("not_found"))
+        XCTAssertEqual(missingDoc?["rev"], .string("undefined"))
+        let openRevs = try c.request("GET", "/dst/conflicted?open_revs=all&revs=true").json?.arrayValue
+        XCTAssertEqual(openRevs?.count, 2)
+        let some = try c.request("GET", "/dst/conflicted?open_revs=%5B%222-a43763cb6510199739a3d88e72322572%22%2C%229-00%22%5D").json?.arrayValue
+        XCTAssertEqual(some?[1].objectValue?["missing"], .string("9-00"))
+    }
+}
+
+enum ReplayFiles {
+    static let directory: String = {
+        var parts = #filePath.split(separator: "/").dropLast(3).map(String.init)
+        parts.append("shared/couchdb-3.5")
+        let beside = "/" + parts.joined(separator: "/")
+        parts.removeLast(2)
+        parts.append("shared/couchdb-3.5")
+        let above = "/" + parts.joined(separator: "/")
+        return access(beside, F_OK) == 0 ? beside : above
+    }()
+}

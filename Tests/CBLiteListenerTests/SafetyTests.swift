@@ -1,0 +1,150 @@
+import CBLiteCore
+@testable import CBLiteListener
+import CouchWire
+import NIOCore
+import XCTest
+
+final class SafetyTests: ListenerTestCase {
+    let users = #""users":{"admin":"s3cret"}"#
+    var basic: (String, String) { ("Authorization", "Basic " + Base64.encode(Array("admin:s3cret".utf8))) }
+
+    func testCredentialsAreCheckedBeforeTheBody() throws {
+        try start(users)
+        let c = try client()
+        // Promise a body and never send it: the 401 must come anyway.
+        c.send("PUT /db HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+        let r = try c.readResponse()
+        XCTAssertEqual(r.status, 401)
+        XCTAssertEqual(r.object["error"], .string("unauthorized"))
+        XCTAssertEqual(r.object["reason"], .string("You are not authorized to access this db."))
+        let wrong = try client().request("GET", "/_all_dbs", headers: [("Authorization", "Basic " + Base64.encode(Array("admin:nope".utf8)))])
+        XCTAssertEqual(wrong.status, 401)
+        XCTAssertEqual(wrong.object["reason"], .string("Name or password is incorrect."))
+        let ok = try client()
+        XCTAssertEqual(try ok.request("PUT", "/db", headers: [basic]).status, 201)
+        XCTAssertEqual(try ok.request("GET", "/", headers: []).status, 200)     // the welcome is public
+    }
+
+    func testSessionCookies() throws {
+        try start(users)
+        let c = try client()
+        let anon = try c.request("GET", "/_session").object
+        XCTAssertEqual(anon["userCtx"]?.objectValue?["name"], .null)
+        let bad = try c.request("POST", "/_session", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array("name=admin&password=no".utf8))
+        XCTAssertEqual(bad.status, 401)
+        XCTAssertEqual(bad.header("Set-Cookie")?.hasPrefix("AuthSession=;"), true)
+        let login = try c.request("POST", "/_session", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array("name=admin&password=s3cret".utf8))
+        XCTAssertEqual(login.status, 200)
+        XCTAssertEqual(login.object["name"], .string("admin"))
+        let setCookie = login.header("Set-Cookie")!
+        let cookie = String(setCookie.split(separator: ";")[0])
+        XCTAssertTrue(cookie.hasPrefix("AuthSession=") && cookie.count > 20)
+        let json = try c.json("POST", "/_session", #"{"name":"admin","password":"s3cret"}"#)
+        XCTAssertEqual(json.status, 200)
+        let me = try c.request("GET", "/_session", headers: [("Cookie", cookie)]).object
+        XCTAssertEqual(me["userCtx"]?.objectValue?["name"], .string("admin"))
+        XCTAssertEqual(me["info"]?.objectValue?["authenticated"], .string("cookie"))
+        XCTAssertEqual(try c.request("PUT", "/db", headers: [("Cookie", cookie)]).status, 201)
+        // A forged or tampered cookie is worth nothing.
+        var tampered = Array(cookie.utf8)
+        tampered[tampered.count - 1] = tampered.last == UInt8(ascii: "0") ? UInt8(ascii: "1") : UInt8(ascii: "0")
+        XCTAssertEqual(try c.request("GET", "/db", headers: [("Cookie", String(decoding: tampered, as: UTF8.self))]).status, 401)
+    }
+
+    func testReadOnlyRefusesEveryWrite() throws {
+        try start()
+        XCTAssertEqual(try client().request("PUT", "/db").status, 201)
+        listener.stop()
+        try start(#""read_only":true"#)
+        let c = try client()
+        XCTAssertEqual(try c.request("GET", "/db").status, 200)
+        XCTAssertEqual(try c.json("PUT", "/db/x", "{}").status, 403)
+        XCTAssertEqual(try client().json("POST", "/db/_bulk_docs", #"{"docs":[]}"#).status, 403)
+        XCTAssertEqual(try client().request("DELETE", "/db").status, 403)
+        XCTAssertEqual(try client().json("POST", "/db/_all_docs", #"{"keys":[]}"#).status, 200)
+        XCTAssertEqual(try client().json("POST", "/db/_revs_diff", "{}").status, 200)
+    }
+
+    func testBodyLimitsAndExpectContinue() throws {
+        try start(#""limits":{"max_body_bytes":1000,"max_document_bytes":500}"#)
+        let c = try client()
+        XCTAssertEqual(try c.request("PUT", "/db").status, 201)
+        let tooBig = try c.request("PUT", "/db/x", headers: [("Content-Type", "application/json")], body: Array(("{\"a\":\"" + String(repeating: "x", count: 2000) + "\"}").utf8))
+        XCTAssertEqual(tooBig.status, 413)
+        let doc = try client().json("PUT", "/db/x", "{\"a\":\"" + String(repeating: "x", count: 700) + "\"}")
+        XCTAssertEqual(doc.status, 413)
+        // Chunked bodies are counted as they arrive.
+        let chunked = try client()
+        chunked.send("PUT /db/y HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for _ in 0..<5 { chunked.send("190\r\n" + String(repeating: " ", count: 400) + "\r\n") }
+        chunked.send("0\r\n\r\n")
+        XCTAssertEqual(try chunked.readResponse().status, 413)
+        // Expect: 100-continue gets its interim answer before the body is sent.
+        let e = try client()
+        e.send("PUT /db/z HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
+        XCTAssertEqual(try e.readResponse(informational: true).status, 100)
+        e.send("{}")
+        XCTAssertEqual(try e.readResponse().status, 201)
+    }
+
+    func testMalformedHTTPIs400AndTheServerSurvives() throws {
+        try start()
+        for garbage in ["GARBAGE\r\n\r\n", "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", "GET /%zz HTTP/1.1\r\nHost: x\r\n\r\n",
+                        "GET / HTTP/1.1\r\n" + String(repeating: "X-Big: " + String(repeating: "a", count: 1000) + "\r\n", count: 200) + "\r\n"] {
+            let c = try client()
+            c.send(garbage)
+            let r = try? c.readResponse()
+            XCTAssertTrue(r == nil || r!.status == 400 || r!.status == 431, "\(garbage.prefix(30)) -> \(String(describing: r?.status))")
+        }
+        XCTAssertEqual(try client().request("GET", "/").status, 200)
+    }
+
+    func testSlowHeadersAreCutOff() throws {
+        try start(#""limits":{"header_timeout_ms":300,"idle_timeout_ms":600}"#)
+        let slow = try client()
+        slow.send("GET / HTTP/1.1\r\nHost: x\r\n")        // and never the blank line
+        XCTAssertTrue(slow.isClosedByServer(timeoutMs: 3000))
+        let idle = try client()
+        XCTAssertTrue(idle.isClosedByServer(timeoutMs: 3000))
+        XCTAssertEqual(try client().request("GET", "/").status, 200)
+    }
+
+    func testMaxConnections() throws {
+        try start(#""limits":{"max_connections":2}"#)
+        let a = try client(), b = try client()
+        XCTAssertEqual(try a.request("GET", "/").status, 200)
+        XCTAssertEqual(try b.request("GET", "/").status, 200)
+        let c = try client()
+        let r = try? c.readResponse()
+        XCTAssertEqual(r?.status, 503)
+        XCTAssertTrue(c.isClosedByServer())
+    }
+
+    func testAnonymousTLSIdentityIsKeptAndFingerprinted() throws {
+        try start(#""tls":{"anonymous":true}"#)
+        let first = listener.tlsCertificateSHA256
+        XCTAssertEqual(first?.count, 64)
+        XCTAssertTrue(listener.url.hasPrefix("https://127.0.0.1:"))
+        listener.stop()
+        try start(#""tls":{"anonymous":true}"#)
+        XCTAssertEqual(listener.tlsCertificateSHA256, first)     // generated once, kept beside the databases
+        // A plain-HTTP client gets no HTTP answer from a TLS port.
+        let c = try client()
+        c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertNil(try? c.readResponse())
+    }
+
+    func testRemoteClientsNeedUsersUnlessOptedIn() {
+        XCTAssertTrue(Listener.isLoopback(try? .init(ipAddress: "127.0.0.1", port: 1)))
+        XCTAssertTrue(Listener.isLoopback(try? .init(ipAddress: "::1", port: 1)))
+        XCTAssertFalse(Listener.isLoopback(try? .init(ipAddress: "10.1.2.3", port: 1)))
+        let a = Authenticator(users: [:], allowRemoteWithoutAuth: false)
+        let head = HTTPRequestHeadLike.make("/db")
+        guard case .failure(let e) = a.authenticate(head: head, path: try! .init(target: "/db"), remoteIsLoopback: false) else {
+            return XCTFail("a remote client was served without users")
+        }
+        XCTAssertEqual(e.status, 403)
+        guard case .success = Authenticator(users: [:], allowRemoteWithoutAuth: true)
+            .authenticate(head: head, path: try! .init(target: "/db"), remoteIsLoopback: false) else { return XCTFail() }
+    }
+}

@@ -1,0 +1,105 @@
+import CBLiteCore
+@testable import CBLiteListener
+import XCTest
+
+final class ServerEndpointTests: ListenerTestCase {
+    func testWelcomeCarriesCouchDBHeadersAndShape() throws {
+        try start()
+        let c = try client()
+        let r = try c.request("GET", "/")
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.object["couchdb"], .string("Welcome"))
+        XCTAssertNotNil(r.object["uuid"]?.stringValue)
+        XCTAssertEqual(r.header("Content-Type"), "application/json")
+        XCTAssertEqual(r.header("Cache-Control"), "must-revalidate")
+        XCTAssertTrue(r.header("Server")?.hasPrefix("cblite/") == true)
+        // Stable for the listener's life, on the same keep-alive connection.
+        XCTAssertEqual(try c.request("GET", "/").object["uuid"], r.object["uuid"])
+        XCTAssertEqual(try c.request("GET", "/_up").object["status"], .string("ok"))
+        let uuids = try c.request("GET", "/_uuids?count=3").object["uuids"]?.arrayValue
+        XCTAssertEqual(uuids?.count, 3)
+        XCTAssertEqual(Set(uuids!.compactMap(\.stringValue)).count, 3)
+        XCTAssertEqual(try c.request("GET", "/_replicate").status, 501)
+    }
+
+    func testDatabaseLifecycle() throws {
+        try start()
+        let c = try client()
+        XCTAssertEqual(try c.request("PUT", "/db1").status, 201)
+        let again = try c.request("PUT", "/db1/")
+        XCTAssertEqual(again.status, 412)
+        XCTAssertEqual(again.object["error"], .string("file_exists"))
+        let info = try c.request("GET", "/db1/")
+        XCTAssertEqual(info.status, 200)
+        XCTAssertEqual(info.object["db_name"], .string("db1"))
+        XCTAssertEqual(info.object["doc_count"], .int(0))
+        XCTAssertNotNil(info.object["update_seq"])
+        XCTAssertNotNil(info.object["instance_start_time"]?.stringValue)
+        let head = try c.request("HEAD", "/db1")
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(try c.request("GET", "/_all_dbs").json, .array([.string("db1")]))
+        XCTAssertEqual(try c.request("DELETE", "/db1").status, 200)
+        let gone = try c.request("GET", "/db1")
+        XCTAssertEqual(gone.status, 404)
+        XCTAssertEqual(gone.object["reason"], .string("Database does not exist."))
+        XCTAssertEqual(try c.request("DELETE", "/db1").status, 404)
+    }
+
+    func testNamesCannotEscapeTheDirectory() throws {
+        try start()
+        let c = try client()
+        for path in ["/..%2F..%2Fetc", "/Upper", "/%2E%2E", "/a..b", "/..", "/x%00y"] {
+            let r = try c.request("PUT", path)
+            XCTAssertEqual(r.status, 400, path)
+        }
+        XCTAssertEqual(try c.request("GET", "/_all_dbs").json, .array([]))
+    }
+
+    func testCollectionsAreReachableAsDbScopeCollection() throws {
+        try start()
+        let c = try client()
+        XCTAssertEqual(try c.request("PUT", "/shop").status, 201)
+        XCTAssertEqual(try c.request("PUT", "/shop.inventory.items").status, 201)
+        XCTAssertEqual(try c.json("PUT", "/shop.inventory.items/apple", #"{"n":1}"#).status, 201)
+        XCTAssertEqual(try c.request("GET", "/shop.inventory.items").object["doc_count"], .int(1))
+        XCTAssertEqual(try c.request("GET", "/shop").object["doc_count"], .int(0))
+        XCTAssertEqual(try c.request("GET", "/shop.inventory.nothing").status, 404)
+    }
+
+    func testGivenHandlesAreServedAndNotClosedByStop() throws {
+        let db = try Database.open(name: "given", directory: directory + "/elsewhere")
+        defer { try? db.close() }
+        _ = try db.defaultCollection().put(docID: "a", json: "{}", parent: nil)
+        listener = try Listener(configuration: #"{"port":0}"#)      // no directory: given handles only
+        try listener.serve(name: "given", database: db)
+        try listener.start()
+        let c = try client()
+        XCTAssertEqual(try c.request("GET", "/given/a").status, 200)
+        XCTAssertEqual(try c.request("PUT", "/other").status, 403)
+        XCTAssertEqual(try c.request("GET", "/_all_dbs").json, .array([.string("given")]))
+        listener.stop()
+        XCTAssertFalse(db.isClosed)
+    }
+
+    func testStopReleasesThePortAndDirectoryDatabasesClose() throws {
+        try start()
+        let port = listener.port
+        let c = try client()
+        XCTAssertEqual(try c.request("PUT", "/db").status, 201)
+        listener.stop()
+        XCTAssertTrue(c.isClosedByServer())
+        listener = try Listener(configuration: "{\"directory\":\"\(directory)\",\"port\":\(port)}")
+        try listener.start()
+        XCTAssertEqual(listener.port, port)
+        XCTAssertEqual(try client().request("GET", "/db").status, 200)
+    }
+
+    func testConfigurationIsChecked() {
+        for bad in [#"{"nope":1}"#, #"{"port":"x"}"#, #"{"port":70000}"#, #"{"limits":{"max_body_bytes":0}}"#,
+                    #"{"limits":{"what":1}}"#, #"{"tls":{"cert_pem_file":"x"}}"#, #"{"users":{"a":1}}"#, "[1]", "{"] {
+            XCTAssertThrowsError(try Listener(configuration: bad), bad) { e in
+                XCTAssertEqual((e as? CBLError)?.status, .badRequest, bad)
+            }
+        }
+    }
+}
