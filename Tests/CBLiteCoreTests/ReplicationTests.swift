@@ -431,6 +431,40 @@ final class ReplicationTests: CBLCollectionTestCase {
         // A stub naming an attachment no revision has: 412.
         XCTAssertEqual(try insertError(peerDoc("s", ["5-e", "4-d", "3-c", "2-b", "1-a"],
                                                #""_attachments":{"nope":{"revpos":2,"stub":true}}"#))?.status, .preconditionFailed)
+        // A stub whose revpos matches no attachment of that name is other content: 412
+        // (CouchDB's missing_stub), never the content held under that name.
+        XCTAssertEqual(try insertError(peerDoc("s", ["5-e", "4-d", "3-c", "2-b", "1-a"],
+                                               #""_attachments":{"f":{"revpos":4,"digest":"md5-AAAAAAAAAAAAAAAAAAAAAA==","stub":true}}"#))?.status,
+                       .preconditionFailed)
+        XCTAssertEqual(try insertError(peerDoc("s", ["4-x", "3-a", "2-b", "1-a"],
+                                               #""_attachments":{"f":{"revpos":3,"stub":true}}"#))?.status, .preconditionFailed,
+                       "on 3-a's branch f is revpos 1; 3-c's f at revpos 3 is another branch's content")
+        XCTAssertEqual(try coll.history(docID: "s", revID: "4-d"), ["4-d", "3-c", "2-b", "1-a"], "nothing was added")
+        // Without a revpos: the attachment of that name on the anchor's branch.
+        try insertOK(peerDoc("s", ["5-e", "4-d", "3-c", "2-b", "1-a"], #""_attachments":{"f":{"stub":true}}"#))
+        XCTAssertEqual(try coll.attachmentContent(docID: "s", name: "f", revID: "5-e"), v3)
+        XCTAssertEqual(try attStub("s", "f", rev: "5-e")["revpos"], .int(3))
+        // A stub naming our own digest: that content, the stub's revpos kept.
+        try insertOK(peerDoc("s", ["4-y", "3-a", "2-b", "1-a"],
+                             #""_attachments":{"f":{"revpos":4,"digest":"\#(BlobDigest.of(v3).string)","stub":true}}"#))
+        XCTAssertEqual(try coll.attachmentContent(docID: "s", name: "f", revID: "4-y"), v3)
+        XCTAssertEqual(try attStub("s", "f", rev: "4-y")["revpos"], .int(4))
+    }
+
+    func testDigestOnlyAttachmentEntries() throws {
+        // Our own form: an entry naming stored content by our digest (no data, stub or follows).
+        let content = Array("stored before".utf8)
+        let digest = try db.blobStore.put(content).digest.string
+        try insertOK(peerDoc("d", ["3-c", "2-b", "1-a"], #""_attachments":{"x":{"digest":"\#(digest)","content_type":"text/plain","revpos":0}}"#))
+        XCTAssertEqual(try attStub("d", "x"), JSONObject([("content_type", .string("text/plain")), ("digest", .string(digest)),
+                                                        ("length", .int(Int64(content.count))), ("revpos", .int(3)), ("stub", .bool(true))]))
+        try insertOK(peerDoc("d", ["4-d", "3-c"], #""_attachments":{"x":{"digest":"\#(digest)","revpos":2}}"#))
+        XCTAssertEqual(try attStub("d", "x")["revpos"], .int(2), "a peer's revpos within the generation is kept")
+        // Content not held: 412; a digest that is not ours and no stub: 400.
+        let unknown = BlobDigest.of(Array("never stored".utf8)).string
+        XCTAssertEqual(try insertError(peerDoc("e", ["1-a"], #""_attachments":{"x":{"digest":"\#(unknown)"}}"#))?.status, .preconditionFailed)
+        XCTAssertEqual(try insertError(peerDoc("e", ["1-a"], #""_attachments":{"x":{"digest":"md5-BHpffRdxZ2SyZ18soC9AWg=="}}"#))?.status, .badRequest)
+        assertStatus(.notFound, try coll.get(docID: "e", options: .deleted))
     }
 
     // MARK: saveDocuments (new_edits=true)
@@ -776,6 +810,15 @@ final class ReplicationTests: CBLCollectionTestCase {
         o.filterParams = JSONObject([("type", .string("x"))])
         o.limit = 1
         XCTAssertEqual(obj(try coll.changesJSON(since: 0, options: o))["last_seq"], .int(1))
+        // limit 0: no rows, as without a filter.
+        o.limit = 0
+        XCTAssertEqual(try coll.changes(since: 0, options: o).map(\.docID), [])
+        XCTAssertEqual(try coll.changes(since: 0, options: ChangesOptions(json: #"{"limit":0}"#)).map(\.docID), [])
+        XCTAssertEqual(obj(try coll.changesJSON(since: 0, options: o))["results"], .array([]))
+        var byID = ChangesOptions()
+        byID.docIDs = ["d2"]
+        byID.limit = 0
+        XCTAssertEqual(try coll.changes(since: 0, options: byID).map(\.docID), [])
         // Without a limit, last_seq advances past the filtered-out rows at the end.
         o.limit = -1
         let j = obj(try coll.changesJSON(since: 3, options: o))

@@ -76,6 +76,9 @@ extension Collection {
                     s.bind(1, since).bind(2, filtering ? -1 : options.limit)
                     var emitted: Int64 = 0
                     var last = since
+                    // limit 0 gives no rows, filtered or not (the check after each row below
+                    // let a filtered feed emit one).
+                    if filtering && options.limit == 0 { return last }
                     while try s.step() {
                         last = s.int(0)
                         if let wantedIDs, !wantedIDs.contains(s.string(1) ?? "") { continue }

@@ -165,6 +165,11 @@ extension Collection {
                 e["length"] = .int(Int64(clamping: info.length))
             } else if e["stub"]?.boolValue == true {
                 e["stub"] = .bool(true)                   // resolved against the tree
+            } else if e["digest"] != nil {
+                // The engine's own form (what putExisting took before this surface): content
+                // this database holds, named by OUR digest. Not a stub: the save path checks
+                // the digest is ours (400, as CouchDB answers an entry without data) and
+                // stored (412), and turns revpos 0 into the generation.
             } else {
                 throw CBLError.badRequest("attachment \"\(name.prefix(80))\" has no data, is not a stub and does not follow")
             }
@@ -209,22 +214,29 @@ extension Collection {
     }
 
     /// Replaces each stub by the stored attachment it names: by name (and revpos, when
-    /// given) on the anchor's ancestry first, then anywhere in the tree, then by one of
-    /// our digests. 412 when nothing matches: a revision never refers to missing content.
+    /// given) on the anchor's ancestry, then by one of our digests. 412 when nothing
+    /// matches: a revision never refers to missing content.
+    ///
+    /// Only the anchor's ancestry: those are the revisions of the peer's history this tree
+    /// holds (CouchDB looks only at the newest of them). Another branch's attachment of
+    /// the same name and revpos is other content (it was changed at that generation on
+    /// that branch), and taking it silently attached the wrong bytes.
     private func resolveStubs(_ atts: JSONObject, docID: String, tree: RevTree, anchor: Int?) throws -> JSONObject {
         var out = atts
         var candidates: [AttachmentInfo]? = nil
         for (i, (name, entry)) in atts.members.enumerated() {
             guard var e = entry.objectValue, e["stub"]?.boolValue == true else { continue }
             if candidates == nil {
-                let order = (anchor.map { tree.ancestry(of: $0) } ?? []) + tree.nodes.indices
+                let order = anchor.map { tree.ancestry(of: $0) } ?? []
                 candidates = try order.flatMap { try tree.nodes[$0].body.map { try Attachments.stored(inBody: $0) } ?? [] }
             }
             let revpos = e["revpos"]?.intValue.map(Int.init)
             let ourDigest = e["digest"]?.stringValue.flatMap(BlobDigest.init)
+            // CouchDB's merge_stubs: a stub that gives its revpos matches only an attachment of
+            // that name AND revpos; any other by that name is different content (it used to be
+            // taken anyway, silently attaching the wrong content where CouchDB answers 412).
             let found = candidates!.first { $0.name == name && (revpos == nil || $0.revpos == revpos) }
-                ?? candidates!.first { ourDigest != nil && $0.digest == ourDigest }
-                ?? candidates!.first { $0.name == name }      // the nearest on the anchor's branch
+                ?? candidates!.first { ourDigest != nil && $0.digest == ourDigest && (revpos == nil || $0.revpos == revpos) }
             if let found {
                 e["digest"] = .string(found.digest.string)
                 e["length"] = .int(Int64(clamping: found.length))
