@@ -484,9 +484,15 @@ final class ReplicationTests: CBLCollectionTestCase {
             obj(#"{"_id":"upd","_rev":"\#(toUpdate.revID)","v":2}"#),
             obj(#"{"_id":"upd","_rev":"\#(toUpdate.revID)","v":3}"#),
             obj(#"{"_id":"_bad","v":1}"#),
+            obj(#"{"_id":"never-existed","_rev":"1-abc","v":1}"#),
+            obj(#"{"_id":"gone","_rev":"1-stale","v":1}"#),
         ])
-        XCTAssertEqual(results.count, 7)
-        XCTAssertEqual(results.map { $0.error?.status }, [.conflict, nil, nil, nil, nil, .conflict, .badRequest])
+        XCTAssertEqual(results.count, 9)
+        // client-shapes seq 36: {"id":"plain-04","error":"conflict"} next to {"ok":true,...}. A _rev for a
+        // document that does not exist is a conflict too in CouchDB ("old revs specified but none exist").
+        XCTAssertEqual(results.map { $0.error?.status }, [.conflict, nil, nil, nil, nil, .conflict, .badRequest, .conflict, .conflict])
+        XCTAssertEqual(results[7].docID, "never-existed")
+        assertStatus(.notFound, try coll.get(docID: "never-existed", options: .deleted))
         XCTAssertEqual(results[0].docID, "plain-04")
         XCTAssertNil(results[0].revID)
         XCTAssertEqual(results[1].docID, "brand-new-bulk")
@@ -864,18 +870,23 @@ final class ReplicationTests: CBLCollectionTestCase {
         _ = try coll.put(docID: "plain", json: "{}", parent: nil)
         let all = try coll.changes(since: 0, options: ChangesOptions(json: #"{"style":"all_docs"}"#))
         XCTAssertEqual(all.map(\.docID), ["c", "plain"])
-        XCTAssertEqual(all[0].revs, ["2-x", "3-d", "2-b"], "the current revision first, then every other leaf")
+        XCTAssertEqual(all[0].revs, ["2-x", "2-b", "3-d"],
+                       "the current revision first, then every other leaf: live ones, then deleted ones (CouchDB's doc_info order)")
         XCTAssertEqual(all[1].revs.count, 1)
         let main = try coll.changes(since: 0, options: ChangesOptions(json: #"{"style":"main_only"}"#))
         XCTAssertEqual(main[0].revs, ["2-x"])
         let j = obj(try coll.changesJSON(since: 0, options: ChangesOptions(json: #"{"style":"all_docs"}"#)))
         XCTAssertEqual(j["results"]?.arrayValue?.first?.objectValue?["changes"],
-                       try jsonValue(#"[{"rev":"2-x"},{"rev":"3-d"},{"rev":"2-b"}]"#))
+                       try jsonValue(#"[{"rev":"2-x"},{"rev":"2-b"},{"rev":"3-d"}]"#))
         assertStatus(.badRequest, try ChangesOptions(json: #"{"style":"everything"}"#))
         // With a filter too (filtering needs the body and the tree together).
         try db.setFilter(name: "all") { _, _ in true }
         let filtered = try coll.changes(since: 0, options: ChangesOptions(json: #"{"style":"all_docs","filter":"all"}"#))
-        XCTAssertEqual(filtered.first?.revs, ["2-x", "3-d", "2-b"])
+        XCTAssertEqual(filtered.first?.revs, ["2-x", "2-b", "3-d"])
+        // A live loser of a higher generation than a tombstone: still live ones first.
+        try insertOK(peerDoc("c", ["4-z", "3-y", "2-b", "1-a"], #""v":"z""#))
+        XCTAssertEqual(try coll.changes(since: 0, options: ChangesOptions(json: #"{"style":"all_docs","doc_ids":["c"]}"#)).first?.revs,
+                       ["4-z", "2-x", "3-d"])
     }
 
     func testWaitForChanges() throws {

@@ -95,7 +95,14 @@ extension Collection {
                                 let flags = DocFlags(rawValue: s.int(2))
                                 let (tree, current) = try RevTree.decode(s.bytes(5), current: r, currentDeleted: flags.contains(.deleted),
                                                                          currentBody: nil)
-                                revs! += tree.leafIndexes.filter { $0 != current }.map { tree.nodes[$0].rev }.sorted(by: >).map(\.string)
+                                // CouchDB's doc_info order (couch_doc:to_doc_info sorts by {not deleted,
+                                // rev} descending): live leaves before deleted ones, each by descending
+                                // rev ID. Sorting by rev alone put a higher tombstone before a live leaf.
+                                revs! += tree.leafIndexes.filter { $0 != current }.sorted { a, b in
+                                    let na = tree.nodes[a], nb = tree.nodes[b]
+                                    if na.deleted != nb.deleted { return !na.deleted }
+                                    return nb.rev < na.rev
+                                }.map { tree.nodes[$0].rev.string }
                             }
                         }
                         try visit(s, revs)

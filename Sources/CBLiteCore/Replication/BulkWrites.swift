@@ -7,7 +7,7 @@ extension Collection {
     public func saveDocuments(_ docs: [JSONObject]) throws -> [WriteResult] {
         try check()
         return try mapMissingTable {
-            try store.write(timeoutMs: database.busyTimeoutMs) { _, _ in
+            try store.write(timeoutMs: database.busyTimeoutMs) { conn, _ in
                 docs.map { object in
                     let givenID = object["_id"]?.stringValue
                     do {
@@ -17,6 +17,14 @@ extension Collection {
                             try put(docID: nil, body: &body, parent: nil, allowConflict: false)
                         }
                         return WriteResult(docID: saved.docID, revID: saved.revID, error: nil)
+                    } catch let e as CBLError where e.status == .notFound && object["_rev"] != nil {
+                        // CouchDB: a _rev for a document that does not exist is a conflict ("old
+                        // revs specified but none exist"), not the 404 a single put answers.
+                        let missing = givenID.map { id in (try? DocumentRow.load(conn, table: table, docID: id).map { _ in false } ?? true) ?? false }
+                        if missing == true, let id = givenID {
+                            return WriteResult(docID: id, revID: nil, error: CBLError.conflict("document update conflict: \(e.message)"))
+                        }
+                        return WriteResult(docID: givenID ?? "", revID: nil, error: e)
                     } catch {
                         return WriteResult(docID: givenID ?? "", revID: nil, error: CBLError.wrapping(error))
                     }
