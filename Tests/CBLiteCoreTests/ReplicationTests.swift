@@ -147,9 +147,15 @@ final class ReplicationTests: CBLCollectionTestCase {
                        [Collection.RevsDiffResult(docID: "t", missing: ["3-ee"], possibleAncestors: ["2-dd"])])
         // Results come in request order, documents with nothing missing dropped.
         XCTAssertEqual(try coll.revsDiff([("zz", ["1-z"]), ("t", ["2-dd"]), ("aa", ["1-a"])]).map(\.docID), ["zz", "aa"])
-        // A malformed rev ID is reported missing; a malformed doc ID fails the request.
+        // A malformed rev ID is reported missing, and so is every rev of a doc ID this
+        // database cannot hold (a CouchDB design document): that one doc then fails to
+        // arrive, instead of the whole batch failing.
         XCTAssertEqual(try coll.revsDiff([("t", ["not-a-rev", "2-dd"])]).first?.missing, ["not-a-rev"])
-        assertStatus(.badRequest, try coll.revsDiff([("_bad", ["1-a"])]))
+        XCTAssertEqual(try coll.revsDiff([("_design/app", ["1-a", "2-b", "1-a"]), ("t", ["3-ee"]), ("", ["1-x"])]), [
+            Collection.RevsDiffResult(docID: "_design/app", missing: ["1-a", "2-b"], possibleAncestors: []),
+            Collection.RevsDiffResult(docID: "t", missing: ["3-ee"], possibleAncestors: ["2-dd"]),
+            Collection.RevsDiffResult(docID: "", missing: ["1-x"], possibleAncestors: []),
+        ])
     }
 
     func testRevsDiffAfterPushRun2() throws {
@@ -911,10 +917,22 @@ final class ReplicationTests: CBLCollectionTestCase {
         let woke = MonotonicTime.now().nanoseconds - t1.nanoseconds
         XCTAssertLessThan(woke, 2_000_000_000, "woken by the commit, not by a poll or the timeout")
         XCTAssertEqual(try coll.lastSequence, 2)
+        // A commit through another handle of the same database wakes it too.
+        let db2 = try open()
+        let c2 = try db2.defaultCollection()
+        let writer2 = Thread {
+            usleep(200_000)
+            _ = try? c2.insertExistingRevisions([Collection.ExistingRevision(body: JSONObject([("_id", .string("third")), ("_rev", .string("1-a"))]))])
+        }
+        writer2.start()
+        let t2 = MonotonicTime.now()
+        XCTAssertTrue(try coll.waitForChanges(after: 2, timeoutMs: 20_000))
+        XCTAssertLessThan(MonotonicTime.now().nanoseconds - t2.nanoseconds, 2_000_000_000)
+        XCTAssertEqual(try coll.lastSequence, 3)
         // A write in another collection does not end the wait.
         let other = try db.createCollection(scope: nil, name: "other")
         _ = try other.put(docID: "x", json: "{}", parent: nil)
-        XCTAssertFalse(try coll.waitForChanges(after: 2, timeoutMs: 200))
+        XCTAssertFalse(try coll.waitForChanges(after: 3, timeoutMs: 200))
     }
 
     func testWaitForChangesThrowsOnceClosed() throws {

@@ -10,16 +10,19 @@ extension Collection {
     }
 
     /// One result per document that has at least one missing revision, in request order.
-    /// A malformed revision ID is reported missing (the peer will then fail to send it,
-    /// per document), a malformed document ID is a 400 for the whole request.
+    /// A malformed revision ID, and every revision of a document ID this collection cannot
+    /// hold (`_design/…` from CouchDB), is reported missing: the peer then fails to send
+    /// that one document (CouchDB's replicator counts a write failure and goes on). A 400
+    /// for the whole request, as before, made CouchDB's replicator fail the whole batch,
+    /// again at every retry, because of one design document.
     public func revsDiff(_ request: [(docID: String, revs: [String])]) throws -> [RevsDiffResult] {
         try check()
-        for (docID, _) in request { try DocumentBody.validateDocID(docID) }
         return try mapMissingTable {
             try store.read { conn in
                 var out: [RevsDiffResult] = []
                 for (docID, revs) in request {
-                    let tree = try DocumentRow.load(conn, table: table, docID: docID).map { try $0.tree().0 }
+                    let holdable = (try? DocumentBody.validateDocID(docID)) != nil
+                    let tree = holdable ? try DocumentRow.load(conn, table: table, docID: docID).map { try $0.tree().0 } : nil
                     var missing: [String] = []
                     var seen = Set<String>()
                     var maxMissingGen = 0
