@@ -587,6 +587,48 @@ final class ReplicationTests: CBLCollectionTestCase {
         XCTAssertEqual(try coll.doc("p", .revisions)["_revisions"], revisionsValue(10, ["y", "x"]))
     }
 
+    func testRevisionsHistoryStopsAtAGap() throws {
+        // A tree whose parent link skips generations (5-e's parent is 3-c) renders the
+        // consecutive part only: _revisions cannot express a gap.
+        var tree = RevTree()
+        let c = tree.add(RevID("3-c")!, parent: nil, deleted: false, body: Array("{}".utf8))
+        let e = tree.add(RevID("5-e")!, parent: c, deleted: false, body: Array("{}".utf8))
+        let row = DocumentRow(docID: "g", sequence: 7, flags: [], revID: RevID("5-e")!, body: Array("{}".utf8), revtree: nil)
+        var o = Collection.RevisionOptions()
+        o.revisions = true
+        o.revsInfo = true
+        let meta = JSONObject(coll.metadata(tree: tree, index: e, row: row, options: o))
+        XCTAssertEqual(meta["_revisions"], revisionsValue(5, ["e"]))
+        XCTAssertEqual(meta["_revs_info"], try jsonValue(#"[{"rev":"5-e","status":"available"},{"rev":"3-c","status":"available"}]"#))
+        XCTAssertEqual(JSONObject(coll.metadata(tree: tree, index: c, row: row, options: o))["_revisions"], revisionsValue(3, ["c"]))
+    }
+
+    func testConcurrentInsertsOfConflictingBranches() throws {
+        try insertOK(peerDoc("shared", ["1-root"], #""v":0"#))
+        let c = coll!
+        let failures = Locked<[String]>([])
+        runOnThreads(4) { t in
+            for i in 0..<10 {
+                let body = JSONObject([("_id", .string("shared")), ("_rev", .string("2-t\(t)r\(i)")),
+                                       ("_revisions", .object(JSONObject([("start", .int(2)), ("ids", .array([.string("t\(t)r\(i)"), .string("root")]))]))),
+                                       ("t", .int(Int64(t)))])
+                do {
+                    let r = try c.insertExistingRevisions([Collection.ExistingRevision(body: body)])
+                    if let e = r.first?.error { failures.with { $0.append("\(e)") } }
+                } catch {
+                    failures.with { $0.append("\(error)") }
+                }
+            }
+        }
+        XCTAssertEqual(failures.get(), [])
+        let leaves = try coll.conflicts(docID: "shared")
+        XCTAssertEqual(leaves.count, 40)
+        XCTAssertEqual(leaves.first, "2-t3r9", "the highest rev ID wins")
+        XCTAssertEqual(try coll.lastSequence, 41)
+        XCTAssertEqual(try coll.openRevs(docID: "shared", revs: nil).count, 40)
+        assertSound(db)
+    }
+
     // MARK: open_revs
 
     func makeBranchy() throws {

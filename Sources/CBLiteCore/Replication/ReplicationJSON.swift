@@ -188,7 +188,8 @@ extension Collection {
 
     // MARK: local documents
 
-    /// `[{"id": "_local/…", "rev": "0-n"}, ...]`, by ID; with `includeDocs` each has its `doc`.
+    /// `[{"id": local_id, "rev": "0-n"}, ...]`, by ID; with `includeDocs` each has its `doc`.
+    /// The IDs are bare (as cbl_local_list documents them): the listener adds `_local/`.
     public func localDocumentsJSON(includeDocs: Bool) throws -> [UInt8] {
         JSONWriter.ordered(.array(try localDocuments().map { d in
             var o = JSONObject([("id", .string(d.id)), ("rev", .string(d.rev))])
