@@ -556,6 +556,53 @@ cbl_status cbl_db_set_filter(cbl_db* db, const char* name, cbl_filter_fn fn, voi
 cbl_status cbl_db_uuid(cbl_db* db, char** out_uuid, cbl_error* err);
 
 /* ------------------------------------------------------------------------------------ */
+/* Listener: serving databases over HTTP(S) with CouchDB's REST API                     */
+/* ------------------------------------------------------------------------------------ */
+
+/* A running listener: other peers (another cblite, CouchDB's replicator, PouchDB, curl)
+ * read, write and replicate the databases it serves. Every function is thread-safe. */
+typedef struct cbl_server cbl_server;
+
+/* Starts a listener. config_json (NULL: all defaults) is a JSON object:
+ *   "host": address to bind (default "127.0.0.1"; "0.0.0.0" or "::" for every one),
+ *   "port": 0 (default: any free port; read it back with cbl_server_port) to 65535,
+ *   "directory": serve every database of this directory (opened on demand, closed at
+ *       stop); databases can also be served by handle with cbl_server_serve,
+ *   "users": {"name": "password", ...} — Basic auth and /_session cookies; without
+ *       users only loopback clients are served unless "allow_remote_without_auth": true,
+ *   "read_only": true — every write is answered 403,
+ *   "tls": {"cert_pem_file": path, "key_pem_file": path} or {"anonymous": true,
+ *       "identity_directory": path?} (a self-signed identity made once and kept there,
+ *       default the served directory; see cbl_server_tls_fingerprint),
+ *   "limits": {"max_body_bytes", "max_document_bytes", "max_connections",
+ *       "idle_timeout_ms", "header_timeout_ms"}.
+ * A collection is served as "<db>.<scope>.<collection>" (the default one as "<db>").
+ * On success *out_server is a handle for the calls below; release it with
+ * cbl_server_stop. Errors: 400 (malformed or unknown configuration, address in use or
+ * invalid, unreadable TLS files), 404 (directory missing), 500. */
+cbl_status cbl_server_start(const char* config_json, cbl_server** out_server, cbl_error* err);
+
+/* Serves the open database `db` as `name` (replacing a directory database of that
+ * name); db NULL stops serving a handle given before. The handle stays the caller's:
+ * closing it stops serving it. Errors: 400 (invalid name or handles). */
+cbl_status cbl_server_serve(cbl_server* server, const char* name, cbl_db* db, cbl_error* err);
+
+/* The bound TCP port. Errors: 400 (invalid handle). */
+cbl_status cbl_server_port(cbl_server* server, uint16_t* out_port, cbl_error* err);
+
+/* The base URL, e.g. "http://127.0.0.1:4984/". Caller frees. Errors: 400. */
+cbl_status cbl_server_url(cbl_server* server, char** out_url, cbl_error* err);
+
+/* The SHA-256 of the TLS certificate (DER) as 64 lowercase hex digits, for clients
+ * that pin it. Caller frees. Errors: 404 (not a TLS listener), 400. */
+cbl_status cbl_server_tls_fingerprint(cbl_server* server, char** out_sha256, cbl_error* err);
+
+/* Stops accepting connections, waits up to timeout_ms for requests in flight, closes
+ * every connection and the databases it opened, releases the port, and releases the
+ * handle. NULL and invalid handles are ignored. */
+void cbl_server_stop(cbl_server* server, int32_t timeout_ms);
+
+/* ------------------------------------------------------------------------------------ */
 /* Changes                                                                              */
 /* ------------------------------------------------------------------------------------ */
 
