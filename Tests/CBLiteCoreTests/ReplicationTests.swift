@@ -548,7 +548,7 @@ final class ReplicationTests: CBLCollectionTestCase {
     }
 
     func testRevsInfoStatusesAndDeletedConflicts() throws {
-        // 1-a known only as history (no body), 2-b and 2-c live leaves, 3-d a tombstone on 2-c's… no: on 2-e.
+        // 1-a and 2-e known only as history (no bodies), 2-b and 2-x live leaves, 3-d a tombstone on 2-e.
         try insertOK(peerDoc("c", ["2-b", "1-a"], #""v":"b""#))
         try insertOK(peerDoc("c", ["2-x", "1-a"], #""v":"x""#))
         try insertOK(peerDoc("c", ["3-d", "2-e", "1-a"], #""_deleted":true"#))
@@ -675,10 +675,9 @@ final class ReplicationTests: CBLCollectionTestCase {
         // Asking for the inner one and a leaf it stands for: each leaf once.
         XCTAssertEqual(describe(try coll.openRevs(docID: "conflicted", revs: [confA, conf1], options: o)).count, 2)
         // Without latest: the inner revision itself (its body is kept here).
-        var plain = Collection.RevisionOptions()
+        let plain = Collection.RevisionOptions()
         XCTAssertEqual(describe(try coll.openRevs(docID: "conflicted", revs: [conf1], options: plain)), ["ok \(conf1)"])
         XCTAssertEqual(revisionObject(try coll.openRevs(docID: "conflicted", revs: [conf1], options: plain).first)["value"], .string("original"))
-        plain.latest = false
         // A malformed rev is missing, not an error.
         XCTAssertEqual(describe(try coll.openRevs(docID: "conflicted", revs: ["bogus"])), ["missing bogus"])
 
