@@ -21,11 +21,11 @@ import ctypes.util
 import glob
 import os
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char, c_char_p, c_int,
-                    c_int32, c_int64, c_size_t, c_uint32, c_uint64, c_void_p)
+                    c_int32, c_int64, c_size_t, c_uint16, c_uint32, c_uint64, c_void_p)
 
 __all__ = [
     "lib", "C", "library_path", "cbl_error", "cbl_change", "missing_functions",
-    "LOG_FN", "TRANSACTION_FN", "UPDATE_FN", "VALIDATE_FN", "CHANGE_FN",
+    "LOG_FN", "TRANSACTION_FN", "UPDATE_FN", "VALIDATE_FN", "CHANGE_FN", "FILTER_FN",
     "take_string", "new_error", "enc", "FUNCTIONS",
     "CBL_GET_DELETED", "CBL_GET_CONFLICTS", "CBL_GET_REVISIONS", "CBL_GET_LOCAL_SEQ",
     "CBL_PUT_ALLOW_CONFLICT", "CBL_ERROR_MESSAGE_SIZE",
@@ -69,6 +69,7 @@ TRANSACTION_FN = CFUNCTYPE(c_int, c_void_p)
 UPDATE_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, POINTER(c_void_p))
 VALIDATE_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p, c_void_p, c_size_t)
 CHANGE_FN = CFUNCTYPE(None, c_void_p, POINTER(cbl_change), c_size_t)
+FILTER_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p)
 
 _ERR = POINTER(cbl_error)
 _OUT_STR = POINTER(c_void_p)      # char**  (read as void* so that we can cbl_free it)
@@ -144,6 +145,24 @@ FUNCTIONS = {
     "cbl_local_get": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
     "cbl_local_put": (_STATUS, [_H, _S, _S, _S, _OUT_STR, _ERR]),
     "cbl_local_delete": (_STATUS, [_H, _S, _S, _ERR]),
+    "cbl_local_list": (_STATUS, [_H, c_int, _OUT_STR, _ERR]),
+    # Replication surface
+    "cbl_revs_diff": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
+    "cbl_docs_put_existing": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
+    "cbl_docs_save": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
+    "cbl_doc_open_revs": (_STATUS, [_H, _S, _S, _S, _OUT_STR, _ERR]),
+    "cbl_docs_bulk_get": (_STATUS, [_H, _S, _S, _OUT_STR, _ERR]),
+    "cbl_doc_purge_revisions": (_STATUS, [_H, _S, _S, _OUT_STR, _ERR]),
+    "cbl_changes_wait": (_STATUS, [_H, c_uint64, c_int32, POINTER(c_int), _ERR]),
+    "cbl_db_set_filter": (_STATUS, [_H, _S, FILTER_FN, c_void_p, _ERR]),
+    "cbl_db_uuid": (_STATUS, [_H, _OUT_STR, _ERR]),
+    # Listener (declared one to one; no pythonic wrapper yet)
+    "cbl_server_start": (_STATUS, [_S, _OUT_HANDLE, _ERR]),
+    "cbl_server_serve": (_STATUS, [_H, _S, _H, _ERR]),
+    "cbl_server_port": (_STATUS, [_H, POINTER(c_uint16), _ERR]),
+    "cbl_server_url": (_STATUS, [_H, _OUT_STR, _ERR]),
+    "cbl_server_tls_fingerprint": (_STATUS, [_H, _OUT_STR, _ERR]),
+    "cbl_server_stop": (None, [_H, c_int32]),
     # Changes
     "cbl_collection_changes": (_STATUS, [_H, c_uint64, _S, _OUT_STR, _ERR]),
     "cbl_collection_add_change_listener": (_STATUS, [_H, CHANGE_FN, c_void_p, _OUT_HANDLE, _ERR]),

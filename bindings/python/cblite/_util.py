@@ -6,7 +6,7 @@ import json
 import threading
 from ctypes import byref, c_int64, c_uint32, c_uint64, c_void_p
 
-from ._lib import cbl_error, take_string
+from ._lib import cbl_error, enc, take_string
 from .errors import error_for_status
 
 # Per-thread count of Python callbacks currently running (listeners, validators, ...).
@@ -108,6 +108,24 @@ def dumps(body) -> bytes:
         return body.encode("utf-8", errors="surrogateescape")
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"),
                       allow_nan=False).encode("utf-8", errors="surrogateescape")
+
+
+def cstr(value, what: str = "argument") -> bytes | None:
+    """Encodes a str argument for a ``const char*`` parameter (None stays NULL), raising
+    ValueError when it holds a NUL character: C would silently cut the string there, so
+    the library would act on another value than the one given."""
+    data = enc(value)
+    if data is not None and b"\0" in data:
+        raise ValueError(f"{what} must not contain NUL characters")
+    return data
+
+
+def json_arg(value, what: str = "argument") -> bytes:
+    """A JSON argument: a str is taken as JSON text (NUL-checked as :func:`cstr`), anything
+    else is serialised (strings holding NUL are escaped by JSON, so they arrive intact)."""
+    if isinstance(value, (str, bytes)):
+        return cstr(value, what)
+    return dumps(value)
 
 
 def loads(text):

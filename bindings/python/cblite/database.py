@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import base64
 import ctypes
 import datetime as _dt
 import json
@@ -14,10 +15,10 @@ from ctypes import byref, c_void_p
 from typing import Any, Callable, Iterator, Optional, Union
 
 from ._lib import (C, CBL_GET_CONFLICTS, CBL_GET_DELETED, CBL_GET_LOCAL_SEQ,
-                   CBL_GET_REVISIONS, CBL_PUT_ALLOW_CONFLICT, TRANSACTION_FN, UPDATE_FN,
-                   VALIDATE_FN, cbl_error, enc, take_string)
+                   CBL_GET_REVISIONS, CBL_PUT_ALLOW_CONFLICT, FILTER_FN, TRANSACTION_FN,
+                   UPDATE_FN, VALIDATE_FN, cbl_error, enc, take_string)
 from ._util import (CALLBACK_SCOPE, ReleasableHandle, call, call_handle, call_i64, call_json, call_str,
-                    call_u32, call_u64, check, dumps)
+                    call_u32, call_u64, check, cstr, dumps, in_callback, json_arg)
 from .errors import BadRequest, CBLiteError, NotAcceptable, NotFound
 from .listeners import ListenerToken, _graveyard
 
@@ -31,6 +32,11 @@ Body = Union[dict, str, bytes]
 _handle_lock = threading.Lock()
 # Open Database objects, for the exit handler.
 _open_databases: "weakref.WeakSet[Database]" = weakref.WeakSet()
+
+# Filters are registered per database file (every handle of it sees them): which
+# Database object registered each (bundle path, name) last, so that closing one object
+# removes only the filters it still owns. Guarded by _handle_lock.
+_filter_owners: dict = {}
 
 # Output-only metadata that must not be fed back as input (update callbacks).
 _OUTPUT_ONLY = ("_id", "_rev", "_conflicts", "_revisions", "_local_seq")
@@ -75,6 +81,93 @@ def _write_message(buffer: int, size: int, message: str) -> None:
     data = message.encode("utf-8", errors="replace")[: size - 1]
     data = data.decode("utf-8", errors="ignore").encode("utf-8")  # no split characters
     ctypes.memmove(buffer, data + b"\0", len(data) + 1)
+
+
+def _with_base64_attachments(doc):
+    """A document for the library: attachment ``data`` given as bytes becomes base64 text
+    (the JSON form); the caller's dict is not modified."""
+    if not isinstance(doc, dict):
+        return doc
+    atts = doc.get("_attachments")
+    if not isinstance(atts, dict) or not any(
+            isinstance(a, dict) and isinstance(a.get("data"), (bytes, bytearray, memoryview))
+            for a in atts.values()):
+        return doc
+    out = dict(doc)
+    out["_attachments"] = {
+        name: ({**a, "data": base64.b64encode(bytes(a["data"])).decode("ascii")}
+               if isinstance(a, dict) and isinstance(a.get("data"), (bytes, bytearray, memoryview))
+               else a)
+        for name, a in atts.items()}
+    return out
+
+
+def _docs_arg(docs, what: str) -> bytes:
+    """A list of documents (or ``{"docs": [...]}``, or JSON text) as the library's JSON."""
+    if isinstance(docs, (str, bytes)):
+        return json_arg(docs, what)
+    if isinstance(docs, dict):
+        if "docs" not in docs:
+            raise TypeError(f"{what}: expected a list of documents or {{'docs': [...]}}")
+        docs = docs["docs"]
+    return dumps([_with_base64_attachments(d) for d in docs])
+
+
+def _rev_list(revs, what: str) -> list:
+    if isinstance(revs, (str, bytes)):
+        raise TypeError(f"{what} must be a list of revision IDs, not a single string")
+    return list(revs)
+
+
+def _revision_options(revisions: bool, latest: bool, attachments: bool, atts_since,
+                      conflicts: bool, deleted_conflicts: bool, revs_info: bool,
+                      local_seq: bool) -> Optional[bytes]:
+    """CouchDB's read options (cbl_doc_open_revs / cbl_docs_bulk_get), only those set."""
+    o: dict = {}
+    if revisions:
+        o["revs"] = True
+    if latest:
+        o["latest"] = True
+    if attachments:
+        o["attachments"] = True
+    if atts_since is not None:
+        o["atts_since"] = _rev_list(atts_since, "atts_since")
+    if conflicts:
+        o["conflicts"] = True
+    if deleted_conflicts:
+        o["deleted_conflicts"] = True
+    if revs_info:
+        o["revs_info"] = True
+    if local_seq:
+        o["local_seq"] = True
+    return dumps(o) if o else None
+
+
+def _bulk_get_request(requests) -> bytes:
+    """``{"docs": [...]}`` from dicts ``{"id", "rev"?, "atts_since"?}``, plain IDs or
+    ``(id, rev)`` pairs."""
+    if isinstance(requests, (str, bytes)):
+        return json_arg(requests, "bulk_get request")
+    if isinstance(requests, dict):
+        if "docs" not in requests:
+            raise TypeError("bulk_get: expected a list of requests or {'docs': [...]}")
+        requests = requests["docs"]
+    docs = []
+    for r in requests:
+        if isinstance(r, str):
+            docs.append({"id": r})
+        elif isinstance(r, tuple):
+            if len(r) != 2:
+                raise TypeError("bulk_get: a tuple request is (doc_id, rev)")
+            docs.append({"id": r[0]} if r[1] is None else {"id": r[0], "rev": r[1]})
+        elif isinstance(r, dict):
+            d = dict(r)
+            if d.get("atts_since") is not None:
+                d["atts_since"] = _rev_list(d["atts_since"], "atts_since")
+            docs.append(d)
+        else:
+            raise TypeError("bulk_get: each request is a dict, a document ID or (id, rev)")
+    return dumps({"docs": docs})
 
 
 class Transaction:
@@ -152,6 +245,7 @@ class Database:
         self._tokens: set = set()
         self._collections: "weakref.WeakSet[Collection]" = weakref.WeakSet()
         self._validators: dict = {}
+        self._filters: dict = {}          # name -> (owner key, FILTER_FN object)
         self._default: Optional[Collection] = None
         self._txn = threading.local()
         options: dict = {}
@@ -205,6 +299,7 @@ class Database:
         try:
             if self._txn_state().depth == 0:
                 self._remove_validators()
+                self._remove_filters(handle)
             call(C.cbl_db_close, handle)
         except BaseException:
             self._closing = False
@@ -222,6 +317,7 @@ class Database:
         try:
             if self._txn_state().depth == 0:
                 self._remove_validators()
+                self._remove_filters(handle)
             status = C.cbl_db_delete(handle, byref(err))
             released = status == 0
             if status == 503:
@@ -251,6 +347,29 @@ class Database:
                 pass
             if not removed:
                 _graveyard.append(cfunc)  # may still be registered: never free it
+
+    def _remove_filters(self, handle=None) -> None:
+        """Unregisters the filters this object registered and still owns (the library
+        waits for their running calls); a filter that cannot be removed keeps its
+        callback object alive forever."""
+        handle = handle or self._handle
+        for name, (key, cfunc) in list(self._filters.items()):
+            self._filters.pop(name, None)
+            with _handle_lock:
+                owned = _filter_owners.get(key) is cfunc
+                if owned:
+                    del _filter_owners[key]
+            if not owned:
+                continue  # replaced through another Database object: not ours to remove
+            removed = False
+            try:
+                if handle:
+                    removed = C.cbl_db_set_filter(handle, cstr(name), FILTER_FN(), None,
+                                                  None) == 0
+            except Exception:
+                pass
+            if not removed or in_callback():
+                _graveyard.append(cfunc)
 
     def _cleanup(self) -> None:
         _open_databases.discard(self)
@@ -452,6 +571,66 @@ class Database:
     def wait_notifications(self, timeout_ms: int = 10000) -> None:
         """Returns once every committed change has been delivered; Busy after timeout."""
         call(C.cbl_db_wait_notifications, self._h, int(timeout_ms))
+
+    # -- replication -----------------------------------------------------------------
+
+    @property
+    def uuid(self) -> str:
+        """The database's stable identity (made at creation, kept in the file): the same
+        through every handle and after reopening; another database has another."""
+        return call_str(C.cbl_db_uuid, self._h)
+
+    def set_filter(self, name: str,
+                   fn: Optional[Callable[[dict, dict], Any]]) -> None:
+        """Registers the changes filter `name` (None removes it), for use as
+        ``changes(filter=name, filter_params={...})``.
+
+        ``fn(doc, params)`` receives the changed document's current revision (a dict with
+        ``_id``, ``_rev`` and ``_deleted`` for a tombstone) and the caller's
+        ``filter_params`` (``{}`` when none), and returns a true value when the change
+        passes. An exception raised by fn counts as "does not pass" (it is logged on the
+        ``cblite`` logger). It runs on the thread reading the feed.
+
+        Filters belong to the database file: every handle of it in this process sees
+        them. Replacing or removing a filter waits for its running calls. Closing this
+        Database removes the filters registered through it (unless another Database
+        object has registered the same name since). Raises BadRequest for an empty name,
+        one over 255 bytes or with control characters; ValueError for a NUL in it."""
+        h = self._h
+        cname = cstr(name, "filter name")
+        key = (self.path, name)
+        if fn is None:
+            call(C.cbl_db_set_filter, h, cname, FILTER_FN(), None)
+            with _handle_lock:
+                old = _filter_owners.pop(key, None)
+            self._filters.pop(name, None)
+            if old is not None and in_callback():
+                _graveyard.append(old)  # may be the very call that removed it
+            return
+        if not callable(fn):
+            raise TypeError("a filter must be callable (or None to remove it)")
+
+        def trampoline(_context, doc_json, params_json):
+            with CALLBACK_SCOPE:
+                try:
+                    doc = json.loads(doc_json.decode("utf-8", errors="surrogateescape"))
+                    params = json.loads(params_json) if params_json else {}
+                    return 1 if fn(doc, params) else 0
+                except BaseException:  # never let anything unwind into C
+                    try:
+                        log.exception("exception in cblite changes filter %r", name)
+                    except BaseException:
+                        pass
+                    return 0
+
+        cfunc = FILTER_FN(trampoline)
+        call(C.cbl_db_set_filter, h, cname, cfunc, None)
+        with _handle_lock:
+            old = _filter_owners.get(key)
+            _filter_owners[key] = cfunc
+        self._filters[name] = (key, cfunc)
+        if old is not None and in_callback():
+            _graveyard.append(old)  # replaced from inside a call of it
 
     # -- encryption ----------------------------------------------------------------------
 
@@ -772,6 +951,110 @@ class Collection(ReleasableHandle):
         """Deletes a local document (`rev` None: whatever its revision)."""
         call(C.cbl_local_delete, self._h, enc(local_id), enc(rev))
 
+    def local_documents(self, include_docs: bool = False) -> "list[dict]":
+        """The local documents by ID: ``[{"id", "rev", "doc"?}, ...]`` (``doc``, with
+        ``_id`` and ``_rev``, when include_docs)."""
+        return call_json(C.cbl_local_list, self._h, 1 if include_docs else 0)
+
+    # -- replication surface -------------------------------------------------------------
+    # CouchDB's JSON shapes in and out (``_revs_diff``, ``_bulk_docs``, ``open_revs``,
+    # ``_bulk_get``): per-document problems come back inside the result, as CouchDB
+    # reports them; an exception means nothing was done.
+
+    def revs_diff(self, revs: "dict[str, list[str]]") -> dict:
+        """``_revs_diff``: which of a peer's revisions (``{doc_id: [rev, ...]}``) this
+        collection lacks. Returns ``{doc_id: {"missing": [...], "possible_ancestors":
+        [...]?}}`` for the documents with at least one missing revision only."""
+        if isinstance(revs, (str, bytes)):
+            return call_json(C.cbl_revs_diff, self._h, json_arg(revs, "revs_diff request"))
+        request = {doc_id: _rev_list(r, f"the revisions of {doc_id!r}")
+                   for doc_id, r in revs.items()}
+        return call_json(C.cbl_revs_diff, self._h, dumps(request))
+
+    def put_existing_revisions(self, docs) -> "list[dict]":
+        """Inserts revisions made elsewhere (``_bulk_docs`` with ``new_edits=false``) in
+        one transaction, without inventing revision IDs. Each doc has ``_id``, ``_rev``,
+        optionally ``_revisions`` (``{"start": N, "ids": [...]}``, newest first),
+        ``_deleted``, ``_attachments`` with inline ``data`` (base64 text, or bytes which
+        are encoded here) or stubs of content held here. Returns one result per
+        document, in order: ``{"ok": True, "id", "rev"}`` or ``{"id", "rev"?, "error",
+        "reason"}`` (``bad_request``, ``forbidden``, ``file_exists`` for a stub of
+        content not held). A revision already held succeeds without change."""
+        return call_json(C.cbl_docs_put_existing, self._h, _docs_arg(docs, "docs"))
+
+    def save_many(self, docs) -> "list[dict]":
+        """Saves new revisions (``_bulk_docs`` with ``new_edits=true``) in one
+        transaction: each doc as :meth:`put` takes it (``_id`` optional, ``_rev`` the
+        parent, ``_deleted`` for a tombstone). Results as :meth:`put_existing_revisions`,
+        with ``"error": "conflict"`` for a stale or missing parent."""
+        return call_json(C.cbl_docs_save, self._h, _docs_arg(docs, "docs"))
+
+    def open_revs(self, doc_id: str, revs: Optional["list[str]"] = None, *,
+                  revisions: bool = False, latest: bool = False, attachments: bool = False,
+                  atts_since: Optional["list[str]"] = None, conflicts: bool = False,
+                  deleted_conflicts: bool = False, revs_info: bool = False,
+                  local_seq: bool = False) -> "list[dict]":
+        """Reads revisions of one document (``GET /db/doc?open_revs=...``): `revs` a list
+        of revision IDs, or None (or ``"all"``) for every leaf, deleted ones included.
+        Returns ``[{"ok": doc} | {"missing": rev}, ...]``.
+
+        Options (CouchDB's names in brackets): ``revisions`` adds ``_revisions`` [revs];
+        ``latest`` makes a requested non-leaf revision stand for the leaves descending
+        from it; ``attachments`` inlines base64 ``data`` for attachments newer than
+        ``atts_since`` (revisions the caller has); ``conflicts``, ``deleted_conflicts``,
+        ``revs_info``, ``local_seq`` add those members. Raises NotFound when the document
+        does not exist and all leaves were asked for."""
+        if revs is None or revs == "all":
+            wanted = None if revs is None else b'"all"'
+        else:
+            wanted = dumps(_rev_list(revs, "revs"))
+        opts = _revision_options(revisions, latest, attachments, atts_since, conflicts,
+                                 deleted_conflicts, revs_info, local_seq)
+        return call_json(C.cbl_doc_open_revs, self._h, cstr(doc_id, "doc_id"), wanted, opts)
+
+    def bulk_get(self, requests, *, revisions: bool = False, latest: bool = False,
+                 attachments: bool = False, atts_since: Optional["list[str]"] = None,
+                 conflicts: bool = False, deleted_conflicts: bool = False,
+                 revs_info: bool = False, local_seq: bool = False) -> dict:
+        """``_bulk_get``: many documents at once. Each request is a dict ``{"id", "rev"?,
+        "atts_since"?}``, a document ID, or an ``(id, rev)`` pair; without a rev, the
+        current revision (even a tombstone). Options as :meth:`open_revs`. Returns
+        ``{"results": [{"id", "docs": [{"ok": doc} | {"error": {"id", "rev", "error",
+        "reason"}}]}, ...]}``."""
+        opts = _revision_options(revisions, latest, attachments, atts_since, conflicts,
+                                 deleted_conflicts, revs_info, local_seq)
+        return call_json(C.cbl_docs_bulk_get, self._h, _bulk_get_request(requests), opts)
+
+    def purge_revisions(self, doc_id: str, revs: "list[str]") -> "list[str]":
+        """CouchDB's ``_purge``: removes the given leaf revisions and the ancestors no
+        remaining leaf shares (the whole document when no leaf remains). Unknown and
+        non-leaf revisions are ignored. Returns the purged revision IDs."""
+        return call_json(C.cbl_doc_purge_revisions, self._h, cstr(doc_id, "doc_id"),
+                         dumps(_rev_list(revs, "revs")))
+
+    def wait_for_changes(self, since: int, timeout: Optional[float] = 10.0) -> bool:
+        """Waits until this collection has a change after sequence `since` (True) or
+        `timeout` seconds pass (False); None waits as long as it takes. A commit in this
+        process wakes it at once, another process's within half a second. Raises
+        BadRequest if the database is closed meanwhile."""
+        since = int(since)
+        if since < 0:
+            raise ValueError("since must be a sequence (>= 0)")
+        deadline = None if timeout is None else time.monotonic() + max(0.0, float(timeout))
+        changed = ctypes.c_int(0)
+        while True:
+            # At most a second per call, so that a KeyboardInterrupt is seen meanwhile.
+            if deadline is None:
+                ms = 1000
+            else:
+                ms = max(0, min(1000, int((deadline - time.monotonic()) * 1000 + 0.999)))
+            err = cbl_error()
+            check(C.cbl_changes_wait(self._h, since, ms, byref(changed), byref(err)), err)
+            if changed.value:
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+
     # -- validation ----------------------------------------------------------------------
 
     def set_validator(self, name: str, fn: Optional[Callable[[dict, Optional[dict]], Any]]
@@ -823,10 +1106,18 @@ class Collection(ReleasableHandle):
     # -- changes -------------------------------------------------------------------------
 
     def changes(self, since: int = 0, limit: Optional[int] = None, include_docs: bool = False,
-                all_revs: bool = False, descending: bool = False) -> dict:
+                all_revs: bool = False, descending: bool = False, *,
+                doc_ids: Optional["list[str]"] = None, filter: Optional[str] = None,
+                filter_params: Optional[dict] = None, style: Optional[str] = None) -> dict:
         """The changes feed after sequence `since`:
         ``{"results": [{"seq", "id", "changes": [{"rev"}], "deleted"?, "doc"?}],
-        "last_seq": n}``."""
+        "last_seq": n}``.
+
+        ``style="all_docs"`` lists every leaf in ``changes`` (as ``all_revs``; "main_only"
+        the current revision). ``doc_ids`` keeps only those documents; ``filter`` names a
+        filter registered with :meth:`Database.set_filter` (NotFound when none is), given
+        ``filter_params``. With doc_ids or a filter, `limit` counts the entries that pass
+        and ``last_seq`` is the last sequence examined: resume from it."""
         options: dict = {}
         if limit is not None:
             options["limit"] = int(limit)
@@ -836,24 +1127,33 @@ class Collection(ReleasableHandle):
             options["all_revs"] = True
         if descending:
             options["descending"] = True
-        opts = json.dumps(options).encode() if options else None
+        if style is not None:
+            options["style"] = style
+        if doc_ids is not None:
+            options["doc_ids"] = _rev_list(doc_ids, "doc_ids")
+        if filter is not None:
+            options["filter"] = filter
+        if filter_params is not None:
+            options["filter_params"] = filter_params
+        opts = dumps(options) if options else None
         return call_json(C.cbl_collection_changes, self._h, int(since), opts)
 
     def iter_changes(self, since: int = 0, batch: int = 100, include_docs: bool = False,
-                     all_revs: bool = False) -> Iterator[dict]:
+                     all_revs: bool = False, **options) -> Iterator[dict]:
         """Iterates over the changes feed after `since`, fetching `batch` entries at a
-        time."""
+        time. `options`: ``doc_ids``, ``filter``, ``filter_params``, ``style`` as in
+        :meth:`changes`."""
         if batch < 1:
             raise ValueError("batch must be at least 1")
         while True:
             page = self.changes(since, limit=batch, include_docs=include_docs,
-                                all_revs=all_revs)
+                                all_revs=all_revs, **options)
             results = page.get("results", [])
             for entry in results:
                 yield entry
             if len(results) < batch:
                 return
-            since = results[-1]["seq"]
+            since = page.get("last_seq", results[-1]["seq"])
 
     def add_change_listener(self, fn: Callable[[list], Any]) -> ListenerToken:
         """Calls ``fn(changes)`` (a list of :class:`Change`) after every committed batch
@@ -875,6 +1175,10 @@ def _remove_validators_at_exit() -> None:
     for db in list(_open_databases):
         try:
             db._remove_validators()
+        except Exception:
+            pass
+        try:
+            db._remove_filters()
         except Exception:
             pass
 
