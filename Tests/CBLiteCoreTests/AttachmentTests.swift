@@ -39,7 +39,7 @@ final class AttachmentTests: CBLTestCase {
         XCTAssertEqual(try c.attachment(docID: "d", name: "photo.jpg").revpos, 2)
         XCTAssertEqual(try blobFiles(db), [fileName(content)])
         // The row carries the has-attachments flag (compaction scans only those rows).
-        let flags = try db.store.read { conn in try DocumentRow.load(conn, table: c.table, docID: "d")!.flags }
+        let flags = try db.store.read { conn in try c.docStore.row(conn, docID: "d")!.flags }
         XCTAssertTrue(flags.contains(.hasAttachments))
         assertSound(db)
     }

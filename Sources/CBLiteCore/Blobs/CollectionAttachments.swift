@@ -57,7 +57,7 @@ extension Collection {
     private func modifyAttachments(docID: String, parent: String?, allowCurrentWhenNil: Bool = false,
                                    _ change: (inout JSONObject) throws -> Void) throws -> String {
         try DocumentBody.validateDocID(docID)
-        let row = try mapMissingTable { try store.read { conn in try DocumentRow.load(conn, table: table, docID: docID) } }
+        let row = try mapMissingTable { try store.read { conn in try docStore.row(conn, docID: docID) } }
         var base = JSONObject()
         var saveOn: String? = nil
         if let parent {
@@ -181,13 +181,8 @@ extension Database {
                 return out
             }()
             for id in ids {
-                let s = try conn.prepareUncached("SELECT flags, revid, body, revtree FROM \(Schema.docTable(id)) WHERE (flags & \(DocFlags.hasAttachments.rawValue)) != 0")
-                while try s.step() {
-                    guard let rev = RevID(s.string(1) ?? "") else { continue }
-                    let (tree, _) = try RevTree.decode(s.bytes(3), current: rev,
-                                                       currentDeleted: DocFlags(rawValue: s.int(0)).contains(.deleted),
-                                                       currentBody: s.bytes(2))
-                    for node in tree.nodes {
+                try DocumentStore(collectionID: id).forEachRow(conn, .withAttachments) { row in
+                    for node in try row.tree().0.nodes {
                         guard let body = node.body else { continue }
                         for a in try Attachments.stored(inBody: body) { referenced.insert(a.digest) }
                     }

@@ -66,15 +66,13 @@ extension Collection {
         // a replicator was told to copy) matches no row, where a 400 failed the whole feed.
         let filtering = wantedIDs != nil || options.filter != nil
         let needBody = options.includeDocs || options.allRevs || options.filter != nil
-        let cols = "sequence, docid, flags, revid" + (needBody ? ", body" : ", NULL") + (options.allRevs ? ", revtree" : ", NULL")
-        let order = options.descending ? "DESC" : "ASC"
         func scan(_ filter: ChangeFilterFunction?) throws -> Int64 {
             try self.mapMissingTable {
                 try self.store.read { conn in
                     // A filtered feed counts its limit in rows that pass, not rows scanned.
-                    let s = try conn.prepare("SELECT \(cols) FROM \(self.table) WHERE sequence > ? ORDER BY sequence \(order) LIMIT ?")
+                    let s = try self.docStore.changes(conn, since: since, descending: options.descending,
+                                                       limit: filtering ? -1 : options.limit, body: needBody, tree: options.allRevs)
                     defer { s.reset() }
-                    s.bind(1, since).bind(2, filtering ? -1 : options.limit)
                     var emitted: Int64 = 0
                     var last = since
                     // limit 0 gives no rows, filtered or not (the check after each row below
@@ -93,9 +91,9 @@ extension Collection {
                             let rev = s.string(3) ?? ""
                             revs = [rev]
                             if !s.isNull(5), let r = RevID(rev) {
-                                let flags = DocFlags(rawValue: s.int(2))
-                                let (tree, current) = try RevTree.decode(s.bytes(5), current: r, currentDeleted: flags.contains(.deleted),
-                                                                         currentBody: nil)
+                                let row = DocumentRow(docID: s.string(1) ?? "", sequence: s.int(0), flags: DocFlags(rawValue: s.int(2)),
+                                                      revID: r, body: nil, revtree: s.bytes(5))
+                                let (tree, current) = try row.tree()
                                 // CouchDB's doc_info order (couch_doc:to_doc_info sorts by {not deleted,
                                 // rev} descending): live leaves before deleted ones, each by descending
                                 // rev ID. Sorting by rev alone put a higher tombstone before a live leaf.

@@ -7,23 +7,14 @@ extension Database {
         if store.transactionDepth > 0 { throw CBLError(.notAcceptable, "cannot compact inside a transaction") }
         try purgeExpired()
         for id in try allCollectionIDs() {
-            let table = Schema.docTable(id)
+            let docStore = DocumentStore(collectionID: id)
             try store.write(timeoutMs: busyTimeoutMs) { conn, _ in
-                let s = try conn.prepare("SELECT docid, flags, revid, body, revtree FROM \(table) WHERE revtree IS NOT NULL")
                 var updates: [(String, [UInt8]?)] = []
-                while try s.step() {
-                    guard let rev = RevID(s.string(2) ?? "") else { continue }
-                    var (tree, current) = try RevTree.decode(s.bytes(4), current: rev,
-                                                             currentDeleted: DocFlags(rawValue: s.int(1)).contains(.deleted),
-                                                             currentBody: s.bytes(3))
-                    if tree.dropAncestorBodies() > 0 { updates.append((s.string(0) ?? "", tree.encode(omitBodyOf: current))) }
+                try docStore.forEachRow(conn, .withTrees) { row in
+                    var (tree, current) = try row.tree()
+                    if tree.dropAncestorBodies() > 0 { updates.append((row.docID, tree.encode(omitBodyOf: current))) }
                 }
-                s.reset()
-                let u = try conn.prepare("UPDATE \(table) SET revtree=? WHERE docid=?")
-                for (docID, encoded) in updates {
-                    u.bindBlob(1, encoded).bind(2, docID)
-                    try u.run()
-                }
+                for (docID, encoded) in updates { try docStore.setTree(conn, docID: docID, tree: encoded) }
             }
         }
         try deleteOrphanedAttachments()      // Blobs/: files no kept revision refers to
@@ -54,20 +45,17 @@ extension Database {
             }
         }
         for id in try allCollectionIDs() {
-            let table = Schema.docTable(id)
             try store.read { conn in
                 let meta = try CollectionMeta.load(id, conn)
-                let s = try conn.prepareUncached("SELECT docid, sequence, flags, revid, body, revtree FROM \(table)")
                 var live: Int64 = 0
                 var maxSeq: Int64 = 0
-                while try s.step() {
-                    let docID = s.string(0) ?? ""
-                    let flags = DocFlags(rawValue: s.int(2))
-                    maxSeq = max(maxSeq, s.int(1))
+                let damaged = { (docID: String, _: CBLError) in problems.append("\(docID): invalid revision ID") }
+                try DocumentStore(collectionID: id).forEachRow(conn, .all, damaged: damaged) { row in
+                    let docID = row.docID, flags = row.flags, rev = row.revID
+                    maxSeq = max(maxSeq, row.sequence)
                     if !flags.contains(.deleted) { live += 1 }
-                    guard let rev = RevID(s.string(3) ?? "") else { problems.append("\(docID): invalid revision ID"); continue }
                     do {
-                        let (tree, current) = try RevTree.decode(s.bytes(5), current: rev, currentDeleted: flags.contains(.deleted), currentBody: s.bytes(4))
+                        let (tree, current) = try row.tree()
                         problems += tree.validate().map { "\(docID): \($0)" }
                         if tree.winner != current { problems.append("\(docID): current revision \(rev) is not the winner") }
                         if tree.nodes[current].deleted != flags.contains(.deleted) { problems.append("\(docID): deleted flag disagrees with the tree") }

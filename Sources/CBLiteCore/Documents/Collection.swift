@@ -4,14 +4,15 @@ public final class Collection: @unchecked Sendable {
     public let id: Int64
     public let scope: String
     public let name: String
-    let table: String
+    /// The collection's document rows and every statement on them.
+    let docStore: DocumentStore
 
     init(database: Database, id: Int64, scope: String, name: String) {
         self.database = database
         self.id = id
         self.scope = scope
         self.name = name
-        table = Schema.docTable(id)
+        docStore = DocumentStore(collectionID: id)
     }
 
     var store: Store { database.store }

@@ -17,14 +17,14 @@ extension Collection {
         return try mapMissingTable {
             try store.read { conn in
                 if options.isDisjoint(with: [.conflicts, .revisions]) {
-                    let s = try conn.prepare("SELECT sequence, flags, revid, body FROM \(table) WHERE docid=?")
-                    defer { s.reset() }
-                    s.bind(1, docID)
-                    guard try s.step() else { throw CBLError.notFound("document \"\(docID)\" does not exist") }
-                    let deleted = DocFlags(rawValue: s.int(1)).contains(.deleted)
-                    if deleted && !options.contains(.deleted) { throw CBLError.notFound("document \"\(docID)\" is deleted") }
-                    let extras: [(String, JSONValue)] = options.contains(.localSeq) ? [("_local_seq", .int(s.int(0)))] : []
-                    return DocumentJSON.render(docID: docID, rev: s.string(2) ?? "", deleted: deleted, body: s.bytes(3), extras: extras)
+                    let json = try docStore.current(conn, docID: docID) { s in
+                        let deleted = DocFlags(rawValue: s.int(1)).contains(.deleted)
+                        if deleted && !options.contains(.deleted) { throw CBLError.notFound("document \"\(docID)\" is deleted") }
+                        let extras: [(String, JSONValue)] = options.contains(.localSeq) ? [("_local_seq", .int(s.int(0)))] : []
+                        return DocumentJSON.render(docID: docID, rev: s.string(2) ?? "", deleted: deleted, body: s.bytes(3), extras: extras)
+                    }
+                    guard let json else { throw CBLError.notFound("document \"\(docID)\" does not exist") }
+                    return json
                 }
                 let row = try loadLive(conn, docID: docID, includeDeleted: options.contains(.deleted))
                 let (tree, current) = try row.tree()
@@ -62,7 +62,7 @@ extension Collection {
     }
 
     func loadLive(_ conn: Connection, docID: String, includeDeleted: Bool) throws -> DocumentRow {
-        guard let row = try DocumentRow.load(conn, table: table, docID: docID) else {
+        guard let row = try docStore.row(conn, docID: docID) else {
             throw CBLError.notFound("document \"\(docID)\" does not exist")
         }
         if row.deleted && !includeDeleted { throw CBLError.notFound("document \"\(docID)\" is deleted") }

@@ -9,14 +9,25 @@ struct DocumentRow {
 
     var deleted: Bool { flags.contains(.deleted) }
 
-    static func load(_ conn: Connection, table: String, docID: String) throws -> DocumentRow? {
-        let s = try conn.prepare("SELECT sequence, flags, revid, body, revtree FROM \(table) WHERE docid=?")
-        defer { s.reset() }
-        s.bind(1, docID)
-        guard try s.step() else { return nil }
-        guard let rev = RevID(s.string(2) ?? "") else { throw CBLError.internalError("corrupt revision ID for \(docID)") }
-        return DocumentRow(docID: docID, sequence: s.int(0), flags: DocFlags(rawValue: s.int(1)), revID: rev,
-                           body: s.bytes(3), revtree: s.bytes(4))
+    /// Reads DocumentStore's full-row columns: 0 docid, 1 sequence, 2 flags, 3 revid,
+    /// 4 body, 5 revtree.
+    init(_ s: Statement) throws {
+        docID = s.string(0) ?? ""
+        guard let rev = RevID(s.string(3) ?? "") else { throw CBLError.internalError("corrupt revision ID for \(docID)") }
+        sequence = s.int(1)
+        flags = DocFlags(rawValue: s.int(2))
+        revID = rev
+        body = s.bytes(4)
+        revtree = s.bytes(5)
+    }
+
+    init(docID: String, sequence: Int64, flags: DocFlags, revID: RevID, body: [UInt8]?, revtree: [UInt8]?) {
+        self.docID = docID
+        self.sequence = sequence
+        self.flags = flags
+        self.revID = revID
+        self.body = body
+        self.revtree = revtree
     }
 
     func tree() throws -> (RevTree, Int) {

@@ -53,7 +53,7 @@ extension Collection {
         let body = DocumentBody(canonical: Array("{}".utf8), deleted: true)
         let rev: RevID = try mapMissingTable {
             try store.write(savepoint: false, timeoutMs: database.busyTimeoutMs) { conn, txn in
-                guard let row = try DocumentRow.load(conn, table: table, docID: docID) else {
+                guard let row = try docStore.row(conn, docID: docID) else {
                     throw CBLError.notFound("document \"\(docID)\" does not exist")
                 }
                 let target = parentRev ?? row.revID
@@ -80,7 +80,7 @@ extension Collection {
         try DocumentBody.validateDocID(docID)
         for _ in 0..<maxAttempts {
             let current = try mapMissingTable {
-                try store.read { conn in try DocumentRow.load(conn, table: table, docID: docID) }
+                try store.read { conn in try docStore.row(conn, docID: docID) }
             }
             let live = current.flatMap { $0.deleted ? nil : $0 }
             let currentJSON = live.map { String(decoding: $0.json(), as: UTF8.self) }
@@ -115,7 +115,7 @@ extension Collection {
         let wanted = Set(revs.compactMap(RevID.init))
         return try mapMissingTable {
             try store.write(timeoutMs: database.busyTimeoutMs) { conn, txn in
-                guard let row = try DocumentRow.load(conn, table: table, docID: docID) else { return [] }
+                guard let row = try docStore.row(conn, docID: docID) else { return [] }
                 var (tree, current) = try row.tree()
                 let purgedLeaves = tree.leafIndexes.filter { wanted.contains(tree.nodes[$0].rev) }
                 guard !purgedLeaves.isEmpty else { return [] }
@@ -137,12 +137,10 @@ extension Collection {
     }
 
     func purgeRow(_ conn: Connection, _ txn: TransactionState, docID: String) throws {
-        guard let row = try DocumentRow.load(conn, table: table, docID: docID) else {
+        guard let row = try docStore.row(conn, docID: docID) else {
             throw CBLError.notFound("document \"\(docID)\" does not exist")
         }
-        let s = try conn.prepare("DELETE FROM \(table) WHERE docid=?")
-        s.bind(1, docID)
-        try s.run()
+        try docStore.delete(conn, docID: docID)
         try ViewIndexRegistry.documentPurged(conn, collectionID: id, docID: docID)
         try txn.adjustCount(id, by: row.deleted ? 0 : -1, conn)
         txn.changes.append(ChangeEvent(collectionID: id, docID: docID, revID: "", sequence: row.sequence,
@@ -159,7 +157,7 @@ extension Collection {
             let body = try withResolvedAttachments(body, parent: nil, docHasAttachments: false, generation: 1)   // Blobs/
             let rev = RevID.make(parent: nil, deleted: body.deleted, canonicalBody: body.canonical)
             if store.validators.hasValidators(id) {
-                if let row = try DocumentRow.load(conn, table: table, docID: docID) {
+                if let row = try docStore.row(conn, docID: docID) {
                     return try saveOnExisting(conn, txn, docID: docID, body: body, parent: nil, allowConflict: allowConflict, row: row)
                 }
                 try store.validators.validate(
@@ -172,12 +170,10 @@ extension Collection {
             let seq = meta.lastSeq + 1
             var flags: DocFlags = body.deleted ? [.deleted] : []
             if body.hasAttachments { flags.insert(.hasAttachments) }
-            let s = try conn.prepare("INSERT INTO \(table)(docid, sequence, flags, revid, body) VALUES (?,?,?,?,?)")
-            s.bind(1, docID).bind(2, seq).bind(3, flags.rawValue).bind(4, rev.string).bindText(5, body.canonical)
             do {
-                try s.run()
+                try docStore.insertFirst(conn, docID: docID, sequence: seq, flags: flags, revID: rev, body: body.canonical)
             } catch let e as CBLError where e.status == .conflict {
-                guard let row = try DocumentRow.load(conn, table: table, docID: docID) else { throw e }
+                guard let row = try docStore.row(conn, docID: docID) else { throw e }
                 return try saveOnExisting(conn, txn, docID: docID, body: body, parent: nil, allowConflict: allowConflict, row: row)
             }
             _ = try txn.nextSequence(id, countDelta: countDelta, conn)
@@ -185,7 +181,7 @@ extension Collection {
                                            deleted: body.deleted, external: false))
             return rev
         }
-        let row = try preloaded ?? DocumentRow.load(conn, table: table, docID: docID)
+        let row = try preloaded ?? docStore.row(conn, docID: docID)
         guard let row else { throw CBLError.notFound("document \"\(docID)\" does not exist (parent revision \(parent!) is unknown)") }
         return try saveOnExisting(conn, txn, docID: docID, body: body, parent: parent, allowConflict: allowConflict, row: row)
     }
@@ -246,17 +242,8 @@ extension Collection {
         let countDelta = Int64(winner.deleted ? 0 : 1) - Int64(wasLive ? 1 : 0)
         let seq = try txn.meta(id, conn).lastSeq + 1      // taken only once the row is written
         let encoded = tree.encode(omitBodyOf: w)
-        if oldRow != nil {
-            let s = try conn.prepare("UPDATE \(table) SET sequence=?, flags=?, revid=?, body=?, revtree=? WHERE docid=?")
-            s.bind(1, seq).bind(2, flags.rawValue).bind(3, winner.rev.string).bindText(4, winner.body)
-                .bindBlob(5, encoded).bind(6, docID)
-            try s.run()
-        } else {
-            let s = try conn.prepare("INSERT INTO \(table)(docid, sequence, flags, revid, body, revtree) VALUES (?,?,?,?,?,?)")
-            s.bind(1, docID).bind(2, seq).bind(3, flags.rawValue).bind(4, winner.rev.string)
-                .bindText(5, winner.body).bindBlob(6, encoded)
-            try s.run()
-        }
+        try docStore.write(conn, docID: docID, exists: oldRow != nil, sequence: seq, flags: flags, revID: winner.rev,
+                            body: winner.body, tree: encoded)
         _ = try txn.nextSequence(id, countDelta: countDelta, conn)
         txn.changes.append(ChangeEvent(collectionID: id, docID: docID, revID: winner.rev.string, sequence: seq,
                                        deleted: winner.deleted, external: external))

@@ -9,10 +9,7 @@ extension Collection {
         guard unixTime >= 0 else { throw CBLError.badRequest("expiration must be a time after 1970 (or 0 to clear)") }
         try mapMissingTable {
             try store.write(timeoutMs: database.busyTimeoutMs) { conn, _ in
-                let s = try conn.prepare("UPDATE \(table) SET expiration=? WHERE docid=?")
-                s.bind(1, unixTime == 0 ? nil : unixTime).bind(2, docID)
-                try s.run()
-                guard conn.changes > 0 else { throw CBLError.notFound("document \"\(docID)\" does not exist") }
+                guard try docStore.setExpiration(conn, docID: docID, unixTime: unixTime == 0 ? nil : unixTime) else { throw CBLError.notFound("document \"\(docID)\" does not exist") }
             }
         }
         store.expiration?.poke()
@@ -23,11 +20,10 @@ extension Collection {
         try DocumentBody.validateDocID(docID)
         return try mapMissingTable {
             try store.read { conn in
-                let s = try conn.prepare("SELECT expiration FROM \(table) WHERE docid=?")
-                defer { s.reset() }
-                s.bind(1, docID)
-                guard try s.step() else { throw CBLError.notFound("document \"\(docID)\" does not exist") }
-                return s.isNull(0) ? 0 : s.int(0)
+                guard let expiration = try docStore.expiration(conn, docID: docID) else {
+                    throw CBLError.notFound("document \"\(docID)\" does not exist")
+                }
+                return expiration ?? 0
             }
         }
     }
@@ -35,18 +31,14 @@ extension Collection {
     /// Purges this collection's documents whose expiration has passed. Returns how many.
     func purgeExpired(now: Int64) throws -> Int {
         try store.write(timeoutMs: database.busyTimeoutMs) { conn, txn in
-            let s = try conn.prepare("SELECT docid FROM \(table) WHERE expiration IS NOT NULL AND expiration <= ?")
-            s.bind(1, now)
-            var ids: [String] = []
-            while try s.step() { ids.append(s.string(0) ?? "") }
-            s.reset()
+            let ids = try docStore.expired(conn, at: now)
             for id in ids { try purgeRow(conn, txn, docID: id) }
             return ids.count
         }
     }
 
     func nextExpiration() throws -> Int64? {
-        try store.read { conn in try conn.queryInt("SELECT min(expiration) FROM \(table) WHERE expiration IS NOT NULL") }
+        try store.read { conn in try docStore.nextExpiration(conn) }
     }
 }
 

@@ -20,7 +20,7 @@ extension Collection {
                     } catch let e as CBLError where e.status == .notFound && object["_rev"] != nil {
                         // CouchDB: a _rev for a document that does not exist is a conflict ("old
                         // revs specified but none exist"), not the 404 a single put answers.
-                        let missing = givenID.map { id in (try? DocumentRow.load(conn, table: table, docID: id).map { _ in false } ?? true) ?? false }
+                        let missing = givenID.map { id in (try? docStore.row(conn, docID: id).map { _ in false } ?? true) ?? false }
                         if missing == true, let id = givenID {
                             return WriteResult(docID: id, revID: nil, error: CBLError.conflict("document update conflict: \(e.message)"))
                         }

@@ -184,7 +184,7 @@ extension Collection {
     func insertImported(_ conn: Connection, _ txn: TransactionState, _ rev: ImportedRevision) throws -> Bool {
         let docID = rev.docID
         let revs = rev.history
-        let row = try DocumentRow.load(conn, table: table, docID: docID)
+        let row = try docStore.row(conn, docID: docID)
         var tree: RevTree
         var oldCurrent: Int?
         if let row { (tree, oldCurrent) = try row.tree() } else { tree = RevTree() }

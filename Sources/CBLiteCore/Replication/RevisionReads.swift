@@ -144,7 +144,7 @@ extension Collection {
     }
 
     private func openRevs(_ conn: Connection, docID: String, revs: [String]?, options: RevisionOptions) throws -> [OpenRevsResult] {
-        guard let row = try DocumentRow.load(conn, table: table, docID: docID) else {
+        guard let row = try docStore.row(conn, docID: docID) else {
             guard let revs else { throw CBLError.notFound("document \"\(docID)\" does not exist") }
             return revs.map { .missing($0) }
         }

@@ -22,7 +22,7 @@ extension Collection {
                 var out: [RevsDiffResult] = []
                 for (docID, revs) in request {
                     let holdable = (try? DocumentBody.validateDocID(docID)) != nil
-                    let tree = holdable ? try DocumentRow.load(conn, table: table, docID: docID).map { try $0.tree().0 } : nil
+                    let tree = holdable ? try docStore.row(conn, docID: docID).map { try $0.tree().0 } : nil
                     var missing: [String] = []
                     var seen = Set<String>()
                     var maxMissingGen = 0

@@ -83,13 +83,13 @@ final class AllDocsScan: ValueRowProducer {
     }
 
     private func conflicts(_ conn: Connection, _ docID: String) throws -> [String] {
-        guard let row = try DocumentRow.load(conn, table: collection.table, docID: docID) else { return [] }
+        guard let row = try collection.docStore.row(conn, docID: docID) else { return [] }
         let (tree, current) = try row.tree()
         return tree.conflictingLeaves.filter { $0 != current }.map { tree.nodes[$0].rev.string }
     }
 
     private func fetchPage() throws {
-        let table = collection.table
+        let docStore = collection.docStore
         let showConflicts = mode == .showConflicts || mode == .onlyConflicts
         if let keys = options.keys {
             // One document per key, in the order given.
@@ -98,24 +98,13 @@ final class AllDocsScan: ValueRowProducer {
             keyIndex += batch.count
             page = try collection.mapMissingTable {
                 try collection.store.read { conn in
-                    let s = try conn.prepare("SELECT sequence, flags, revid FROM \(table) WHERE docid=?")
                     var out: [QueryRow] = []
                     for k in batch {
                         let keyJSON = Collation.encode(k)
-                        guard let id = k.stringValue else {
+                        guard let id = k.stringValue, let (seq, flags, rev) = try docStore.summary(conn, docID: id) else {
                             out.append(QueryRow(key: keyJSON, value: nil, docID: nil, sourceDocID: nil, sequence: 0, doc: nil, error: "not_found"))
                             continue
                         }
-                        s.bind(1, id)
-                        defer { s.reset() }
-                        guard try s.step() else {
-                            out.append(QueryRow(key: keyJSON, value: nil, docID: nil, sourceDocID: nil, sequence: 0, doc: nil, error: "not_found"))
-                            continue
-                        }
-                        let flags = DocFlags(rawValue: s.int(1))
-                        let rev = s.string(2) ?? ""
-                        let seq = s.int(0)
-                        s.reset()
                         if mode == .onlyConflicts && !flags.contains(.conflicted) { continue }
                         let c = showConflicts && flags.contains(.conflicted) ? try conflicts(conn, id) : nil
                         out.append(QueryRow(key: keyJSON, value: value(rev: rev, deleted: flags.contains(.deleted), conflicts: c),
@@ -128,27 +117,21 @@ final class AllDocsScan: ValueRowProducer {
             return
         }
         let bySeq = mode == .bySequence
-        let col = bySeq ? "sequence" : "docid"
         let desc = options.descending
-        var conds: [String] = []
-        var args: [SQLArg] = []
-        if mode == .allDocs || mode == .showConflicts { conds.append("(flags & 1) = 0") }
-        if mode == .onlyConflicts { conds.append("(flags & 2) != 0") }
+        let filter: DocumentStore.Filter = mode == .onlyConflicts ? .conflicted : (mode == .allDocs || mode == .showConflicts ? .live : .all)
         // After the first page the cursor replaces the start bound, so SQLite seeks to it
         // (given both, it may seek to the start bound and filter its way to the cursor).
-        let paging = (bySeq ? cursorSeq != nil : cursorID != nil)
-        if let lower, !(paging && !desc) { conds.append("\(col) \(lowerInclusive ? ">=" : ">") ?"); args.append(lower) }
-        if let upper, !(paging && desc) { conds.append("\(col) \(upperInclusive ? "<=" : "<") ?"); args.append(upper) }
-        if bySeq, let c = cursorSeq { conds.append("sequence \(desc ? "<" : ">") ?"); args.append(.int(c)) }
-        if !bySeq, let c = cursorID { conds.append("docid \(desc ? "<" : ">") ?"); args.append(.string(c)) }
-        let sql = "SELECT docid, sequence, flags, revid FROM \(table)"
-            + (conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND "))
-            + " ORDER BY \(col) \(desc ? "DESC" : "ASC") LIMIT \(AllDocsScan.pageSize)"
+        let cursor: SQLArg? = bySeq ? cursorSeq.map { .int($0) } : cursorID.map { .string($0) }
+        var lowerBound = lower.map { DocumentStore.Bound(value: $0, inclusive: lowerInclusive) }
+        var upperBound = upper.map { DocumentStore.Bound(value: $0, inclusive: upperInclusive) }
+        if let cursor {
+            if desc { upperBound = .init(value: cursor, inclusive: false) } else { lowerBound = .init(value: cursor, inclusive: false) }
+        }
         let rows: [QueryRow] = try collection.mapMissingTable {
             try collection.store.read { conn in
-                let s = try conn.prepare(sql)
+                let s = try docStore.summaries(conn, bySequence: bySeq, filter: filter, lower: lowerBound, upper: upperBound,
+                                                descending: desc, limit: Int64(AllDocsScan.pageSize))
                 defer { s.reset() }
-                for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
                 var raw: [(String, Int64, DocFlags, String)] = []
                 while try s.step() { raw.append((s.string(0) ?? "", s.int(1), DocFlags(rawValue: s.int(2)), s.string(3) ?? "")) }
                 s.reset()

@@ -97,11 +97,10 @@ final class MapChunk {
         self.entries = entries
     }
 
-    /// Reads up to `limit` documents of `table` with sequences in (from, to].
-    static func read(_ conn: Connection, table: String, from: Int64, to: Int64, limit: Int) throws -> MapChunk {
-        let s = try conn.prepare("SELECT docid, sequence, flags, revid, body FROM \(table) WHERE sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?")
+    /// Reads up to `limit` documents with sequences in (from, to].
+    static func read(_ conn: Connection, docStore: DocumentStore, from: Int64, to: Int64, limit: Int) throws -> MapChunk {
+        let s = try docStore.sequenceRange(conn, after: from, through: to, limit: Int64(limit))
         defer { s.reset() }
-        s.bind(1, from).bind(2, to).bind(3, Int64(limit))
         var w = JSONWriter(canonical: false, capacity: 64 * 1024)
         var entries: [Entry] = []
         entries.reserveCapacity(limit)
@@ -300,7 +299,7 @@ public final class View: @unchecked Sendable {
     /// batch is full or the collection's end is reached. Returns the sequence the batch
     /// covers up to (`from` when there is nothing to index).
     private func mapBatch(map: MapFunction, from: Int64, into batch: MappedBatch) throws -> Int64 {
-        let table = collection.table
+        let docStore = collection.docStore
         var upTo = from
         let emitter = Emitter(batch: batch)
         while !batch.isFull {
@@ -309,7 +308,7 @@ public final class View: @unchecked Sendable {
             if upTo == from { batch.reserve(documents: Int(clamping: collLast - from)) }
             let chunkFrom = upTo
             let chunk = try store.read { conn in
-                try MapChunk.read(conn, table: table, from: chunkFrom, to: collLast, limit: View.chunkSize)
+                try MapChunk.read(conn, docStore: docStore, from: chunkFrom, to: collLast, limit: View.chunkSize)
             }
             for e in chunk.entries {
                 batch.beginDocument(id: chunk.bytes[e.id], sequence: e.sequence)
@@ -327,16 +326,15 @@ public final class View: @unchecked Sendable {
                        changedKeys: inout [[UInt8]]?, changed: inout Bool) throws -> ViewStorage.State? {
         guard var st = try ViewStorage.load(conn, collectionID: collection.id, name: name),
               st.version == version, st.lastSeq == from else { return nil }   // someone else indexed
-        let table = collection.table
+        let docStore = collection.docStore
         let vt = ViewStorage.table(st.id)
         // Documents changed or purged since they were read must not be indexed from that
         // read. Sequences are never reused and a change moves a document above every
         // sequence read, so when the range still holds as many documents as were read,
         // none of them changed; otherwise each is checked.
-        let unchanged = try View.countDocuments(conn, table: table, from: from, to: upTo) == batch.docs.count
+        let unchanged = try docStore.count(conn, after: from, through: upTo) == batch.docs.count
         // A first build starts from an empty index: nothing to look up or replace.
         let emptyIndex = from == 0
-        let current = try conn.prepare("SELECT sequence FROM \(table) WHERE docid=?")
         let old = try conn.prepare("SELECT key, row FROM \(vt) WHERE docid=? ORDER BY n")
         let del = try conn.prepare("DELETE FROM \(vt) WHERE docid=?")
         var toInsert: [Int] = []              // documents whose rows are written
@@ -357,9 +355,7 @@ public final class View: @unchecked Sendable {
             let docID = batch.docID(i)
             var purged = false
             if !unchanged {
-                current.bind(1, docID)
-                let nowSeq: Int64? = try current.step() ? current.int(0) : nil
-                current.reset()
+                let nowSeq = try docStore.summary(conn, docID: docID)?.sequence
                 // A document purged meanwhile is not re-added; one changed meanwhile is
                 // indexed by a later batch (its new sequence is above this one's).
                 if nowSeq == nil { purged = true } else if nowSeq != doc.sequence { continue }
@@ -401,14 +397,6 @@ public final class View: @unchecked Sendable {
         changed = anyChange
         try ViewStorage.save(conn, st)
         return st
-    }
-
-    /// Documents of a collection table with sequences in (from, to].
-    static func countDocuments(_ conn: Connection, table: String, from: Int64, to: Int64) throws -> Int {
-        let s = try conn.prepare("SELECT count(*) FROM \(table) WHERE sequence > ? AND sequence <= ?")
-        defer { s.reset() }
-        s.bind(1, from).bind(2, to)
-        return try s.step() ? Int(s.int(0)) : 0
     }
 
     /// Whether two documents' rows are the same multiset (emit order aside).

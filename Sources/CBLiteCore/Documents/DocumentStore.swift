@@ -1,0 +1,197 @@
+/// The one owner of a collection's document table, `docs_<collection id>` (DESIGN §2):
+/// its row format and every SQL statement on it. The rest of the engine reads and
+/// writes documents through here, so a change to the row format is made in one file.
+///
+/// A row: `sequence` (the rowid: unique and increasing per collection, so the changes
+/// feed is a range scan), `docid` (unique), `flags` (DocFlags), `revid` (the current,
+/// winning revision), `body` (its canonical JSON, metadata removed), `revtree` (the
+/// RevTree encoding of the other revisions; NULL for a single revision), `expiration`
+/// (unix seconds or NULL). Statements are cached per connection by their text.
+struct DocumentStore {
+    let table: String
+
+    init(collectionID: Int64) { table = Schema.docTable(collectionID) }
+
+    // MARK: one document
+
+    /// The whole row, or nil when the document does not exist (purged or never saved).
+    func row(_ conn: Connection, docID: String) throws -> DocumentRow? {
+        let s = try conn.prepare("SELECT docid, sequence, flags, revid, body, revtree FROM \(table) WHERE docid=?")
+        defer { s.reset() }
+        s.bind(1, docID)
+        return try s.step() ? try DocumentRow(s) : nil
+    }
+
+    /// The current revision without the tree (a plain read): `read` gets the statement
+    /// positioned on columns 0 sequence, 1 flags, 2 revid, 3 body. nil when absent.
+    func current<T>(_ conn: Connection, docID: String, _ read: (Statement) throws -> T) throws -> T? {
+        let s = try conn.prepare("SELECT sequence, flags, revid, body FROM \(table) WHERE docid=?")
+        defer { s.reset() }
+        s.bind(1, docID)
+        return try s.step() ? try read(s) : nil
+    }
+
+    /// Sequence, flags and current revision, or nil when absent.
+    func summary(_ conn: Connection, docID: String) throws -> (sequence: Int64, flags: DocFlags, revID: String)? {
+        let s = try conn.prepare("SELECT sequence, flags, revid FROM \(table) WHERE docid=?")
+        defer { s.reset() }
+        s.bind(1, docID)
+        return try s.step() ? (s.int(0), DocFlags(rawValue: s.int(1)), s.string(2) ?? "") : nil
+    }
+
+    /// Creates a document of one revision. Throws 409 when the ID exists (SQLite's
+    /// UNIQUE constraint), which the save path turns into an update.
+    func insertFirst(_ conn: Connection, docID: String, sequence: Int64, flags: DocFlags, revID: RevID, body: [UInt8]) throws {
+        let s = try conn.prepare("INSERT INTO \(table)(docid, sequence, flags, revid, body) VALUES (?,?,?,?,?)")
+        s.bind(1, docID).bind(2, sequence).bind(3, flags.rawValue).bind(4, revID.string).bindText(5, body)
+        try s.run()
+    }
+
+    /// Writes the document's new state under a new sequence: an update of the existing
+    /// row (`exists`) or an insert.
+    func write(_ conn: Connection, docID: String, exists: Bool, sequence: Int64, flags: DocFlags, revID: RevID,
+               body: [UInt8]?, tree: [UInt8]?) throws {
+        if exists {
+            let s = try conn.prepare("UPDATE \(table) SET sequence=?, flags=?, revid=?, body=?, revtree=? WHERE docid=?")
+            s.bind(1, sequence).bind(2, flags.rawValue).bind(3, revID.string).bindText(4, body).bindBlob(5, tree).bind(6, docID)
+            try s.run()
+        } else {
+            let s = try conn.prepare("INSERT INTO \(table)(docid, sequence, flags, revid, body, revtree) VALUES (?,?,?,?,?,?)")
+            s.bind(1, docID).bind(2, sequence).bind(3, flags.rawValue).bind(4, revID.string).bindText(5, body).bindBlob(6, tree)
+            try s.run()
+        }
+    }
+
+    /// Replaces the encoded tree only (compaction drops ancestor bodies; the sequence
+    /// stays, since no revision changed).
+    func setTree(_ conn: Connection, docID: String, tree: [UInt8]?) throws {
+        let s = try conn.prepare("UPDATE \(table) SET revtree=? WHERE docid=?")
+        s.bindBlob(1, tree).bind(2, docID)
+        try s.run()
+    }
+
+    func delete(_ conn: Connection, docID: String) throws {
+        let s = try conn.prepare("DELETE FROM \(table) WHERE docid=?")
+        s.bind(1, docID)
+        try s.run()
+    }
+
+    // MARK: expiration
+
+    /// Sets (nil: clears) the expiration; false when the document does not exist.
+    func setExpiration(_ conn: Connection, docID: String, unixTime: Int64?) throws -> Bool {
+        let s = try conn.prepare("UPDATE \(table) SET expiration=? WHERE docid=?")
+        s.bind(1, unixTime).bind(2, docID)
+        try s.run()
+        return conn.changes > 0
+    }
+
+    /// .some(nil): the document exists without an expiration; nil: it does not exist.
+    func expiration(_ conn: Connection, docID: String) throws -> Int64?? {
+        let s = try conn.prepare("SELECT expiration FROM \(table) WHERE docid=?")
+        defer { s.reset() }
+        s.bind(1, docID)
+        guard try s.step() else { return nil }
+        return .some(s.isNull(0) ? nil : s.int(0))
+    }
+
+    func expired(_ conn: Connection, at now: Int64) throws -> [String] {
+        let s = try conn.prepare("SELECT docid FROM \(table) WHERE expiration IS NOT NULL AND expiration <= ?")
+        defer { s.reset() }
+        s.bind(1, now)
+        var ids: [String] = []
+        while try s.step() { ids.append(s.string(0) ?? "") }
+        return ids
+    }
+
+    func nextExpiration(_ conn: Connection) throws -> Int64? {
+        try conn.queryInt("SELECT min(expiration) FROM \(table) WHERE expiration IS NOT NULL")
+    }
+
+    // MARK: scans by sequence
+
+    /// The changes feed: rows after `since`, in sequence order, at most `limit` (negative:
+    /// all). Columns: 0 sequence, 1 docid, 2 flags, 3 revid, 4 body (NULL unless
+    /// `body`), 5 revtree (NULL unless `tree`). The caller resets the statement.
+    func changes(_ conn: Connection, since: Int64, descending: Bool, limit: Int64, body: Bool, tree: Bool) throws -> Statement {
+        let cols = "sequence, docid, flags, revid" + (body ? ", body" : ", NULL") + (tree ? ", revtree" : ", NULL")
+        let s = try conn.prepare("SELECT \(cols) FROM \(table) WHERE sequence > ? ORDER BY sequence \(descending ? "DESC" : "ASC") LIMIT ?")
+        s.bind(1, since).bind(2, limit)
+        return s
+    }
+
+    /// Rows with a sequence in (after, through], in order, at most `limit` (the view
+    /// indexer's batches). Columns: 0 docid, 1 sequence, 2 flags, 3 revid, 4 body.
+    func sequenceRange(_ conn: Connection, after: Int64, through: Int64, limit: Int64) throws -> Statement {
+        let s = try conn.prepare("SELECT docid, sequence, flags, revid, body FROM \(table) WHERE sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?")
+        s.bind(1, after).bind(2, through).bind(3, limit)
+        return s
+    }
+
+    func count(_ conn: Connection, after: Int64, through: Int64) throws -> Int64 {
+        let s = try conn.prepare("SELECT count(*) FROM \(table) WHERE sequence > ? AND sequence <= ?")
+        defer { s.reset() }
+        s.bind(1, after).bind(2, through)
+        _ = try s.step()
+        return s.int(0)
+    }
+
+    // MARK: scans by document ID or sequence (all-docs)
+
+    /// What an all-docs scan keeps.
+    enum Filter { case all, live, conflicted }
+    /// One bound of a scan: `>=`/`>` (lower) or `<=`/`<` (upper) on the ordering column.
+    struct Bound { var value: SQLArg; var inclusive: Bool }
+
+    /// Rows ordered by document ID (or by sequence), within the bounds, after `offset`,
+    /// at most `limit` (negative: all). Columns: 0 docid, 1 sequence, 2 flags, 3 revid.
+    func summaries(_ conn: Connection, bySequence: Bool = false, filter: Filter, lower: Bound?, upper: Bound?,
+                   descending: Bool, limit: Int64, offset: Int64 = 0) throws -> Statement {
+        let col = bySequence ? "sequence" : "docid"
+        var conds: [String] = []
+        var args: [SQLArg] = []
+        switch filter {
+        case .all: break
+        case .live: conds.append("(flags & \(DocFlags.deleted.rawValue)) = 0")
+        case .conflicted: conds.append("(flags & \(DocFlags.conflicted.rawValue)) != 0")
+        }
+        if let lower { conds.append("\(col) \(lower.inclusive ? ">=" : ">") ?"); args.append(lower.value) }
+        if let upper { conds.append("\(col) \(upper.inclusive ? "<=" : "<") ?"); args.append(upper.value) }
+        let sql = "SELECT docid, sequence, flags, revid FROM \(table)"
+            + (conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND "))
+            + " ORDER BY \(col) \(descending ? "DESC" : "ASC") LIMIT ? OFFSET ?"
+        let s = try conn.prepare(sql)
+        for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
+        s.bind(Int32(args.count + 1), limit).bind(Int32(args.count + 2), max(0, offset))
+        return s
+    }
+
+    // MARK: whole-table scans (maintenance)
+
+    /// Which rows a maintenance scan visits.
+    enum Rows { case all, withTrees, withAttachments }
+
+    /// Visits rows as DocumentRows; uncached statements (maintenance runs rarely). A row
+    /// that cannot be read goes to `damaged` (the integrity check reports it and goes
+    /// on) or, without one, ends the scan with its error.
+    func forEachRow(_ conn: Connection, _ which: Rows, damaged: ((String, CBLError) -> Void)? = nil,
+                    _ visit: (DocumentRow) throws -> Void) throws {
+        let condition: String
+        switch which {
+        case .all: condition = ""
+        case .withTrees: condition = " WHERE revtree IS NOT NULL"
+        case .withAttachments: condition = " WHERE (flags & \(DocFlags.hasAttachments.rawValue)) != 0"
+        }
+        let s = try conn.prepareUncached("SELECT docid, sequence, flags, revid, body, revtree FROM \(table)" + condition)
+        while try s.step() {
+            let row: DocumentRow
+            do {
+                row = try DocumentRow(s)
+            } catch let e as CBLError where damaged != nil {
+                damaged?(s.string(0) ?? "", e)
+                continue
+            }
+            try visit(row)
+        }
+    }
+}
