@@ -151,3 +151,4 @@ uninstall:
 
 clean:
 	rm -rf $(BUILD) .build
+-include Tests/listener/listener.mk

@@ -149,3 +149,19 @@ final class LocalDocsAndPurgeTests: ListenerTestCase {
         XCTAssertEqual(try c.request("GET", "/db/_changes").object["results"]?.arrayValue?.count, 0)
     }
 }
+
+final class CheckpointShapeTests: ListenerTestCase {
+    /// CouchDB's replicator sends its second checkpoint with `_revisions` (push #36).
+    func testCheckpointWithRevisionsAsCouchDBSendsIt() throws {
+        try start()
+        let c = try client()
+        XCTAssertEqual(try c.request("PUT", "/db").status, 201)
+        XCTAssertEqual(try c.json("PUT", "/db/_local/cp", #"{"_id":"_local/cp","history":[]}"#).status, 201)
+        let second = try c.json("PUT", "/db/_local/cp", #"{"_id":"_local/cp","_rev":"0-1","history":[1],"_revisions":{"start":0,"ids":["1"]}}"#)
+        XCTAssertEqual(second.status, 201, second.text)
+        XCTAssertEqual(second.object["rev"], .string("0-2"))
+        XCTAssertNil(try c.request("GET", "/db/_local/cp").object["_revisions"])
+        XCTAssertEqual(try c.json("PUT", "/db/_local/cp", #"{"_rev":"0-2","_deleted":true}"#).status, 200)
+        XCTAssertEqual(try c.request("GET", "/db/_local/cp").status, 404)
+    }
+}

@@ -15,16 +15,19 @@ extension Router {
         o.deletedConflicts = try q.bool("deleted_conflicts", default: false) || meta
         o.revsInfo = try q.bool("revs_info", default: false) || meta
         o.localSeq = try q.bool("local_seq", default: false)
-        o.attachments = try q.bool("attachments", default: false) ? .inline : .stubs
         o.attsSince = try q.stringArray("atts_since") ?? []
+        // As CouchDB: atts_since implies attachments (those newer than the revisions given).
+        o.attachments = try q.bool("attachments", default: false) || !o.attsSince.isEmpty ? .inline : .stubs
         return o
     }
 
     func getDocument(_ coll: Collection, _ docID: String, _ req: Request, _ res: ResponseWriter) throws {
         var options = try revisionOptions(req.query)
         if let openRevs = try req.query.openRevs() {
+            // CouchDB's multipart open_revs always carries the attachments (newer than
+            // atts_since), as following parts: what its replicator relies on.
             let wantsMultipart = req.accepts("multipart/mixed")
-            if wantsMultipart && options.attachments == .inline { options.attachments = .follows }
+            if wantsMultipart { options.attachments = .follows }
             let revs: [String]? = { if case .revs(let r) = openRevs { return r } else { return nil } }()
             let results = try coll.openRevs(docID: docID, revs: revs, options: options)
             if wantsMultipart {

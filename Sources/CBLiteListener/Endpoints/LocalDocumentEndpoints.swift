@@ -20,6 +20,15 @@ extension Router {
                 throw CouchError.badRequest("Document id must match the URL")
             }
             body["_id"] = nil
+            // CouchDB ignores the history its replicator sends with a checkpoint
+            // (`"_revisions":{"start":0,"ids":["1"]}`), and `_deleted` deletes.
+            body["_revisions"] = nil
+            if body["_deleted"]?.boolValue == true {
+                try coll.deleteLocal(id: id, parent: body["_rev"]?.stringValue ?? req.query["rev"])
+                res.sendJSON(200, .object(JSONObject([("ok", .bool(true)), ("id", .string(wireID)), ("rev", .string("0-0"))])))
+                return
+            }
+            body["_deleted"] = nil
             var w = JSONWriter(canonical: false)
             w.writeObject(body)
             let rev = try coll.putLocal(id: id, json: String(decoding: w.bytes, as: UTF8.self), parent: req.query["rev"])

@@ -79,7 +79,16 @@ extension Router {
         var options = try revisionOptions(req.query)
         let multipart = req.accepts("multipart/mixed")
         if multipart && options.attachments == .inline { options.attachments = .follows }
-        let items = coll.bulkGet(requests, options: options)
+        // A document's own atts_since asks for its newer attachments even with
+        // attachments=false (CouchDB does so): such documents are read on their own.
+        let items: [Collection.BulkGetItem]
+        if options.attachments == .stubs && requests.contains(where: { !($0.attsSince ?? []).isEmpty }) {
+            var inlined = options
+            inlined.attachments = multipart ? .follows : .inline
+            items = requests.flatMap { r in coll.bulkGet([r], options: (r.attsSince ?? []).isEmpty ? options : inlined) }
+        } else {
+            items = coll.bulkGet(requests, options: options)
+        }
         if multipart {
             var outer = MultipartWriter()
             res.begin(status: 200, contentType: outer.contentType("mixed"))

@@ -1,0 +1,127 @@
+"""Starts `cblite serve` as a subprocess on port 0 and talks to it over real sockets.
+
+CBLITE_BIN names the binary (default: build/bin/cblite of this repository, which
+`make cli` builds); COUCHDB_RECORDINGS the folder of CouchDB 3.5 recordings (default:
+../shared/couchdb-3.5 beside the repository).
+"""
+import hashlib
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.environ.get("CBLITE_BIN") or os.path.join(REPO, "build", "bin", "cblite")
+
+
+class Server:
+    """A running `cblite serve`; `stop()` sends SIGTERM and checks the clean exit."""
+
+    def __init__(self, directory, *args):
+        self.directory = directory
+        self.proc = subprocess.Popen([BIN, "serve", "--dir", directory, "--port", "0", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.fingerprint = None
+        deadline = time.time() + 30
+        line = ""
+        while time.time() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("cblite serve exited: " + self.proc.stderr.read())
+            m = re.search(r"listening on (https?)://([^:/]+):(\d+)/", line)
+            if m:
+                self.scheme, self.host, self.port = m.group(1), m.group(2), int(m.group(3))
+                break
+        else:
+            raise RuntimeError("cblite serve printed no URL")
+        if self.scheme == "https":
+            fp = self.proc.stdout.readline()
+            self.fingerprint = fp.strip().rsplit(" ", 1)[-1]
+
+    @property
+    def url(self):
+        return "%s://%s:%d/" % (self.scheme, self.host, self.port)
+
+    def connection(self, timeout=30):
+        if self.scheme == "https":
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE      # pinned below instead: the identity is self-signed
+            conn = http.client.HTTPSConnection(self.host, self.port, timeout=timeout, context=ctx)
+            conn.connect()
+            der = conn.sock.getpeercert(binary_form=True)
+            assert hashlib.sha256(der).hexdigest() == self.fingerprint, "the certificate is not the pinned one"
+            return conn
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def request(self, method, path, body=None, headers=None, conn=None):
+        """(status, headers dict with lowercase names, body bytes)."""
+        own = conn is None
+        conn = conn or self.connection()
+        h = dict(headers or {})
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode()
+            h.setdefault("Content-Type", "application/json")
+        elif isinstance(body, str):
+            body = body.encode()
+        conn.request(method, path, body=body, headers=h)
+        r = conn.getresponse()
+        data = r.read()
+        result = (r.status, {k.lower(): v for k, v in r.getheaders()}, data)
+        if own:
+            conn.close()
+        return result
+
+    def json(self, method, path, body=None, headers=None):
+        status, h, data = self.request(method, path, body, headers)
+        return status, (json.loads(data) if data.strip() else None)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=20)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def workdir():
+    d = tempfile.mkdtemp(prefix="cblite-listener-py-")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def serve(workdir):
+    """serve(*args) -> Server over the test's directory; stopped at the end."""
+    servers = []
+
+    def start(*args, directory=None):
+        s = Server(directory or workdir, *args)
+        servers.append(s)
+        return s
+
+    yield start
+    for s in servers:
+        assert s.stop() == 0
+
+
+def port_is_free(port):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()

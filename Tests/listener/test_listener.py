@@ -1,0 +1,175 @@
+"""`cblite serve` from the outside: a real HTTP client, plain and over TLS."""
+import base64
+import hashlib
+import json
+import os
+import signal
+import socket
+import threading
+import time
+
+from conftest import Server, port_is_free
+
+
+def test_welcome_headers_and_database_lifecycle(serve):
+    s = serve()
+    status, h, body = s.request("GET", "/")
+    assert status == 200
+    assert json.loads(body)["couchdb"] == "Welcome"
+    assert h["content-type"] == "application/json"
+    assert h["cache-control"] == "must-revalidate"
+    assert h["server"].startswith("cblite/")
+    assert s.json("PUT", "/db") == (201, {"ok": True})
+    status, err = s.json("PUT", "/db")
+    assert (status, err["error"]) == (412, "file_exists")
+    status, info = s.json("GET", "/db")
+    assert status == 200 and info["db_name"] == "db" and info["doc_count"] == 0
+    assert s.json("GET", "/_all_dbs") == (200, ["db"])
+    assert s.json("GET", "/nope")[0] == 404
+
+
+def test_documents_conflicts_and_changes(serve):
+    s = serve()
+    s.request("PUT", "/db")
+    status, r = s.json("PUT", "/db/a", {"n": 1})
+    assert status == 201 and r["ok"]
+    rev = r["rev"]
+    status, err = s.json("PUT", "/db/a", {"n": 2})
+    assert (status, err["error"], err["reason"]) == (409, "conflict", "Document update conflict.")
+    assert s.json("PUT", "/db/a?rev=" + rev, {"n": 2})[0] == 201
+    status, feed = s.json("GET", "/db/_changes?style=all_docs&since=0")
+    assert [row["id"] for row in feed["results"]] == ["a"]
+    assert set(feed) >= {"results", "last_seq"}
+
+    # longpoll returns as soon as a write lands
+    def write_later():
+        time.sleep(0.3)
+        s.json("PUT", "/db/b", {"late": True})
+    t = threading.Thread(target=write_later)
+    t.start()
+    started = time.time()
+    status, feed = s.json("GET", "/db/_changes?feed=longpoll&since=now&timeout=10000")
+    t.join()
+    assert [row["id"] for row in feed["results"]] == ["b"]
+    assert time.time() - started < 5
+
+
+def test_continuous_feed_streams_lines(serve):
+    s = serve()
+    s.request("PUT", "/db")
+    s.json("PUT", "/db/a", {})
+    status, _, body = s.request("GET", "/db/_changes?feed=continuous&since=0&timeout=300")
+    lines = [json.loads(l) for l in body.decode().splitlines() if l.strip()]
+    assert lines[0]["id"] == "a" and lines[-1]["last_seq"] == 1
+
+
+def test_users_basic_auth_and_session_cookie(serve):
+    s = serve("--user", "admin:pw")
+    assert s.json("GET", "/db")[0] == 401
+    bad = "Basic " + base64.b64encode(b"admin:wrong").decode()
+    status, err = s.json("GET", "/_all_dbs", headers={"Authorization": bad})
+    assert (status, err["reason"]) == (401, "Name or password is incorrect.")
+    good = "Basic " + base64.b64encode(b"admin:pw").decode()
+    assert s.json("PUT", "/db", headers={"Authorization": good})[0] == 201
+    status, h, body = s.request("POST", "/_session", "name=admin&password=pw",
+                                {"Content-Type": "application/x-www-form-urlencoded"})
+    assert status == 200 and json.loads(body)["ok"]
+    cookie = h["set-cookie"].split(";")[0]
+    assert cookie.startswith("AuthSession=") and len(cookie) > 20
+    status, who = s.json("GET", "/_session", headers={"Cookie": cookie})
+    assert who["userCtx"]["name"] == "admin"
+    assert s.json("GET", "/db", headers={"Cookie": cookie})[0] == 200
+
+
+def test_unauthorized_before_the_body_is_read(serve):
+    s = serve("--user", "admin:pw")
+    sock = socket.create_connection((s.host, s.port), timeout=10)
+    sock.sendall(b"PUT /db/x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n")
+    reply = sock.recv(4096).decode()
+    sock.close()
+    assert reply.startswith("HTTP/1.1 401")
+
+
+def test_read_only(serve, workdir):
+    s = serve()
+    s.request("PUT", "/db")
+    s.stop()
+    s = serve("--read-only")
+    assert s.json("GET", "/db")[0] == 200
+    assert s.json("PUT", "/db/x", {})[0] == 403
+    assert s.json("POST", "/db/_bulk_docs", {"docs": [{}]})[0] == 403
+
+
+def test_tls_with_the_anonymous_identity_pinned(serve, workdir):
+    s = serve("--tls-anonymous")
+    assert s.url.startswith("https://")
+    assert len(s.fingerprint) == 64
+    status, _, body = s.request("GET", "/")          # connection() checks the pin
+    assert status == 200
+    assert s.json("PUT", "/db")[0] == 201
+    assert s.json("PUT", "/db/doc", {"over": "tls"})[0] == 201
+    first = s.fingerprint
+    s.stop()
+    again = serve("--tls-anonymous")
+    assert again.fingerprint == first               # kept beside the databases
+    assert again.json("GET", "/db/doc")[1]["over"] == "tls"
+
+
+def test_sigterm_stops_cleanly_and_releases_the_port(serve):
+    s = serve()
+    s.request("PUT", "/db")
+    port = s.port
+    assert not port_is_free(port)
+    assert s.stop() == 0
+    assert port_is_free(port)
+
+
+def test_large_attachment_is_streamed_in_bounded_memory(serve):
+    s = serve()
+    s.request("PUT", "/db")
+    size = 64 * 1024 * 1024
+    block = os.urandom(1 << 20)
+    digest = hashlib.sha256()
+
+    def body():
+        for _ in range(size >> 20):
+            digest.update(block)
+            yield block
+
+    conn = s.connection(timeout=120)
+    conn.putrequest("PUT", "/db/big/blob.bin")
+    conn.putheader("Content-Type", "application/octet-stream")
+    conn.putheader("Content-Length", str(size))
+    conn.endheaders()
+    for chunk in body():
+        conn.send(chunk)
+    r = conn.getresponse()
+    assert r.status == 201, r.read()
+    r.read()
+    conn.request("GET", "/db/big/blob.bin")
+    r = conn.getresponse()
+    assert int(r.getheader("Content-Length")) == size
+    back = hashlib.sha256()
+    while True:
+        chunk = r.read(1 << 20)
+        if not chunk:
+            break
+        back.update(chunk)
+    conn.close()
+    assert back.hexdigest() == digest.hexdigest()
+    # The server's peak resident memory stays well under the attachment's size.
+    with open("/proc/%d/status" % s.proc.pid) as f:
+        hwm_kb = int(next(l for l in f if l.startswith("VmHWM")).split()[1])
+    assert hwm_kb * 1024 < size, "peak RSS %d MB for a %d MB attachment" % (hwm_kb >> 10, size >> 20)
+
+
+def test_malformed_requests_are_400_and_the_server_survives(serve):
+    s = serve()
+    for raw in [b"NONSENSE\r\n\r\n", b"GET /%zz HTTP/1.1\r\nHost: x\r\n\r\n",
+                b"PUT /db HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n"]:
+        sock = socket.create_connection((s.host, s.port), timeout=10)
+        sock.sendall(raw)
+        reply = sock.recv(4096).decode(errors="replace")
+        sock.close()
+        assert reply == "" or reply.startswith("HTTP/1.1 400"), reply[:80]
+    assert s.json("GET", "/_up") == (200, {"status": "ok"})
