@@ -5,7 +5,8 @@
  * cbl_docs_put_existing so that every result is compared as an exact string; per-document
  * errors inside results; bad input of every kind (NULL, invalid JSON, wrong types,
  * closed, released, foreign and deleted handles, hostile strings); named filters with
- * parameters, replacement and removal; cbl_changes_wait woken by another thread.
+ * parameters, replacement and removal; cbl_changes_wait woken by another thread and by
+ * another process.
  * Prints "N passed, N failed" and exits nonzero on any failure.
  *
  *   cc -std=c99 -Wall -Wextra -Werror -g -Iinclude -o test_sync Tests/c/test_sync.c \
@@ -21,7 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"   /* CHECK, CHECK_ST, CHECK_OUT, E, g_root, g_pass/g_fail */
 
@@ -987,6 +991,55 @@ static void test_changes_wait(void) {
     RELEASE_AND_CLOSE(c, db);
 }
 
+/* Child mode: another process writes one document to the database in `dir`. */
+static int writer_child(const char* dir) {
+    cbl_db* db = NULL;
+    cbl_collection* c = NULL;
+    if (cbl_db_open("sync", dir, NULL, &db, NULL) != CBL_OK) return 3;
+    if (cbl_db_default_collection(db, &c, NULL) != CBL_OK) return 4;
+    sleep_ms(100);
+    if (cbl_doc_put(c, "from-child", "{\"process\":\"other\"}", NULL, 0, NULL, NULL, NULL) != CBL_OK) return 5;
+    cbl_collection_release(c);
+    return cbl_db_close(db, NULL) == CBL_OK ? 0 : 6;
+}
+
+typedef struct child_arg { const char* dir; int status; double exited_at; } child_arg;
+
+static void* run_child(void* p) {
+    child_arg* a = (child_arg*)p;
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "test_sync", "--writer-child", a->dir, (char*)NULL);
+        _exit(2);
+    }
+    a->status = -1;
+    if (pid > 0) waitpid(pid, &a->status, 0);
+    a->exited_at = now_ms();
+    return NULL;
+}
+
+/* Another process's commit wakes a waiter within about half a second (the header). */
+static void test_changes_wait_other_process(void) {
+    char dir[512];
+    cbl_collection* c; cbl_db* db = setup("wait_process", dir, sizeof dir, &c);
+    CHECK_ST(cbl_doc_put(c, "first", "{}", NULL, 0, NULL, NULL, &E), CBL_OK);
+    child_arg a = {dir, -1, 0};
+    pthread_t t;
+    double t0 = now_ms();
+    pthread_create(&t, NULL, run_child, &a);
+    int changed = 77;
+    CHECK_ST(cbl_changes_wait(c, 1, 20000, &changed, &E), CBL_OK);
+    double woke = now_ms();
+    pthread_join(t, NULL);
+    CHECK(WIFEXITED(a.status) && WEXITSTATUS(a.status) == 0);
+    CHECK(changed == 1);
+    CHECK(woke - t0 < 10000);
+    CHECK(woke - a.exited_at < 1500);    /* the child's commit precedes its exit */
+    if (woke - a.exited_at >= 1500) fprintf(stderr, "  woke %.0f ms after the child exited\n", woke - a.exited_at);
+    CHECK_OUT(cbl_doc_get(c, "from-child", 0, &J, &E), CBL_OK, has(J, "\"process\":\"other\""));
+    RELEASE_AND_CLOSE(c, db);
+}
+
 /* ---- cbl_db_uuid ---------------------------------------------------------------------- */
 
 static void test_uuid(void) {
@@ -1095,7 +1148,8 @@ static void test_bad_handles(void) {
 
 /* ---- main ------------------------------------------------------------------------------- */
 
-int main(void) {
+int main(int argc, char** argv) {
+    if (argc == 3 && strcmp(argv[1], "--writer-child") == 0) return writer_child(argv[2]);
     setvbuf(stdout, NULL, _IONBF, 0);
     snprintf(g_root, sizeof g_root, "/tmp/cblite-sync-test-XXXXXX");
     if (!mkdtemp(g_root)) { perror("mkdtemp"); return 2; }
@@ -1111,6 +1165,7 @@ int main(void) {
     test_changes_options();
     test_filters();
     test_changes_wait();
+    test_changes_wait_other_process();
     test_uuid();
     test_bad_handles();
 
