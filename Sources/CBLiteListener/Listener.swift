@@ -23,6 +23,7 @@ public final class Listener: @unchecked Sendable {
     private var pendingServes: [(String, Database?)] = []
     private let inFlight = InFlightRequests()
     private let connections = ConnectionCounter()
+    private let views = ViewRegistry()
     private var boundPort = 0
 
     /// SHA-256 of the TLS certificate (DER), lowercase hex: what a client pins.
@@ -68,6 +69,13 @@ public final class Listener: @unchecked Sendable {
         }
     }
 
+    /// Serves `view` (registered through the API with its map/reduce functions) as
+    /// `/{database}/_design/{designDoc}/_view/{name}`, where `database` is the URL name
+    /// of the view's collection; nil stops serving it. May be called before or after start.
+    public func serveView(_ view: View?, database: String, designDoc: String, name: String) {
+        views.set(view, database: database, designDoc: designDoc, name: name)
+    }
+
     /// Binds and starts serving. Throws when the address is in use or invalid.
     public func start() throws {
         try lock.locked {
@@ -76,7 +84,7 @@ public final class Listener: @unchecked Sendable {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             let workers = NIOThreadPool(numberOfThreads: max(4, min(64, limits.maxConnections)))
             workers.start()
-            let server = ServerContext(configuration: configuration, workers: workers, serverUUID: Listener.randomHex(16))
+            let server = ServerContext(configuration: configuration, workers: workers, serverUUID: Listener.randomHex(16), views: views)
             server.router = Router(server: server, inFlight: inFlight)
             for (name, db) in pendingServes { try server.databases.serve(name: name, database: db) }
             pendingServes = []

@@ -69,12 +69,9 @@ extension Router {
         let writer = try coll.makeAttachmentWriter()
         var finished = false
         defer { if !finished { writer.cancel() } }
-        let gzip = req.header("Content-Encoding")?.lowercased() == "gzip"
-        let inflater = gzip ? try GzipInflater(maxOutput: limits.maxBodyBytes * 16) : nil
-        while let chunk = try req.body.next() {
-            try writer.write(inflater.map { try $0.inflate(chunk) } ?? chunk)
+        while let chunk = try req.body.next() {      // gzip bodies arrive decoded
+            try writer.write(chunk)
         }
-        try inflater?.finish()
         let info = try writer.finish()
         finished = true
         let type = req.header("Content-Type") ?? "application/octet-stream"

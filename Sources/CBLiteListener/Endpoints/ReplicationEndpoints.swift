@@ -85,9 +85,9 @@ extension Router {
         if options.attachments == .stubs && requests.contains(where: { !($0.attsSince ?? []).isEmpty }) {
             var inlined = options
             inlined.attachments = multipart ? .follows : .inline
-            items = requests.flatMap { r in coll.bulkGet([r], options: (r.attsSince ?? []).isEmpty ? options : inlined) }
+            items = try requests.flatMap { r in try coll.bulkGet([r], options: (r.attsSince ?? []).isEmpty ? options : inlined) }
         } else {
-            items = coll.bulkGet(requests, options: options)
+            items = try coll.bulkGet(requests, options: options)
         }
         if multipart {
             var outer = MultipartWriter()

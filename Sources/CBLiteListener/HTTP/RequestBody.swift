@@ -17,10 +17,15 @@ final class RequestBody: @unchecked Sendable {
     private var finished = false
     private var failure: Failure?
     private let maxBytes: Int
+    /// Decodes a `Content-Encoding: gzip` body for the worker (CouchDB accepts those).
+    private let inflater: GzipInflater?
     /// Called (from the worker) when the buffer drains, so the event loop reads again.
     var onDrained: (() -> Void)?
 
-    init(maxBytes: Int) { self.maxBytes = maxBytes }
+    init(maxBytes: Int, gzip: Bool = false) throws {
+        self.maxBytes = maxBytes
+        inflater = gzip ? try GzipInflater(maxOutput: maxBytes.multipliedReportingOverflow(by: 16).overflow ? Int.max : maxBytes * 16) : nil
+    }
 
     // MARK: event-loop side
 
@@ -52,6 +57,16 @@ final class RequestBody: @unchecked Sendable {
     /// The next chunk, nil at the end of the body. Throws 413 past the limit, or when the
     /// client went away.
     func next() throws -> [UInt8]? {
+        guard let inflater else { return try nextRaw() }
+        while let raw = try nextRaw() {
+            let out = try inflater.inflate(raw)
+            if !out.isEmpty { return out }
+        }
+        try inflater.finish()
+        return nil
+    }
+
+    private func nextRaw() throws -> [UInt8]? {
         let (chunk, drained): ([UInt8]?, Bool) = try condition.locked {
             while true {
                 if let failure { throw RequestBody.error(failure) }

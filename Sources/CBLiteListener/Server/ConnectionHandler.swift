@@ -146,7 +146,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
             context.writeAndFlush(wrapOutboundOut(.head(cont)), promise: nil)
         }
 
-        let body = RequestBody(maxBytes: server.limits.maxBodyBytes)
+        let encoding = head.headers.first(name: "Content-Encoding")?.lowercased() ?? "identity"
+        guard encoding == "identity" || encoding == "gzip",
+              let body = try? RequestBody(maxBytes: server.limits.maxBodyBytes, gzip: encoding == "gzip") else {
+            return answerEarly(context: context, head: head, .badContentType("Content-Encoding must be gzip or identity"))
+        }
         let cancellation = Cancellation()
         let loop = context.eventLoop
         body.onDrained = { [weak self] in loop.execute { self?.resumeReading() } }

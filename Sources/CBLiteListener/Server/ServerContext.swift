@@ -8,6 +8,7 @@ final class ServerContext: @unchecked Sendable {
     let readOnly: Bool
     let authenticator: Authenticator
     let databases: DatabaseRegistry
+    let views: ViewRegistry
     /// Database work runs here, never on the event loop (the engine blocks).
     let workers: NIOThreadPool
     /// Stable for this listener's life: the welcome's "uuid".
@@ -15,7 +16,8 @@ final class ServerContext: @unchecked Sendable {
     let startTimeMicros = Clock.unixMicros()
     var router: Router!
 
-    init(configuration: ListenerConfiguration, workers: NIOThreadPool, serverUUID: String) {
+    init(configuration: ListenerConfiguration, workers: NIOThreadPool, serverUUID: String, views: ViewRegistry) {
+        self.views = views
         self.configuration = configuration
         limits = configuration.limits
         readOnly = configuration.readOnly

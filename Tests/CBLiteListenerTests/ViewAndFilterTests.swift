@@ -1,0 +1,74 @@
+import CBLiteCore
+@testable import CBLiteListener
+import XCTest
+
+final class ViewAndFilterTests: ListenerTestCase {
+    func testRegisteredViewsAreQueriedWithCouchDBParameters() throws {
+        let db = try Database.open(name: "shop", directory: directory)
+        defer { try? db.close() }
+        let coll = try db.defaultCollection()
+        for (id, price) in [("apple", 3), ("pear", 5), ("fig", 9)] {
+            _ = try coll.put(docID: id, json: #"{"price":\#(price)}"#, parent: nil)
+        }
+        let view = try coll.view(named: "prices")
+        view.setMapReduce(map: { doc, emit in
+            if let p = try doc.object["price"] { emit.emit(p, p) }
+        }, reduce: Reducer(builtin: "_sum"), version: "1")
+        listener = try Listener(configuration: #"{"port":0}"#)
+        try listener.serve(name: "shop", database: db)
+        listener.serveView(view, database: "shop", designDoc: "d", name: "prices")
+        try listener.start()
+        let c = try client()
+        let rows = try c.request("GET", "/shop/_design/d/_view/prices?reduce=false&startkey=4").object
+        XCTAssertEqual(rows["rows"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue }, ["pear", "fig"])
+        XCTAssertEqual(rows["total_rows"], .int(3))
+        let sum = try c.request("GET", "/shop/_design/d/_view/prices").object["rows"]?.arrayValue?.first?.objectValue?["value"]
+        XCTAssertEqual(sum?.intValue, 17)
+        let keyed = try c.json("POST", "/shop/_design/d/_view/prices?reduce=false", #"{"keys":[9,3]}"#).object["rows"]?.arrayValue
+        XCTAssertEqual(keyed?.compactMap { $0.objectValue?["id"]?.stringValue }, ["fig", "apple"])
+        XCTAssertEqual(try c.request("GET", "/shop/_design/d/_view/nope").object["reason"], .string("missing_named_view"))
+        XCTAssertEqual(try c.request("GET", "/shop/_design/d/_view/prices?limit=x").status, 400)
+        // JavaScript design documents are refused (before the engine sees them).
+        let js = try c.json("PUT", "/shop/_design/js", #"{"views":{"v":{"map":"function(doc){emit(doc._id)}"}}}"#)
+        XCTAssertEqual(js.status, 501)
+        XCTAssertEqual(js.object["error"], .string("not_implemented"))
+        XCTAssertEqual(try c.request("GET", "/shop/_design/plain/_show/x").status, 501)
+    }
+
+    func testNamedFiltersWithQueryParameters() throws {
+        let db = try Database.open(name: "db", directory: directory)
+        defer { try? db.close() }
+        let coll = try db.defaultCollection()
+        for (id, color) in [("a", "red"), ("b", "blue"), ("c", "red")] {
+            _ = try coll.put(docID: id, json: #"{"color":"\#(color)"}"#, parent: nil)
+        }
+        try db.setFilter(name: "by/color") { json, params in
+            let doc = json.withUnsafeBufferPointer { try? JSONParser.parseObject(bytes: $0) }
+            return doc?["color"] == params["color"]
+        }
+        listener = try Listener(configuration: #"{"port":0}"#)
+        try listener.serve(name: "db", database: db)
+        try listener.start()
+        let c = try client()
+        let rows = try c.request("GET", "/db/_changes?filter=by/color&color=red").object["results"]?.arrayValue
+        XCTAssertEqual(rows?.compactMap { $0.objectValue?["id"]?.stringValue }, ["a", "c"])
+        XCTAssertEqual(try c.request("GET", "/db/_changes?filter=unknown").status, 404)
+        XCTAssertEqual(try c.request("GET", "/db/_changes?filter=_view").status, 501)
+    }
+
+    func testGzipRequestBodies() throws {
+        try start()
+        let c = try client()
+        XCTAssertEqual(try c.request("PUT", "/db").status, 201)
+        // gzip of {"zipped":true} (made with Python's gzip module).
+        let gz: [UInt8] = [0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0xab, 0x56, 0xaa, 0xca, 0x2c, 0x28,
+                           0x48, 0x4d, 0x51, 0xb2, 0x2a, 0x29, 0x2a, 0x4d, 0xad, 0x05, 0x00, 0x84, 0x28, 0xbc, 0x08, 0x0f,
+                           0x00, 0x00, 0x00]
+        let r = try c.request("PUT", "/db/z", headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")], body: gz)
+        XCTAssertEqual(r.status, 201, r.text)
+        XCTAssertEqual(try c.request("GET", "/db/z").object["zipped"], .bool(true))
+        let bad = try client().request("PUT", "/db/y", headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")], body: Array("not gzip".utf8))
+        XCTAssertEqual(bad.status, 400)
+        XCTAssertEqual(try client().request("PUT", "/db/w", headers: [("Content-Encoding", "br")], body: [1]).status, 415)
+    }
+}
