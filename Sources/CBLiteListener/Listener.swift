@@ -123,6 +123,7 @@ public final class Listener: @unchecked Sendable {
         try? ch.close().wait()
         _ = inFlight.waitIdle(timeoutMs: timeoutMs)
         connections.closeAll()
+        server.activeRequests.abortAll()      // workers still waiting for a body or a change
         server.databases.stop()               // wakes feeds waiting on their databases
         _ = inFlight.waitIdle(timeoutMs: 1000)
         try? workers.syncShutdownGracefully()

@@ -87,6 +87,22 @@ final class SafetyTests: ListenerTestCase {
         XCTAssertEqual(try e.readResponse().status, 201)
     }
 
+    /// A pipelined request whose head arrives while the previous response ends must keep
+    /// its body (the previous request's end once reset the next one's state).
+    func testPipelinedRequestWithALateBody() throws {
+        try start()
+        XCTAssertEqual(try client().request("PUT", "/db").status, 201)
+        let c = try client()
+        for i in 0..<20 {
+            c.send("GET /db HTTP/1.1\r\nHost: x\r\n\r\nPUT /db/d\(i) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n")
+            usleep(20_000)
+            c.send("{}")
+            XCTAssertEqual(try c.readResponse().status, 200)
+            XCTAssertEqual(try c.readResponse().status, 201)
+        }
+        listener.stop(timeoutMs: 1000)      // and nothing is left waiting
+    }
+
     func testMalformedHTTPIs400AndTheServerSurvives() throws {
         try start()
         for garbage in ["GARBAGE\r\n\r\n", "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", "GET /%zz HTTP/1.1\r\nHost: x\r\n\r\n",

@@ -4,3 +4,9 @@
 .PHONY: test-listener
 test-listener: cli
 	CBLITE_BIN=$(CURDIR)/$(BUILD)/bin/cblite $(PYTHON) -m pytest -q Tests/listener
+
+# The PyPI CouchDB client's own test suite (version 1.2) against `cblite serve`, with the
+# expected failures and their reasons in Tests/listener/couchdb_client_expected_failures.txt.
+.PHONY: test-couchdb-client
+test-couchdb-client: cli
+	CBLITE_BIN=$(CURDIR)/$(BUILD)/bin/cblite $(PYTHON) Tests/listener/run_couchdb_client.py

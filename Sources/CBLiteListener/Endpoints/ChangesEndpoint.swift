@@ -20,7 +20,13 @@ extension Router {
         var p = try feedParameters(coll, req)
         switch p.feed {
         case "normal", "longpoll":
+            // The first scan finds bad parameters (an unknown filter) while an error status
+            // can still be sent; then the head goes out at once (as CouchDB), so a longpoll
+            // client sees the response start while the feed waits.
             var rows = try scan(coll, &p)
+            res.begin(status: 200)
+            try res.write(ChangesWriter.normalHeader)
+            try res.flush()
             if rows.isEmpty && p.feed == "longpoll" && !p.options.descending {
                 let deadline = Clock.nowMs() + Int64(p.timeoutMs)
                 while rows.isEmpty, !req.cancellation.isCancelled {
@@ -29,19 +35,19 @@ extension Router {
                     if try coll.waitForChanges(after: p.since, timeoutMs: Int(min(left, 1000))) { rows = try scan(coll, &p) }
                 }
             }
-            res.begin(status: 200)
-            try res.write(ChangesWriter.normalHeader)
             for (i, r) in rows.enumerated() {
                 try res.write((i > 0 ? ChangesWriter.normalSeparator : []) + ChangesWriter.row(r))
             }
             try res.write(ChangesWriter.normalFooter(lastSeq: p.since))
         case "continuous", "eventsource":
             let events = p.feed == "eventsource"
+            var firstRows: [ChangesWriter.Row]? = try scan(coll, &p)     // errors before the head
             res.begin(status: 200, contentType: events ? "text/event-stream; charset=utf-8" : "application/json")
             var emitted: Int64 = 0
             var idleSince = Clock.nowMs()
             while !req.cancellation.isCancelled {
-                let rows = try scan(coll, &p)
+                let rows = try firstRows ?? scan(coll, &p)
+                firstRows = nil
                 for r in rows {
                     try res.write(events ? ChangesWriter.event(r) : ChangesWriter.continuousLine(r))
                     emitted += 1

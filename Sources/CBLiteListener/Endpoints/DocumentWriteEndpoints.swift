@@ -18,7 +18,7 @@ extension Router {
 
     private func sendSaved(_ res: ResponseWriter, _ db: Collection, id: String, rev: String, status: Int = 201) {
         res.sendJSON(status, .object(JSONObject([("ok", .bool(true)), ("id", .string(id)), ("rev", .string(rev))])),
-                     headers: [("ETag", "\"\(rev)\""), ("Location", "/" + PercentDecoding.encode(id))])
+                     headers: [("ETag", "\"\(rev)\"")])
     }
 
     private func newEdits(_ req: Request) throws -> Bool { try req.query.bool("new_edits", default: true) }
@@ -37,7 +37,17 @@ extension Router {
         }
         let parent = req.query["rev"] ?? ifMatch(req)
         let saved = try bytes.withUnsafeBufferPointer { try coll.put(docID: docID, body: $0, parent: parent) }
-        sendSaved(res, coll, id: saved.docID, rev: saved.revID)
+        try sendSaved(req, res, coll, id: saved.docID, rev: saved.revID)
+    }
+
+    /// `batch=ok` is answered 202 without a revision, as CouchDB does (the write itself
+    /// has already been made durably).
+    private func sendSaved(_ req: Request, _ res: ResponseWriter, _ coll: Collection, id: String, rev: String) throws {
+        if req.query["batch"] == "ok" {
+            res.sendJSON(202, .object(JSONObject([("ok", .bool(true)), ("id", .string(id))])))
+        } else {
+            sendSaved(res, coll, id: id, rev: rev)
+        }
     }
 
     /// POST /{db}: a new document (its `_id`, or a generated one).
@@ -47,7 +57,7 @@ extension Router {
         let bytes = try req.body.readAll(limit: limits.maxDocumentBytes)
         _ = try parseObject(bytes)
         let saved = try bytes.withUnsafeBufferPointer { try coll.put(docID: nil, body: $0, parent: nil) }
-        sendSaved(res, coll, id: saved.docID, rev: saved.revID)
+        try sendSaved(req, res, coll, id: saved.docID, rev: saved.revID)
     }
 
     func deleteDocument(_ coll: Collection, _ docID: String, _ req: Request, _ res: ResponseWriter) throws {

@@ -14,8 +14,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     private enum State {
         case idle
-        /// A worker handles the request; `bodyDone` once its `.end` arrived.
-        case active(body: RequestBody, cancellation: Cancellation, bodyDone: Bool)
+        /// A worker handles request `id`; `bodyDone` once its `.end` arrived.
+        case active(id: Int, body: RequestBody, cancellation: Cancellation, bodyDone: Bool)
         /// Answered from the event loop: the rest of the body is dropped, then the connection closes.
         case discarding
     }
@@ -24,6 +24,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private let remoteIsLoopback: Bool
     private var state = State.idle
     private var pendingRead = false
+    /// Numbers requests, so a response that ends after the next request began (the
+    /// pipelining handler hands that one over as the previous `.end` is written) does not
+    /// end the next one's state.
+    private var requestCount = 0
     /// Set when the connection must not serve another request (an oversized body).
     private var closeAfterResponse = false
     private var headerTimer: Scheduled<Void>?
@@ -57,7 +61,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         if event is IdleStateHandler.IdleStateEvent {
             switch state {
             case .idle, .discarding: context.close(promise: nil)
-            case .active(_, _, let bodyDone):
+            case .active(_, _, _, let bodyDone):
                 if !bodyDone { context.close(promise: nil) }   // a body that stopped arriving
             }
             return
@@ -74,15 +78,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
             headerTimer = nil
             begin(context: context, head: head)
         case .body(var buffer):
-            if case .active(let body, _, _) = state {
+            if case .active(_, let body, _, _) = state {
                 let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
                 if !body.append(bytes) { closeAfterResponse = true }    // over the limit: the worker answers 413
             }
         case .end:
             switch state {
-            case .active(let body, let c, _):
+            case .active(let id, let body, let c, _):
                 body.finish()
-                state = .active(body: body, cancellation: c, bodyDone: true)
+                state = .active(id: id, body: body, cancellation: c, bodyDone: true)
             case .discarding:
                 context.close(promise: nil)
             case .idle:
@@ -92,7 +96,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if case .active(let body, _, false) = state, body.isFull {
+        if case .active(_, let body, _, false) = state, body.isFull {
             pendingRead = true          // resumed when the worker drains the body
             return
         }
@@ -106,7 +110,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if case .active(let body, let c, _) = state {
+        if case .active(_, let body, let c, _) = state {
             body.fail(.connectionClosed)
             c.cancel()
         }
@@ -154,20 +158,31 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let cancellation = Cancellation()
         let loop = context.eventLoop
         body.onDrained = { [weak self] in loop.execute { self?.resumeReading() } }
-        state = .active(body: body, cancellation: cancellation, bodyDone: false)
+        requestCount += 1
+        let id = requestCount
+        state = .active(id: id, body: body, cancellation: cancellation, bodyDone: false)
         let writer = ResponseWriter(channel: context.channel, version: head.version, isHead: head.method == .HEAD,
                                     keepAlive: head.isKeepAlive) { [weak self] keepAlive in
-            loop.execute { self?.responseFinished(keepAlive: keepAlive) }
+            loop.execute { self?.responseFinished(id: id, keepAlive: keepAlive) }
         }
         let request = Request(head: head, path: path, query: query, body: body, user: auth.user,
                               authenticatedBy: auth.method, cancellation: cancellation)
         let router: Router = server.router
-        server.workers.submit { _ in router.handle(request, writer) }
+        let active = server.activeRequests
+        active.add(id: ObjectIdentifier(request), body: body, cancellation: cancellation)
+        server.workers.submit { _ in
+            router.handle(request, writer)
+            active.remove(id: ObjectIdentifier(request))
+        }
     }
 
-    private func responseFinished(keepAlive: Bool) {
+    private func responseFinished(id: Int, keepAlive: Bool) {
         guard let context else { return }
-        guard case .active(_, _, let bodyDone) = state else { return }
+        guard case .active(let current, _, _, let bodyDone) = state, current == id else {
+            // The next request already began: this one was read to its end.
+            if !keepAlive { context.close(promise: nil) }
+            return
+        }
         state = .idle
         // A body the handler did not read to its end would be taken for the next request.
         if !keepAlive || !bodyDone || closeAfterResponse {

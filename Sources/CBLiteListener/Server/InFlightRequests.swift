@@ -19,3 +19,24 @@ final class InFlightRequests: @unchecked Sendable {
         }
     }
 }
+
+/// The bodies and cancellation flags of requests being handled, so `stop()` can wake
+/// every worker still waiting on a client (it must not wait forever on one).
+final class ActiveRequests: @unchecked Sendable {
+    private let condition = Condition()
+    private var requests: [ObjectIdentifier: (RequestBody, Cancellation)] = [:]
+
+    func add(id: ObjectIdentifier, body: RequestBody, cancellation: Cancellation) {
+        condition.locked { requests[id] = (body, cancellation) }
+    }
+
+    func remove(id: ObjectIdentifier) { condition.locked { _ = requests.removeValue(forKey: id) } }
+
+    func abortAll() {
+        let all = condition.locked { Array(requests.values) }
+        for (body, cancellation) in all {
+            body.fail(.connectionClosed)
+            cancellation.cancel()
+        }
+    }
+}

@@ -50,6 +50,12 @@ final class Router: @unchecked Sendable {
             case "_purge": return try purge(first, req, res)
             case "_revs_limit": return try revsLimit(first, req, res)
             case "_view_cleanup": return try viewCleanup(first, req, res)
+            case "_find", "_index", "_explain":
+                throw CouchError.notImplemented("Mango queries (\(second)) are not supported by cblite; use views registered through the API")
+            case "_temp_view":
+                throw CouchError.notImplemented("_temp_view needs JavaScript (and CouchDB 2+ removed it)")
+            case "_security", "_shards", "_sync_shards", "_partition":
+                throw CouchError.notImplemented("\(second) is not supported: the listener's users apply to every database")
             default:
                 if second.hasPrefix("_local/") { return try localDocument(first, String(second.dropFirst(7)), req, res) }
                 if second.hasPrefix("_") && !second.hasPrefix("_design/") {

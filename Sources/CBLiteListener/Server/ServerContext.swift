@@ -15,6 +15,7 @@ final class ServerContext: @unchecked Sendable {
     let serverUUID: String
     let startTimeMicros = Clock.unixMicros()
     var router: Router!
+    let activeRequests = ActiveRequests()
 
     init(configuration: ListenerConfiguration, workers: NIOThreadPool, serverUUID: String, views: ViewRegistry) {
         self.views = views
