@@ -49,7 +49,7 @@ import Glibc
         let c = try collection(coll)
         let req = try withJSONBytes(request, "request_json") { try Collection.bulkGetRequest($0) }
         let o = try Collection.revisionOptions(json: try optionalString(options, "options_json"))
-        return Collection.bulkGetJSON(c.bulkGet(req, options: o))
+        return Collection.bulkGetJSON(try c.bulkGet(req, options: o))
     }
 }
 

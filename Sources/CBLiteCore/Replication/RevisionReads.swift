@@ -109,37 +109,31 @@ extension Collection {
         }
     }
 
-    /// `_bulk_get`: each request answered on its own, all from one read snapshot.
-    public func bulkGet(_ requests: [BulkGetRequest], options: RevisionOptions = RevisionOptions()) -> [BulkGetItem] {
-        func failed(_ e: Error) -> [BulkGetItem] {
-            requests.map { BulkGetItem(id: $0.id, rev: $0.rev, results: [], error: CBLError.wrapping(e)) }
-        }
-        do {
-            try check()
-            return try mapMissingTable {
-                try store.read { conn in
-                    requests.map { request in
-                        var o = options
-                        if let since = request.attsSince { o.attsSince = since }
-                        do {
-                            try DocumentBody.validateDocID(request.id)
-                            if let rev = request.rev {
-                                return BulkGetItem(id: request.id, rev: rev,
-                                                   results: try openRevs(conn, docID: request.id, revs: [rev], options: o), error: nil)
-                            }
-                            let row = try loadLive(conn, docID: request.id, includeDeleted: true)
-                            let (tree, current) = try row.tree()
-                            let results: [OpenRevsResult] = try render(row: row, tree: tree, index: current, options: o).map { [.ok($0)] }
-                                ?? [.missing(row.revID.string)]
-                            return BulkGetItem(id: request.id, rev: nil, results: results, error: nil)
-                        } catch {
-                            return BulkGetItem(id: request.id, rev: request.rev, results: [], error: CBLError.wrapping(error))
+    /// `_bulk_get`: each request answered on its own, all from one read snapshot. Throws
+    /// only when nothing can be read (closed database, deleted collection).
+    public func bulkGet(_ requests: [BulkGetRequest], options: RevisionOptions = RevisionOptions()) throws -> [BulkGetItem] {
+        try check()
+        return try mapMissingTable {
+            try store.read { conn in
+                requests.map { request in
+                    var o = options
+                    if let since = request.attsSince { o.attsSince = since }
+                    do {
+                        try DocumentBody.validateDocID(request.id)
+                        if let rev = request.rev {
+                            return BulkGetItem(id: request.id, rev: rev,
+                                               results: try openRevs(conn, docID: request.id, revs: [rev], options: o), error: nil)
                         }
+                        let row = try loadLive(conn, docID: request.id, includeDeleted: true)
+                        let (tree, current) = try row.tree()
+                        let results: [OpenRevsResult] = try render(row: row, tree: tree, index: current, options: o).map { [.ok($0)] }
+                            ?? [.missing(row.revID.string)]
+                        return BulkGetItem(id: request.id, rev: nil, results: results, error: nil)
+                    } catch {
+                        return BulkGetItem(id: request.id, rev: request.rev, results: [], error: CBLError.wrapping(error))
                     }
                 }
             }
-        } catch {
-            return failed(error)
         }
     }
 

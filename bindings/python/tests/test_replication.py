@@ -797,11 +797,6 @@ def test_filter_may_read_the_database(seeded, db):
     assert [e["id"] for e in result["results"]] == ["plain-01"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine bug: cbl_docs_bulk_get on a deleted collection (or a closed database) returns "
-    "CBL_OK with one per-document error entry per request instead of failing the call with "
-    "404 (400) as include/cblite.h says; Collection.bulkGet catches check()'s error and "
-    "turns it into per-request errors"))
 def test_bulk_get_on_deleted_collection_is_not_found(db):
     c = db.create_collection("gone", scope="s")
     c.put_existing_revisions([{"_id": "a", "_rev": "1-a"}])
