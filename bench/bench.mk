@@ -2,6 +2,8 @@
 #   make bench            the workload of /work/shared/bench/WORKLOAD.md against libcblite and a
 #                         raw-SQLite baseline; BENCH_N=100000 docs, BENCH_RUNS=3 runs, medians.
 #                         Writes bench/results/latest.json. Never fails on numbers.
+#                         Then the listener phase (bench_listener.c) and the library's size by
+#                         dependency (size_report.sh).
 #   make bench-baseline   the baseline side alone (needs no libcblite).
 #   make profile          callgrind on the cblite side (PROFILE_N=5000, one run): top functions
 #                         of the whole run, then of each phase.
@@ -11,6 +13,7 @@
 BENCH_OUT      := $(BUILD)/bench
 BENCH_N        ?= 100000
 BENCH_RUNS     ?= 3
+BENCH_LISTENER_N ?= 20000
 PROFILE_N      ?= 5000
 BENCH_CFLAGS   := -std=c99 -Wall -Wextra -Werror -O2 -g -Iinclude -Ibench
 BENCH_RESULTS  := bench/results/latest.json
@@ -56,7 +59,12 @@ $(BENCH_OUT)/bench: bench/bench_main.c $(BENCH_COMMON_SRC)
 	@mkdir -p $(BENCH_OUT)
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/bench_main.c bench/bench_common.c -lm
 
-bench-bins: $(BENCH_OUT)/bench $(BENCH_OUT)/bench_sqlite $(BENCH_OUT)/bench_cblite
+$(BENCH_OUT)/bench_listener: bench/bench_listener.c $(BENCH_COMMON_SRC) include/cblite.h $(BUILD)/lib/$(SO_REAL)
+	@mkdir -p $(BENCH_OUT)
+	$(CC) $(BENCH_CFLAGS) -o $@ bench/bench_listener.c bench/bench_common.c \
+	  -L$(BUILD)/lib -lcblite -lpthread -Wl,--enable-new-dtags -Wl,-rpath,$(CURDIR)/$(BUILD)/lib
+
+bench-bins: $(BENCH_OUT)/bench $(BENCH_OUT)/bench_sqlite $(BENCH_OUT)/bench_cblite $(BENCH_OUT)/bench_listener
 
 bench: lib $(AMALGAMATION) bench-bins
 	@mkdir -p bench/results $(BENCH_OUT)
@@ -65,6 +73,9 @@ bench: lib $(AMALGAMATION) bench-bins
 	  --cblite $(BENCH_OUT)/bench_cblite --baseline $(BENCH_OUT)/bench_sqlite \
 	  --data $(BENCH_OUT)/data --json $(BENCH_RESULTS) --commit "$(BENCH_COMMIT)" \
 	  --lib $(BUILD)/lib/$(SO_NAME) --lib-stripped $(BENCH_OUT)/libcblite.stripped.so
+	@echo "bench: the listener (issue 10) — _bulk_docs and GET by ID against the C API, $(BENCH_LISTENER_N) docs, $(BENCH_RUNS) runs"
+	$(BENCH_OUT)/bench_listener --n $(BENCH_LISTENER_N) --runs $(BENCH_RUNS) --dir $(BENCH_OUT)/listener-data
+	@bench/size_report.sh .build/release/libcblite.so $(BENCH_OUT)/libcblite.stripped.so
 
 bench-baseline: $(AMALGAMATION) $(BENCH_OUT)/bench $(BENCH_OUT)/bench_sqlite
 	@mkdir -p bench/results $(BENCH_OUT)

@@ -1,0 +1,292 @@
+/*
+ * bench_listener.c — the listener phase of `make bench` (issue 10): the same documents
+ * written and read back through the C API and through the listener over HTTP, in one
+ * process, so the two are measured in the same run on the same machine.
+ *
+ *   write: N documents in batches of 1,000 — cbl_docs_save / POST /{db}/_bulk_docs
+ *   read:  every document by ID, in the workload's shuffled order — cbl_doc_get /
+ *          GET /{db}/{id} on one keep-alive connection
+ *
+ * Usage: bench_listener --n N --dir DIR [--runs R]
+ * Prints per run, then the medians:
+ *   listener <what> <ms> <docs_per_s>
+ * and "listener overhead_us <µs per request above the C API>".
+ * The HTTP client is a small blocking one written here (no library in the way of what
+ * is measured): requests with Content-Length, responses with Content-Length or chunked.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "bench_common.h"
+#include "cblite.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static cbl_error err;
+
+static void ck(cbl_status st, const char* call) {
+    if (st != CBL_OK) bench_die("%s: %d %s", call, err.code, err.message);
+}
+
+/* ---- a minimal HTTP/1.1 client on one keep-alive connection ------------------------ */
+typedef struct conn {
+    int fd;
+    char* buf;          /* received, not yet consumed */
+    size_t len, cap;
+} conn;
+
+static void conn_open(conn* c, uint16_t port) {
+    c->fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (c->fd < 0) bench_die("socket failed");
+    int one = 1;
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(c->fd, (struct sockaddr*)&a, sizeof a) != 0) bench_die("connect to the listener failed");
+    c->cap = 1 << 16;
+    c->buf = malloc(c->cap);
+    c->len = 0;
+}
+
+static void send_all(int fd, const char* p, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w <= 0) bench_die("write to the listener failed");
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Reads more bytes into the buffer (growing it). */
+static void fill(conn* c) {
+    if (c->cap - c->len < 4096) {
+        c->cap *= 2;
+        c->buf = realloc(c->buf, c->cap);
+    }
+    ssize_t r = read(c->fd, c->buf + c->len, c->cap - c->len);
+    if (r <= 0) bench_die("the listener closed the connection");
+    c->len += (size_t)r;
+}
+
+static void consume(conn* c, size_t n) {
+    memmove(c->buf, c->buf + n, c->len - n);
+    c->len -= n;
+}
+
+/* Finds "\r\n" from `from`; returns its offset or -1. */
+static long find_crlf(const conn* c, size_t from) {
+    for (size_t i = from; i + 1 < c->len; i++)
+        if (c->buf[i] == '\r' && c->buf[i + 1] == '\n') return (long)i;
+    return -1;
+}
+
+/* Sends one request and reads the whole response; returns the status. The body goes
+ * to *out_body (NUL-terminated; the caller frees) unless out_body is NULL. */
+static int request(conn* c, const char* method, const char* path, const char* body, size_t body_len,
+                   char** out_body, size_t* out_len) {
+    char head[1024];
+    int n = snprintf(head, sizeof head,
+                     "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n"
+                     "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+                     method, path, body_len);
+    send_all(c->fd, head, (size_t)n);
+    if (body_len) send_all(c->fd, body, body_len);
+    /* headers */
+    long end;
+    size_t scan = 0;
+    while (1) {
+        end = -1;
+        for (size_t i = scan; i + 3 < c->len; i++)
+            if (memcmp(c->buf + i, "\r\n\r\n", 4) == 0) { end = (long)i; break; }
+        if (end >= 0) break;
+        scan = c->len > 3 ? c->len - 3 : 0;
+        fill(c);
+    }
+    int status = atoi(c->buf + 9);
+    long long content_length = -1;
+    int chunked = 0;
+    for (char* p = c->buf; p < c->buf + end; ) {
+        char* eol = memchr(p, '\r', (size_t)(c->buf + end - p));
+        if (!eol) eol = c->buf + end;
+        if (strncasecmp(p, "Content-Length:", 15) == 0) content_length = atoll(p + 15);
+        if (strncasecmp(p, "Transfer-Encoding:", 18) == 0 && strstr(p, "chunked") && strstr(p, "chunked") < eol) chunked = 1;
+        p = eol + 2;
+    }
+    consume(c, (size_t)end + 4);
+    size_t got = 0;
+    char* out = NULL;
+    if (content_length >= 0) {
+        while (c->len < (size_t)content_length) fill(c);
+        if (out_body) { out = malloc((size_t)content_length + 1); memcpy(out, c->buf, (size_t)content_length); }
+        got = (size_t)content_length;
+        consume(c, (size_t)content_length);
+    } else if (chunked) {
+        size_t cap = 4096;
+        if (out_body) out = malloc(cap);
+        while (1) {
+            long eol;
+            while ((eol = find_crlf(c, 0)) < 0) fill(c);
+            size_t size = strtoul(c->buf, NULL, 16);
+            consume(c, (size_t)eol + 2);
+            while (c->len < size + 2) fill(c);
+            if (out_body && size) {
+                while (got + size + 1 > cap) cap *= 2;
+                out = realloc(out, cap);
+                memcpy(out + got, c->buf, size);
+            }
+            got += size;
+            consume(c, size + 2);
+            if (size == 0) break;
+        }
+    } else {
+        bench_die("response without a length (status %d)", status);
+    }
+    if (out_body) { out[got] = 0; *out_body = out; if (out_len) *out_len = got; }
+    return status;
+}
+
+/* ---- the measured work ------------------------------------------------------------- */
+
+/* The JSON array of documents lo..hi-1 (with their IDs). */
+static size_t batch_json(char* out, long lo, long hi) {
+    char* p = out;
+    *p++ = '[';
+    for (long i = lo; i < hi; i++) {
+        char id[BENCH_ID_SIZE], body[BENCH_BODY_SIZE];
+        bench_doc_id(id, i);
+        int len = bench_doc_body(body, i, (int)(i % 90));
+        if (i > lo) *p++ = ',';
+        /* {"_id":"<id>", + the body's members */
+        p += sprintf(p, "{\"_id\":\"%s\",", id);
+        memcpy(p, body + 1, (size_t)len - 1);
+        p += len - 1;
+    }
+    *p++ = ']';
+    *p = 0;
+    return (size_t)(p - out);
+}
+
+static int cmp_double(const void* a, const void* b) {
+    double x = *(const double*)a, y = *(const double*)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double* v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int main(int argc, char** argv) {
+    long n = 20000;
+    int runs = 3;
+    const char* dir = NULL;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--n") == 0) n = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--dir") == 0) dir = argv[i + 1];
+        else if (strcmp(argv[i], "--runs") == 0) runs = atoi(argv[i + 1]);
+        else bench_die("usage: %s --n N --dir DIR [--runs R]", argv[0]);
+    }
+    if (!dir || n < 1 || runs < 1 || runs > 99) bench_die("usage: %s --n N --dir DIR [--runs R]", argv[0]);
+    char* json = malloc((size_t)BENCH_BATCH * (BENCH_BODY_SIZE + BENCH_ID_SIZE + 16) + 16);
+    long* order = bench_read_order(n);
+    double capi_w[99], http_w[99], capi_r[99], http_r[99];
+
+    for (int run = 0; run < runs; run++) {
+        bench_remove_tree(dir);
+        bench_mkdirs(dir);
+        cbl_db *api_db, *http_db;
+        cbl_collection *api, *served;
+        ck(cbl_db_open("capi", dir, NULL, &api_db, &err), "cbl_db_open");
+        ck(cbl_db_open("http", dir, NULL, &http_db, &err), "cbl_db_open");
+        ck(cbl_db_default_collection(api_db, &api, &err), "cbl_db_default_collection");
+        ck(cbl_db_default_collection(http_db, &served, &err), "cbl_db_default_collection");
+        cbl_server* server;
+        ck(cbl_server_start("{\"port\":0}", &server, &err), "cbl_server_start");
+        ck(cbl_server_serve(server, "http", http_db, &err), "cbl_server_serve");
+        uint16_t port;
+        ck(cbl_server_port(server, &port, &err), "cbl_server_port");
+        conn c;
+        conn_open(&c, port);
+
+        /* write: C API */
+        double t = bench_now_ms();
+        for (long lo = 0; lo < n; lo += BENCH_BATCH) {
+            long hi = lo + BENCH_BATCH < n ? lo + BENCH_BATCH : n;
+            batch_json(json, lo, hi);
+            char* results = NULL;
+            ck(cbl_docs_save(api, json, &results, &err), "cbl_docs_save");
+            if (strstr(results, "\"error\"")) bench_die("cbl_docs_save: %.200s", results);
+            cbl_free(results);
+        }
+        capi_w[run] = bench_now_ms() - t;
+
+        /* write: HTTP _bulk_docs */
+        t = bench_now_ms();
+        for (long lo = 0; lo < n; lo += BENCH_BATCH) {
+            long hi = lo + BENCH_BATCH < n ? lo + BENCH_BATCH : n;
+            size_t len = batch_json(json + 8, lo, hi);      /* {"docs": [...] } */
+            memcpy(json, "{\"docs\":", 8);
+            json[8 + len] = '}';
+            json[9 + len] = 0;
+            char* body = NULL;
+            int st = request(&c, "POST", "/http/_bulk_docs", json, 9 + len, &body, NULL);
+            if (st != 201 || strstr(body, "\"error\"")) bench_die("_bulk_docs: %d %.200s", st, body);
+            free(body);
+        }
+        http_w[run] = bench_now_ms() - t;
+
+        /* read: C API */
+        t = bench_now_ms();
+        for (long k = 0; k < n; k++) {
+            char id[BENCH_ID_SIZE];
+            bench_doc_id(id, order[k]);
+            char* doc = NULL;
+            ck(cbl_doc_get(api, id, 0, &doc, &err), "cbl_doc_get");
+            cbl_free(doc);
+        }
+        capi_r[run] = bench_now_ms() - t;
+
+        /* read: HTTP GET on one keep-alive connection */
+        t = bench_now_ms();
+        for (long k = 0; k < n; k++) {
+            char id[BENCH_ID_SIZE], path[64];
+            bench_doc_id(id, order[k]);
+            snprintf(path, sizeof path, "/http/%s", id);
+            int st = request(&c, "GET", path, NULL, 0, NULL, NULL);
+            if (st != 200) bench_die("GET %s: %d", path, st);
+        }
+        http_r[run] = bench_now_ms() - t;
+
+        uint64_t count = 0;
+        ck(cbl_collection_count(served, &count, &err), "cbl_collection_count");
+        if ((long)count != n) bench_check("listener", "served database holds %llu documents, expected %ld", (unsigned long long)count, n);
+        close(c.fd);
+        free(c.buf);
+        cbl_server_stop(server, 5000);
+        cbl_collection_release(api);
+        cbl_collection_release(served);
+        ck(cbl_db_close(api_db, &err), "cbl_db_close");
+        ck(cbl_db_close(http_db, &err), "cbl_db_close");
+        printf("run %d: write capi %.0f ms, http %.0f ms; read capi %.0f ms, http %.0f ms\n",
+               run + 1, capi_w[run], http_w[run], capi_r[run], http_r[run]);
+    }
+    double cw = median(capi_w, runs), hw = median(http_w, runs), cr = median(capi_r, runs), hr = median(http_r, runs);
+    printf("listener write_capi %.1f %.0f\n", cw, n / cw * 1000);
+    printf("listener write_http %.1f %.0f\n", hw, n / hw * 1000);
+    printf("listener read_capi %.1f %.0f\n", cr, n / cr * 1000);
+    printf("listener read_http %.1f %.0f\n", hr, n / hr * 1000);
+    printf("listener write_ratio %.2f\n", hw / cw);
+    printf("listener read_ratio %.2f\n", hr / cr);
+    printf("listener overhead_us %.1f\n", (hr - cr) * 1000.0 / n);
+    bench_remove_tree(dir);
+    free(json);
+    free(order);
+    return 0;
+}
