@@ -39,13 +39,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        // The listener: HTTP(S) on SwiftNIO, gzip through NIOExtras' zlib, the anonymous
-        // TLS identity through swift-certificates (DESIGN §6).
+        // The listener: HTTP(S) on SwiftNIO, gzip through NIOExtras' zlib (DESIGN §6). The
+        // anonymous TLS identity's certificate is written by hand (TLS/SelfSignedCertificate:
+        // swift-certificates cost ~2 MB of the size budget for that one certificate).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
-        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
-        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         .target(
@@ -99,8 +98,6 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             // NIO handlers hop between the event loop and worker threads by design; the
@@ -121,6 +118,8 @@ let package = Package(
                 "CBLiteListener", "CouchWire", "CBLiteCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),

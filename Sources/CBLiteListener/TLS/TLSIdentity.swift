@@ -1,9 +1,6 @@
 import CBLiteCore
 import Crypto
-import FoundationEssentials
 import NIOSSL
-import SwiftASN1
-import X509
 
 /// The listener's TLS identity: a given PEM certificate and key, or an anonymous
 /// self-signed one (the seeds' `setAnonymousSSLIdentityWithLabel`) generated once and
@@ -43,29 +40,8 @@ enum TLSIdentity {
     /// localhost and the loopback addresses.
     static func generate() throws -> (certificatePEM: String, keyPEM: String) {
         let key = P256.Signing.PrivateKey()
-        let name = try DistinguishedName {
-            CommonName("cblite anonymous listener")
-            OrganizationName("cblite")
-        }
-        let now = Date()
-        let cert = try Certificate(
-            version: .v3,
-            serialNumber: Certificate.SerialNumber(),
-            publicKey: .init(key.publicKey),
-            notValidBefore: now.addingTimeInterval(-3600),
-            notValidAfter: now.addingTimeInterval(10 * 365 * 24 * 3600),
-            issuer: name,
-            subject: name,
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true, keyEncipherment: true))
-                try ExtendedKeyUsage([.serverAuth])
-                SubjectAlternativeNames([.dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
-                                         .ipAddress(ASN1OctetString(contentBytes: ArraySlice([UInt8](repeating: 0, count: 15) + [1])))])
-            },
-            issuerPrivateKey: .init(key))
-        return (try cert.serializeAsPEM().pemString, key.pemRepresentation)
+        let der = try SelfSignedCertificate.make(key: key, now: unixTimeNow())
+        return (SelfSignedCertificate.pem(der), key.pemRepresentation)
     }
 
     static func fingerprint(_ der: [UInt8]) -> String { Hex.encode(Array(SHA256.hash(data: der))) }
