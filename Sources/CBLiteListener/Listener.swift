@@ -94,6 +94,8 @@ public final class Listener: @unchecked Sendable {
                 .serverChannelOption(ChannelOptions.backlog, value: 256)
                 .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+                // A client that half-closes after its request still gets the answer.
+                .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
                 .childChannelInitializer { channel in
                     Listener.initialize(channel: channel, server: server, tls: tls, connections: connections)
                 }

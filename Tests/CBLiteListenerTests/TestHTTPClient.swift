@@ -45,6 +45,9 @@ final class TestHTTPClient {
 
     func send(_ s: String) { send(Array(s.utf8)) }
 
+    /// Half-closes: the server sees the end of the request stream.
+    func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+
     /// Sends a request; `body` with a Content-Length unless `headers` say otherwise.
     func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil) throws -> Response {
         var h = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"

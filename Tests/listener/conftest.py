@@ -86,11 +86,16 @@ class Server:
         return status, (json.loads(data) if data.strip() else None)
 
     def stop(self):
+        if self.proc.stdout.closed:
+            return self.proc.returncode
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(timeout=20)
         self.proc.stdout.close()
+        err = self.proc.stderr.read()
         self.proc.stderr.close()
+        if self.proc.returncode != 0:
+            print("cblite serve exited with %s; its stderr:\n%s" % (self.proc.returncode, err))
         return self.proc.returncode
 
 
@@ -112,8 +117,15 @@ def serve(workdir):
         return s
 
     yield start
+    codes = []
     for s in servers:
-        assert s.stop() == 0
+        try:
+            codes.append(s.stop())
+        except Exception:            # stop every one of them, whatever happens
+            if s.proc.poll() is None:
+                s.proc.kill()
+            raise
+    assert codes == [0] * len(codes)
 
 
 def port_is_free(port):

@@ -21,6 +21,10 @@ final class ResponseWriter: @unchecked Sendable {
     private var unflushedBytes = 0
     private var lastWrite: EventLoopFuture<Void>?
     private(set) var status = 0
+    /// Set on the event loop when the connection answered the request itself (a
+    /// malformed body: NIO's error handler sends the 400): nothing more may be written.
+    /// Every write is made on the event loop after checking it.
+    private var abandoned = false
 
     init(channel: Channel, version: HTTPVersion, isHead: Bool, keepAlive: Bool,
          onFinished: @escaping @Sendable (_ keepAlive: Bool) -> Void) {
@@ -32,6 +36,27 @@ final class ResponseWriter: @unchecked Sendable {
     }
 
     var hasStarted: Bool { lock.locked { started } }
+
+    /// On the event loop: drop whatever this response still writes.
+    func abandon() { abandoned = true }
+
+    /// Writes `parts` on the event loop (unless abandoned) and flushes them.
+    @discardableResult
+    private func emit(_ parts: [HTTPServerResponsePart]) -> EventLoopFuture<Void> {
+        let channel = self.channel
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        channel.eventLoop.execute {
+            guard !self.abandoned, channel.isActive else {
+                promise.fail(ChannelError.ioOnClosedChannel)
+                return
+            }
+            for (i, p) in parts.enumerated() {
+                channel.write(p, promise: i == parts.count - 1 ? promise : nil)
+            }
+            channel.flush()
+        }
+        return promise.futureResult
+    }
 
     /// The headers every response carries.
     private func baseHeaders(_ extra: [(String, String)], contentType: String?) -> HTTPHeaders {
@@ -62,10 +87,9 @@ final class ResponseWriter: @unchecked Sendable {
         self.status = status
         var h = baseHeaders(extra, contentType: contentType)
         h.replaceOrAdd(name: "Content-Length", value: String(body.count))
-        channel.write(HTTPServerResponsePart.head(head(status, h)), promise: nil)
-        if !isHead && !body.isEmpty {
-            channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil)
-        }
+        var parts: [HTTPServerResponsePart] = [.head(head(status, h))]
+        if !isHead && !body.isEmpty { parts.append(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
+        emit(parts)
         finish()
     }
 
@@ -92,14 +116,14 @@ final class ResponseWriter: @unchecked Sendable {
         self.status = status
         var h = baseHeaders(extra, contentType: contentType)
         if let contentLength { h.replaceOrAdd(name: "Content-Length", value: String(contentLength)) }
-        lastWrite = channel.writeAndFlush(HTTPServerResponsePart.head(head(status, h)))
+        lastWrite = emit([.head(head(status, h))])
     }
 
     /// Throws when the client has gone away (the producer should stop).
     func write(_ bytes: [UInt8]) throws {
         guard !isHead, !bytes.isEmpty else { return }
         guard channel.isActive else { throw CouchError(status: 499, error: "closed", reason: "the client closed the connection") }
-        let f = channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: bytes))))
+        let f = emit([.body(.byteBuffer(ByteBuffer(bytes: bytes)))])
         lastWrite = f
         unflushedBytes += bytes.count
         if unflushedBytes >= ResponseWriter.maxUnflushed {
@@ -128,7 +152,7 @@ final class ResponseWriter: @unchecked Sendable {
     private func finish() {
         let keepAlive = self.keepAlive
         let done = onFinished
-        channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in done(keepAlive) }
+        emit([.end(nil)]).whenComplete { _ in done(keepAlive) }
     }
 }
 

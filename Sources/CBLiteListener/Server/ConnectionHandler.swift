@@ -28,6 +28,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// pipelining handler hands that one over as the previous `.end` is written) does not
     /// end the next one's state.
     private var requestCount = 0
+    private var currentWriter: ResponseWriter?
     /// Set when the connection must not serve another request (an oversized body).
     private var closeAfterResponse = false
     private var headerTimer: Scheduled<Void>?
@@ -109,6 +110,17 @@ final class ConnectionHandler: ChannelDuplexHandler {
         context.read()
     }
 
+    /// A malformed request (NIO's decoder failed): the error handler before this one
+    /// answers 400 and closes, so the worker's response is dropped and the worker woken.
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        if case .active(_, let body, let c, _) = state {
+            currentWriter?.abandon()
+            body.fail(.connectionClosed)
+            c.cancel()
+        }
+        context.close(promise: nil)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         if case .active(_, let body, let c, _) = state {
             body.fail(.connectionClosed)
@@ -165,6 +177,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
                                     keepAlive: head.isKeepAlive) { [weak self] keepAlive in
             loop.execute { self?.responseFinished(id: id, keepAlive: keepAlive) }
         }
+        currentWriter = writer
         let request = Request(head: head, path: path, query: query, body: body, user: auth.user,
                               authenticatedBy: auth.method, cancellation: cancellation)
         let router: Router = server.router
@@ -184,6 +197,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             return
         }
         state = .idle
+        currentWriter = nil
         // A body the handler did not read to its end would be taken for the next request.
         if !keepAlive || !bodyDone || closeAfterResponse {
             context.close(promise: nil)
