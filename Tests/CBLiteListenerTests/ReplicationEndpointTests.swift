@@ -111,3 +111,29 @@ enum ReplayFiles {
         return access(beside, F_OK) == 0 ? beside : above
     }()
 }
+
+final class MultipartNewEditsTests: ListenerTestCase {
+    /// A multipart/related PUT without new_edits=false makes a new revision whose
+    /// attachment is the streamed part.
+    func testMultipartPutMakesANewRevision() throws {
+        try start()
+        let c = try client()
+        XCTAssertEqual(try c.request("PUT", "/db").status, 201)
+        var w = MultipartWriter()
+        let content = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 * 31) }
+        var body = w.part([("Content-Type", "application/json")],
+                          Array(#"{"title":"with file","_attachments":{"f.bin":{"follows":true,"content_type":"application/x-test","length":100000}}}"#.utf8))
+        body += w.beginPart([("Content-Disposition", "attachment; filename=\"f.bin\"")]) + content + w.close()
+        let r = try c.request("PUT", "/db/mp", headers: [("Content-Type", w.contentType("related"))], body: body)
+        XCTAssertEqual(r.status, 201, r.text)
+        XCTAssertTrue(r.object["rev"]?.stringValue?.hasPrefix("1-") == true)
+        let att = try c.request("GET", "/db/mp/f.bin")
+        XCTAssertEqual(att.body, content)
+        XCTAssertEqual(att.header("Content-Type"), "application/x-test")
+        XCTAssertEqual(try c.request("GET", "/db/mp").object["title"], .string("with file"))
+        // A part missing for a "follows" entry is a 400.
+        var w2 = MultipartWriter()
+        let short = w2.part([("Content-Type", "application/json")], Array(#"{"_attachments":{"g":{"follows":true}}}"#.utf8)) + w2.close()
+        XCTAssertEqual(try c.request("PUT", "/db/mp2", headers: [("Content-Type", w2.contentType("related"))], body: short).status, 400)
+    }
+}

@@ -89,8 +89,10 @@ final class ResponseWriter: @unchecked Sendable {
         h.replaceOrAdd(name: "Content-Length", value: String(body.count))
         var parts: [HTTPServerResponsePart] = [.head(head(status, h))]
         if !isHead && !body.isEmpty { parts.append(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
-        emit(parts)
-        finish()
+        parts.append(.end(nil))
+        let keepAlive = self.keepAlive
+        let done = onFinished
+        emit(parts).whenComplete { _ in done(keepAlive) }     // one hop to the event loop
     }
 
     /// JSON followed by a newline, as CouchDB writes its bodies.
