@@ -103,3 +103,23 @@ final class ServerEndpointTests: ListenerTestCase {
         }
     }
 }
+
+final class LifetimeTests: ListenerTestCase {
+    /// Closing a given database stops serving it: its feeds end and it is no longer found.
+    func testClosingAGivenDatabaseStopsServingIt() throws {
+        let db = try Database.open(name: "given", directory: directory)
+        _ = try db.defaultCollection().put(docID: "a", json: "{}", parent: nil)
+        listener = try Listener(configuration: #"{"port":0}"#)
+        try listener.serve(name: "given", database: db)
+        try listener.start()
+        let feed = try client()
+        feed.send("GET /given/_changes?feed=continuous&since=0 HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertTrue(feed.readUntil("\"a\"").contains("\"a\""))
+        let started = Clock.ms()
+        try db.close()
+        let rest = feed.readUntil("last_seq", timeoutMs: 5000)
+        XCTAssertTrue(rest.contains("\"last_seq\":1"), rest)
+        XCTAssertLessThan(Clock.ms() - started, 4000)
+        XCTAssertEqual(try client().request("GET", "/given").status, 404)
+    }
+}
