@@ -102,7 +102,7 @@ final class Router: @unchecked Sendable {
         }
     }
 
-    /// Runs engine work, mapping its errors.
+    /// The collection a URL database name stands for (404 when it is not served).
     func collection(_ urlName: String) throws -> Collection { try databases.collection(urlName) }
 
     func requireJSONContent(_ req: Request) throws {
