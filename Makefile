@@ -1,7 +1,8 @@
 # cblite — build, test, install.
 #   make            release libcblite.so (build/lib) and the `cblite` tool (build/bin)
 #   make test       everything CI runs: Swift tests, the C test programs, pytest, install check,
-#                   and the short reliability runs (crash, stress, hostile input)
+#                   the short reliability runs (crash, stress, hostile input), the listener from
+#                   outside (HTTP/TLS, CouchDB's recorded exchanges) and the PyPI CouchDB client's suite
 #   make demo       a short C program showing documents, revisions and conflicts
 #   make install    PREFIX=/usr/local DESTDIR=... LIBDIR=$(PREFIX)/lib
 SHELL        := /bin/bash
@@ -78,6 +79,8 @@ test: deps $(AMALGAMATION) all
 	$(MAKE) test-python
 	$(MAKE) test-install
 	$(MAKE) test-reliability
+	$(MAKE) test-listener
+	$(MAKE) test-couchdb-client
 	@echo "make test: all levels passed"
 
 test-swift: $(AMALGAMATION)
