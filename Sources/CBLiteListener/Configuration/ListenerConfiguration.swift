@@ -25,7 +25,9 @@ public struct ListenerConfiguration: Sendable {
     public struct Limits: Sendable, Equatable {
         public var maxBodyBytes = 64 * 1024 * 1024
         public var maxDocumentBytes = 20 * 1024 * 1024
-        public var maxConnections = 256
+        /// Also the number of worker threads (up to 1024): a connection runs one request
+        /// at a time, so waiting feeds never starve the other connections.
+        public var maxConnections = 128
         public var idleTimeoutMs = 120_000
         public var headerTimeoutMs = 30_000
         public init() {}
@@ -48,8 +50,8 @@ public struct ListenerConfiguration: Sendable {
             case "users":
                 guard let u = v.objectValue else { throw Self.bad("users must be an object {name: password}") }
                 for (name, pw) in u.members {
-                    guard !name.isEmpty, !name.contains(":"), let p = pw.stringValue else {
-                        throw Self.bad("users: each name must be non-empty without ':' and map to a password string")
+                    guard !name.isEmpty, !name.contains(":"), !name.utf8.contains(where: { $0 < 0x20 }), let p = pw.stringValue else {
+                        throw Self.bad("users: each name must be non-empty, without ':' or control characters, and map to a password string")
                     }
                     users[name] = p
                 }
@@ -100,8 +102,11 @@ public struct ListenerConfiguration: Sendable {
         return l
     }
 
+    /// Hosts and paths: a NUL would cut the text where the system reads it (a path
+    /// "dir\0x" would serve "dir"), so it is refused.
     private static func string(_ v: JSONValue, _ k: String) throws -> String {
         guard let s = v.stringValue else { throw bad("\(k) must be a string") }
+        guard !s.utf8.contains(0) else { throw bad("\(k) must not contain NUL characters") }
         return s
     }
 

@@ -19,6 +19,7 @@ this package, else the system's library search path.
 
 from ._lib import library_path, missing_functions
 from .database import Collection, Database, Transaction
+from .server import Server
 from .attachments import BlobReader, BlobWriter  # also adds the attachment methods
 from .errors import (BadRequest, Busy, CBLiteError, Conflict, Forbidden, InternalError,
                      NotAcceptable, NotFound, NotImplemented_, PreconditionFailed,
@@ -35,7 +36,7 @@ NotImplemented = NotImplemented_  # noqa: A001
 __version__ = "0.1.0"
 
 __all__ = [
-    "Database", "Collection", "Transaction", "Change", "ListenerToken",
+    "Database", "Collection", "Transaction", "Server", "Change", "ListenerToken",
     "CBLiteError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "NotAcceptable",
     "Conflict", "PreconditionFailed", "InternalError", "NotImplemented", "NotImplemented_",
     "Busy", "error_for_status",
