@@ -48,6 +48,8 @@ private func server(_ h: OpaquePointer?) throws -> Listener { try HandleTable.sh
 }
 
 @c @implementation public func cbl_server_stop(_ s: OpaquePointer?, _ timeoutMs: Int32) {
-    guard let l = HandleTable.shared.remove(s) as? Listener else { return }
+    // Only a server handle is released: another kind of handle passed by mistake stays valid.
+    guard let l = try? server(s) else { return }
+    HandleTable.shared.remove(s)
     l.stop(timeoutMs: Int(max(0, timeoutMs)))
 }

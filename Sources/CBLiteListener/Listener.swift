@@ -60,12 +60,18 @@ public final class Listener: @unchecked Sendable {
     /// Serves `database` as `name` (in addition to, or in place of, the directory's
     /// database of that name); nil stops serving a given handle. May be called before or
     /// after start. The handle stays the caller's: the listener never closes it.
+    /// Throws 400 for a name that is not a database name.
     public func serve(name: String, database: Database?) throws {
-        try lock.locked {
-            if let server { try server.databases.serve(name: name, database: database) } else {
-                try DatabaseRegistry.validate(name)
-                pendingServes.append((name, database))
+        do {
+            try lock.locked {
+                if let server { try server.databases.serve(name: name, database: database) } else {
+                    try DatabaseRegistry.validate(name)
+                    pendingServes.append((name, database))
+                }
             }
+        } catch let e as CouchError {
+            // The public API speaks the engine's errors (the wire's are for HTTP answers).
+            throw CBLError(Status(rawValue: Int32(e.status)) ?? .badRequest, e.reason)
         }
     }
 
@@ -82,6 +88,8 @@ public final class Listener: @unchecked Sendable {
             guard channel == nil else { throw CBLError(.badRequest, "the listener is already running") }
             let limits = configuration.limits
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            // One worker per allowed connection: a longpoll or continuous feed holds its
+            // worker while it waits, and must not starve the other connections.
             let workers = NIOThreadPool(numberOfThreads: max(4, min(64, limits.maxConnections)))
             workers.start()
             let server = ServerContext(configuration: configuration, workers: workers, serverUUID: Listener.randomHex(16), views: views)

@@ -1,0 +1,147 @@
+/*
+ * test_server.c — the listener through the real .so (cbl_server_*): started from a JSON
+ * configuration, spoken to over a real socket with plain HTTP/1.1, a given handle
+ * served and unserved, TLS identity fingerprint, bad configurations and handles, stop.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "check.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* One request on a new connection ("Connection: close"); returns the status and copies
+ * the body (NUL-terminated, truncated to size) into `body`. -1 when nothing answered. */
+static int http(uint16_t port, const char* method, const char* path, const char* json, char* body, size_t size) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || connect(fd, (struct sockaddr*)&a, sizeof a) != 0) { if (fd >= 0) close(fd); return -1; }
+    char req[1024];
+    size_t blen = json ? strlen(json) : 0;
+    int n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                     "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                     method, path, blen, json ? json : "");
+    if (write(fd, req, (size_t)n) != n) { close(fd); return -1; }
+    static char resp[65536];
+    size_t len = 0;
+    ssize_t r;
+    while (len < sizeof resp - 1 && (r = read(fd, resp + len, sizeof resp - 1 - len)) > 0) len += (size_t)r;
+    resp[len] = 0;
+    close(fd);
+    if (len < 12 || strncmp(resp, "HTTP/1.1 ", 9) != 0) return -1;
+    const char* start = strstr(resp, "\r\n\r\n");
+    if (body && size) {
+        snprintf(body, size, "%s", start ? start + 4 : "");
+    }
+    return atoi(resp + 9);
+}
+
+int main(void) {
+    int64_t instances = cbl_instance_count();
+    snprintf(g_root, sizeof g_root, "/tmp/cblite-server-XXXXXX");
+    if (!mkdtemp(g_root)) { perror("mkdtemp"); return 1; }
+    char dir[300], other[300];
+    snprintf(dir, sizeof dir, "%s/served", g_root);
+    snprintf(other, sizeof other, "%s/other", g_root);
+    char body[4096];
+
+    /* A database of the served directory, and one elsewhere given by handle. */
+    cbl_db* db = open_db("notes", dir);
+    cbl_collection* c = default_coll(db);
+    CHECK_ST(cbl_doc_put(c, "n1", "{\"title\":\"hello\"}", NULL, 0, NULL, NULL, &E), CBL_OK);
+    cbl_db* given = open_db("given", other);
+    cbl_collection* gc = default_coll(given);
+    CHECK_ST(cbl_doc_put(gc, "g1", "{\"n\":1}", NULL, 0, NULL, NULL, &E), CBL_OK);
+
+    char config[512];
+    snprintf(config, sizeof config, "{\"directory\":\"%s\",\"port\":0}", dir);
+    cbl_server* server = NULL;
+    CHECK_ST(cbl_server_start(config, &server, &E), CBL_OK);
+    uint16_t port = 0;
+    CHECK_ST(cbl_server_port(server, &port, &E), CBL_OK);
+    CHECK(port != 0);
+    char want_url[64];
+    snprintf(want_url, sizeof want_url, "http://127.0.0.1:%u/", (unsigned)port);
+    CHECK_OUT(cbl_server_url(server, &J, &E), CBL_OK, strcmp(J, want_url) == 0);
+    CHECK_OUT(cbl_server_tls_fingerprint(server, &J, &E), CBL_NOT_FOUND, 1);   /* plain HTTP */
+
+    CHECK(http(port, "GET", "/", NULL, body, sizeof body) == 200);
+    CHECK(strstr(body, "\"couchdb\":\"Welcome\"") != NULL);
+    CHECK(http(port, "GET", "/notes/n1", NULL, body, sizeof body) == 200);
+    CHECK(strstr(body, "\"title\":\"hello\"") != NULL);
+    CHECK(http(port, "GET", "/given/g1", NULL, body, sizeof body) == 404);
+
+    /* A given handle, served and written through, then unserved. */
+    CHECK_ST(cbl_server_serve(server, "given", given, &E), CBL_OK);
+    CHECK(http(port, "GET", "/given/g1", NULL, body, sizeof body) == 200);
+    CHECK(http(port, "PUT", "/given/g2", "{\"n\":2}", body, sizeof body) == 201);
+    char* json = NULL;
+    CHECK_ST(cbl_doc_get(gc, "g2", 0, &json, &E), CBL_OK);     /* the write reached the handle */
+    CHECK(json && strstr(json, "\"n\":2"));
+    cbl_free(json);
+    CHECK_ST(cbl_server_serve(server, "given", NULL, &E), CBL_OK);
+    CHECK(http(port, "GET", "/given/g1", NULL, body, sizeof body) == 404);
+
+    /* Bad arguments: clear statuses, the server still serving. */
+    CHECK_ST(cbl_server_serve(server, "../escape", given, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_server_serve(server, NULL, given, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_server_serve(server, "x", (cbl_db*)(void*)c, &E), CBL_BAD_REQUEST);   /* a collection as a db */
+    CHECK_ST(cbl_server_serve((cbl_server*)(void*)db, "x", given, &E), CBL_BAD_REQUEST); /* a db as a server */
+    CHECK_ST(cbl_server_port(server, NULL, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_server_url(NULL, &J, &E), CBL_BAD_REQUEST, 1);
+
+    /* Bad configurations: 400 with *out_server NULL; the port in use is refused. */
+    const char* bad[] = {"{", "[]", "{\"port\":70000}", "{\"colour\":\"blue\"}", "{\"port\":\"80\"}",
+                         "{\"tls\":{\"cert_pem_file\":\"/nonexistent.pem\",\"key_pem_file\":\"/nonexistent.key\"}}",
+                         "{\"directory\":\"/tmp/a\\u0000b\"}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cbl_server* s = (cbl_server*)(void*)POISON_PTR;
+        CHECK_ST(cbl_server_start(bad[i], &s, &E), CBL_BAD_REQUEST);
+        CHECK(s == NULL);
+    }
+    snprintf(config, sizeof config, "{\"port\":%u}", (unsigned)port);
+    cbl_server* clash = (cbl_server*)(void*)POISON_PTR;
+    CHECK_ST(cbl_server_start(config, &clash, &E), CBL_BAD_REQUEST);
+    CHECK(clash == NULL);
+    CHECK_ST(cbl_server_start("{}", NULL, &E), CBL_BAD_REQUEST);
+
+    /* TLS with the anonymous identity: a fingerprint of 64 hex digits, kept across starts. */
+    char tls_config[512];
+    snprintf(tls_config, sizeof tls_config, "{\"directory\":\"%s\",\"tls\":{\"anonymous\":true}}", dir);
+    cbl_server* tls = NULL;
+    CHECK_ST(cbl_server_start(tls_config, &tls, &E), CBL_OK);
+    char* fp1 = NULL;
+    CHECK_ST(cbl_server_tls_fingerprint(tls, &fp1, &E), CBL_OK);
+    CHECK(fp1 && strlen(fp1) == 64 && strspn(fp1, "0123456789abcdef") == 64);
+    CHECK_OUT(cbl_server_url(tls, &J, &E), CBL_OK, strncmp(J, "https://127.0.0.1:", 18) == 0);
+    cbl_server_stop(tls, 1000);
+    CHECK_ST(cbl_server_start(tls_config, &tls, &E), CBL_OK);
+    CHECK_OUT(cbl_server_tls_fingerprint(tls, &J, &E), CBL_OK, fp1 && strcmp(J, fp1) == 0);
+    cbl_free(fp1);
+    cbl_server_stop(tls, 1000);
+
+    /* Stop: the handle is gone, the port free, a second stop and garbage are ignored. */
+    cbl_server_stop(server, 2000);
+    uint16_t stale = 77;
+    CHECK_ST(cbl_server_port(server, &stale, &E), CBL_BAD_REQUEST);
+    CHECK(stale == 0);                                     /* out-parameter reset on failure */
+    cbl_server_stop(server, 0);
+    cbl_server_stop(NULL, 0);
+    cbl_server_stop((cbl_server*)(void*)db, 0);          /* not a server: ignored, db still open */
+    CHECK_ST(cbl_collection_count(c, &(uint64_t){0}, &E), CBL_OK);
+    snprintf(config, sizeof config, "{\"directory\":\"%s\",\"port\":%u}", dir, (unsigned)port);
+    CHECK_ST(cbl_server_start(config, &server, &E), CBL_OK);  /* the same port again */
+    CHECK(http(port, "GET", "/notes/n1", NULL, body, sizeof body) == 200);
+    cbl_server_stop(server, 2000);
+
+    cbl_collection_release(c);
+    cbl_collection_release(gc);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+    CHECK_ST(cbl_db_close(given, &E), CBL_OK);
+    return finish_tests(instances);
+}
