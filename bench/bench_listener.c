@@ -10,11 +10,12 @@
  * Usage: bench_listener --n N --dir DIR [--runs R]
  * Prints per run, then the medians:
  *   listener <what> <ms> <docs_per_s>
- * and "listener overhead_us <µs per request above the C API>".
+ * and "listener overhead_us <µs per request above the C API>", the loopback round trip
+ * of a do-nothing server in the same run, and the overhead above both.
  * The HTTP client is a small blocking one written here (no library in the way of what
  * is measured): requests with Content-Length, responses with Content-Length or chunked.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE     /* memmem */
 #include "bench_common.h"
 #include "cblite.h"
 
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <pthread.h>
 #include <unistd.h>
 
 static cbl_error err;
@@ -152,6 +154,61 @@ static int request(conn* c, const char* method, const char* path, const char* bo
     return status;
 }
 
+/* ---- the loopback baseline: the same client against a server that does nothing ------- */
+/* A thread answering every request on one connection with a fixed 200, so the report can
+ * separate the listener's own cost from the machine's TCP round trip. */
+static int echo_listen_fd;
+
+static void* echo_serve(void* arg) {
+    (void)arg;
+    int fd = accept(echo_listen_fd, NULL, NULL);
+    if (fd < 0) return NULL;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+    char buf[8192];
+    size_t len = 0;
+    while (1) {
+        ssize_t r = read(fd, buf + len, sizeof buf - len);
+        if (r <= 0) break;
+        len += (size_t)r;
+        char* end;
+        while ((end = memmem(buf, len, "\r\n\r\n", 4)) != NULL) {     /* GETs: no body */
+            size_t used = (size_t)(end + 4 - buf);
+            send_all(fd, resp, sizeof resp - 1);
+            memmove(buf, buf + used, len - used);
+            len -= used;
+        }
+    }
+    close(fd);
+    return NULL;
+}
+
+/* Per-request milliseconds of `n` GETs against the do-nothing server. */
+static double loopback_ms(long n) {
+    echo_listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t alen = sizeof a;
+    if (bind(echo_listen_fd, (struct sockaddr*)&a, sizeof a) != 0 || listen(echo_listen_fd, 1) != 0 ||
+        getsockname(echo_listen_fd, (struct sockaddr*)&a, &alen) != 0) bench_die("loopback baseline: bind failed");
+    pthread_t t;
+    pthread_create(&t, NULL, echo_serve, NULL);
+    conn c;
+    conn_open(&c, ntohs(a.sin_port));
+    double t0 = bench_now_ms();
+    for (long k = 0; k < n; k++) {
+        if (request(&c, "GET", "/x", NULL, 0, NULL, NULL) != 200) bench_die("loopback baseline: bad answer");
+    }
+    double ms = bench_now_ms() - t0;
+    close(c.fd);
+    free(c.buf);
+    pthread_join(t, NULL);
+    close(echo_listen_fd);
+    return ms;
+}
+
 /* ---- the measured work ------------------------------------------------------------- */
 
 /* The JSON array of documents lo..hi-1 (with their IDs). */
@@ -196,7 +253,7 @@ int main(int argc, char** argv) {
     if (!dir || n < 1 || runs < 1 || runs > 99) bench_die("usage: %s --n N --dir DIR [--runs R]", argv[0]);
     char* json = malloc((size_t)BENCH_BATCH * (BENCH_BODY_SIZE + BENCH_ID_SIZE + 16) + 16);
     long* order = bench_read_order(n);
-    double capi_w[99], http_w[99], capi_r[99], http_r[99];
+    double capi_w[99], http_w[99], capi_r[99], http_r[99], echo_r[99];
 
     for (int run = 0; run < runs; run++) {
         bench_remove_tree(dir);
@@ -264,6 +321,8 @@ int main(int argc, char** argv) {
         }
         http_r[run] = bench_now_ms() - t;
 
+        echo_r[run] = loopback_ms(n);
+
         uint64_t count = 0;
         ck(cbl_collection_count(served, &count, &err), "cbl_collection_count");
         if ((long)count != n) bench_check("listener", "served database holds %llu documents, expected %ld", (unsigned long long)count, n);
@@ -274,10 +333,11 @@ int main(int argc, char** argv) {
         cbl_collection_release(served);
         ck(cbl_db_close(api_db, &err), "cbl_db_close");
         ck(cbl_db_close(http_db, &err), "cbl_db_close");
-        printf("run %d: write capi %.0f ms, http %.0f ms; read capi %.0f ms, http %.0f ms\n",
-               run + 1, capi_w[run], http_w[run], capi_r[run], http_r[run]);
+        printf("run %d: write capi %.0f ms, http %.0f ms; read capi %.0f ms, http %.0f ms, loopback %.0f ms\n",
+               run + 1, capi_w[run], http_w[run], capi_r[run], http_r[run], echo_r[run]);
     }
     double cw = median(capi_w, runs), hw = median(http_w, runs), cr = median(capi_r, runs), hr = median(http_r, runs);
+    double er = median(echo_r, runs);
     printf("listener write_capi %.1f %.0f\n", cw, n / cw * 1000);
     printf("listener write_http %.1f %.0f\n", hw, n / hw * 1000);
     printf("listener read_capi %.1f %.0f\n", cr, n / cr * 1000);
@@ -285,6 +345,10 @@ int main(int argc, char** argv) {
     printf("listener write_ratio %.2f\n", hw / cw);
     printf("listener read_ratio %.2f\n", hr / cr);
     printf("listener overhead_us %.1f\n", (hr - cr) * 1000.0 / n);
+    /* The machine's own cost of one HTTP round trip on loopback (a server that does
+     * nothing), and what the listener adds above it and above the C API's read. */
+    printf("listener loopback_roundtrip_us %.1f\n", er * 1000.0 / n);
+    printf("listener overhead_above_loopback_us %.1f\n", (hr - cr - er) * 1000.0 / n);
     bench_remove_tree(dir);
     free(json);
     free(order);
