@@ -90,7 +90,7 @@ public final class Listener: @unchecked Sendable {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             // One worker per allowed connection: a longpoll or continuous feed holds its
             // worker while it waits, and must not starve the other connections.
-            let workers = NIOThreadPool(numberOfThreads: max(4, min(64, limits.maxConnections)))
+            let workers = NIOThreadPool(numberOfThreads: max(4, min(1024, limits.maxConnections)))
             workers.start()
             let server = ServerContext(configuration: configuration, workers: workers, serverUUID: Listener.randomHex(16), views: views)
             server.router = Router(server: server, inFlight: inFlight)

@@ -109,3 +109,24 @@ enum DispatchLike {
         pthread_detach(t)
     }
 }
+
+final class FeedStarvationTests: ListenerTestCase {
+    /// As many waiting feeds as connections allowed, minus one, and the last connection
+    /// is still served at once.
+    func testWaitingFeedsDoNotStarveOtherConnections() throws {
+        try start(#""limits":{"max_connections":80}"#)
+        let writer = try client()
+        XCTAssertEqual(try writer.request("PUT", "/db").status, 201)
+        var feeds: [TestHTTPClient] = []
+        for _ in 0..<70 {
+            let f = try client()
+            f.send("GET /db/_changes?feed=longpoll&since=now&timeout=20000 HTTP/1.1\r\nHost: x\r\n\r\n")
+            feeds.append(f)
+        }
+        usleep(300_000)
+        let t = Clock.ms()
+        XCTAssertEqual(try writer.json("PUT", "/db/wake", "{}").status, 201)
+        XCTAssertLessThan(Clock.ms() - t, 2000)
+        for f in feeds { XCTAssertTrue(f.readUntil("\"wake\"").contains("\"wake\"")) }
+    }
+}
