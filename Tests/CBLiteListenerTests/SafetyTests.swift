@@ -119,6 +119,23 @@ final class SafetyTests: ListenerTestCase {
         XCTAssertEqual(try client().request("GET", "/_up").status, 200)
     }
 
+    /// A client that half-closes after its request gets the answer, then the server
+    /// closes its side too (no connection left in CLOSE-WAIT until the idle timeout).
+    func testHalfClosingClientsAreAnsweredThenClosed() throws {
+        try start(#""limits":{"max_connections":3}"#)
+        for _ in 0..<10 {
+            let c = try client()
+            c.send("GET /_up HTTP/1.1\r\nHost: x\r\n\r\n")
+            c.shutdownWrite()
+            XCTAssertEqual(try c.readResponse().status, 200)
+            XCTAssertTrue(c.isClosedByServer(timeoutMs: 1000))
+        }
+        let idle = try client()
+        idle.shutdownWrite()
+        XCTAssertTrue(idle.isClosedByServer(timeoutMs: 1000))
+        XCTAssertEqual(try client().request("GET", "/_up").status, 200)
+    }
+
     func testMalformedHTTPIs400AndTheServerSurvives() throws {
         try start()
         for garbage in ["GARBAGE\r\n\r\n", "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", "GET /%zz HTTP/1.1\r\nHost: x\r\n\r\n",

@@ -59,6 +59,14 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // The client half-closed: answer what is in flight, then close (it sends no more).
+        if let e = event as? ChannelEvent, e == .inputClosed {
+            switch state {
+            case .idle, .discarding: context.close(promise: nil)
+            case .active: closeAfterResponse = true
+            }
+            return
+        }
         if event is IdleStateHandler.IdleStateEvent {
             switch state {
             case .idle, .discarding: context.close(promise: nil)
