@@ -79,6 +79,9 @@ final class ChangesFeedTests: ListenerTestCase {
         let r = try c.request("GET", "/db/_changes?feed=eventsource&since=0&timeout=200")
         XCTAssertEqual(r.header("Content-Type"), "text/event-stream; charset=utf-8")
         XCTAssertTrue(r.text.hasPrefix("data: {\"seq\":1,\"id\":\"d1\""), r.text)
+        _ = try c.json("PUT", "/db/d2", "{}")
+        let resumed = try c.request("GET", "/db/_changes?feed=eventsource&timeout=200", headers: [("Last-Event-ID", "1")])
+        XCTAssertTrue(resumed.text.hasPrefix("data: {\"seq\":2,\"id\":\"d2\""), resumed.text)
     }
 
     func testStopEndsAContinuousFeed() throws {

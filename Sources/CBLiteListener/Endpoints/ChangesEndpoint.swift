@@ -102,7 +102,9 @@ extension Router {
             if !bytes.isEmpty { body = try parseObject(bytes) }
         }
         p.feed = q["feed"] ?? "normal"
-        switch try q.since() ?? body["since"].map({ try Since(json: $0) }) ?? .sequence(0) {
+        // An EventSource client resumes from the last event it saw.
+        let lastEventID = p.feed == "eventsource" ? try req.header("Last-Event-ID").map { try Since($0) } : nil
+        switch try q.since() ?? body["since"].map({ try Since(json: $0) }) ?? lastEventID ?? .sequence(0) {
         case .now: p.since = try coll.lastSequence
         case .sequence(let n): p.since = n
         }
