@@ -14,7 +14,7 @@ import NIOSSL
 ///     l.stop()
 public final class Listener: @unchecked Sendable {
     public let configuration: ListenerConfiguration
-    private let lock = Condition()
+    private let lock = Monitor()
     private var group: MultiThreadedEventLoopGroup?
     private var workers: NIOThreadPool?
     private var channel: Channel?
@@ -179,7 +179,7 @@ public final class Listener: @unchecked Sendable {
 
 /// The open connections, to enforce the limit and to close them all at stop.
 final class ConnectionCounter: @unchecked Sendable {
-    private let lock = Condition()
+    private let lock = Monitor()
     private var channels: [ObjectIdentifier: Channel] = [:]
 
     func add(_ c: Channel, max: Int) -> Bool {

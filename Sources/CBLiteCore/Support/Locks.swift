@@ -38,6 +38,13 @@ public final class Monitor: @unchecked Sendable {
         return pthread_cond_timedwait(&cond, &mutex, &ts) != ETIMEDOUT
     }
 
+    /// Waits (inside `locked`) until signalled or `timeoutMs` passes (nil: no limit);
+    /// returns false on timeout.
+    @discardableResult
+    public func wait(timeoutMs: Int? = nil) -> Bool {
+        wait(until: timeoutMs.map { MonotonicTime.now().adding(milliseconds: $0) })
+    }
+
     public func broadcast() { pthread_cond_broadcast(&cond) }
 }
 
@@ -73,6 +80,9 @@ public struct MonotonicTime: Comparable, Sendable {
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return MonotonicTime(nanoseconds: UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec))
     }
+
+    /// Milliseconds on the monotonic clock (for deadlines and idle times).
+    public var milliseconds: Int64 { Int64(nanoseconds / 1_000_000) }
 
     public func adding(milliseconds: Int) -> MonotonicTime {
         MonotonicTime(nanoseconds: nanoseconds + UInt64(max(0, milliseconds)) * 1_000_000)

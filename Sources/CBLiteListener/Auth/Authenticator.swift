@@ -56,13 +56,13 @@ final class Authenticator: @unchecked Sendable {
 
     // MARK: session cookies: hex("name:expiry:hmac")
 
-    func makeSession(user: String, now: Int64 = Clock.unixMicros() / 1_000_000) -> String {
+    func makeSession(user: String, now: Int64 = unixTimeMicrosNow() / 1_000_000) -> String {
         let payload = "\(user):\(String(now + Authenticator.sessionSeconds, radix: 16))"
         let mac = HMAC<SHA256>.authenticationCode(for: Array(payload.utf8), using: sessionKey)
         return Hex.encode(Array((payload + ":").utf8) + Array(mac))
     }
 
-    func verifySession(_ value: String, now: Int64 = Clock.unixMicros() / 1_000_000) -> String? {
+    func verifySession(_ value: String, now: Int64 = unixTimeMicrosNow() / 1_000_000) -> String? {
         guard let bytes = Hex.decode(value), bytes.count > 33 else { return nil }
         let mac = Array(bytes.suffix(32))
         let payloadBytes = Array(bytes.dropLast(33))

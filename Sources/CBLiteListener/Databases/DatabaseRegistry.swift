@@ -7,7 +7,7 @@ import CouchWire
 /// `db.collection`, default scope) reaches a collection.
 final class DatabaseRegistry: @unchecked Sendable {
     let directory: String?
-    private let lock = Condition()
+    private let lock = Monitor()
     private var given: [String: Database] = [:]
     private var opened: [String: Database] = [:]
     private var stopped = false

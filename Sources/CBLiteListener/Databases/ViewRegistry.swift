@@ -3,7 +3,7 @@ import CBLiteCore
 /// Views registered through the API (their map and reduce are Swift or C functions),
 /// served as `/{db}/_design/{ddoc}/_view/{view}`.
 final class ViewRegistry: @unchecked Sendable {
-    private let lock = Condition()
+    private let lock = Monitor()
     private var views: [String: View] = [:]
 
     private static func key(_ db: String, _ ddoc: String, _ name: String) -> String { db + "\u{0}" + ddoc + "\u{0}" + name }

@@ -28,9 +28,9 @@ extension Router {
             try res.write(ChangesWriter.normalHeader)
             try res.flush()
             if rows.isEmpty && p.feed == "longpoll" && !p.options.descending {
-                let deadline = Clock.nowMs() + Int64(p.timeoutMs)
+                let deadline = MonotonicTime.now().milliseconds + Int64(p.timeoutMs)
                 while rows.isEmpty, !req.cancellation.isCancelled {
-                    let left = deadline - Clock.nowMs()
+                    let left = deadline - MonotonicTime.now().milliseconds
                     if left <= 0 { break }
                     if try coll.waitForChanges(after: p.since, timeoutMs: Int(min(left, 1000))) { rows = try scan(coll, &p) }
                 }
@@ -44,7 +44,7 @@ extension Router {
             var firstRows: [ChangesWriter.Row]? = try scan(coll, &p)     // errors before the head
             res.begin(status: 200, contentType: events ? "text/event-stream; charset=utf-8" : "application/json")
             var emitted: Int64 = 0
-            var idleSince = Clock.nowMs()
+            var idleSince = MonotonicTime.now().milliseconds
             while !req.cancellation.isCancelled {
                 let rows = try firstRows ?? scan(coll, &p)
                 firstRows = nil
@@ -53,19 +53,19 @@ extension Router {
                     emitted += 1
                     if p.options.limit >= 0 && emitted >= p.options.limit { break }
                 }
-                if !rows.isEmpty { try res.flush(); idleSince = Clock.nowMs() }
+                if !rows.isEmpty { try res.flush(); idleSince = MonotonicTime.now().milliseconds }
                 if p.options.limit >= 0 && emitted >= p.options.limit { break }
                 if p.options.descending { break }
                 let slice = min(p.heartbeatMs ?? p.timeoutMs, 1000)
                 let changed: Bool
                 do { changed = try coll.waitForChanges(after: p.since, timeoutMs: slice) } catch { break }   // the database closed
                 if changed { continue }
-                let idle = Clock.nowMs() - idleSince
+                let idle = MonotonicTime.now().milliseconds - idleSince
                 if let hb = p.heartbeatMs {
                     if idle >= Int64(hb) {
                         try res.write(events ? ChangesWriter.eventHeartbeat() : ChangesWriter.heartbeat)
                         try res.flush()
-                        idleSince = Clock.nowMs()
+                        idleSince = MonotonicTime.now().milliseconds
                     }
                 } else if idle >= Int64(p.timeoutMs) {
                     break

@@ -53,7 +53,7 @@ final class Request: @unchecked Sendable {
 
 /// A flag a worker polls, set when the request's connection closes.
 final class Cancellation: @unchecked Sendable {
-    private let condition = Condition()
+    private let condition = Monitor()
     private var cancelled = false
     var isCancelled: Bool { condition.locked { cancelled } }
     func cancel() { condition.locked { cancelled = true; condition.broadcast() } }

@@ -10,7 +10,7 @@ final class RequestBody: @unchecked Sendable {
 
     static let highWater = 1 << 20
 
-    private let condition = Condition()
+    private let condition = Monitor()
     private var chunks: [[UInt8]] = []
     private var buffered = 0
     private var received = 0

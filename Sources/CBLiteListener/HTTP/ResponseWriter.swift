@@ -15,7 +15,7 @@ final class ResponseWriter: @unchecked Sendable {
     private let isHead: Bool
     private let keepAlive: Bool
     private let onFinished: @Sendable (_ keepAlive: Bool) -> Void
-    private let lock = Condition()
+    private let lock = Monitor()
     private var started = false
     private var finished = false
     private var unflushedBytes = 0

@@ -1,6 +1,8 @@
+import CBLiteCore
+
 /// Counts requests being handled so `stop()` can wait for them (bounded).
 final class InFlightRequests: @unchecked Sendable {
-    private let condition = Condition()
+    private let condition = Monitor()
     private var count = 0
 
     func enter() { condition.locked { count += 1 } }
@@ -8,10 +10,10 @@ final class InFlightRequests: @unchecked Sendable {
 
     /// Waits until none is running or `timeoutMs` passes; true when none is running.
     func waitIdle(timeoutMs: Int) -> Bool {
-        let deadline = Clock.nowMs() + Int64(timeoutMs)
+        let deadline = MonotonicTime.now().milliseconds + Int64(timeoutMs)
         return condition.locked {
             while count > 0 {
-                let left = deadline - Clock.nowMs()
+                let left = deadline - MonotonicTime.now().milliseconds
                 if left <= 0 { return false }
                 condition.wait(timeoutMs: Int(left))
             }
@@ -23,7 +25,7 @@ final class InFlightRequests: @unchecked Sendable {
 /// The bodies and cancellation flags of requests being handled, so `stop()` can wake
 /// every worker still waiting on a client (it must not wait forever on one).
 final class ActiveRequests: @unchecked Sendable {
-    private let condition = Condition()
+    private let condition = Monitor()
     private var requests: [ObjectIdentifier: (RequestBody, Cancellation)] = [:]
 
     func add(id: ObjectIdentifier, body: RequestBody, cancellation: Cancellation) {

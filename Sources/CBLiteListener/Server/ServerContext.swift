@@ -13,7 +13,7 @@ final class ServerContext: @unchecked Sendable {
     let workers: NIOThreadPool
     /// Stable for this listener's life: the welcome's "uuid".
     let serverUUID: String
-    let startTimeMicros = Clock.unixMicros()
+    let startTimeMicros = unixTimeMicrosNow()
     var router: Router!
     let activeRequests = ActiveRequests()
 

@@ -1,5 +1,5 @@
 import Crypto
-import CouchWire
+import CBLiteCore
 
 /// The anonymous identity's certificate, written as DER by hand: one fixed shape (a
 /// self-signed P-256 leaf for localhost and the loopback addresses), about a hundred

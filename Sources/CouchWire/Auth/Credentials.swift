@@ -1,3 +1,5 @@
+import CBLiteCore
+
 /// Reading credentials off a request: `Authorization: Basic`, the `AuthSession` cookie,
 /// and `/_session` login bodies (form or JSON).
 public enum Credentials {
