@@ -1,6 +1,9 @@
 // swift-tools-version:6.1
 // cblite: the Swift engine (CBLiteCore), its C ABI (CBLite -> libcblite.so), the `cblite`
 // command-line tool, and SQLCipher compiled in as a C target (see Sources/CSQLCipher).
+// Cryptography is the system's OpenSSL libcrypto (which SQLCipher links anyway), through the
+// small C target CCrypto — not swift-crypto: its vendored BoringSSL (a crypto library the OS
+// does not patch) and the FoundationEssentials it imports cost ≈ 5 MB of the 25 MB budget.
 // Release flags that only the shipped .so needs (static Swift runtime, soname, export
 // list) live in the Makefile so that test binaries are unaffected.
 import PackageDescription
@@ -36,7 +39,6 @@ let package = Package(
         .executable(name: "cblite-cli", targets: ["cblite-cli"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         // The listener: HTTP(S) on SwiftNIO, gzip through NIOExtras' zlib (DESIGN §6). The
@@ -56,6 +58,18 @@ let package = Package(
             cSettings: sqlcipherDefines,
             linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("m")]
         ),
+        // SHA-1/SHA-256/MD5, HMAC, HKDF, AES-256-GCM, random bytes and P-256 ECDSA on the
+        // system's OpenSSL 3 libcrypto (already linked for SQLCipher): one crypto library the
+        // OS patches instead of swift-crypto's vendored BoringSSL, and ≈ 5 MB less in
+        // libcblite.so. Hidden symbols, as SQLCipher's: nothing of it is exported.
+        .target(
+            name: "CCrypto",
+            path: "Sources/CCrypto",
+            sources: ["ccrypto.c"],
+            publicHeadersPath: "include",
+            cSettings: [.unsafeFlags(["-fvisibility=hidden", "-O2"])],
+            linkerSettings: [.linkedLibrary("crypto")]
+        ),
         .systemLibrary(name: "CCBLite", path: "Sources/CCBLite"),
         .systemLibrary(name: "CICU", path: "Sources/CICU", pkgConfig: "icu-i18n", providers: [.apt(["libicu-dev"])]),
         .target(
@@ -63,7 +77,7 @@ let package = Package(
             dependencies: [
                 "CSQLCipher",
                 "CICU",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "CCrypto",
                 .product(name: "Logging", package: "swift-log"),
             ],
             // Runtime exclusivity checks cost ~5% of a read (measured with callgrind);
@@ -98,7 +112,6 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             // NIO handlers hop between the event loop and worker threads by design; the
             // Swift 5 mode keeps that code free of Sendable ceremony.
@@ -106,11 +119,13 @@ let package = Package(
         ),
         .testTarget(
             name: "CBLiteCoreTests",
-            dependencies: ["CBLiteCore"]
+            dependencies: ["CBLiteCore"],
+            // Databases written by earlier versions (read by CryptoCompatibilityTests via #filePath).
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "CouchWireTests",
-            dependencies: ["CouchWire", "CBLiteCore", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CouchWire", "CBLiteCore"]
         ),
         .testTarget(
             name: "CBLiteListenerTests",
@@ -119,7 +134,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),

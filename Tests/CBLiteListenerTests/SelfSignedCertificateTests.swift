@@ -1,5 +1,4 @@
 import CBLiteCore
-import Crypto
 @testable import CBLiteListener
 import NIOSSL
 import XCTest
@@ -8,7 +7,7 @@ import XCTest
 /// NIOSSL) — the parser every TLS handshake of the listener uses.
 final class SelfSignedCertificateTests: XCTestCase {
     func testBoringSSLReadsTheCertificateAsWritten() throws {
-        let key = P256.Signing.PrivateKey()
+        let key = try SigningKeyP256()
         let now: Int64 = 1_795_000_000
         let der = try SelfSignedCertificate.make(key: key, now: now)
         let cert = try NIOSSLCertificate(bytes: der, format: .der)
@@ -16,17 +15,52 @@ final class SelfSignedCertificateTests: XCTestCase {
         XCTAssertEqual(Int64(cert.notValidBefore), now - 3600)
         XCTAssertEqual(Int64(cert.notValidAfter), now + 10 * 365 * 86400)
         // The certificate carries the key it was made for, and the PEM form is the same DER.
-        XCTAssertEqual(try cert.extractPublicKey().toSPKIBytes(), Array(key.publicKey.derRepresentation))
+        XCTAssertEqual(try cert.extractPublicKey().toSPKIBytes(), try key.publicKeyDER())
         let fromPEM = try NIOSSLCertificate(bytes: Array(SelfSignedCertificate.pem(der).utf8), format: .pem)
         XCTAssertEqual(try fromPEM.toDERBytes(), der)
         let names = Array(cert._subjectAlternativeNames())
         XCTAssertEqual(names.count, 3)
         // Usable as a server identity with its key.
         let pem = SelfSignedCertificate.pem(der)
-        let keyPEM = try NIOSSLPrivateKey(bytes: Array(key.pemRepresentation.utf8), format: .pem)
+        let keyPEM = try NIOSSLPrivateKey(bytes: Array(try key.pkcs8PEM().utf8), format: .pem)
         let config = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(pem.utf8), format: .pem))], privateKey: .privateKey(keyPEM))
         XCTAssertNoThrow(try NIOSSLContext(configuration: config))
+    }
+
+    /// The certificate's signature verifies (with OpenSSL) over its to-be-signed part.
+    func testSignatureVerifies() throws {
+        let key = try SigningKeyP256()
+        let der = try SelfSignedCertificate.make(key: key, now: 1_795_000_000)
+        // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue BIT STRING }
+        func elements(_ bytes: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
+            var out: [ArraySlice<UInt8>] = []
+            var i = bytes.startIndex
+            while i < bytes.endIndex {
+                var len = Int(bytes[i + 1]), header = 2
+                if len & 0x80 != 0 {
+                    let n = len & 0x7F
+                    len = bytes[(i + 2)..<(i + 2 + n)].reduce(0) { $0 << 8 | Int($1) }
+                    header += n
+                }
+                out.append(bytes[i..<(i + header + len)])
+                i += header + len
+            }
+            return out
+        }
+        let outer = elements(der[...])
+        XCTAssertEqual(outer.count, 1)
+        let headerLength = outer[0].count - (der[1] & 0x80 != 0 ? Int(der[1] & 0x7F) + 2 : 2)
+        let parts = elements(der[(der.count - headerLength)...])
+        XCTAssertEqual(parts.count, 3)
+        let tbs = Array(parts[0])
+        let bitString = Array(parts[2])
+        XCTAssertEqual(bitString[0], 0x03)
+        XCTAssertLessThan(bitString[1], 0x80, "a signature of at most 72 bytes has a short length")
+        XCTAssertEqual(bitString[2], 0, "no unused bits")
+        let signature = Array(bitString.dropFirst(3))
+        XCTAssertTrue(SigningKeyP256.isValidSignature(signature, for: tbs, publicKeyDER: try key.publicKeyDER()))
+        XCTAssertFalse(SigningKeyP256.isValidSignature(signature, for: tbs + [0], publicKeyDER: try key.publicKeyDER()))
     }
 
     func testTimesAreUTCTimeBefore2050AndGeneralizedTimeAfter() {

@@ -1,6 +1,5 @@
 import CBLiteCore
 @testable import CouchWire
-import Crypto
 import XCTest
 
 final class MultipartTests: XCTestCase {
@@ -46,7 +45,7 @@ final class MultipartTests: XCTestCase {
                         for (p, e) in zip(parts, expected) {
                             let e = e.objectValue!
                             XCTAssertEqual(p.content.count, Int(e["length"]!.intValue!), "\(file) #\(x.seq)")
-                            XCTAssertEqual(Base64.encode(Array(Insecure.MD5.hash(data: p.content))), e["md5_base64"]!.stringValue!)
+                            XCTAssertEqual(Base64.encode(MD5.hash(p.content)), e["md5_base64"]!.stringValue!)
                             let hs = e["headers"]!.arrayValue!.map { ($0.arrayValue![0].stringValue!, $0.arrayValue![1].stringValue!) }
                             XCTAssertEqual(p.headers, PartHeaders(hs.map { (name: $0.0, value: $0.1) }))
                             // Nested multipart/related inside _bulk_get's and open_revs' multipart/mixed.
@@ -54,7 +53,7 @@ final class MultipartTests: XCTestCase {
                                 let innerParts = try parse(p.content, boundary: inner, chunk: chunk)
                                 XCTAssertEqual(innerParts.count, nested.count)
                                 for (ip, ie) in zip(innerParts, nested) {
-                                    XCTAssertEqual(Base64.encode(Array(Insecure.MD5.hash(data: ip.content))), ie.objectValue!["md5_base64"]!.stringValue!)
+                                    XCTAssertEqual(Base64.encode(MD5.hash(ip.content)), ie.objectValue!["md5_base64"]!.stringValue!)
                                 }
                             }
                         }

@@ -1,5 +1,3 @@
-import Crypto
-
 /// Re-encrypting attachments when a database's key changes (or encryption is added or
 /// removed). Every referenced file is re-encoded under the new key into
 /// `attachments.rekey/`, which is marked complete with a check value of the new key;
@@ -16,8 +14,8 @@ enum AttachmentRekey {
 
     static func checkValue(_ key: EncryptionKey?) -> String {
         guard let key else { return "plain" }
-        let mac = HMAC<SHA256>.authenticationCode(for: Array("cblite rekey check".utf8), using: key.derivationSecret)
-        return Array(mac).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        let mac = HMACSHA256.authenticationCode(Array("cblite rekey check".utf8), key: key.derivationSecret)
+        return mac.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
     /// Under the database's exclusive lock, before the database file is swapped.

@@ -1,5 +1,3 @@
-import Crypto
-
 /// The identity of an attachment's content: the SHA-1 digest of its bytes, written
 /// "sha1-<base64 of the 20 bytes>" as in CouchDB and Couchbase Lite.
 public struct BlobDigest: Hashable, Sendable, CustomStringConvertible {
@@ -43,22 +41,25 @@ public struct BlobDigest: Hashable, Sendable, CustomStringConvertible {
 
     /// The digest of bytes in memory.
     public static func of(_ bytes: UnsafeRawBufferPointer) -> BlobDigest {
-        var h = Insecure.SHA1()
-        h.update(bufferPointer: bytes)
-        return BlobDigest(hasher: h)
+        BlobDigest(bytes: SHA1.hash(bytes))
     }
 
     public static func of(_ bytes: [UInt8]) -> BlobDigest { bytes.withUnsafeBytes { of($0) } }
 
-    init(hasher: Insecure.SHA1) {
-        self.init(bytes: Array(hasher.finalize()))
+    /// The digest of what `hasher` was given (which then starts over).
+    init(hasher: inout SHA1) {
+        self.init(bytes: hasher.finalize())
     }
 }
 
 /// Incremental SHA-1 of content, giving its BlobDigest.
 struct BlobHasher {
-    private var h = Insecure.SHA1()
-    mutating func update(_ bytes: UnsafeRawBufferPointer) { h.update(bufferPointer: bytes) }
-    mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { h.update(bufferPointer: $0) } }
-    var digest: BlobDigest { BlobDigest(hasher: h) }
+    private var h = SHA1()
+    mutating func update(_ bytes: UnsafeRawBufferPointer) { h.update(bytes) }
+    mutating func update(_ bytes: [UInt8]) { h.update(bytes) }
+    /// The digest of the content so far.
+    var digest: BlobDigest {
+        var copy = h
+        return BlobDigest(hasher: &copy)
+    }
 }

@@ -1,5 +1,3 @@
-import Crypto
-
 /// Reads stored attachment content in chunks, with seek. Holds the file open, so it
 /// keeps working even if compaction deletes the file meanwhile. When the content is read
 /// sequentially from the start to the end it is checked against its digest, and the
@@ -13,7 +11,7 @@ public final class BlobReader: @unchecked Sendable {
     private var file: BlobFile?
     private var decoder: (any BlobFileDecoder)?
     private var pos: UInt64 = 0
-    private var hasher: Insecure.SHA1? = Insecure.SHA1()   // nil once reads are not sequential
+    private var hasher: SHA1? = SHA1()   // nil once reads are not sequential
     private var hashed: UInt64 = 0
 
     init(digest: BlobDigest, file: BlobFile, decoder: any BlobFileDecoder) {
@@ -35,10 +33,10 @@ public final class BlobReader: @unchecked Sendable {
             let n = buffer.count == 0 ? 0 : try decoder.read(at: pos, into: buffer)
             if hasher != nil {
                 if hashed == pos {
-                    hasher!.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                    hasher!.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
                     hashed += UInt64(n)
                     if hashed == length {
-                        let actual = BlobDigest(hasher: hasher!)
+                        let actual = BlobDigest(hasher: &hasher!)
                         hasher = nil
                         if actual != digest {
                             throw CBLError.internalError("attachment content \(digest) is corrupt (its digest is \(actual))")

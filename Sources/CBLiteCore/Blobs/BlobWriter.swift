@@ -1,4 +1,3 @@
-import Crypto
 import Glibc
 
 /// Writes attachment content in chunks (constant memory whatever the size) into a
@@ -13,7 +12,7 @@ public final class BlobWriter: @unchecked Sendable {
     private var file: BlobFile?
     private var encoder: (any BlobFileEncoder)?
     private let tempPath: String
-    private var hasher = Insecure.SHA1()
+    private var hasher = SHA1()
     private var count: UInt64 = 0
     private var result: BlobInfo?
 
@@ -50,7 +49,7 @@ public final class BlobWriter: @unchecked Sendable {
                 discardLocked()
                 throw error
             }
-            hasher.update(bufferPointer: bytes)
+            hasher.update(bytes)
             count += UInt64(bytes.count)
         }
     }
@@ -65,7 +64,7 @@ public final class BlobWriter: @unchecked Sendable {
             if let result { return result }
             guard let encoder, let file else { throw CBLError.badRequest("blob writer is closed") }
             do {
-                let digest = BlobDigest(hasher: hasher)
+                let digest = BlobDigest(hasher: &hasher)
                 if let expected, expected != digest { throw store.digestMismatch(expected: expected, actual: digest) }
                 try encoder.finish()
                 try file.sync()
@@ -97,16 +96,16 @@ public final class BlobWriter: @unchecked Sendable {
         guard decoder.length == count else {
             throw CBLError.internalError("attachment file has \(decoder.length) bytes after writing \(count)")
         }
-        var h = Insecure.SHA1()
+        var h = SHA1()
         var buf = [UInt8](repeating: 0, count: BlobStore.chunkSize)
         var offset: UInt64 = 0
         while offset < count {
             let n = try buf.withUnsafeMutableBytes { try decoder.read(at: offset, into: $0) }
             guard n > 0 else { break }
-            buf.withUnsafeBytes { h.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            buf.withUnsafeBytes { h.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
             offset += UInt64(n)
         }
-        guard offset == count, BlobDigest(hasher: h) == digest else {
+        guard offset == count, BlobDigest(hasher: &h) == digest else {
             throw CBLError.internalError("attachment file does not read back as written (disk error?)")
         }
     }

@@ -1,4 +1,3 @@
-import Crypto
 import Glibc
 
 /// Attachment files of an encrypted database: AES-256-GCM in 64 KiB chunks, so reads at
@@ -15,10 +14,13 @@ struct EncryptedBlobFileFormat: BlobFileFormat {
     static let headerSize = 28
     static let tagSize = 16
     let chunkSize: Int
-    private let secret: SymmetricKey
+    private let secret: [UInt8]
+    private let namingKey: [UInt8]
 
     init(key: EncryptionKey, chunkSize: Int = 64 * 1024) {
         secret = key.derivationSecret
+        namingKey = HKDFSHA256.deriveKey(inputKeyMaterial: secret, info: Array("cblite attachment names v1".utf8),
+                                         outputByteCount: 32)
         self.chunkSize = chunkSize
     }
 
@@ -26,21 +28,20 @@ struct EncryptedBlobFileFormat: BlobFileFormat {
     /// a name reveals nothing about the content to someone without the key, while equal
     /// content still maps to one file (de-duplication).
     func fileName(forDigest digest: BlobDigest) -> String {
-        let namingKey = HKDF<SHA256>.deriveKey(inputKeyMaterial: secret, info: Array("cblite attachment names v1".utf8),
-                                               outputByteCount: 32)
-        let mac = HMAC<SHA256>.authenticationCode(for: Array(digest.hex.utf8), using: namingKey)
-        return Array(mac).map { String($0, radix: 16).leftPadded(to: 2) }.joined() + ".blob"
+        let mac = HMACSHA256.authenticationCode(Array(digest.hex.utf8), key: namingKey)
+        return mac.map { String($0, radix: 16).leftPadded(to: 2) }.joined() + ".blob"
     }
 
-    fileprivate func fileKey(salt: [UInt8]) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: secret, salt: salt, info: Array("cblite attachment chunks v1".utf8),
-                               outputByteCount: 32)
+    fileprivate func fileKey(salt: [UInt8]) -> [UInt8] {
+        HKDFSHA256.deriveKey(inputKeyMaterial: secret, salt: salt, info: Array("cblite attachment chunks v1".utf8),
+                             outputByteCount: 32)
     }
 
-    fileprivate static func nonce(_ index: UInt64) throws -> AES.GCM.Nonce {
+    /// 12 bytes: 4 zero bytes, then the chunk index big-endian.
+    fileprivate static func nonce(_ index: UInt64) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: 12)
         for i in 0..<8 { bytes[4 + i] = UInt8(truncatingIfNeeded: index >> (8 * (7 - i))) }
-        return try AES.GCM.Nonce(data: bytes)
+        return bytes
     }
 
     fileprivate static func aad(_ index: UInt64, last: Bool) -> [UInt8] {
@@ -51,10 +52,7 @@ struct EncryptedBlobFileFormat: BlobFileFormat {
     }
 
     func makeEncoder(for file: BlobFile) throws -> any BlobFileEncoder {
-        var salt = [UInt8](repeating: 0, count: 16)
-        guard salt.withUnsafeMutableBytes({ getentropy($0.baseAddress, 16) }) == 0 else {
-            throw CBLError.internalError("no randomness for an attachment key")
-        }
+        let salt = try secureRandomBytes(16)
         var header = EncryptedBlobFileFormat.magic + [1, 0, 0, 0]
         for i in 0..<4 { header.append(UInt8(truncatingIfNeeded: UInt32(chunkSize) >> (8 * i))) }
         header += salt
@@ -88,12 +86,12 @@ struct EncryptedBlobFileFormat: BlobFileFormat {
 
     private final class Encoder: BlobFileEncoder {
         let file: BlobFile
-        let key: SymmetricKey
+        let key: [UInt8]
         let chunkSize: Int
         var pending: [UInt8] = []
         var index: UInt64 = 0
 
-        init(file: BlobFile, key: SymmetricKey, chunkSize: Int) {
+        init(file: BlobFile, key: [UInt8], chunkSize: Int) {
             self.file = file
             self.key = key
             self.chunkSize = chunkSize
@@ -118,9 +116,9 @@ struct EncryptedBlobFileFormat: BlobFileFormat {
         }
 
         private func seal(last: Bool) throws {
-            let box = try AES.GCM.seal(pending, using: key, nonce: EncryptedBlobFileFormat.nonce(index),
-                                       authenticating: EncryptedBlobFileFormat.aad(index, last: last))
-            let out = Array(box.ciphertext) + Array(box.tag)
+            let box = try AESGCM.seal(pending, key: key, nonce: EncryptedBlobFileFormat.nonce(index),
+                                      authenticating: EncryptedBlobFileFormat.aad(index, last: last))
+            let out = box.ciphertext + box.tag
             try out.withUnsafeBytes { try file.append($0) }
             pending.removeAll(keepingCapacity: true)
             index += 1
@@ -129,14 +127,14 @@ struct EncryptedBlobFileFormat: BlobFileFormat {
 
     private final class Decoder: BlobFileDecoder {
         let file: BlobFile
-        let key: SymmetricKey
+        let key: [UInt8]
         let chunkSize: Int
         let chunks: UInt64
         let length: UInt64
         private var cachedIndex: UInt64 = .max
         private var cached: [UInt8] = []
 
-        init(file: BlobFile, key: SymmetricKey, chunkSize: Int, chunks: UInt64, length: UInt64) {
+        init(file: BlobFile, key: [UInt8], chunkSize: Int, chunks: UInt64, length: UInt64) {
             self.file = file
             self.key = key
             self.chunkSize = chunkSize
@@ -152,14 +150,17 @@ struct EncryptedBlobFileFormat: BlobFileFormat {
             let n = try raw.withUnsafeMutableBytes { try file.read(at: start, into: $0) }
             guard n >= EncryptedBlobFileFormat.tagSize else { throw CBLError.internalError("truncated attachment file") }
             let last = index == chunks - 1
-            do {
-                let box = try AES.GCM.SealedBox(nonce: EncryptedBlobFileFormat.nonce(index),
-                                                ciphertext: raw[0..<(n - EncryptedBlobFileFormat.tagSize)],
-                                                tag: raw[(n - EncryptedBlobFileFormat.tagSize)..<n])
-                cached = Array(try AES.GCM.open(box, using: key, authenticating: EncryptedBlobFileFormat.aad(index, last: last)))
-            } catch {
+            let cipherLength = n - EncryptedBlobFileFormat.tagSize
+            let plain = raw.withUnsafeBytes { r in
+                AESGCM.open(UnsafeRawBufferPointer(rebasing: r[0..<cipherLength]),
+                            tag: UnsafeRawBufferPointer(rebasing: r[cipherLength..<n]),
+                            key: key, nonce: EncryptedBlobFileFormat.nonce(index),
+                            authenticating: EncryptedBlobFileFormat.aad(index, last: last))
+            }
+            guard let plain else {
                 throw CBLError.internalError("attachment file failed authentication (wrong key, or damaged)")
             }
+            cached = plain
             cachedIndex = index
             return cached
         }

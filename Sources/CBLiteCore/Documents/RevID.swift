@@ -1,5 +1,3 @@
-import Crypto
-
 /// A revision ID, "<generation>-<digest>". Ordering is the seeds' tie-break order:
 /// generation numerically, then the digest by plain ASCII bytes.
 public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
@@ -47,16 +45,21 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// (length-prefixed), the deletion flag and the canonical JSON body. Two peers that
     /// make the same change get the same ID.
     public static func make(parent: RevID?, deleted: Bool, canonicalBody: [UInt8]) -> RevID {
-        var hasher = Insecure.SHA1()
         let parentBytes = Array((parent?.string ?? "").utf8)
-        hasher.update(data: [UInt8(truncatingIfNeeded: min(parentBytes.count, 255))])
-        hasher.update(data: parentBytes)
-        hasher.update(data: [deleted ? 1 : 0])
-        hasher.update(data: canonicalBody)
+        var prefix: UInt8 = UInt8(truncatingIfNeeded: min(parentBytes.count, 255))
+        var flag: UInt8 = deleted ? 1 : 0
+        // One call over the four pieces, on a context OpenSSL keeps per thread.
+        let digest = withUnsafeBytes(of: &prefix) { p in
+            withUnsafeBytes(of: &flag) { f in
+                parentBytes.withUnsafeBytes { parentBuf in
+                    canonicalBody.withUnsafeBytes { body in SHA1.hash(parts: [p, parentBuf, f, body]) }
+                }
+            }
+        }
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(40)
-        for b in hasher.finalize() {
+        for b in digest {
             out.append(hex[Int(b >> 4)])
             out.append(hex[Int(b & 15)])
         }

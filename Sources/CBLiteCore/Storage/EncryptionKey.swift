@@ -1,5 +1,3 @@
-import Crypto
-
 /// A database encryption key: a password (stretched by SQLCipher's PBKDF2) or a raw
 /// 256-bit key. It never appears in logs or error messages (no description of it is
 /// ever printed: `description` is redacted).
@@ -47,14 +45,14 @@ public enum EncryptionKey: Equatable, Sendable, CustomStringConvertible {
 
     /// Key material for deriving other keys (attachment encryption): SHA-256 of a
     /// domain-separated encoding, so it is never the SQLCipher key itself.
-    public var derivationSecret: SymmetricKey {
+    public var derivationSecret: [UInt8] {
         var h = SHA256()
-        h.update(data: Array("cblite-key-v1:".utf8))
+        h.update(Array("cblite-key-v1:".utf8))
         switch self {
-        case .password(let p): h.update(data: [0]); h.update(data: Array(p.utf8))
-        case .raw(let b): h.update(data: [1]); h.update(data: b)
+        case .password(let p): h.update([0]); h.update(Array(p.utf8))
+        case .raw(let b): h.update([1]); h.update(b)
         }
-        return SymmetricKey(data: Array(h.finalize()))
+        return h.finalize()
     }
 
     static func hexBytes(_ s: String) -> [UInt8]? {

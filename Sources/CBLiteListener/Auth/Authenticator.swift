@@ -1,6 +1,5 @@
 import CBLiteCore
 import CouchWire
-import Crypto
 import NIOHTTP1
 
 /// Who may talk to the listener: Basic credentials or an `AuthSession` cookie against the
@@ -15,10 +14,14 @@ final class Authenticator: @unchecked Sendable {
     private let passwordDigests: [String: [UInt8]]
     private let allowRemoteWithoutAuth: Bool
     /// Signs session cookies; new for every listener, so a restart ends all sessions.
-    private let sessionKey = SymmetricKey(size: .bits256)
+    /// 256 random bits from OpenSSL (which cannot fail once initialized: if it did, no
+    /// cookie could be signed safely).
+    private let sessionKey: [UInt8] = {
+        do { return try secureRandomBytes(32) } catch { fatalError("no session key: \(error)") }
+    }()
 
     init(users: [String: String], allowRemoteWithoutAuth: Bool) {
-        passwordDigests = users.mapValues { Array(SHA256.hash(data: Array($0.utf8))) }
+        passwordDigests = users.mapValues { SHA256.hash(Array($0.utf8)) }
         self.allowRemoteWithoutAuth = allowRemoteWithoutAuth
     }
 
@@ -27,10 +30,7 @@ final class Authenticator: @unchecked Sendable {
     /// Compares digests in constant time (no timing hint about the password).
     func check(name: String, password: String) -> Bool {
         guard let expected = passwordDigests[name] else { return false }
-        let given = Array(SHA256.hash(data: Array(password.utf8)))
-        var diff: UInt8 = 0
-        for i in 0..<expected.count { diff |= expected[i] ^ given[i] }
-        return diff == 0
+        return constantTimeEqual(expected, SHA256.hash(Array(password.utf8)))
     }
 
     func authenticate(head: HTTPRequestHead, path: RequestPath, remoteIsLoopback: Bool) -> Result<Outcome, CouchError> {
@@ -58,8 +58,8 @@ final class Authenticator: @unchecked Sendable {
 
     func makeSession(user: String, now: Int64 = unixTimeMicrosNow() / 1_000_000) -> String {
         let payload = "\(user):\(String(now + Authenticator.sessionSeconds, radix: 16))"
-        let mac = HMAC<SHA256>.authenticationCode(for: Array(payload.utf8), using: sessionKey)
-        return Hex.encode(Array((payload + ":").utf8) + Array(mac))
+        let mac = HMACSHA256.authenticationCode(Array(payload.utf8), key: sessionKey)
+        return Hex.encode(Array((payload + ":").utf8) + mac)
     }
 
     func verifySession(_ value: String, now: Int64 = unixTimeMicrosNow() / 1_000_000) -> String? {
@@ -67,7 +67,7 @@ final class Authenticator: @unchecked Sendable {
         let mac = Array(bytes.suffix(32))
         let payloadBytes = Array(bytes.dropLast(33))
         guard bytes[bytes.count - 33] == UInt8(ascii: ":"),
-              HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: payloadBytes, using: sessionKey),
+              HMACSHA256.isValid(mac, for: payloadBytes, key: sessionKey),
               let payload = String(validating: payloadBytes, as: UTF8.self),
               let colon = payload.lastIndex(of: ":"),
               let expiry = Int64(payload[payload.index(after: colon)...], radix: 16), expiry > now else { return nil }

@@ -1,4 +1,3 @@
-import Crypto
 import CBLiteCore
 
 /// The anonymous identity's certificate, written as DER by hand: one fixed shape (a
@@ -9,7 +8,7 @@ import CBLiteCore
 enum SelfSignedCertificate {
     /// The certificate (DER) for `key`, valid from an hour before `now` (unix seconds)
     /// for ten years, with a random serial number.
-    static func make(key: P256.Signing.PrivateKey, now: Int64) throws -> [UInt8] {
+    static func make(key: SigningKeyP256, now: Int64) throws -> [UInt8] {
         let name = sequence(
             set(sequence(oid([0x55, 0x04, 0x03]) + utf8String("cblite anonymous listener"))),   // CN
             set(sequence(oid([0x55, 0x04, 0x0A]) + utf8String("cblite"))))                     // O
@@ -35,10 +34,10 @@ enum SelfSignedCertificate {
             name,                                          // issuer
             validity,
             name,                                          // subject
-            Array(key.publicKey.derRepresentation),        // SubjectPublicKeyInfo
+            try key.publicKeyDER(),                        // SubjectPublicKeyInfo
             tlv(0xA3, extensions))                         // [3] extensions
-        let signature = try key.signature(for: tbs).derRepresentation
-        return sequence(tbs, ecdsaWithSHA256, tlv(0x03, [0] + Array(signature)))
+        let signature = try key.signatureDER(for: tbs)
+        return sequence(tbs, ecdsaWithSHA256, tlv(0x03, [0] + signature))
     }
 
     /// PEM text of a DER certificate.

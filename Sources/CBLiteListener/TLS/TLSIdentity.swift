@@ -1,5 +1,4 @@
 import CBLiteCore
-import Crypto
 import NIOSSL
 
 /// The listener's TLS identity: a given PEM certificate and key, or an anonymous
@@ -39,10 +38,10 @@ enum TLSIdentity {
     /// A P-256 key and a self-signed certificate for it, valid for ten years, naming
     /// localhost and the loopback addresses.
     static func generate() throws -> (certificatePEM: String, keyPEM: String) {
-        let key = P256.Signing.PrivateKey()
+        let key = try SigningKeyP256()
         let der = try SelfSignedCertificate.make(key: key, now: unixTimeNow())
-        return (SelfSignedCertificate.pem(der), key.pemRepresentation)
+        return (SelfSignedCertificate.pem(der), try key.pkcs8PEM())
     }
 
-    static func fingerprint(_ der: [UInt8]) -> String { Hex.encode(Array(SHA256.hash(data: der))) }
+    static func fingerprint(_ der: [UInt8]) -> String { Hex.encode(SHA256.hash(der)) }
 }
