@@ -60,6 +60,17 @@ final class DatabaseRegistry: @unchecked Sendable {
         }
     }
 
+    /// Whether the URL database name's database is open already (given, or opened by an
+    /// earlier request): finding its collection then touches no file.
+    func isOpen(_ urlName: String) -> Bool {
+        guard let dbName = try? DatabaseRegistry.split(urlName).db else { return false }
+        return lock.locked {
+            if stopped { return false }
+            if let db = given[dbName] ?? opened[dbName] { return !db.isClosed }
+            return false
+        }
+    }
+
     /// The collection a URL database name stands for (404 when missing).
     func collection(_ urlName: String) throws -> Collection {
         let (dbName, scope, coll) = try DatabaseRegistry.split(urlName)
