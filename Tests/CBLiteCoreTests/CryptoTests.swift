@@ -4,7 +4,7 @@ import XCTest
 /// The cryptography layer on OpenSSL (Crypto/Crypto.swift over CCrypto): known-answer
 /// vectors for every primitive, and P-256 signatures round-tripped through OpenSSL.
 final class CryptoTests: XCTestCase {
-    private func hex(_ s: String) -> [UInt8] { EncryptionKey.hexBytes(s)! }
+    private func hex(_ s: String) -> [UInt8] { Hex.decode(s)! }
     private let abc = Array("abc".utf8)
 
     func testDigestsOfABC() {

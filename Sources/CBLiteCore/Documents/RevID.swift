@@ -56,13 +56,6 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
                 }
             }
         }
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(40)
-        for b in digest {
-            out.append(hex[Int(b >> 4)])
-            out.append(hex[Int(b & 15)])
-        }
-        return RevID(generation: (parent?.generation ?? 0) + 1, digest: String(decoding: out, as: UTF8.self))
+        return RevID(generation: (parent?.generation ?? 0) + 1, digest: Hex.encode(digest))
     }
 }

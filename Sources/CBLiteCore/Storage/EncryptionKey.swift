@@ -17,7 +17,7 @@ public enum EncryptionKey: Equatable, Sendable, CustomStringConvertible {
             guard let s = v.stringValue, !s.isEmpty else { throw CBLError.badRequest("\"password\" must be a non-empty string") }
             self = .password(s)
         case "raw_hex":
-            guard let s = v.stringValue, let bytes = EncryptionKey.hexBytes(s), bytes.count == 32 else {
+            guard let s = v.stringValue, let bytes = Hex.decode(s), bytes.count == 32 else {
                 throw CBLError.badRequest("\"raw_hex\" must be 64 hexadecimal digits (a 256-bit key)")
             }
             self = .raw(bytes)
@@ -53,27 +53,5 @@ public enum EncryptionKey: Equatable, Sendable, CustomStringConvertible {
         case .raw(let b): h.update([1]); h.update(b)
         }
         return h.finalize()
-    }
-
-    static func hexBytes(_ s: String) -> [UInt8]? {
-        let u = Array(s.utf8)
-        guard u.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(u.count / 2)
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: return c - 0x30
-            case 0x41...0x46: return c - 0x41 + 10
-            case 0x61...0x66: return c - 0x61 + 10
-            default: return nil
-            }
-        }
-        var i = 0
-        while i < u.count {
-            guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
     }
 }

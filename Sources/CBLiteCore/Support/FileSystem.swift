@@ -109,12 +109,6 @@ enum FileSystem {
         }
         bytes[6] = (bytes[6] & 0x0F) | 0x40
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for (i, b) in bytes.enumerated() {
-            if [4, 6, 8, 10].contains(i) { out.append(UInt8(ascii: "-")) }
-            out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        return [bytes[0..<4], bytes[4..<6], bytes[6..<8], bytes[8..<10], bytes[10...]].map { Hex.encode($0) }.joined(separator: "-")
     }
 }

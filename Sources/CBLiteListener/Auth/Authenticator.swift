@@ -82,36 +82,3 @@ final class Authenticator: @unchecked Sendable {
         return "AuthSession=\(value); Version=1; Max-Age=\(Authenticator.sessionSeconds); Path=/; HttpOnly"
     }
 }
-
-enum Hex {
-    static func encode(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func decode(_ s: String) -> [UInt8]? {
-        let u = Array(s.utf8)
-        guard u.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(u.count / 2)
-        var i = 0
-        while i < u.count {
-            guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: return c - 48
-        case 97...102: return c - 87
-        case 65...70: return c - 55
-        default: return nil
-        }
-    }
-}

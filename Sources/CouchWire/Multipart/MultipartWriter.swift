@@ -1,3 +1,5 @@
+import CBLiteCore
+
 /// Writes multipart bodies the way CouchDB does: `--b CRLF headers CRLF CRLF content`,
 /// parts separated by `CRLF --b CRLF`, closed by `CRLF --b--` with no CRLF after it.
 /// Produces bytes piecewise so content can be streamed between the pieces.
@@ -10,8 +12,7 @@ public struct MultipartWriter: Sendable {
     /// 32 random hex digits, as CouchDB's boundaries.
     public static func randomBoundary() -> String {
         var g = SystemRandomNumberGenerator()
-        let hex = Array("0123456789abcdef")
-        return String((0..<32).map { _ in hex[Int(g.next() % 16)] })
+        return Hex.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &g) })
     }
 
     /// `multipart/<subtype>; boundary="..."`.
