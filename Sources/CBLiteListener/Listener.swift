@@ -62,16 +62,11 @@ public final class Listener: @unchecked Sendable {
     /// after start. The handle stays the caller's: the listener never closes it.
     /// Throws 400 for a name that is not a database name.
     public func serve(name: String, database: Database?) throws {
-        do {
-            try lock.locked {
-                if let server { try server.databases.serve(name: name, database: database) } else {
-                    try DatabaseRegistry.validate(name)
-                    pendingServes.append((name, database))
-                }
+        try lock.locked {
+            if let server { try server.databases.serve(name: name, database: database) } else {
+                try DatabaseName.validate(name)
+                pendingServes.append((name, database))
             }
-        } catch let e as CouchError {
-            // The public API speaks the engine's errors (the wire's are for HTTP answers).
-            throw CBLError(Status(rawValue: Int32(e.status)) ?? .badRequest, e.reason)
         }
     }
 

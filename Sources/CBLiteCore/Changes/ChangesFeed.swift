@@ -28,10 +28,7 @@ public struct ChangesOptions: Sendable {
                 }
                 allRevs = style == "all_docs"
             case "doc_ids":
-                guard let ids = v.arrayValue?.compactMap(\.stringValue), ids.count == v.arrayValue?.count else {
-                    throw CBLError.badRequest("option \"doc_ids\" must be an array of strings")
-                }
-                docIDs = ids
+                docIDs = try v.stringArrayOption(k)
             case "filter":
                 guard let name = v.stringValue else { throw CBLError.badRequest("option \"filter\" must be a string") }
                 filter = name

@@ -15,6 +15,15 @@ extension JSONValue {
         return i
     }
 
+    /// An array of strings (document IDs, revision IDs).
+    func stringArrayOption(_ name: String) throws -> [String] {
+        guard let a = arrayValue else { throw CBLError.badRequest("\"\(name.prefix(80))\" must be an array of strings") }
+        return try a.map { item in
+            guard let s = item.stringValue else { throw CBLError.badRequest("\"\(name.prefix(80))\" must be an array of strings") }
+            return s
+        }
+    }
+
     /// A string, or nil for JSON null.
     func stringOption(_ name: String) throws -> String? {
         if isNull { return nil }

@@ -104,8 +104,7 @@ extension Collection {
         }
         object["_id"] = .string(docID)
         object["_rev"] = .string(revs[0].string)
-        object["_revisions"] = .object(RevisionHistory.revisionsObject(revs))
-        let imported = try prepareImport(ExistingRevision(body: object))
+        let imported = try prepareImport(ExistingRevision(body: object), history: revs)
         return try mapMissingTable {
             try store.write(savepoint: false, timeoutMs: database.busyTimeoutMs) { conn, txn in
                 try insertImported(conn, txn, imported)
@@ -115,13 +114,15 @@ extension Collection {
 
     /// Checks a peer's revision and stores its inline and streamed attachments; stubs
     /// wait for the tree (see resolveStubs).
-    func prepareImport(_ rev: ExistingRevision) throws -> ImportedRevision {
+    /// `history`: already checked, newest first (putExisting's list form); otherwise the
+    /// body's `_revisions`, or the revision alone.
+    func prepareImport(_ rev: ExistingRevision, history given: [RevID]? = nil) throws -> ImportedRevision {
         guard let docID = rev.body["_id"]?.stringValue else { throw CBLError.badRequest("document has no \"_id\" string") }
         try DocumentBody.validateDocID(docID)
         guard let revText = rev.body["_rev"]?.stringValue, let revID = RevID(revText) else {
             throw CBLError.badRequest("document \"\(docID)\" has no valid \"_rev\" (new_edits=false needs one)")
         }
-        let history = try rev.body["_revisions"].map { try RevisionHistory.parse($0, rev: revID) } ?? [revID]
+        let history = try given ?? rev.body["_revisions"].map { try RevisionHistory.parse($0, rev: revID) } ?? [revID]
         var body = JSONObject()
         for (k, v) in rev.body.members {
             switch k {

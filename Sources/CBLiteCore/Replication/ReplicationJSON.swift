@@ -35,10 +35,7 @@ extension Collection {
     public static func revsDiffRequest(_ json: UnsafeBufferPointer<UInt8>) throws -> [(docID: String, revs: [String])] {
         let o = try JSONParser.parseObject(bytes: json, what: "revs_diff request")
         return try o.members.map { docID, revs in
-            guard let list = revs.arrayValue, let strings = Optional(list.compactMap(\.stringValue)), strings.count == list.count else {
-                throw CBLError.badRequest("revs_diff: the revisions of \"\(docID.prefix(80))\" must be an array of strings")
-            }
-            return (docID, strings)
+            (docID, try revs.stringArrayOption("revs_diff: the revisions of \(docID)"))
         }
     }
 
@@ -97,7 +94,7 @@ extension Collection {
             case "latest": o.latest = try v.boolOption(k)
             case "attachments": attachments = try v.boolOption(k)
             case "follows": follows = try v.boolOption(k)
-            case "atts_since": o.attsSince = try stringArray(v, k)
+            case "atts_since": o.attsSince = try v.stringArrayOption(k)
             case "conflicts": o.conflicts = try v.boolOption(k)
             case "deleted_conflicts": o.deletedConflicts = try v.boolOption(k)
             case "revs_info": o.revsInfo = try v.boolOption(k)
@@ -114,7 +111,7 @@ extension Collection {
         guard let json else { return nil }
         let v = try JSONParser.parse(json)
         if v.isNull || v.stringValue == "all" { return nil }
-        return try stringArray(v, "open_revs")
+        return try v.stringArrayOption("open_revs")
     }
 
     /// `[{"ok": doc} | {"missing": rev}, ...]`.
@@ -154,7 +151,7 @@ extension Collection {
                 guard let s = v.stringValue else { throw CBLError.badRequest("bulk_get: item \(i): \"rev\" must be a string") }
                 return s
             }
-            return BulkGetRequest(id: id, rev: rev, attsSince: try e["atts_since"].map { try stringArray($0, "atts_since") })
+            return BulkGetRequest(id: id, rev: rev, attsSince: try e["atts_since"].map { try $0.stringArrayOption("atts_since") })
         }
     }
 
@@ -196,13 +193,5 @@ extension Collection {
             if includeDocs { o["doc"] = try d.json.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) } }
             return .object(o)
         }))
-    }
-
-    private static func stringArray(_ v: JSONValue, _ name: String) throws -> [String] {
-        guard let a = v.arrayValue else { throw CBLError.badRequest("\"\(name)\" must be an array of strings") }
-        return try a.map { item in
-            guard let s = item.stringValue else { throw CBLError.badRequest("\"\(name)\" must be an array of strings") }
-            return s
-        }
     }
 }

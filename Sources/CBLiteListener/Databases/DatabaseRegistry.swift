@@ -34,8 +34,9 @@ final class DatabaseRegistry: @unchecked Sendable {
         }
     }
 
+    /// The host's call (not a request's): a bad name is the engine's 400, not an HTTP answer.
     func serve(name: String, database: Database?) throws {
-        try DatabaseRegistry.validate(name)
+        try DatabaseName.validate(name)
         lock.locked {
             if let database { given[name] = database } else { given[name] = nil }
         }
