@@ -99,7 +99,8 @@ let package = Package(
         // error bodies, auth headers, _changes rows. Shared by the listener and the replicator.
         .target(
             name: "CouchWire",
-            dependencies: ["CBLiteCore"]
+            // NIOHTTPCompression for its vendored zlib only (gzip-encoded attachments).
+            dependencies: ["CBLiteCore", .product(name: "NIOHTTPCompression", package: "swift-nio-extras")]
         ),
         // The HTTP(S) listener serving databases with CouchDB's REST API.
         .target(
@@ -117,6 +118,21 @@ let package = Package(
             // Swift 5 mode keeps that code free of Sendable ceremony.
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // The replicator: push and pull with CouchDB-protocol peers, its HTTP(S) client on
+        // SwiftNIO (NIOHTTP1's codecs, NIOSSL) — no AsyncHTTPClient: see README "Replication".
+        .target(
+            name: "CBLiteReplicator",
+            dependencies: [
+                "CBLiteCore",
+                "CouchWire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .testTarget(
             name: "CBLiteCoreTests",
             dependencies: ["CBLiteCore"],
@@ -126,6 +142,11 @@ let package = Package(
         .testTarget(
             name: "CouchWireTests",
             dependencies: ["CouchWire", "CBLiteCore"]
+        ),
+        .testTarget(
+            name: "CBLiteReplicatorTests",
+            dependencies: ["CBLiteReplicator", "CBLiteListener", "CouchWire", "CBLiteCore"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(
             name: "CBLiteListenerTests",

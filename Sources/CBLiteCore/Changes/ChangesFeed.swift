@@ -133,15 +133,22 @@ extension Collection {
     }
 
     public func changes(since: Int64, options: ChangesOptions = ChangesOptions()) throws -> [ChangeEntry] {
+        try changesPage(since: since, options: options).entries
+    }
+
+    /// The feed and the last sequence it examined: with doc_ids or a filter that is past
+    /// the last entry when later changes were filtered out, so a replicator's checkpoint
+    /// moves past them (and never past a change it has not seen).
+    public func changesPage(since: Int64, options: ChangesOptions = ChangesOptions()) throws -> (entries: [ChangeEntry], lastSequence: Int64) {
         var out: [ChangeEntry] = []
-        try scanChanges(since: since, options: options) { s, revs in
+        let scanned = try scanChanges(since: since, options: options) { s, revs in
             let docID = s.string(1) ?? ""
             let rev = s.string(3) ?? ""
             let deleted = DocFlags(rawValue: s.int(2)).contains(.deleted)
             let doc = options.includeDocs ? DocumentJSON.render(docID: docID, rev: rev, deleted: deleted, body: s.bytes(4)) : nil
             out.append(ChangeEntry(sequence: s.int(0), docID: docID, revs: revs ?? [rev], deleted: deleted, doc: doc))
         }
-        return out
+        return (out, options.descending ? (out.first?.sequence ?? since) : max(out.last?.sequence ?? since, scanned))
     }
 
     /// The feed as CouchDB-style JSON: {"results":[...],"last_seq":n}, written straight

@@ -45,10 +45,10 @@ public struct CBLError: Error, CustomStringConvertible, Equatable, Sendable {
 
     public var description: String { "\(status.rawValue) \(status.name): \(message)" }
 
-    static func badRequest(_ m: String) -> CBLError { CBLError(.badRequest, m) }
-    static func notFound(_ m: String) -> CBLError { CBLError(.notFound, m) }
-    static func conflict(_ m: String) -> CBLError { CBLError(.conflict, m) }
-    static func internalError(_ m: String) -> CBLError { CBLError(.internalError, m) }
+    public static func badRequest(_ m: String) -> CBLError { CBLError(.badRequest, m) }
+    public static func notFound(_ m: String) -> CBLError { CBLError(.notFound, m) }
+    public static func conflict(_ m: String) -> CBLError { CBLError(.conflict, m) }
+    public static func internalError(_ m: String) -> CBLError { CBLError(.internalError, m) }
     /// Any error as a CBLError (a foreign one becomes a 500 with its description).
-    static func wrapping(_ e: Error) -> CBLError { e as? CBLError ?? .internalError("\(e)") }
+    public static func wrapping(_ e: Error) -> CBLError { e as? CBLError ?? .internalError("\(e)") }
 }

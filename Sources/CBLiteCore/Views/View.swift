@@ -415,7 +415,7 @@ public final class View: @unchecked Sendable {
     /// Updates the index on a background thread.
     func updateInBackground() {
         monitor.locked { backgroundUpdates += 1 }
-        spawnDetached { [self] in
+        ServiceThread.detached { [self] in
             do { try self.updateIndex() } catch {
                 Loggers.database.warning("background update of view \(self.name) failed: \(error)")
             }
@@ -453,22 +453,5 @@ extension Collection {
             while try s.step() { out.append(s.string(0) ?? "") }
             return out
         }
-    }
-}
-
-/// Runs `body` on a new detached thread.
-func spawnDetached(_ body: @escaping () -> Void) {
-    final class Box { let body: () -> Void; init(_ b: @escaping () -> Void) { body = b } }
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
-    var t = pthread_t()
-    let rc = pthread_create(&t, nil, { arg in
-        let b = Unmanaged<Box>.fromOpaque(arg!).takeRetainedValue()
-        b.body()
-        return nil
-    }, box)
-    if rc == 0 {
-        pthread_detach(t)
-    } else {
-        Unmanaged<Box>.fromOpaque(box).takeRetainedValue().body()
     }
 }

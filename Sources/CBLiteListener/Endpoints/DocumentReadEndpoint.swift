@@ -98,25 +98,6 @@ extension Router {
 
     /// The JSON part then one part per following attachment, streamed from the store.
     func writeRevisionParts(_ coll: Collection, _ rev: Collection.Revision, _ mp: inout MultipartWriter, _ res: ResponseWriter) throws {
-        try res.write(mp.part([("Content-Type", "application/json")], rev.json))
-        for att in rev.followingAttachments {
-            try res.write(mp.beginPart([
-                ("Content-Disposition", "attachment; filename=\"\(Router.quoted(att.name))\""),
-                ("Content-Type", att.contentType),
-                ("Content-Length", String(att.length)),
-            ]))
-            let reader = try coll.openBlob(att.digest)
-            defer { reader.close() }
-            while true {
-                let chunk = try reader.read(max: 64 * 1024)
-                if chunk.isEmpty { break }
-                try res.write(chunk)
-            }
-        }
-    }
-
-    /// A filename for a quoted header parameter.
-    static func quoted(_ s: String) -> String {
-        s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        try MultipartDocumentWriter(rev, writer: &mp, close: false).write(from: coll) { try res.write($0) }
     }
 }

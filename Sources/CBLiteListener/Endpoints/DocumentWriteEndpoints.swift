@@ -93,13 +93,7 @@ extension Router {
         return v
     }
 
-    func parseObject(_ bytes: [UInt8]) throws -> JSONObject {
-        do {
-            return try bytes.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0, what: "document") }
-        } catch let e as CBLError {
-            throw CouchError(status: 400, error: "bad_request", reason: "invalid UTF-8 JSON: \(e.message)")
-        }
-    }
+    func parseObject(_ bytes: [UInt8]) throws -> JSONObject { try MultipartDocumentReader.parseDocument(bytes) }
 
     /// `new_edits=false` for one document: its `_id` must match the URL's.
     func insertExisting(_ coll: Collection, _ docID: String, _ body: JSONObject, attachments: [String: BlobInfo]) throws -> String {

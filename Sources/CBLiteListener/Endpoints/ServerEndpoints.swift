@@ -12,7 +12,7 @@ extension Router {
             ("version", .string("3.5.0")),
             ("uuid", .string(server.serverUUID)),
             ("features", .array([])),
-            ("vendor", .object(JSONObject([("name", .string("cblite")), ("version", .string(ListenerVersion.string))]))),
+            ("vendor", .object(JSONObject([("name", .string("cblite")), ("version", .string(CBLiteVersion.string))]))),
         ])))
     }
 

@@ -7,7 +7,7 @@ import NIOHTTP1
 /// (chunked). Streaming waits for the socket once too much is unsent, so a slow client
 /// holds back the producer instead of filling memory.
 final class ResponseWriter: @unchecked Sendable {
-    static let serverHeader = "cblite/\(ListenerVersion.string)"
+    static let serverHeader = "cblite/\(CBLiteVersion.string)"
     private static let maxUnflushed = 256 * 1024
 
     private let channel: Channel
@@ -156,8 +156,4 @@ final class ResponseWriter: @unchecked Sendable {
         let done = onFinished
         emit([.end(nil)]).whenComplete { _ in done(keepAlive) }
     }
-}
-
-enum ListenerVersion {
-    static let string = "0.1.0"
 }

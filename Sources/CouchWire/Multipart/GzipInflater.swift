@@ -1,16 +1,15 @@
 import CNIOExtrasZlib
-import CouchWire
 
 /// Streaming gunzip (NIOExtras' vendored zlib): CouchDB sends text attachments
 /// `Content-Encoding: gzip` inside multipart bodies, and they are stored decoded.
 /// Output is bounded by `maxOutput` so a small bomb cannot fill the disk.
-final class GzipInflater {
+public final class GzipInflater {
     private let stream: UnsafeMutablePointer<cnioextras_z_stream>
     private var produced = 0
     private let maxOutput: Int
-    private(set) var isComplete = false
+    public private(set) var isComplete = false
 
-    init(maxOutput: Int) throws {
+    public init(maxOutput: Int) throws {
         self.maxOutput = maxOutput
         stream = .allocate(capacity: 1)
         stream.initialize(to: cnioextras_z_stream())
@@ -29,7 +28,7 @@ final class GzipInflater {
 
     /// Decodes `input`, returning what it produced. Data after the end of the gzip
     /// member is an error.
-    func inflate(_ input: [UInt8]) throws -> [UInt8] {
+    public func inflate(_ input: [UInt8]) throws -> [UInt8] {
         guard !input.isEmpty else { return [] }
         guard !isComplete else { throw CouchError.badRequest("data after the end of a gzip attachment") }
         var out: [UInt8] = []
@@ -64,7 +63,7 @@ final class GzipInflater {
         return out
     }
 
-    func finish() throws {
+    public func finish() throws {
         guard isComplete else { throw CouchError.badRequest("a gzip attachment ended early") }
     }
 }

@@ -1,0 +1,128 @@
+import CBLiteCore
+import CouchWire
+
+/// CouchDB's replication log: `_local/<replication ID>` on both peers, with the session
+/// that wrote it, the last source sequence fully written, and a history of sessions.
+/// A run resumes from the source's `source_last_seq` when both copies agree on the
+/// session; otherwise from the newest session both histories share; otherwise from
+/// the start (CouchDB's rule: a copy lost on one side must not skip changes).
+final class Checkpointer {
+    let replicationID: String
+    let sessionID: String
+    private let local: Collection
+    private let remote: RemoteDatabase
+    /// Push: this database is the source; pull: the peer is.
+    private let localIsSource: Bool
+    private let startTime = unixTimeNow()
+    private var localRev: String?
+    private var remoteRev: String?
+    private var history: [JSONValue] = []
+    private(set) var startSeq: JSONValue = .int(0)
+    private var savedSeq: JSONValue?
+
+    init(replicationID: String, local: Collection, remote: RemoteDatabase, localIsSource: Bool) {
+        self.replicationID = replicationID
+        self.local = local
+        self.remote = remote
+        self.localIsSource = localIsSource
+        var g = SystemRandomNumberGenerator()
+        sessionID = Hex.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &g) })
+    }
+
+    /// Reads both copies and returns the sequence to start from (nil: the beginning).
+    func read() throws -> JSONValue? {
+        let localLog = try readLocal()
+        let remoteLog = try remote.getLocal(replicationID)
+        remoteRev = remoteLog?["_rev"]?.stringValue
+        let (source, target) = localIsSource ? (localLog, remoteLog) : (remoteLog, localLog)
+        history = source?["history"]?.arrayValue ?? []
+        let start = Checkpointer.startingSequence(source: source, target: target)
+        startSeq = start ?? .int(0)
+        savedSeq = start
+        return start
+    }
+
+    /// The local copy's sequence alone (for "which documents are pending" without the peer).
+    func localSequence() throws -> JSONValue? {
+        try readLocal()?["source_last_seq"]
+    }
+
+    static func startingSequence(source: JSONObject?, target: JSONObject?) -> JSONValue? {
+        guard let source, let target else { return nil }
+        if let s = source["session_id"]?.stringValue, s == target["session_id"]?.stringValue {
+            return source["source_last_seq"]
+        }
+        let targetSessions = Set((target["history"]?.arrayValue ?? []).compactMap { $0.objectValue?["session_id"]?.stringValue })
+        for entry in source["history"]?.arrayValue ?? [] {
+            guard let e = entry.objectValue, let s = e["session_id"]?.stringValue, targetSessions.contains(s) else { continue }
+            return e["recorded_seq"]
+        }
+        return nil
+    }
+
+    /// Records that every change up to `seq` is written, on both peers (the target's copy
+    /// first: a source copy ahead of the target's would skip changes after a crash).
+    func save(_ seq: JSONValue, stats: JSONObject) throws {
+        if savedSeq == seq { return }
+        var entry = JSONObject([
+            ("session_id", .string(sessionID)),
+            ("start_time", .int(startTime)),
+            ("end_time", .int(unixTimeNow())),
+            ("start_last_seq", startSeq),
+            ("end_last_seq", seq),
+            ("recorded_seq", seq),
+        ])
+        entry.members += stats.members
+        // The newest first; 50 sessions are plenty to find a common one (CouchDB keeps 50).
+        let newHistory = [JSONValue.object(entry)] + history.filter { $0.objectValue?["session_id"]?.stringValue != sessionID }.prefix(49)
+        let doc = JSONObject([
+            ("session_id", .string(sessionID)),
+            ("source_last_seq", seq),
+            ("replication_id_version", .int(1)),
+            ("history", .array(newHistory)),
+        ])
+        if localIsSource {
+            try saveRemote(doc)
+            try saveLocal(doc)
+        } else {
+            try saveLocal(doc)
+            try saveRemote(doc)
+        }
+        savedSeq = seq
+    }
+
+    private func readLocal() throws -> JSONObject? {
+        do {
+            let bytes = try local.getLocal(id: replicationID)
+            let o = try bytes.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) }
+            localRev = o["_rev"]?.stringValue
+            return o
+        } catch let e as CBLError where e.status == .notFound {
+            localRev = nil
+            return nil
+        }
+    }
+
+    private func saveLocal(_ doc: JSONObject) throws {
+        let json = JSONWriter.canonicalString(.object(doc))
+        do {
+            localRev = try local.putLocal(id: replicationID, json: json, parent: localRev)
+        } catch let e as CBLError where e.status == .conflict {
+            // Another run of the same replication wrote it meanwhile: ours is as good.
+            _ = try readLocal()
+            localRev = try local.putLocal(id: replicationID, json: json, parent: localRev)
+        }
+    }
+
+    private func saveRemote(_ doc: JSONObject) throws {
+        var d = doc
+        if let r = remoteRev { d["_rev"] = .string(r) }
+        do {
+            remoteRev = try remote.putLocal(replicationID, d)
+        } catch let e as ReplicationError where e.httpStatus == 409 {
+            remoteRev = try remote.getLocal(replicationID)?["_rev"]?.stringValue
+            d["_rev"] = remoteRev.map { .string($0) }
+            remoteRev = try remote.putLocal(replicationID, d)
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import CBLiteCore
+import NIOCore
+
+/// One direction of a replication on its own thread: sessions (connect, read the
+/// checkpoints, move batches) retried with exponential back-off while failures are
+/// transient. A one-shot replication gives up after `maxRetries`; a continuous one goes
+/// offline and keeps trying until it is stopped.
+final class ReplicationTask: @unchecked Sendable {
+    let direction: DocumentReplication.Direction
+    let index: Int
+    unowned let replicator: Replicator
+    let remote: RemoteDatabase
+    private let client: HTTPClient
+    let config: ReplicatorConfiguration
+    var local: Collection { replicator.collection }
+    let replicationID: String
+
+    /// Thrown inside a session when the replicator is stopping.
+    struct Stopped: Error {}
+
+    init(replicator: Replicator, index: Int, direction: DocumentReplication.Direction, group: any EventLoopGroup) throws {
+        self.replicator = replicator
+        self.index = index
+        self.direction = direction
+        config = replicator.configuration
+        client = try HTTPClient(url: config.remote, tls: config.tls, group: group, connectTimeoutMs: min(config.timeoutMs, 30_000))
+        remote = RemoteDatabase(url: config.remote, client: client, auth: config.authentication, extraHeaders: config.headers,
+                                timeoutMs: config.timeoutMs)
+        replicationID = try ReplicationIdentity.id(local: replicator.collection, config: config, direction: direction)
+    }
+
+    /// Wakes the thread from a wait on the peer (the connection closes) so it sees the stop.
+    func interrupt() { client.shutdown() }
+
+    /// Consecutive failed sessions; a batch that goes through resets it.
+    private var failures = 0
+
+    func run() {
+        while !replicator.isStopRequested {
+            do {
+                status { $0.activity = .connecting }
+                switch direction {
+                case .pull: try Puller(task: self).run()
+                case .push: try Pusher(task: self).run()
+                }
+                status { $0.errorMessage = nil; $0.errorStatus = 0 }
+                return                                          // a one-shot run that finished
+            } catch is Stopped {
+                return
+            } catch {
+                if replicator.isStopRequested { return }
+                let e = (error as? ReplicationError) ?? ReplicationError.local(error)
+                replicator.log.warning("\(direction) \(config.remote.redacted): \(e)")
+                status { $0.errorMessage = e.message; $0.errorStatus = e.httpStatus }
+                guard e.isTransient, config.continuous || failures < config.maxRetries else { return }
+                failures += 1
+                status { $0.activity = .offline }
+                // Exponential back-off with jitter, capped; a continuous replication keeps trying.
+                let base = min(config.retryMaxMs, config.retryInitialMs << min(failures - 1, 20))
+                if replicator.sleep(ms: base / 2 + Int.random(in: 0...max(1, base / 2))) { return }
+            }
+        }
+    }
+
+    /// Called by a session after a batch went through: the failure count starts again.
+    func recovered() {
+        failures = 0
+        status { $0.errorMessage = nil; $0.errorStatus = 0 }
+    }
+
+    func status(_ change: (inout ReplicatorStatus) -> Void) { replicator.update(index, change) }
+
+    func checkStopped() throws { if replicator.isStopRequested { throw Stopped() } }
+
+    /// The checkpoint's history counters for this session.
+    var stats = (missingChecked: Int64(0), missingFound: Int64(0), docsRead: Int64(0), docsWritten: Int64(0), failures: Int64(0))
+
+    var statsJSON: JSONObject {
+        JSONObject([
+            ("missing_checked", .int(stats.missingChecked)), ("missing_found", .int(stats.missingFound)),
+            ("docs_read", .int(stats.docsRead)), ("docs_written", .int(stats.docsWritten)),
+            ("doc_write_failures", .int(stats.failures)),
+        ])
+    }
+
+    func pendingDocumentIDs() throws -> [String] {
+        let checkpointer = Checkpointer(replicationID: replicationID, local: local, remote: remote, localIsSource: true)
+        let since = try checkpointer.localSequence()?.intValue ?? 0
+        return try local.changes(since: since, options: Pusher.changesOptions(config, limit: -1)).map(\.docID)
+    }
+}

@@ -1,0 +1,143 @@
+import CBLiteCore
+import CBLiteListener
+@testable import CBLiteReplicator
+import Glibc
+import XCTest
+
+final class PushPullTests: ReplicatorTestCase {
+    func testPushCopiesDocumentsAndTombstonesAndASecondRunSendsNothing() throws {
+        try serve()
+        for i in 1...30 { try put(localColl, "d\(i)", "{\"i\":\(i)}") }
+        let rev = try put(localColl, "gone", "{}")
+        _ = try localColl.delete(docID: "gone", parent: rev)
+        let s = try replicate("\"direction\":\"push\"")
+        XCTAssertEqual(s.activity, .stopped)
+        XCTAssertNil(s.errorMessage)
+        XCTAssertEqual(s.documentsPushed, 31)
+        XCTAssertEqual(try body(remoteColl, "d7")["i"], .int(7))
+        XCTAssertEqual(try leaves(remoteColl), try leaves(localColl))
+        // The checkpoint: a second run finds nothing to send.
+        let again = try replicate("\"direction\":\"push\"")
+        XCTAssertEqual(again.documentsPushed, 0)
+        XCTAssertEqual(again.total, 0)
+        // Only the new change travels after that.
+        try put(localColl, "d31", "{}")
+        XCTAssertEqual(try replicate("\"direction\":\"push\"").documentsPushed, 1)
+    }
+
+    func testPullCopiesDocumentsInBatches() throws {
+        try serve()
+        for i in 1...45 { try put(remoteColl, "r\(i)", "{\"i\":\(i)}") }
+        let s = try replicate("\"direction\":\"pull\",\"batch_size\":10")
+        XCTAssertNil(s.errorMessage)
+        XCTAssertEqual(s.documentsPulled, 45)
+        XCTAssertEqual(try leaves(localColl), try leaves(remoteColl))
+        XCTAssertEqual(try replicate("\"direction\":\"pull\"").documentsPulled, 0)
+    }
+
+    func testConflictsMadeOnBothSidesEndAsOneTreeWithOneWinner() throws {
+        try serve()
+        let r1 = try put(localColl, "doc", "{\"v\":0}")
+        try replicate("\"direction\":\"push\"")
+        try put(localColl, "doc", "{\"v\":\"local\"}", parent: r1)
+        try put(remoteColl, "doc", "{\"v\":\"remote\"}", parent: r1)
+        let s = try replicate()
+        XCTAssertNil(s.errorMessage)
+        XCTAssertEqual(try leaves(localColl)["doc"]?.count, 2)
+        XCTAssertEqual(try leaves(localColl), try leaves(remoteColl))
+        XCTAssertEqual(try body(localColl, "doc")["_rev"], try body(remoteColl, "doc")["_rev"])
+    }
+
+    func testAttachmentsTravelBothWaysAndOnlyNewOnesAreSentAgain() throws {
+        try serve()
+        var big = [UInt8](repeating: 0, count: 3 << 20)
+        for i in big.indices { big[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
+        let w = try localColl.makeAttachmentWriter()
+        try w.write(big)
+        let info = try w.finish()
+        let small = Base64.encode(Array("hello".utf8))
+        try put(localColl, "a", "{\"_attachments\":{\"big.bin\":{\"content_type\":\"application/octet-stream\",\"digest\":\"\(info.digest.string)\",\"stub\":true},\"s.txt\":{\"content_type\":\"text/plain\",\"data\":\"\(small)\"}}}")
+        XCTAssertNil(try replicate("\"direction\":\"push\"").errorMessage)
+        let pushed = try remoteColl.revision(docID: "a", revID: nil)
+        XCTAssertEqual(pushed.json.count > 0, true)
+        let got = try body(remoteColl, "a")["_attachments"]?.objectValue?["big.bin"]?.objectValue
+        XCTAssertEqual(got?["length"], .int(Int64(big.count)))
+        XCTAssertEqual(got?["digest"], .string(info.digest.string))
+        // Pull into a third database: the content arrives intact.
+        let third = try Database.open(name: "third", directory: directory)
+        defer { try? third.close() }
+        let r = try Replicator(collection: try third.defaultCollection(),
+                               configuration: try ReplicatorConfiguration(json: "{\"url\":\"\(remoteURL)\",\"direction\":\"pull\"}"))
+        try r.start()
+        XCTAssertTrue(r.waitUntilStopped(timeoutMs: 60_000))
+        XCTAssertNil(r.status.errorMessage)
+        let reader = try third.defaultCollection().openBlob(info.digest)
+        var copied: [UInt8] = []
+        while true { let c = try reader.read(max: 1 << 20); if c.isEmpty { break }; copied += c }
+        reader.close()
+        XCTAssertEqual(copied, big)
+    }
+
+    func testDocIDsAndANamedFilterSelectWhatIsPushed() throws {
+        try serve()
+        for i in 1...6 { try put(localColl, "d\(i)", "{\"even\":\(i % 2 == 0)}") }
+        XCTAssertEqual(try replicate("\"direction\":\"push\",\"doc_ids\":[\"d1\",\"d2\"]").documentsPushed, 2)
+        try local.setFilter(name: "evens") { doc, _ in
+            (try? doc.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) })?["even"] == .bool(true)
+        }
+        let s = try replicate("\"direction\":\"push\",\"filter\":\"evens\"")
+        XCTAssertNil(s.errorMessage)
+        XCTAssertEqual(Set(try leaves(remoteColl).keys), ["d1", "d2", "d4", "d6"])
+    }
+
+    func testWrongPasswordIsReportedAs401AndNotRetried() throws {
+        try serve("\"users\":{\"alice\":\"secret\"}")
+        try put(localColl, "d", "{}")
+        let s = try replicate("\"direction\":\"push\"", url: "http://alice:wrong@127.0.0.1:\(listener.port)/remote")
+        XCTAssertEqual(s.activity, .stopped)
+        XCTAssertEqual(s.errorStatus, 401)
+        let ok = try replicate("\"direction\":\"push\"", url: "http://alice:secret@127.0.0.1:\(listener.port)/remote")
+        XCTAssertNil(ok.errorMessage)
+        XCTAssertEqual(ok.documentsPushed, 1)
+        let session = try replicate("\"direction\":\"pull\",\"auth\":{\"type\":\"session\",\"username\":\"alice\",\"password\":\"secret\"}")
+        XCTAssertNil(session.errorMessage)
+    }
+
+    func testAPeerThatIsNotThereFailsAfterItsRetries() throws {
+        try serve()
+        let port = listener.port
+        listener.stop()
+        listener = nil
+        let s = try replicate("\"max_retries\":2", url: "http://127.0.0.1:\(port)/remote")
+        XCTAssertEqual(s.activity, .stopped)
+        XCTAssertEqual(s.errorStatus, 0)
+        XCTAssertNotNil(s.errorMessage)
+    }
+
+    func testContinuousReplicationCarriesChangesBothWaysUntilStopped() throws {
+        try serve()
+        let r = try makeReplicator("\"continuous\":true,\"heartbeat_ms\":1000")
+        try r.start()
+        defer { r.stop() }
+        try put(localColl, "from-local", "{}")
+        try put(remoteColl, "from-remote", "{}")
+        waitFor("both documents on both sides") {
+            (try? leaves(localColl).count) == 2 && (try? leaves(remoteColl).count) == 2
+        }
+        try put(remoteColl, "later", "{}")
+        waitFor("a later change pulled") { (try? localColl.get(docID: "later")) != nil }
+        XCTAssertNotEqual(r.status.activity, .stopped)
+        r.stop()
+        XCTAssertEqual(r.status.activity, .stopped)
+    }
+
+    func testClosingTheDatabaseStopsItsReplicators() throws {
+        try serve()
+        let r = try makeReplicator("\"continuous\":true")
+        try r.start()
+        waitFor("idle") { r.status.activity == .idle }
+        try local.close()
+        XCTAssertEqual(r.status.activity, .stopped)
+        local = nil
+    }
+}
