@@ -86,14 +86,14 @@ let package = Package(
         ),
         .target(
             name: "CBLite",
-            dependencies: ["CBLiteCore", "CBLiteListener", "CCBLite"],
+            dependencies: ["CBLiteCore", "CBLiteListener", "CBLiteReplicator", "CCBLite"],
             exclude: ["exports.map"],
             // As in the engine: every query row passes the handle table.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
         .executableTarget(
             name: "cblite-cli",
-            dependencies: ["CBLiteCore", "CBLiteListener", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["CBLiteCore", "CBLiteListener", "CBLiteReplicator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The CouchDB wire format, pure (no I/O): multipart, _revisions, query parameters,
         // error bodies, auth headers, _changes rows. Shared by the listener and the replicator.

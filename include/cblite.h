@@ -603,6 +603,115 @@ cbl_status cbl_server_tls_fingerprint(cbl_server* server, char** out_sha256, cbl
 void cbl_server_stop(cbl_server* server, int32_t timeout_ms);
 
 /* ------------------------------------------------------------------------------------ */
+/* Replication                                                                          */
+/* ------------------------------------------------------------------------------------ */
+
+/* A running replication of a local collection with a peer's database: another cblite
+ * (its listener, above), Apache CouchDB 2.x/3.x, PouchDB's server, or any peer that
+ * speaks CouchDB's replication protocol. Every function is thread-safe.
+ *
+ * How it works: each direction runs on a thread of its own with its own keep-alive
+ * connection. Push sends local changes since its checkpoint: the peer's _revs_diff
+ * says which revisions it lacks, they go with their history in _bulk_docs
+ * (new_edits=false), and revisions with attachments the peer lacks go one by one as
+ * multipart/related PUTs carrying only those attachments. Pull reads the peer's
+ * _changes (style=all_docs; longpoll when continuous), asks this database which
+ * revisions are missing, fetches them with _bulk_get (or open_revs where the peer has
+ * no _bulk_get, and for attachments: multipart, streamed into the attachment store,
+ * gzip-encoded ones decoded) and writes each batch in one transaction. Checkpoints
+ * (_local/<replication id> on both peers, CouchDB's shape with session_id and history)
+ * only move past a batch once all of it is written, so a run that is killed resumes
+ * where the last one left off and nothing is lost or written twice. Conflicts stay
+ * conflicts: both sides end with the same revision tree and the same winner.
+ *
+ * A document the peer holds but this database cannot take — a "_design/" ID (this
+ * engine keeps views in code, not in design documents), JSON nested deeper than 512
+ * levels, an object with a duplicate key, a body over 64 MiB — is reported as that
+ * document's error (cbl_replicator_document_fn) and skipped; the replication goes on
+ * and its checkpoint moves past it. */
+typedef struct cbl_replicator cbl_replicator;
+
+/* Status updates: status_json is the object cbl_replicator_status returns. Called on a
+ * replication thread whenever the status changes (activity, counts, error), never
+ * while a lock of the library is held; it may call any function, cbl_replicator_stop
+ * on this replicator included (which then returns at once). Valid during the call only. */
+typedef void (*cbl_replicator_status_fn)(void* context, const char* status_json);
+
+/* Documents replicated, in batches: documents_json is an array of
+ *   {"direction":"push"|"pull","id":..,"rev":..,"deleted":true?,
+ *    "error":{"status":n,"message":..}?}.
+ * Failures are always delivered; successes only with "document_events": true. Same
+ * threading rules as the status callback. */
+typedef void (*cbl_replicator_document_fn)(void* context, const char* documents_json);
+
+/* Starts replicating `coll` with the database at config_json's "url". config_json is an
+ * object:
+ *   "url": "http[s]://[user:password@]host[:port]/db" (required; credentials in the URL
+ *       mean Basic auth),
+ *   "direction": "push" | "pull" | "both" (default),
+ *   "continuous": false (default: stop when caught up) | true (run until stopped,
+ *       following changes on both sides within about a second),
+ *   "create_target": true — push creates the peer's database when it is missing,
+ *   "filter": name of a filter registered with cbl_db_set_filter (push), with
+ *       "filter_params": {...},
+ *   "pull_filter": the peer's filter ("ddoc/name" on CouchDB), with "pull_filter_params",
+ *   "doc_ids": [ids] (both directions), "channels": [names] (pull from Sync Gateway),
+ *   "headers": {"Name": "value"} sent with every request,
+ *   "auth": {"type": "basic"|"session", "username", "password"} (session: POST /_session
+ *       once, then its cookie) | {"type": "bearer", "token"},
+ *   "remote_uuid": a stable name for the peer, used instead of its URL in the
+ *       replication's identity (checkpoints survive the peer's address changing),
+ *   "heartbeat_ms" (30000: how long a continuous pull's longpoll waits),
+ *   "batch_size" (500 changes), "timeout_ms" (60000: how long the peer may take to
+ *       answer), "max_retries" (9: a one-shot replication's retries of a transient
+ *       failure), "retry_initial_ms" (500), "retry_max_ms" (300000) — back-off doubles
+ *       from the first to the second; a continuous replication retries for ever,
+ *   "tls": {"pinned_sha256": "64 hex digits" (trust exactly this certificate, e.g. a
+ *       listener's cbl_server_tls_fingerprint) | "ca_file": "path/to/ca.pem"}
+ *       (default: the system's trusted roots),
+ *   "document_events": true — deliver every document to on_documents, not only errors.
+ * Transient failures (no connection, timeouts, 408, 429, 5xx) are retried with
+ * exponential back-off; a continuous replication goes "offline" meanwhile and comes back
+ * by itself. 401, 403, 404 and a peer that does not speak the protocol stop it with the
+ * error in its status. Either callback may be NULL. The replicator stops when its
+ * database handle closes. On success *out_replicator is a handle; release it with
+ * cbl_replicator_stop (also after a one-shot replication has ended).
+ * Errors: 400 (NULL/invalid arguments, malformed or unknown configuration, invalid URL,
+ * tls options on an http URL, unreadable CA file), 404 (collection deleted), 500. */
+cbl_status cbl_replicator_start(cbl_collection* coll, const char* config_json,
+                                cbl_replicator_status_fn on_status,
+                                cbl_replicator_document_fn on_documents, void* context,
+                                cbl_replicator** out_replicator, cbl_error* err);
+
+/* The current status. Caller frees *out_status_json:
+ *   {"activity": "connecting"|"busy"|"idle"|"offline"|"stopped",
+ *    "completed": n, "total": n   (changes handled / seen so far, both directions),
+ *    "documents_pushed": n, "documents_pulled": n, "document_failures": n,
+ *    "error": {"status": http status (0: no answer, the network failed), "message": ..}?}
+ * "error" is the failure that stopped the replication or keeps it offline; it goes away
+ * when a continuous replication recovers. Errors: 400 (invalid handle). */
+cbl_status cbl_replicator_status(cbl_replicator* replicator, char** out_status_json, cbl_error* err);
+
+/* Waits until the replication has stopped (a one-shot one stops when done or failed),
+ * up to timeout_ms (-1: no limit). Errors: 503 (still running at the timeout), 400. */
+cbl_status cbl_replicator_wait(cbl_replicator* replicator, int32_t timeout_ms, cbl_error* err);
+
+/* The IDs of documents with local changes the push has not sent yet, as a JSON array in
+ * change order (read from the push's checkpoint in this database; the filter and
+ * doc_ids apply). Caller frees. Errors: 400 (not a push replicator, invalid handle). */
+cbl_status cbl_replicator_pending_documents(cbl_replicator* replicator, char** out_json, cbl_error* err);
+
+/* Sets *out_pending to 1 when doc_id has a local change the push has not sent yet, else
+ * 0. Errors: as above. */
+cbl_status cbl_replicator_is_document_pending(cbl_replicator* replicator, const char* doc_id,
+                                              int* out_pending, cbl_error* err);
+
+/* Stops the replication, waits until its threads have ended (unless called from one of
+ * its callbacks, which returns at once: it stops right after), and releases the handle.
+ * NULL and invalid handles are ignored. */
+void cbl_replicator_stop(cbl_replicator* replicator);
+
+/* ------------------------------------------------------------------------------------ */
 /* Changes                                                                              */
 /* ------------------------------------------------------------------------------------ */
 

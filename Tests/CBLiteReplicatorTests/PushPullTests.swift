@@ -133,7 +133,7 @@ final class PushPullTests: ReplicatorTestCase {
 
     func testClosingTheDatabaseStopsItsReplicators() throws {
         try serve()
-        let r = try makeReplicator("\"continuous\":true")
+        let r = try makeReplicator("\"continuous\":true,\"heartbeat_ms\":1000")
         try r.start()
         waitFor("idle") { r.status.activity == .idle }
         try local.close()

@@ -29,10 +29,19 @@ extension Router {
             try res.flush()
             if rows.isEmpty && p.feed == "longpoll" && !p.options.descending {
                 let deadline = MonotonicTime.now().milliseconds + Int64(p.timeoutMs)
+                var lastWrite = MonotonicTime.now().milliseconds
                 while rows.isEmpty, !req.cancellation.isCancelled {
                     let left = deadline - MonotonicTime.now().milliseconds
                     if left <= 0 { break }
                     if try coll.waitForChanges(after: p.since, timeoutMs: Int(min(left, 1000))) { rows = try scan(coll, &p) }
+                    // Heartbeat newlines (whitespace inside the JSON, as CouchDB sends them)
+                    // keep proxies from timing out, and a write is what finds a client that
+                    // hung up: the connection is not read while a request is handled.
+                    if rows.isEmpty, let hb = p.heartbeatMs, MonotonicTime.now().milliseconds - lastWrite >= Int64(hb) {
+                        try res.write(ChangesWriter.heartbeat)
+                        try res.flush()
+                        lastWrite = MonotonicTime.now().milliseconds
+                    }
                 }
             }
             for (i, r) in rows.enumerated() {

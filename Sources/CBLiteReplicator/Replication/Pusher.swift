@@ -36,7 +36,7 @@ struct Pusher {
                 if last > since { since = last; try checkpointer.save(.int(since), stats: task.statsJSON) }
                 guard config.continuous else { return }
                 task.status { $0.activity = .idle }
-                while try !local.waitForChanges(after: since, timeoutMs: 500) { try task.checkStopped() }
+                while try !local.waitForChanges(after: since, timeoutMs: 250) { try task.checkStopped() }
                 task.status { $0.activity = .busy }
                 continue
             }

@@ -119,6 +119,19 @@ public final class Replicator: @unchecked Sendable {
         return try push.pendingDocumentIDs()
     }
 
+    /// Whether `docID` has a local change the push has not sent yet.
+    public func isDocumentPending(_ docID: String) throws -> Bool {
+        try pendingDocumentIDs().contains(docID)
+    }
+
+    /// The status as JSON (the C ABI's and Python's shape; see cbl_replicator_status).
+    public var statusJSON: [UInt8] { JSONWriter.ordered(.object(status.json)) }
+
+    /// Document events as a JSON array (see cbl_replicator_document_fn).
+    public static func documentsJSON(_ docs: [DocumentReplication]) -> [UInt8] {
+        JSONWriter.ordered(.array(docs.map { .object($0.json) }))
+    }
+
     // MARK: for the tasks
 
     var isStopRequested: Bool { monitor.locked { stopRequested } }
