@@ -1100,3 +1100,26 @@ final class ReplicationTests: CBLCollectionTestCase {
         XCTAssertEqual(try other.uuid.count, 36)
     }
 }
+
+/// CouchDB stores a 32-hex-digit revision digest as bytes: upper and lower case are one
+/// revision there (issue 11's ninth conflict shape), and so here.
+final class RevisionCaseTests: CBLCollectionTestCase {
+    func testUpperCaseHexDigestIsTheSameRevisionAsLowerCase() throws {
+        XCTAssertEqual(RevID("2-ABCDEF0123456789ABCDEF0123456789")?.string, "2-abcdef0123456789abcdef0123456789")
+        // Other digests keep their case (peers may use any printable digest).
+        XCTAssertEqual(RevID("2-ABC")?.string, "2-ABC")
+        XCTAssertEqual(RevID("2-ABCDEF0123456789ABCDEF012345678G")?.string, "2-ABCDEF0123456789ABCDEF012345678G")
+        let lower = "{\"_id\":\"d\",\"_rev\":\"1-abcdef0123456789abcdef0123456789\",\"v\":1}"
+        let upper = "{\"_id\":\"d\",\"_rev\":\"1-ABCDEF0123456789ABCDEF0123456789\",\"v\":1}"
+        for json in [lower, upper] {
+            let r = try coll.insertExistingRevisions([Collection.ExistingRevision(body: obj(json))])
+            XCTAssertNil(r[0].error)
+        }
+        var o = ChangesOptions()
+        o.allRevs = true
+        XCTAssertEqual(try coll.changes(since: 0, options: o).first?.revs, ["1-abcdef0123456789abcdef0123456789"])
+        // Nothing is missing: revs_diff leaves the document out, as CouchDB does.
+        XCTAssertTrue(try coll.revsDiff([("d", ["1-ABCDEF0123456789ABCDEF0123456789"])]).isEmpty)
+        XCTAssertEqual(try coll.revsDiff([("d", ["1-ABCDEF0123456789ABCDEF012345678A"])]).first?.missing, ["1-abcdef0123456789abcdef012345678a"])
+    }
+}

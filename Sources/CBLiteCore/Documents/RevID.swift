@@ -10,7 +10,8 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
     }
 
     /// Parses "<gen>-<digest>": gen a positive decimal, digest 1–128 printable ASCII
-    /// characters (peers may use other digests than ours).
+    /// characters (peers may use other digests than ours); a 32-hex-digit digest is
+    /// lower-cased, as CouchDB does.
     public init?(_ string: String) {
         var copy = string
         let parsed: (Int, String)? = copy.withUTF8 { buf in
@@ -26,7 +27,14 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
             let digestStart = i + 1
             guard i > 0, i < buf.count, buf.count - digestStart >= 1, buf.count - digestStart <= 128 else { return nil }
             for j in digestStart..<buf.count where !(buf[j] > 0x20 && buf[j] < 0x7F) { return nil }
-            return (gen, String(decoding: UnsafeBufferPointer(rebasing: buf[digestStart...]), as: UTF8.self))
+            let digest = UnsafeBufferPointer(rebasing: buf[digestStart...])
+            // CouchDB stores a 32-hex-digit digest as 16 bytes and writes it back in lower
+            // case, so "2-ABC…" and "2-abc…" are one revision there: the same here, or a
+            // replicated tree would keep two leaves where CouchDB keeps one.
+            if digest.count == 32, digest.allSatisfy({ Hex.isDigit($0) }), digest.contains(where: { $0 >= 0x41 && $0 <= 0x46 }) {
+                return (gen, String(decoding: digest.map { $0 >= 0x41 && $0 <= 0x46 ? $0 + 0x20 : $0 }, as: UTF8.self))
+            }
+            return (gen, String(decoding: digest, as: UTF8.self))
         }
         guard let (gen, digest) = parsed else { return nil }
         generation = gen

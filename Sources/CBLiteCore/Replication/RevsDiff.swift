@@ -26,10 +26,14 @@ extension Collection {
                     var missing: [String] = []
                     var seen = Set<String>()
                     var maxMissingGen = 0
-                    for rev in revs where seen.insert(rev).inserted {
-                        if let tree, let r = RevID(rev), tree.index(of: r) != nil { continue }
+                    for given in revs {
+                        // In RevID's form (a 32-hex-digit digest lower-cased), as CouchDB answers.
+                        let parsed = RevID(given)
+                        let rev = parsed?.string ?? given
+                        guard seen.insert(rev).inserted else { continue }
+                        if let tree, let parsed, tree.index(of: parsed) != nil { continue }
                         missing.append(rev)
-                        maxMissingGen = max(maxMissingGen, RevID(rev)?.generation ?? 0)
+                        maxMissingGen = max(maxMissingGen, parsed?.generation ?? 0)
                     }
                     guard !missing.isEmpty else { continue }
                     var ancestors: [String] = []

@@ -28,6 +28,9 @@ public enum Hex {
         return out
     }
 
+    /// Whether `c` is a hex digit of either case.
+    public static func isDigit(_ c: UInt8) -> Bool { nibble(c) != nil }
+
     private static func nibble(_ c: UInt8) -> UInt8? {
         switch c {
         case 0x30...0x39: return c - 0x30

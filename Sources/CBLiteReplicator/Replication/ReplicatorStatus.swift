@@ -6,6 +6,8 @@ public struct ReplicatorStatus: Sendable, Equatable {
         case stopped, offline, connecting, idle, busy
     }
 
+    public init() {}
+
     public var activity: Activity = .connecting
     /// Changes (document revisions) handled, and known so far.
     public var completed: Int64 = 0
