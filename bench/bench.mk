@@ -2,8 +2,9 @@
 #   make bench            the workload of /work/shared/bench/WORKLOAD.md against libcblite and a
 #                         raw-SQLite baseline; BENCH_N=100000 docs, BENCH_RUNS=3 runs, medians.
 #                         Writes bench/results/latest.json. Never fails on numbers.
-#                         Then the listener phase (bench_listener.c) and the library's size by
-#                         dependency (size_report.sh).
+#                         Then the listener phase (bench_listener.c), the replication phase
+#                         (bench_replication.c: push and pull over loopback, BENCH_REPLICATION_N)
+#                         and the library's size by dependency (size_report.sh).
 #   make bench-baseline   the baseline side alone (needs no libcblite).
 #   make profile          callgrind on the cblite side (PROFILE_N=5000, one run): top functions
 #                         of the whole run, then of each phase.
@@ -14,6 +15,7 @@ BENCH_OUT      := $(BUILD)/bench
 BENCH_N        ?= 100000
 BENCH_RUNS     ?= 3
 BENCH_LISTENER_N ?= 20000
+BENCH_REPLICATION_N ?= 100000
 PROFILE_N      ?= 5000
 BENCH_CFLAGS   := -std=c99 -Wall -Wextra -Werror -O2 -g -Iinclude -Ibench
 BENCH_RESULTS  := bench/results/latest.json
@@ -64,7 +66,12 @@ $(BENCH_OUT)/bench_listener: bench/bench_listener.c $(BENCH_COMMON_SRC) include/
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/bench_listener.c bench/bench_common.c \
 	  -L$(BUILD)/lib -lcblite -lpthread -Wl,--enable-new-dtags -Wl,-rpath,$(CURDIR)/$(BUILD)/lib
 
-bench-bins: $(BENCH_OUT)/bench $(BENCH_OUT)/bench_sqlite $(BENCH_OUT)/bench_cblite $(BENCH_OUT)/bench_listener
+$(BENCH_OUT)/bench_replication: bench/bench_replication.c $(BENCH_COMMON_SRC) include/cblite.h $(BUILD)/lib/$(SO_REAL)
+	@mkdir -p $(BENCH_OUT)
+	$(CC) $(BENCH_CFLAGS) -o $@ bench/bench_replication.c bench/bench_common.c \
+	  -L$(BUILD)/lib -lcblite -lpthread -Wl,--enable-new-dtags -Wl,-rpath,$(CURDIR)/$(BUILD)/lib
+
+bench-bins: $(BENCH_OUT)/bench $(BENCH_OUT)/bench_sqlite $(BENCH_OUT)/bench_cblite $(BENCH_OUT)/bench_listener $(BENCH_OUT)/bench_replication
 
 bench: lib $(AMALGAMATION) bench-bins
 	@mkdir -p bench/results $(BENCH_OUT)
@@ -75,6 +82,8 @@ bench: lib $(AMALGAMATION) bench-bins
 	  --lib $(BUILD)/lib/$(SO_NAME) --lib-stripped $(BENCH_OUT)/libcblite.stripped.so
 	@echo "bench: the listener (issue 10) — _bulk_docs and GET by ID against the C API, $(BENCH_LISTENER_N) docs, $(BENCH_RUNS) runs"
 	$(BENCH_OUT)/bench_listener --n $(BENCH_LISTENER_N) --runs $(BENCH_RUNS) --dir $(BENCH_OUT)/listener-data
+	@echo "bench: replication (issue 11) — push to and pull from a listener over loopback, $(BENCH_REPLICATION_N) docs, $(BENCH_RUNS) runs"
+	$(BENCH_OUT)/bench_replication --n $(BENCH_REPLICATION_N) --runs $(BENCH_RUNS) --dir $(BENCH_OUT)/replication-data
 	@bench/size_report.sh .build/release/libcblite.so $(BENCH_OUT)/libcblite.stripped.so
 
 bench-baseline: $(AMALGAMATION) $(BENCH_OUT)/bench $(BENCH_OUT)/bench_sqlite
