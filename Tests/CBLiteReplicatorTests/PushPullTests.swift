@@ -141,3 +141,58 @@ final class PushPullTests: ReplicatorTestCase {
         local = nil
     }
 }
+
+/// A 50 MB attachment travels both ways streamed: the process's resident memory grows by
+/// much less than the attachment.
+final class LargeAttachmentTests: ReplicatorTestCase {
+    static func residentKiB() -> Int {
+        guard let f = fopen("/proc/self/status", "r") else { return 0 }
+        defer { fclose(f) }
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, 256, f) != nil {
+            let s = String(cString: line)
+            if s.hasPrefix("VmRSS:") { return Int(s.split(separator: " ").dropFirst().first ?? "0") ?? 0 }
+        }
+        return 0
+    }
+
+    func testFiftyMegabytesStreamedWithBoundedMemory() throws {
+        try serve()
+        let size = 50 << 20
+        let w = try localColl.makeAttachmentWriter()
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        for i in 0..<(size >> 20) {
+            for j in stride(from: 0, to: chunk.count, by: 4096) { chunk[j] = UInt8(truncatingIfNeeded: i &+ j) }
+            try w.write(chunk)
+        }
+        let info = try w.finish()
+        try put(localColl, "big", "{\"_attachments\":{\"big.bin\":{\"content_type\":\"application/octet-stream\",\"digest\":\"\(info.digest.string)\",\"stub\":true}}}")
+        let start = Self.residentKiB()
+        let peak = LockedValue(start)
+        let sampling = LockedValue(true)
+        let sampler = try ServiceThread {
+            while sampling.withLock({ $0 }) {
+                let now = Self.residentKiB()
+                peak.withLock { $0 = max($0, now) }
+                usleep(5_000)
+            }
+        }
+        XCTAssertNil(try replicate("\"direction\":\"push\"").errorMessage)
+        let third = try Database.open(name: "third", directory: directory)
+        defer { try? third.close() }
+        let r = try Replicator(collection: try third.defaultCollection(),
+                               configuration: try ReplicatorConfiguration(json: "{\"url\":\"\(remoteURL)\",\"direction\":\"pull\"}"))
+        try r.start()
+        XCTAssertTrue(r.waitUntilStopped(timeoutMs: 120_000))
+        XCTAssertNil(r.status.errorMessage)
+        sampling.withLock { $0 = false }
+        sampler.join()
+        let pulled = try third.defaultCollection().attachment(docID: "big", name: "big.bin")
+        XCTAssertEqual(pulled.length, UInt64(size))
+        XCTAssertEqual(pulled.digest, info.digest)
+        let grew = peak.withLock { $0 } - start
+        XCTAssertGreaterThan(start, 0, "VmRSS unreadable")
+        print("50 MiB attachment: resident memory grew by \(grew) KiB")
+        XCTAssertLessThan(grew, 25 << 10, "resident memory grew by \(grew) KiB for a 50 MiB attachment")
+    }
+}

@@ -1,4 +1,5 @@
 import CBLiteCore
+import CouchWire
 import NIOCore
 
 /// One direction of a replication on its own thread: sessions (connect, read the
@@ -49,7 +50,14 @@ final class ReplicationTask: @unchecked Sendable {
                 return
             } catch {
                 if replicator.isStopRequested { return }
-                let e = (error as? ReplicationError) ?? ReplicationError.local(error)
+                let e: ReplicationError
+                switch error {
+                case let r as ReplicationError: e = r
+                // The peer's answer did not parse (JSON, multipart): not CouchDB's protocol.
+                case let c as CouchError: e = .protocolViolation(c.reason)
+                case let m as MultipartError: e = .protocolViolation("\(m)")
+                default: e = .local(error)
+                }
                 replicator.log.warning("\(direction) \(config.remote.redacted): \(e)")
                 status { $0.errorMessage = e.message; $0.errorStatus = e.httpStatus }
                 guard e.isTransient, config.continuous || failures < config.maxRetries else { return }
