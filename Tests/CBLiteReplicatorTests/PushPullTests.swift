@@ -196,3 +196,20 @@ final class LargeAttachmentTests: ReplicatorTestCase {
         XCTAssertLessThan(grew, 25 << 10, "resident memory grew by \(grew) KiB for a 50 MiB attachment")
     }
 }
+
+final class StopFromCallbackTests: ReplicatorTestCase {
+    func testStopFromTheStatusCallbackEndsTheReplication() throws {
+        try serve()
+        let box = LockedValue<Replicator?>(nil)
+        let seen = LockedValue<[ReplicatorStatus.Activity]>([])
+        let config = try ReplicatorConfiguration(json: "{\"url\":\"\(remoteURL)\",\"continuous\":true}")
+        let r = try Replicator(collection: localColl, configuration: config, onStatus: { s in
+            seen.withLock { $0.append(s.activity) }
+            if s.activity == .idle, let me = box.withLock({ r in defer { r = nil }; return r }) { me.stop() }
+        })
+        box.withLock { $0 = r }
+        try r.start()
+        waitFor("stopped") { seen.withLock { $0.last } == .stopped }
+        XCTAssertEqual(r.status.activity, .stopped)
+    }
+}

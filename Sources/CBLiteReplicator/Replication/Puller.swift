@@ -41,6 +41,8 @@ struct Puller {
         while true {
             try task.checkStopped()
             let longpoll = config.continuous && caughtUp ? config.heartbeatMs : nil
+            // Caught up: waiting on the peer's longpoll is idle, not busy.
+            if longpoll != nil { task.status { $0.activity = .idle } }
             let (rows, lastSeq) = try remote.changes(since: since, limit: config.batchSize, longpollMs: longpoll, filter: filter)
             try task.checkStopped()
             if rows.isEmpty {
@@ -50,7 +52,6 @@ struct Puller {
                 }
                 guard config.continuous else { return }
                 caughtUp = true
-                task.status { $0.activity = .idle }
                 continue
             }
             task.status { $0.activity = .busy; $0.total += Int64(rows.count) }
