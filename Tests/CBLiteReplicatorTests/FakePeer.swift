@@ -3,16 +3,16 @@ import Glibc
 
 /// A scripted HTTP/1.1 peer on 127.0.0.1 for what a real one does not do on demand:
 /// answer garbage, send documents this engine refuses, hang up mid-answer. Each request
-/// (method, target, body) goes to `handler`, which returns raw response bytes (nil: close
+/// (method, target, body, lower-cased headers) goes to `handler`, which returns raw response bytes (nil: close
 /// the connection without answering). Keep-alive; one thread per connection.
 final class FakePeer: @unchecked Sendable {
     let port: Int
     private let fd: Int32
-    private let handler: @Sendable (String, String, [UInt8]) -> [UInt8]?
+    private let handler: @Sendable (String, String, [UInt8], [String: String]) -> [UInt8]?
     private let stopped = LockedValue(false)
     let requests = LockedValue<[(method: String, target: String, body: [UInt8])]>([])
 
-    init(_ handler: @escaping @Sendable (String, String, [UInt8]) -> [UInt8]?) throws {
+    init(_ handler: @escaping @Sendable (String, String, [UInt8], [String: String]) -> [UInt8]?) throws {
         self.handler = handler
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var one: Int32 = 1
@@ -74,10 +74,12 @@ final class FakePeer: @unchecked Sendable {
             let lines = head.split(separator: "\r\n")
             let requestLine = lines.first?.split(separator: " ") ?? []
             guard requestLine.count >= 2 else { return }
-            var length = 0
-            for l in lines.dropFirst() where l.lowercased().hasPrefix("content-length:") {
-                length = Int(l.dropFirst("content-length:".count).trimmingSpaces) ?? 0
+            var headers: [String: String] = [:]
+            for l in lines.dropFirst() {
+                guard let colon = l.firstIndex(of: ":") else { continue }
+                headers[l[..<colon].lowercased()] = String(l[l.index(after: colon)...].trimmingSpaces)
             }
+            let length = Int(headers["content-length"] ?? "0") ?? 0
             while buffer.count < length {
                 let n = read(c, &chunk, chunk.count)
                 if n <= 0 { return }
@@ -87,7 +89,7 @@ final class FakePeer: @unchecked Sendable {
             buffer.removeFirst(length)
             let method = String(requestLine[0]), target = String(requestLine[1])
             requests.withLock { $0.append((method, target, body)) }
-            guard let answer = handler(method, target, body) else { return }
+            guard let answer = handler(method, target, body, headers) else { return }
             var sent = 0
             while sent < answer.count {
                 let n = answer[sent...].withUnsafeBytes { write(c, $0.baseAddress, $0.count) }

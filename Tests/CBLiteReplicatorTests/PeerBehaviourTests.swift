@@ -14,7 +14,7 @@ final class PeerBehaviourTests: ReplicatorTestCase {
         let good = #"{"_id":"good","_rev":"1-aaaa","_revisions":{"start":1,"ids":["aaaa"]},"v":1}"#
         let bad = #"{"_id":"bad","_rev":"1-bbbb","_revisions":{"start":1,"ids":["bbbb"]},"v":1,"v":2}"#
         let local = LockedValue<[String: String]>([:])
-        let peer = try FakePeer { method, target, body in
+        let peer = try FakePeer { method, target, body, _ in
             let path = target.split(separator: "?").first.map(String.init) ?? target
             switch (method, path) {
             case ("GET", "/db/"): return FakePeer.response(200, #"{"db_name":"db","update_seq":"2-x"}"#)
@@ -57,7 +57,7 @@ final class PeerBehaviourTests: ReplicatorTestCase {
 
     func testAPeerThatAnswersGarbageStopsTheReplicationWithAnErrorNotACrash() throws {
         for garbage in ["HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nnope!", "SSH-2.0-OpenSSH\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n[1,2,3,4,5]\n"] {
-            let peer = try FakePeer { _, target, _ in
+            let peer = try FakePeer { _, target, _, _ in
                 if target.hasPrefix("/db/_changes") || target == "/db/" { return Array(garbage.utf8) }
                 return FakePeer.response(404, #"{"error":"not_found","reason":"missing"}"#)
             }
@@ -74,9 +74,9 @@ final class PeerBehaviourTests: ReplicatorTestCase {
         // A proxy that drops the first two _changes requests on the floor.
         let drops = LockedValue(0)
         let port = listener.port
-        let peer = try FakePeer { method, target, body in
+        let peer = try FakePeer { method, target, body, headers in
             if target.contains("_changes") && drops.withLock({ $0 += 1; return $0 <= 2 }) { return nil }
-            return PeerBehaviourTests.forward(method, target, body, port: port)
+            return PeerBehaviourTests.forward(method, target, body, headers, port: port)
         }
         defer { peer.stop() }
         let s = try replicate("\"direction\":\"pull\",\"max_retries\":5", url: "http://127.0.0.1:\(peer.port)/remote")
@@ -157,7 +157,7 @@ final class PeerBehaviourTests: ReplicatorTestCase {
     }
 
     /// Forwards one request to the listener (a blocking client on a fresh socket).
-    static func forward(_ method: String, _ target: String, _ body: [UInt8], port: Int) -> [UInt8]? {
+    static func forward(_ method: String, _ target: String, _ body: [UInt8], _ headers: [String: String], port: Int) -> [UInt8]? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var addr = sockaddr_in()
@@ -165,7 +165,7 @@ final class PeerBehaviourTests: ReplicatorTestCase {
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         addr.sin_port = UInt16(port).bigEndian
         guard withUnsafePointer(to: &addr, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }) == 0 else { return nil }
-        let request = Array("\(method) \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+        let request = Array("\(method) \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: \(headers["content-type"] ?? "application/json")\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
         _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
@@ -196,5 +196,51 @@ final class PeerBehaviourTests: ReplicatorTestCase {
             i = j + 2 + size + 2
         }
         return out
+    }
+}
+
+/// What travels: only attachments the peer lacks, and empty ones too.
+final class AttachmentTrafficTests: ReplicatorTestCase {
+    func testAnUpdatedDocumentSendsOnlyItsNewAttachmentAndEmptyOnesSurvive() throws {
+        try serve()
+        let port = listener.port
+        let proxy = try FakePeer { m, t, b, h in PeerBehaviourTests.forward(m, t, b, h, port: port) }
+        defer { proxy.stop() }
+        let url = "http://127.0.0.1:\(proxy.port)/remote"
+        let big = [UInt8](repeating: 7, count: 2 << 20)
+        let r1 = try localColl.setAttachment(docID: "doc", parent: nil, name: "big.bin", contentType: "application/octet-stream", bytes: big)
+        let r2 = try localColl.setAttachment(docID: "doc", parent: r1, name: "empty.txt", contentType: "text/plain", bytes: [])
+        let s1 = try replicate("\"direction\":\"push\"", url: url)
+        XCTAssertNil(s1.errorMessage)
+        XCTAssertEqual(s1.documentFailures, 0)
+        let first = proxy.requests.withLock { $0.filter { $0.method == "PUT" && $0.target.hasPrefix("/remote/doc") } }
+        XCTAssertEqual(first.count, 1)
+        XCTAssertGreaterThan(first.first?.body.count ?? 0, big.count)
+        XCTAssertEqual(try remoteColl.attachment(docID: "doc", name: "empty.txt").length, 0)
+
+        _ = try localColl.setAttachment(docID: "doc", parent: r2, name: "note.txt", contentType: "text/plain", bytes: Array("new".utf8))
+        proxy.requests.withLock { $0.removeAll() }
+        let s2 = try replicate("\"direction\":\"push\"", url: url)
+        XCTAssertNil(s2.errorMessage)
+        XCTAssertEqual(s2.documentFailures, 0)
+        let second = proxy.requests.withLock { $0.filter { $0.method == "PUT" && $0.target.hasPrefix("/remote/doc") } }
+        XCTAssertEqual(second.count, 1)
+        XCTAssertLessThan(second.first?.body.count ?? Int.max, 4096, "the 2 MiB attachment the peer has must not travel again")
+        XCTAssertEqual(try remoteColl.attachment(docID: "doc", name: "big.bin").length, UInt64(big.count))
+        XCTAssertEqual(try leaves(remoteColl), try leaves(localColl))
+
+        // Pulled back into a third database, with the same trick the other way: the
+        // second pull fetches only the new attachment.
+        let third = try Database.open(name: "third", directory: directory)
+        defer { try? third.close() }
+        let thirdColl = try third.defaultCollection()
+        let pull = try ReplicatorConfiguration(json: "{\"url\":\"\(url)\",\"direction\":\"pull\"}")
+        let p = try Replicator(collection: thirdColl, configuration: pull)
+        try p.start()
+        XCTAssertTrue(p.waitUntilStopped(timeoutMs: 60_000))
+        XCTAssertNil(p.status.errorMessage)
+        XCTAssertEqual(try thirdColl.attachment(docID: "doc", name: "empty.txt").length, 0)
+        XCTAssertEqual(try thirdColl.attachment(docID: "doc", name: "big.bin").length, UInt64(big.count))
+        XCTAssertEqual(try thirdColl.attachment(docID: "doc", name: "note.txt").length, 3)
     }
 }
