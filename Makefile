@@ -30,7 +30,7 @@ LIB_LINK_FLAGS := -Xlinker --version-script=$(CURDIR)/Sources/CBLite/exports.map
                   -Xlinker -soname=$(SO_NAME)
 CFLAGS_TEST  := -std=c99 -Wall -Wextra -Werror -g -Iinclude
 
-.PHONY: all lib cli deps deps-build sqlcipher test test-swift test-c test-python test-install \
+.PHONY: all lib cli deps deps-build sqlcipher test test-swift test-c test-python test-replicator test-install \
         test-header demo install uninstall clean
 
 all: lib cli
@@ -81,6 +81,7 @@ test: deps $(AMALGAMATION) all
 	$(MAKE) test-reliability
 	$(MAKE) test-listener
 	$(MAKE) test-couchdb-client
+	$(MAKE) test-replicator
 	@echo "make test: all levels passed"
 
 test-swift: $(AMALGAMATION)
@@ -112,6 +113,11 @@ test-header: include/cblite.h
 
 test-python: lib
 	cd bindings/python && CBLITE_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SO_NAME) $(PYTHON) -m pytest -q tests
+
+# The replicator against a CouchDB 3.5 peer made of its recorded answers
+# (Tests/replicator/couchdb_replay.py over ../shared/couchdb-3.5), through the bindings.
+test-replicator: lib
+	CBLITE_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SO_NAME) $(PYTHON) -m pytest -q Tests/replicator
 
 # Installs into a temporary DESTDIR and builds a C program exactly as users would:
 # cc app.c $(pkg-config --cflags --libs cblite)

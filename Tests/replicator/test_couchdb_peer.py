@@ -1,0 +1,166 @@
+"""Pulling from and pushing to CouchDB 3.5 as it really answered (see couchdb_replay.py):
+opaque string sequences, _bulk_get, open_revs multipart with gzip-encoded attachments,
+/_session cookies, checkpoints in the peer's _local documents; and the requests the
+replicator makes, compared with those CouchDB's own replicator made for the same data.
+"""
+import base64
+import hashlib
+import json
+import os
+
+import pytest
+
+import cblite
+from couchdb_replay import ReplayServer
+
+CONFLICT_WINNER = "2-a43763cb6510199739a3d88e72322572"
+CONFLICT_OTHER = "2-0123456789abcdef0123456789abcdef"
+
+
+@pytest.fixture
+def db(tmp_path):
+    d = cblite.Database("pulled", directory=str(tmp_path))
+    yield d
+    d.close()
+
+
+@pytest.fixture
+def source(recordings):
+    s = ReplayServer(os.path.join(recordings, "pull-by-couchdb.jsonl"))
+    yield s
+    s.stop()
+
+
+def replicate(db, url, **options):
+    r = db.replicate(url, **options)
+    try:
+        assert r.wait(timeout=60), "replication did not finish"
+        return r.status()
+    finally:
+        r.stop()
+
+
+def recorded_rows(source, index):
+    return json.loads(source.rec.changes[index][1])["results"]
+
+
+def leaves(db):
+    return {row["id"]: sorted(c["rev"] for c in row["changes"])
+            for row in db.changes(since=0, all_revs=True)["results"]}
+
+
+def gunzipped_md5(recordings, doc_id, filename):
+    for line in open(os.path.join(recordings, "pull-by-couchdb.jsonl"), encoding="utf-8"):
+        r = json.loads(line)
+        if "open_revs" not in r["request"]["path"] or ("/" + doc_id + "?") not in r["request"]["path"]:
+            continue
+        stack = list(r["response"].get("multipart") or [])
+        while stack:
+            p = stack.pop()
+            stack.extend(p.get("parts") or [])
+            disposition = dict((k.lower(), v) for k, v in p.get("headers", [])).get("content-disposition", "")
+            if '"%s"' % filename in disposition:
+                return p.get("gunzipped_md5_base64") or p.get("md5_base64")
+    return None
+
+
+def test_pull_from_couchdb_as_recorded(db, source, recordings):
+    status = replicate(db, source.url(), direction="pull", document_events=True)
+    assert "error" not in status, status
+    rows = recorded_rows(source, 0)
+    # Every document with the leaves CouchDB listed, the conflict kept as a conflict.
+    assert leaves(db) == {row["id"]: sorted(c["rev"] for c in row["changes"]) for row in rows}
+    assert status["documents_pulled"] == sum(len(row["changes"]) for row in rows)
+    assert db.get("conflicted")["_rev"] == CONFLICT_WINNER      # the same winner as CouchDB
+    assert db.get("updated")["_rev"].startswith("4-")
+    with pytest.raises(cblite.NotFound):
+        db.get("deleted")
+    # The text attachment travelled gzip-encoded: stored decoded, as the recorder decoded it.
+    coll = db.default_collection
+    text = coll.get_attachment("att-text", "readme.txt")
+    assert base64.b64encode(hashlib.md5(text).digest()).decode() == gunzipped_md5(recordings, "att-text", "readme.txt")
+    binary = coll.get_attachment("att-binary", "data.bin")
+    assert len(binary) == 71680
+    assert base64.b64encode(hashlib.md5(binary).digest()).decode() == gunzipped_md5(recordings, "att-binary", "data.bin")
+    # The checkpoint on the peer: CouchDB's shape, the opaque sequence kept verbatim.
+    (checkpoint,) = source.local_docs.values()
+    last_seq = json.loads(source.rec.changes[0][1])["last_seq"]
+    assert checkpoint["source_last_seq"] == last_seq
+    assert checkpoint["history"][0]["recorded_seq"] == last_seq
+    assert checkpoint["session_id"] and checkpoint["history"][0]["session_id"] == checkpoint["session_id"]
+
+    # A second run starts from the checkpoint and finds nothing new.
+    again = replicate(db, source.url(), direction="pull")
+    assert again["documents_pulled"] == 0 and "error" not in again
+
+    # The peer's second recorded run: two new documents and a new attachment on att-binary.
+    source.phase = 2
+    asked = len(source.received)
+    third = replicate(db, source.url(), direction="pull")
+    assert "error" not in third, third
+    assert third["documents_pulled"] == 3
+    assert db.get("extra-01") and db.get("extra-02")
+    assert db.get("att-binary")["_rev"].startswith("2-")
+    assert sorted(coll.attachment_names("att-binary")) == ["data.bin", "notes.txt"]
+    assert len(coll.get_attachment("att-binary", "notes.txt")) == 424
+    assert coll.get_attachment("att-binary", "data.bin") == binary
+    assert len(source.received) > asked                      # the checkpoint was written again
+
+
+def test_session_authentication_and_a_wrong_password(db, recordings):
+    s = ReplayServer(os.path.join(recordings, "pull-by-couchdb.jsonl"), user="admin", password="right")
+    try:
+        status = replicate(db, s.url(), direction="pull", auth={"type": "session", "username": "admin", "password": "right"})
+        assert "error" not in status and status["documents_pulled"] > 20
+        wrong = replicate(db, s.url(), direction="pull", auth={"type": "session", "username": "admin", "password": "wrong"})
+        assert wrong["activity"] == "stopped" and wrong["error"]["status"] == 401
+        basic = replicate(db, s.url("admin:right@"), direction="pull")
+        assert "error" not in basic
+    finally:
+        s.stop()
+
+
+def test_push_sends_what_couchdbs_replicator_sent(db, source, recordings):
+    """The same data pushed to a target: the _bulk_docs documents (id, rev, _revisions)
+    and the multipart PUTs carry what CouchDB 3.5's replicator sent for it."""
+    assert "error" not in replicate(db, source.url(), direction="pull")
+    target = ReplayServer(os.path.join(recordings, "pull-by-couchdb.jsonl"))
+    try:
+        status = replicate(db, target.url(), direction="push")
+        assert "error" not in status, status
+        sent = {}
+        puts = {}
+        for method, path, headers, body in target.received:
+            if path.endswith("/_bulk_docs"):
+                request = json.loads(body)
+                assert request["new_edits"] is False
+                for d in request["docs"]:
+                    sent[(d["_id"], d["_rev"])] = d
+            elif method == "PUT" and "new_edits=false" in path:
+                assert headers.get("Content-Type", "").startswith("multipart/related")
+                assert int(headers["Content-Length"]) == len(body)
+                puts[path.split("?")[0].rsplit("/", 1)[1]] = body
+        couch = {}
+        couch_puts = set()
+        for line in open(os.path.join(recordings, "push-by-couchdb.jsonl"), encoding="utf-8"):
+            r = json.loads(line)
+            q = r["request"]
+            if q["path"].endswith("/_bulk_docs") and r["seq"] < 23:
+                for d in json.loads(q["body"])["docs"]:
+                    couch[(d["_id"], d["_rev"])] = d
+            elif q["method"] == "PUT" and "new_edits=false" in q["path"] and r["seq"] < 23:
+                couch_puts.add(q["path"].split("?")[0].rsplit("/", 1)[1])
+        assert set(sent) == set(couch)
+        for key, d in couch.items():
+            assert sent[key]["_revisions"] == d["_revisions"], key
+            assert sent[key].get("_deleted", False) == d.get("_deleted", False)
+            body = {k: v for k, v in d.items() if not k.startswith("_")}
+            assert {k: v for k, v in sent[key].items() if not k.startswith("_")} == body
+        # Documents with attachments went one by one as multipart, like CouchDB's.
+        assert set(puts) == couch_puts
+        for body in puts.values():
+            first_json = body.split(b"\r\n\r\n", 1)[1].split(b"\r\n--", 1)[0]
+            doc = json.loads(first_json)
+            assert all(a.get("follows") or a.get("stub") for a in doc["_attachments"].values())
+    finally:
+        target.stop()
