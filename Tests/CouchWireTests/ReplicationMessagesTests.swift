@@ -27,7 +27,7 @@ final class ReplicationMessagesTests: XCTestCase {
                         rows += 1
                     }
                 } else {
-                    let (r, last) = try ReplicationMessages.changes(body)
+                    let (r, last, _) = try ReplicationMessages.changes(body)
                     XCTAssertNotNil(last?.stringValue, "\(file) #\(x.seq)")
                     for row in r {
                         XCTAssertFalse(row.revs.isEmpty)

@@ -132,7 +132,7 @@ final class RemoteDatabase {
     /// `_changes` with style=all_docs: a normal feed, or a longpoll one that waits up to
     /// `longpollMs` for a change. `filter` holds the filter's query parameters
     /// (`filter=name&…`) or, for doc IDs, a POST body.
-    func changes(since: JSONValue?, limit: Int, longpollMs: Int?, filter: ChangesFilter) throws -> (rows: [ReplicationMessages.ChangeRow], lastSeq: JSONValue?) {
+    func changes(since: JSONValue?, limit: Int, longpollMs: Int?, filter: ChangesFilter) throws -> (rows: [ReplicationMessages.ChangeRow], lastSeq: JSONValue?, pending: Int64?) {
         var query = "style=all_docs&limit=\(limit)"
         if let longpollMs { query += "&feed=longpoll&timeout=\(longpollMs)&heartbeat=\(max(1000, longpollMs / 2))" } else { query += "&feed=normal" }
         if let since { query += "&since=" + PercentDecoding.encode(since.sequenceText) }

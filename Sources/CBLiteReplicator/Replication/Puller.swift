@@ -43,7 +43,7 @@ struct Puller {
             let longpoll = config.continuous && caughtUp ? config.heartbeatMs : nil
             // Caught up: waiting on the peer's longpoll is idle, not busy.
             if longpoll != nil { task.status { $0.activity = .idle } }
-            let (rows, lastSeq) = try remote.changes(since: since, limit: config.batchSize, longpollMs: longpoll, filter: filter)
+            let (rows, lastSeq, pending) = try remote.changes(since: since, limit: config.batchSize, longpollMs: longpoll, filter: filter)
             try task.checkStopped()
             if rows.isEmpty {
                 if let lastSeq, lastSeq != since {
@@ -54,7 +54,11 @@ struct Puller {
                 caughtUp = true
                 continue
             }
-            task.status { $0.activity = .busy; $0.total += Int64(rows.count) }
+            // Progress: the peer's `pending` (CouchDB 2+) says how much follows this batch.
+            task.status { s in
+                s.activity = .busy
+                s.total = max(s.total, s.completed + Int64(rows.count) + max(0, pending ?? 0))
+            }
             try pull(rows, useBulkGet: &useBulkGet)
             let next = lastSeq ?? rows.last!.seq
             since = next

@@ -13,12 +13,13 @@ public enum ReplicationMessages {
         public let deleted: Bool
     }
 
-    /// A `_changes` response (normal or longpoll): its rows and `last_seq`.
-    public static func changes(_ body: [UInt8]) throws -> (rows: [ChangeRow], lastSeq: JSONValue?) {
+    /// A `_changes` response (normal or longpoll): its rows, `last_seq`, and `pending`
+    /// (CouchDB 2+: how many changes follow the last row; nil when the peer does not say).
+    public static func changes(_ body: [UInt8]) throws -> (rows: [ChangeRow], lastSeq: JSONValue?, pending: Int64?) {
         let o = try object(body, "_changes")
         guard let results = o["results"]?.arrayValue else { throw bad("_changes has no \"results\" array") }
         let rows = try results.map(changeRow)
-        return (rows, o["last_seq"])
+        return (rows, o["last_seq"], o["pending"]?.intValue)
     }
 
     /// One line of a continuous feed: a row, or the feed's end with `last_seq`.
