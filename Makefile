@@ -30,7 +30,7 @@ LIB_LINK_FLAGS := -Xlinker --version-script=$(CURDIR)/Sources/CBLite/exports.map
                   -Xlinker -soname=$(SO_NAME)
 CFLAGS_TEST  := -std=c99 -Wall -Wextra -Werror -g -Iinclude
 
-.PHONY: all lib cli deps deps-build sqlcipher test test-swift test-c test-python test-replicator test-install \
+.PHONY: all lib cli deps deps-build sqlcipher test test-swift test-c test-python test-replicator test-cli test-install \
         test-header demo install uninstall clean
 
 all: lib cli
@@ -82,6 +82,7 @@ test: deps $(AMALGAMATION) all
 	$(MAKE) test-listener
 	$(MAKE) test-couchdb-client
 	$(MAKE) test-replicator
+	$(MAKE) test-cli
 	@echo "make test: all levels passed"
 
 test-swift: $(AMALGAMATION)
@@ -113,6 +114,10 @@ test-header: include/cblite.h
 
 test-python: lib
 	cd bindings/python && CBLITE_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SO_NAME) $(PYTHON) -m pytest -q tests
+
+# The `cblite` tool's push / pull / sync against `cblite serve` (Tests/cli/test_replicate.sh).
+test-cli: cli
+	Tests/cli/test_replicate.sh $(CURDIR)/$(BUILD)/bin/cblite
 
 # The replicator against a CouchDB 3.5 peer made of its recorded answers
 # (Tests/replicator/couchdb_replay.py over ../shared/couchdb-3.5), through the bindings.

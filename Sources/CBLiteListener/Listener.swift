@@ -126,6 +126,9 @@ public final class Listener: @unchecked Sendable {
         }
         guard let ch, let group, let workers, let server else { return }
         try? ch.close().wait()
+        // Feeds waiting for changes are not work to drain: a client whose feed ends early
+        // asks again (and a client that hung up is not seen while the feed waits).
+        server.activeRequests.cancelFeeds()
         _ = inFlight.waitIdle(timeoutMs: timeoutMs)
         connections.closeAll()
         server.activeRequests.abortAll()      // workers still waiting for a body or a change

@@ -59,6 +59,12 @@ struct ReplicationOptions: ParsableArguments {
 
     @Option(name: .customLong("batch-size"), help: "Changes per batch (1 to 10000; default 500).")
     var batchSize: Int?
+
+    @Option(name: .customLong("max-retries"), help: "Retries of a transient failure before a one-shot run gives up (default 9; back-off doubles from 0.5 s).")
+    var maxRetries: Int?
+
+    @Option(name: .customLong("timeout"), help: "Seconds the peer may take to answer a request (default 60).")
+    var timeout: Int?
 }
 
 struct Push: ParsableCommand {
@@ -130,9 +136,6 @@ private struct ReplicationRun {
                 throw usageError(e.message)                         // e.g. an unreadable CA file
             }
             out.begin(direction: direction, remote: remote, continuous: options.continuous)
-            if out.showsBar && direction == .push {
-                out.knownTotal = Int64((try? replicator.pendingDocumentIDs().count) ?? 0)
-            }
             Log.shared.setSink { domain, level, text in out.log("cblite [\(domain)] \(level): \(text)") }
             defer { Log.shared.setSink(nil) }
 
@@ -167,6 +170,8 @@ private struct ReplicationRun {
         if options.createTarget && direction != .pull { o["create_target"] = .bool(true) }
         if !options.docIDs.isEmpty { o["doc_ids"] = .array(options.docIDs.map { .string($0) }) }
         if let n = options.batchSize { o["batch_size"] = .int(Int64(n)) }
+        if let n = options.maxRetries { o["max_retries"] = .int(Int64(n)) }
+        if let n = options.timeout { o["timeout_ms"] = .int(Int64(n) * 1000) }
         if !options.headers.isEmpty {
             var h = JSONObject()
             for line in options.headers {
@@ -181,13 +186,15 @@ private struct ReplicationRun {
         if !tls.isEmpty { o["tls"] = .object(tls) }
 
         // Credentials: --user (or the URL's user) with $CBLITE_PASSWORD, the URL's password
-        // or a prompt. Without --user and --session, credentials in the URL are the
-        // configuration's own business (Basic auth).
+        // or a prompt, as "auth" (which takes precedence over the URL's credentials).
         let parsed: RemoteURL
         do { parsed = try RemoteURL(options.url) } catch let e as CBLError { throw usageError(e.message) }
         let envPassword = getenv("CBLITE_PASSWORD").map { String(cString: $0) }
-        if let user = options.user ?? parsed.user, options.user != nil || options.session || envPassword != nil {
-            guard let password = envPassword ?? parsed.password ?? promptPassword(user: user) else {
+        if let user = options.user ?? parsed.user {
+            // An explicit password wins: the URL's for the URL's user, $CBLITE_PASSWORD for --user.
+            let given = options.user == nil || options.user == parsed.user
+                ? parsed.password ?? envPassword : envPassword ?? parsed.password
+            guard let password = given ?? promptPassword(user: user) else {
                 throw usageError("no password for \(user): set CBLITE_PASSWORD (or put it in the URL)")
             }
             o["auth"] = .object(JSONObject([("type", .string(options.session ? "session" : "basic")),
@@ -228,8 +235,6 @@ private final class FailureLog: @unchecked Sendable {
 private final class Output: @unchecked Sendable {
     let json: Bool
     let showsBar: Bool
-    /// Changes a push has to send, read before it starts (0: unknown).
-    var knownTotal: Int64 = 0
     private var lock = pthread_mutex_t()
     private var barDrawn = false
     private var direction = ReplicatorConfiguration.Direction.both
@@ -274,6 +279,7 @@ private final class Output: @unchecked Sendable {
             self.remote = remote
             self.continuous = continuous
             start = MonotonicTime.now()
+            samples = [(start, 0, 0)]
             if !json {
                 let verb = direction == .push ? "pushing to" : direction == .pull ? "pulling from" : "syncing with"
                 eraseBar()
@@ -345,9 +351,9 @@ private final class Output: @unchecked Sendable {
 
     // MARK: progress
 
-    /// Documents and changes per second over the last few seconds.
-    private var rates: (docs: Double, changes: Double) {
-        guard let a = samples.first, let b = samples.last, b.t.nanoseconds > a.t.nanoseconds + 500_000_000 else { return (0, 0) }
+    /// Documents and changes per second over the last few seconds (nil in the first half second).
+    private var rates: (docs: Double, changes: Double)? {
+        guard let a = samples.first, let b = samples.last, b.t.nanoseconds > a.t.nanoseconds + 500_000_000 else { return nil }
         let dt = Double(b.t.nanoseconds - a.t.nanoseconds) / 1e9
         return (Double(b.docs - a.docs) / dt, Double(b.completed - a.completed) / dt)
     }
@@ -357,9 +363,8 @@ private final class Output: @unchecked Sendable {
         if direction != .pull { parts.append("\(s.documentsPushed) pushed") }
         if direction != .push { parts.append("\(s.documentsPulled) pulled") }
         if s.documentFailures > 0 { parts.append("\(s.documentFailures) failed") }
-        parts.append("\(s.completed)/\(max(s.total, knownTotal)) changes")
-        let r = rates.docs
-        if r > 0 { parts.append(formatRate(r)) }
+        parts.append("\(s.completed)/\(s.total) changes")
+        if let r = rates?.docs, r > 0 { parts.append(formatRate(r)) }
         if let m = s.errorMessage { parts.append("error: \(s.errorStatus == 0 ? m : "\(s.errorStatus) \(m)")") }
         return parts.joined(separator: ", ")
     }
@@ -371,22 +376,20 @@ private final class Output: @unchecked Sendable {
         if direction != .pull { left += "↑ \(s.documentsPushed) pushed  " }
         if direction != .push { left += "↓ \(s.documentsPulled) pulled  " }
         if s.documentFailures > 0 { left += "✗ \(s.documentFailures) failed  " }
-        let total = max(s.total, knownTotal)
-        var right = "\(s.completed)/\(total)"
-        let (docRate, changeRate) = rates
-        right += "  " + formatRate(docRate)
-        // The remaining work is only known for a push (its pending changes, read at the start);
-        // a pull's total is what the peer's feed has shown so far.
-        if knownTotal > 0, s.completed < knownTotal, changeRate > 0, s.activity == .busy {
-            right += "  ETA " + formatDuration(Double(knownTotal - s.completed) / changeRate)
+        var right = "\(s.completed)/\(s.total)"
+        if let (docRate, _) = rates { right += "  " + formatRate(docRate) }
+        // The status's total is known ahead: a push counts its pending changes, a pull
+        // reads the peer's "pending" (CouchDB 2+; our own listener does not say).
+        if s.total > s.completed, let changeRate = rates?.changes, changeRate > 0, s.activity == .busy {
+            right += "  ETA " + formatDuration(Double(s.total - s.completed) / changeRate)
         }
         right += "  " + s.activity.rawValue
         if s.errorMessage != nil { right += " (\(s.errorStatus == 0 ? "network" : String(s.errorStatus)))" }
-        let fixed = left.count + right.count + 3
+        let fixed = left.count + right.count + 4           // "[", "] " and the last column
         var line = left
-        if total > 0 && width - fixed >= 10 {
+        if s.total > 0 && width - fixed >= 10 {
             let barWidth = min(40, width - fixed)
-            let filled = Int(Double(barWidth) * min(1, Double(s.completed) / Double(total)))
+            let filled = Int(Double(barWidth) * min(1, Double(s.completed) / Double(s.total)))
             line += "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: barWidth - filled) + "] "
         }
         line += right
@@ -425,7 +428,9 @@ private final class Output: @unchecked Sendable {
             }
             if !showsBar && lastPrinted != s { Output.writeAll(2, "cblite: " + describe(s) + "\n") }
             let how = s.errorMessage != nil ? "failed" : interrupted ? (continuous ? "stopped" : "interrupted") : "finished"
-            var text = "\(direction == .both ? "sync" : direction.rawValue) \(remote): \(how) in \(formatDuration(elapsed))\n"
+            let docs = s.documentsPushed + s.documentsPulled
+            let rate = docs > 0 && elapsed > 0 ? " (\(formatRate(Double(docs) / elapsed)))" : ""
+            var text = "\(direction == .both ? "sync" : direction.rawValue) \(remote): \(how) in \(formatDuration(elapsed))\(rate)\n"
             if direction != .pull { text += "  documents pushed: \(s.documentsPushed)\n" }
             if direction != .push { text += "  documents pulled: \(s.documentsPulled)\n" }
             text += "  failures: \(max(Int64(count), s.documentFailures))\n"
@@ -451,7 +456,8 @@ private func formatRate(_ r: Double) -> String {
 }
 
 private func formatDuration(_ seconds: Double) -> String {
-    if seconds < 60 { return "\(Double(Int(seconds * 10)) / 10)s" }
+    if seconds < 10 { return "\(Double(Int(seconds * 100)) / 100)s" }
+    if seconds < 60 { return "\(Int(seconds))s" }
     let s = Int(seconds.rounded())
     let (h, m, sec) = (s / 3600, (s % 3600) / 60, s % 60)
     func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }

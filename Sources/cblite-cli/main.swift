@@ -3,8 +3,9 @@ import CBLiteCore
 import Glibc
 
 // `cblite`: inspect and edit cblite databases from a shell.
-// Exit codes: 0 success, 1 usage or other error, 2 not found (404), 3 conflict (409),
-// 4 bad request (400), 5 busy (503), 6 unauthorized (401), 7 forbidden (403).
+// Exit codes: 0 success, 1 other error, 2 not found (404), 3 conflict (409),
+// 4 bad request (400), 5 busy (503), 6 unauthorized (401), 7 forbidden (403), 64 usage
+// (ArgumentParser's, EX_USAGE). push/pull/sync: 1 when the replication failed (Replicate.swift).
 
 struct DatabaseOptions: ParsableArguments {
     @Option(name: .long, help: "Directory holding the database (default: $CBLITE_DIR or ~/.local/share/cblite).")
@@ -252,8 +253,9 @@ struct CBLiteTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cblite",
         abstract: "Inspect and edit cblite databases.",
-        discussion: "Exit codes: 0 success, 1 usage or other error, 2 not found, 3 conflict, 4 bad request, 5 busy, 6 unauthorized, 7 forbidden.",
-        subcommands: [Info.self, List.self, Get.self, Put.self, Remove.self, Purge.self, Changes.self, Compact.self, Serve.self])
+        discussion: "Exit codes: 0 success, 1 other error, 2 not found, 3 conflict, 4 bad request, 5 busy, 6 unauthorized, 7 forbidden, 64 usage error. push, pull and sync: 1 when the replication failed (see their --help).",
+        subcommands: [Info.self, List.self, Get.self, Put.self, Remove.self, Purge.self, Changes.self, Compact.self, Serve.self,
+                      Push.self, Pull.self, Sync.self])
 }
 
 func exitCode(for e: CBLError) -> Int32 {

@@ -7,7 +7,9 @@
 #   make stress            threads x handles x processes on shared counters, listeners,
 #                          compaction, re-entrant callbacks (STRESS_THREADS=8, STRESS_OPS=2000)
 #   make bad-input         table-driven hostile-input test of every function
-#   make test-reliability  the small versions of the three above (run by `make test`)
+#   make replication-crash-test  SIGKILL the listener and/or the replicator mid-sync, then
+#                          check that A, B and C converge exactly (REPL_CRASH_KILLS=40)
+#   make test-reliability  the small versions of the four above (run by `make test`)
 #   make fuzz              libFuzzer over the C ABI, FUZZ_SECONDS=60 (needs clang -fsanitize=fuzzer)
 #   make test-sanitize     the C test program and the stress/bad-input tests under
 #                          AddressSanitizer and ThreadSanitizer (Swift debug builds of the
@@ -34,16 +36,22 @@ CRASH_SMALL_KILLS ?= 150
 STRESS_THREADS ?= 8
 STRESS_OPS   ?= 2000
 STRESS_SMALL_OPS ?= 400
+REPL_CRASH_KILLS ?= 40
+REPL_CRASH_SEED ?= 1
+REPL_CRASH_DOCS ?= 1500
+REPL_CRASH_SMALL_KILLS ?= 12
+REPL_CRASH_SMALL_DOCS ?= 800
 FUZZ_SECONDS ?= 60
 
 SWIFT_CLANG  ?= /opt/swift/usr/bin/clang
 SWIFT_RTLIB  ?= /opt/swift/usr/lib/swift/linux
 SWIFT        ?= swift
 
-.PHONY: crash-test stress bad-input test-reliability fuzz fuzz-build test-sanitize \
+.PHONY: crash-test stress bad-input replication-crash-test test-reliability fuzz fuzz-build test-sanitize \
         test-asan test-tsan asan-run tsan-run test-valgrind reliability-bins reliability-clean
 
-reliability-bins: $(REL_OUT)/crash_test $(REL_OUT)/stress_test $(REL_OUT)/bad_input_test
+reliability-bins: $(REL_OUT)/crash_test $(REL_OUT)/stress_test $(REL_OUT)/bad_input_test \
+                  $(REL_OUT)/replication_crash_test
 
 $(REL_OUT)/crash_test: $(REL_DIR)/crash_test.c $(REL_HDRS) $(REL_LIB_DEP)
 	@mkdir -p $(REL_OUT)
@@ -57,6 +65,10 @@ $(REL_OUT)/bad_input_test: $(REL_DIR)/bad_input_test.c $(REL_HDRS) $(REL_LIB_DEP
 	@mkdir -p $(REL_OUT)
 	$(CC) $(REL_CFLAGS) -o $@ $< $(REL_LDFLAGS)
 
+$(REL_OUT)/replication_crash_test: $(REL_DIR)/replication_crash_test.c $(REL_HDRS) $(REL_LIB_DEP)
+	@mkdir -p $(REL_OUT)
+	$(CC) $(REL_CFLAGS) -o $@ $< $(REL_LDFLAGS)
+
 crash-test: $(REL_OUT)/crash_test
 	$(REL_OUT)/crash_test --kills $(CRASH_KILLS) --seed $(CRASH_SEED)
 
@@ -66,7 +78,10 @@ stress: $(REL_OUT)/stress_test
 bad-input: $(REL_OUT)/bad_input_test
 	$(REL_OUT)/bad_input_test
 
-# All three run even when one fails; the target fails at the end.
+replication-crash-test: $(REL_OUT)/replication_crash_test
+	$(REL_OUT)/replication_crash_test --kills $(REPL_CRASH_KILLS) --seed $(REPL_CRASH_SEED) --docs $(REPL_CRASH_DOCS)
+
+# All four run even when one fails; the target fails at the end.
 test-reliability: reliability-bins
 	@rc=0; \
 	echo "$(REL_OUT)/bad_input_test"; $(REL_OUT)/bad_input_test || rc=1; \
@@ -74,6 +89,8 @@ test-reliability: reliability-bins
 	$(REL_OUT)/crash_test --kills $(CRASH_SMALL_KILLS) --seed $(CRASH_SEED) || rc=1; \
 	echo "$(REL_OUT)/stress_test --threads 6 --ops $(STRESS_SMALL_OPS)"; \
 	$(REL_OUT)/stress_test --threads 6 --ops $(STRESS_SMALL_OPS) || rc=1; \
+	echo "$(REL_OUT)/replication_crash_test --kills $(REPL_CRASH_SMALL_KILLS) --seed $(REPL_CRASH_SEED) --docs $(REPL_CRASH_SMALL_DOCS) --watchdog 240"; \
+	$(REL_OUT)/replication_crash_test --kills $(REPL_CRASH_SMALL_KILLS) --seed $(REPL_CRASH_SEED) --docs $(REPL_CRASH_SMALL_DOCS) --watchdog 240 || rc=1; \
 	if [ $$rc -ne 0 ]; then echo "test-reliability: FAILED"; exit 1; fi; echo "test-reliability: passed"
 
 # ---- sanitizers ----------------------------------------------------------------------

@@ -136,6 +136,19 @@ extension Collection {
         try changesPage(since: since, options: options).entries
     }
 
+    /// How many documents changed after `since` pass the options' doc_ids and filter (a
+    /// replicator's "total" before it starts): one scan, no bodies unless a filter needs them.
+    public func changeCount(since: Int64, options: ChangesOptions = ChangesOptions()) throws -> Int64 {
+        var o = options
+        o.limit = -1
+        o.includeDocs = false
+        o.allRevs = false
+        o.descending = false
+        var n: Int64 = 0
+        try scanChanges(since: since, options: o) { _, _ in n += 1 }
+        return n
+    }
+
     /// The feed and the last sequence it examined: with doc_ids or a filter that is past
     /// the last entry when later changes were filtered out, so a replicator's checkpoint
     /// moves past them (and never past a change it has not seen).

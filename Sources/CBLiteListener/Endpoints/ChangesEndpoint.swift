@@ -28,6 +28,7 @@ extension Router {
             try res.write(ChangesWriter.normalHeader)
             try res.flush()
             if rows.isEmpty && p.feed == "longpoll" && !p.options.descending {
+                req.cancellation.isFeed = true
                 let deadline = MonotonicTime.now().milliseconds + Int64(p.timeoutMs)
                 var lastWrite = MonotonicTime.now().milliseconds
                 while rows.isEmpty, !req.cancellation.isCancelled {
@@ -52,6 +53,7 @@ extension Router {
             let events = p.feed == "eventsource"
             var firstRows: [ChangesWriter.Row]? = try scan(coll, &p)     // errors before the head
             res.begin(status: 200, contentType: events ? "text/event-stream; charset=utf-8" : "application/json")
+            req.cancellation.isFeed = true
             var emitted: Int64 = 0
             var idleSince = MonotonicTime.now().milliseconds
             while !req.cancellation.isCancelled {

@@ -55,6 +55,13 @@ final class Request: @unchecked Sendable {
 final class Cancellation: @unchecked Sendable {
     private let condition = Monitor()
     private var cancelled = false
+    private var waitsForChanges = false
+    /// Set by a feed that waits for changes (longpoll, continuous): `stop()` ends those at
+    /// once instead of waiting for them as for work in flight.
+    var isFeed: Bool {
+        get { condition.locked { waitsForChanges } }
+        set { condition.locked { waitsForChanges = newValue } }
+    }
     var isCancelled: Bool { condition.locked { cancelled } }
     func cancel() { condition.locked { cancelled = true; condition.broadcast() } }
     /// Sleeps up to `ms`, returning early (true) when cancelled.

@@ -34,6 +34,12 @@ final class ActiveRequests: @unchecked Sendable {
 
     func remove(id: ObjectIdentifier) { condition.locked { _ = requests.removeValue(forKey: id) } }
 
+    /// Ends the feeds waiting for changes: their responses close normally within a second.
+    func cancelFeeds() {
+        let all = condition.locked { Array(requests.values) }
+        for (_, cancellation) in all where cancellation.isFeed { cancellation.cancel() }
+    }
+
     func abortAll() {
         let all = condition.locked { Array(requests.values) }
         for (body, cancellation) in all {

@@ -129,7 +129,12 @@ final class HTTPClient: @unchecked Sendable {
             attempt += 1
             let (channel, inbox, reused) = try connection()
             do {
-                try write(request, on: channel)
+                do { try write(request, on: channel) } catch let e as ReplicationError where e.httpStatus == 0 {
+                    // The channel closed under the write: its own reason (a TLS handshake
+                    // refused) is in the inbox.
+                    if let cause = inbox.failureError { throw ResponseInbox.classify(cause) }
+                    throw e
+                }
                 let deadline = MonotonicTime.now().adding(milliseconds: request.timeoutMs)
                 guard case .head(let head) = try inbox.take(deadline: deadline) else {
                     throw ReplicationError.protocolViolation("a response without a head")
@@ -138,7 +143,7 @@ final class HTTPClient: @unchecked Sendable {
                 return HTTPResponse(head: head, inbox: inbox, timeoutMs: request.timeoutMs) { [weak self] in
                     self?.dropConnection()
                 }
-            } catch let e as ReplicationError where e.httpStatus == 0 {
+            } catch let e as ReplicationError where e.httpStatus == 0 && e.isTransient {
                 dropConnection()
                 if state.withLock({ $0.shut }) { throw ReplicationError.network("the replicator stopped") }
                 if reused && attempt == 1 { continue }
@@ -208,6 +213,10 @@ final class HTTPClient: @unchecked Sendable {
         let channel: any Channel
         do {
             channel = try bootstrap.connect(host: url.host, port: url.port).wait()
+        } catch let e as NIOConnectionError {
+            // The system's reason ("Connection refused"), not NIO's list of attempts.
+            let reasons = e.connectionErrors.map { "\($0.error)" } + (e.dnsAError.map { ["\($0)"] } ?? []) + (e.dnsAAAAError.map { ["\($0)"] } ?? [])
+            throw ReplicationError.network("cannot connect to \(url.hostHeader): \(reasons.first ?? "\(e)")")
         } catch {
             throw ReplicationError.network("cannot connect to \(url.hostHeader): \(error)")
         }

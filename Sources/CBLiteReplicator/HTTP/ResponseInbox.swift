@@ -1,6 +1,7 @@
 import CBLiteCore
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// Where a connection's response parts wait for the replicator's thread. Reads are held
 /// back while more than `highWater` bytes wait (the pipeline's `read` is swallowed and
@@ -71,7 +72,7 @@ final class ResponseInbox: @unchecked Sendable {
                     }
                     return p
                 }
-                if let failure { throw ReplicationError.network("connection failed: \(failure)") }
+                if let failure { throw ResponseInbox.classify(failure) }
                 if closed { throw ReplicationError.network("the peer closed the connection before the response ended") }
                 if MonotonicTime.now() >= deadline { throw ReplicationError.network("no answer from the peer in time (timeout)") }
                 _ = monitor.wait(until: deadline)
@@ -88,6 +89,19 @@ final class ResponseInbox: @unchecked Sendable {
     }
 
     var isClosed: Bool { monitor.locked { closed || failure != nil } }
+
+    /// What the connection failed with, if it did (a TLS handshake error, a reset).
+    var failureError: (any Error)? { monitor.locked { failure } }
+
+    /// A connection failure as a ReplicationError: TLS failures (an untrusted or unpinned
+    /// certificate, no common protocol) are not retried — trying again cannot help —
+    /// and keep their reason; others are the network's and are.
+    static func classify(_ error: any Error) -> ReplicationError {
+        if error is NIOSSLError || error is BoringSSLError {
+            return ReplicationError(httpStatus: 0, message: "TLS: \(error)", isTransient: false)
+        }
+        return .network("connection failed: \(error)")
+    }
 }
 
 /// The last handler of a client pipeline: response parts into the inbox, and the

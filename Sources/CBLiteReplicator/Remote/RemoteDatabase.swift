@@ -134,7 +134,9 @@ final class RemoteDatabase {
     /// (`filter=name&…`) or, for doc IDs, a POST body.
     func changes(since: JSONValue?, limit: Int, longpollMs: Int?, filter: ChangesFilter) throws -> (rows: [ReplicationMessages.ChangeRow], lastSeq: JSONValue?, pending: Int64?) {
         var query = "style=all_docs&limit=\(limit)"
-        if let longpollMs { query += "&feed=longpoll&timeout=\(longpollMs)&heartbeat=\(max(1000, longpollMs / 2))" } else { query += "&feed=normal" }
+        // Heartbeat newlines keep proxies from closing a quiet longpoll, and let the peer
+        // find out within seconds that a stopped replicator hung up.
+        if let longpollMs { query += "&feed=longpoll&timeout=\(longpollMs)&heartbeat=\(min(5000, max(1000, longpollMs / 2)))" } else { query += "&feed=normal" }
         if let since { query += "&since=" + PercentDecoding.encode(since.sequenceText) }
         var body: [UInt8]? = nil
         switch filter {

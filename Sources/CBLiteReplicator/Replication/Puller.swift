@@ -63,7 +63,7 @@ struct Puller {
             let next = lastSeq ?? rows.last!.seq
             since = next
             try checkpointer.save(next, stats: task.statsJSON)
-            task.status { $0.completed += Int64(rows.count) }
+            task.status { $0.completed += Int64(rows.count); $0.total = max($0.total, $0.completed) }
             task.recovered()
             caughtUp = rows.count < config.batchSize
             if caughtUp && !config.continuous { return }

@@ -27,8 +27,9 @@ struct Pusher {
         let checkpointer = Checkpointer(replicationID: task.replicationID, local: local, remote: remote, localIsSource: true)
         var since: Int64
         do { since = try checkpointer.read()?.intValue ?? 0 } catch let e as CBLError { throw ReplicationError.local(e) }
-        task.status { $0.activity = .busy }
         let options = Pusher.changesOptions(config, limit: config.batchSize)
+        try countRemaining(since: since, options)
+        task.status { $0.activity = .busy }
         while true {
             try task.checkStopped()
             let (entries, last) = try local.changesPage(since: since, options: options)
@@ -37,16 +38,22 @@ struct Pusher {
                 guard config.continuous else { return }
                 task.status { $0.activity = .idle }
                 while try !local.waitForChanges(after: since, timeoutMs: 250) { try task.checkStopped() }
+                try countRemaining(since: since, options)
                 task.status { $0.activity = .busy }
                 continue
             }
-            task.status { $0.total += Int64(entries.count) }
             try push(entries)
             since = last
             try checkpointer.save(.int(since), stats: task.statsJSON)
-            task.status { $0.completed += Int64(entries.count) }
+            task.status { $0.completed += Int64(entries.count); $0.total = max($0.total, $0.completed) }
             task.recovered()
         }
+    }
+
+    /// Progress: what is left to examine, counted before the batches go.
+    private func countRemaining(since: Int64, _ options: ChangesOptions) throws {
+        let remaining = try local.changeCount(since: since, options: options)
+        task.status { $0.total = max($0.total, $0.completed + remaining) }
     }
 
     private func push(_ entries: [ChangeEntry]) throws {

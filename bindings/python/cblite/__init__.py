@@ -20,6 +20,7 @@ this package, else the system's library search path.
 from ._lib import library_path, missing_functions
 from .database import Collection, Database, Transaction
 from .server import Server
+from .replicator import ReplicationEvent, Replicator  # also adds Database/Collection.replicate
 from .attachments import BlobReader, BlobWriter  # also adds the attachment methods
 from .errors import (BadRequest, Busy, CBLiteError, Conflict, Forbidden, InternalError,
                      NotAcceptable, NotFound, NotImplemented_, PreconditionFailed,
@@ -36,7 +37,8 @@ NotImplemented = NotImplemented_  # noqa: A001
 __version__ = "0.1.0"
 
 __all__ = [
-    "Database", "Collection", "Transaction", "Server", "Change", "ListenerToken",
+    "Database", "Collection", "Transaction", "Server", "Replicator", "ReplicationEvent",
+    "Change", "ListenerToken",
     "CBLiteError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "NotAcceptable",
     "Conflict", "PreconditionFailed", "InternalError", "NotImplemented", "NotImplemented_",
     "Busy", "error_for_status",

@@ -246,6 +246,7 @@ class Database:
         self._collections: "weakref.WeakSet[Collection]" = weakref.WeakSet()
         self._validators: dict = {}
         self._filters: dict = {}          # name -> (owner key, FILTER_FN object)
+        self._replicators: set = set()    # running cblite.Replicator objects (replicator.py)
         self._default: Optional[Collection] = None
         self._txn = threading.local()
         options: dict = {}
@@ -373,6 +374,10 @@ class Database:
 
     def _cleanup(self) -> None:
         _open_databases.discard(self)
+        # The library stopped this database's replicators when it closed: release them.
+        for replicator in list(self._replicators):
+            replicator._database_closed()
+        self._replicators.clear()
         for token in list(self._tokens):
             try:
                 token.remove()
