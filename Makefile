@@ -2,7 +2,9 @@
 #   make            release libcblite.so (build/lib) and the `cblite` tool (build/bin)
 #   make test       everything CI runs: Swift tests, the C test programs, pytest, install check,
 #                   the short reliability runs (crash, stress, hostile input), the listener from
-#                   outside (HTTP/TLS, CouchDB's recorded exchanges) and the PyPI CouchDB client's suite
+#                   outside (HTTP/TLS, CouchDB's recorded exchanges) and the PyPI CouchDB client's suite,
+#                   the replicator against CouchDB's recorded answers and through the tool, and a
+#                   bounded ASan + TSan run over the C test programs (test-sanitize-short)
 #   make demo       a short C program showing documents, revisions and conflicts
 #   make install    PREFIX=/usr/local DESTDIR=... LIBDIR=$(PREFIX)/lib
 SHELL        := /bin/bash
@@ -83,6 +85,7 @@ test: deps $(AMALGAMATION) all
 	$(MAKE) test-couchdb-client
 	$(MAKE) test-replicator
 	$(MAKE) test-cli
+	$(MAKE) test-sanitize-short
 	@echo "make test: all levels passed"
 
 test-swift: $(AMALGAMATION)

@@ -39,15 +39,15 @@ STRESS_SMALL_OPS ?= 400
 REPL_CRASH_KILLS ?= 40
 REPL_CRASH_SEED ?= 1
 REPL_CRASH_DOCS ?= 1500
-REPL_CRASH_SMALL_KILLS ?= 12
-REPL_CRASH_SMALL_DOCS ?= 800
+REPL_CRASH_SMALL_KILLS ?= 16
+REPL_CRASH_SMALL_DOCS ?= 1000
 FUZZ_SECONDS ?= 60
 
 SWIFT_CLANG  ?= /opt/swift/usr/bin/clang
 SWIFT_RTLIB  ?= /opt/swift/usr/lib/swift/linux
 SWIFT        ?= swift
 
-.PHONY: crash-test stress bad-input replication-crash-test test-reliability fuzz fuzz-build test-sanitize \
+.PHONY: crash-test stress bad-input replication-crash-test test-reliability fuzz fuzz-build test-sanitize test-sanitize-short \
         test-asan test-tsan asan-run tsan-run test-valgrind reliability-bins reliability-clean
 
 reliability-bins: $(REL_OUT)/crash_test $(REL_OUT)/stress_test $(REL_OUT)/bad_input_test \
@@ -144,14 +144,16 @@ endef
 test-asan: $(REL_OUT)/asan/lib/libcblite.so
 	@if [ ! -e $(REL_OUT)/asan/lib/libcblite.so ]; then echo "test-asan: SKIPPED (no ASan build of the library, see above)"; \
 	else $(MAKE) -f $(REL_MK) --no-print-directory asan-run; fi
-asan-run: $(REL_OUT)/asan/test_cblite $(REL_OUT)/asan/test_views $(REL_OUT)/asan/bad_input_test $(REL_OUT)/asan/stress_test
-	$(call SAN_RUN,asan,$(SAN_RUN_ENV) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66,$(REL_OUT)/asan/test_cblite ;; $(REL_OUT)/asan/test_views ;; $(REL_OUT)/asan/bad_input_test ;; $(REL_OUT)/asan/stress_test --threads 6 --ops 300)
+asan-run: $(REL_OUT)/asan/test_cblite $(REL_OUT)/asan/test_views $(REL_OUT)/asan/bad_input_test $(REL_OUT)/asan/stress_test \
+          $(REL_OUT)/asan/test_sync $(REL_OUT)/asan/test_server $(REL_OUT)/asan/test_replicator
+	$(call SAN_RUN,asan,$(SAN_RUN_ENV) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66,$(REL_OUT)/asan/test_cblite ;; $(REL_OUT)/asan/test_views ;; $(REL_OUT)/asan/bad_input_test ;; $(REL_OUT)/asan/stress_test --threads 6 --ops 300 ;; $(REL_OUT)/asan/test_sync ;; $(REL_OUT)/asan/test_server ;; $(REL_OUT)/asan/test_replicator)
 
 test-tsan: $(REL_OUT)/tsan/lib/libcblite.so
 	@if [ ! -e $(REL_OUT)/tsan/lib/libcblite.so ]; then echo "test-tsan: SKIPPED (no TSan build of the library, see above)"; \
 	else $(MAKE) -f $(REL_MK) --no-print-directory tsan-run; fi
-tsan-run: $(REL_OUT)/tsan/test_cblite $(REL_OUT)/tsan/test_views $(REL_OUT)/tsan/bad_input_test $(REL_OUT)/tsan/stress_test $(TSAN_SUPP_ALL)
-	$(call SAN_RUN,tsan,$(SAN_RUN_ENV) TSAN_OPTIONS=suppressions=$(CURDIR)/$(TSAN_SUPP_ALL):halt_on_error=0:exitcode=66,$(REL_OUT)/tsan/test_cblite ;; $(REL_OUT)/tsan/test_views ;; $(REL_OUT)/tsan/bad_input_test ;; $(REL_OUT)/tsan/stress_test --threads 4 --ops 150)
+tsan-run: $(REL_OUT)/tsan/test_cblite $(REL_OUT)/tsan/test_views $(REL_OUT)/tsan/bad_input_test $(REL_OUT)/tsan/stress_test \
+          $(REL_OUT)/tsan/test_sync $(REL_OUT)/tsan/test_server $(REL_OUT)/tsan/test_replicator $(TSAN_SUPP_ALL)
+	$(call SAN_RUN,tsan,$(SAN_RUN_ENV) TSAN_OPTIONS=suppressions=$(CURDIR)/$(TSAN_SUPP_ALL):halt_on_error=0:exitcode=66,$(REL_OUT)/tsan/test_cblite ;; $(REL_OUT)/tsan/test_views ;; $(REL_OUT)/tsan/bad_input_test ;; $(REL_OUT)/tsan/stress_test --threads 4 --ops 150 ;; $(REL_OUT)/tsan/test_sync ;; $(REL_OUT)/tsan/test_server ;; $(REL_OUT)/tsan/test_replicator)
 
 $(REL_OUT)/test_%: Tests/c/test_%.c Tests/c/check.h include/cblite.h $(REL_LIB_DEP)
 	@mkdir -p $(REL_OUT)
@@ -163,6 +165,20 @@ $(REL_OUT)/test_%: Tests/c/test_%.c Tests/c/check.h include/cblite.h $(REL_LIB_D
 test-valgrind: $(REL_OUT)/test_cblite $(REL_OUT)/test_views reliability-bins
 	@command -v $(VALGRIND) >/dev/null || { echo "test-valgrind: SKIPPED (valgrind not installed)"; exit 0; }
 	$(call SAN_RUN,valgrind,REL_TMPDIR=$(REL_TMPDIR),$(VALGRIND) $(VG_FLAGS) $(REL_OUT)/test_cblite ;; $(VALGRIND) $(VG_FLAGS) $(REL_OUT)/test_views ;; $(VALGRIND) $(VG_FLAGS) --trace-children=yes $(REL_OUT)/bad_input_test ;; $(VALGRIND) $(VG_FLAGS) $(REL_OUT)/stress_test --threads 3 --ops 60 --readers 1 --procs 0 --watchdog 900)
+
+# The bounded run `make test` includes: ASan (with leaks) and TSan over the C test
+# programs (core, views, sync surface, listener, replicator), bad input and a short
+# stress — about 10 minutes on a fresh 2-core machine, most of it the two Swift builds.
+# A sanitized library that does not build fails the run here (test-asan/test-tsan skip).
+test-sanitize-short:
+	@rc=0; \
+	$(MAKE) -f $(REL_MK) --no-print-directory $(REL_OUT)/asan/lib/libcblite.so $(REL_OUT)/tsan/lib/libcblite.so; \
+	test -e $(REL_OUT)/asan/lib/libcblite.so || { echo "test-sanitize-short: the ASan library did not build"; rc=1; }; \
+	test -e $(REL_OUT)/tsan/lib/libcblite.so || { echo "test-sanitize-short: the TSan library did not build"; rc=1; }; \
+	if [ $$rc -eq 0 ]; then \
+	  $(MAKE) -f $(REL_MK) --no-print-directory asan-run || rc=1; \
+	  $(MAKE) -f $(REL_MK) --no-print-directory tsan-run || rc=1; fi; \
+	if [ $$rc -ne 0 ]; then echo "test-sanitize-short: findings (see above)"; exit 1; fi; echo "test-sanitize-short: clean"
 
 test-sanitize:
 	@rc=0; \

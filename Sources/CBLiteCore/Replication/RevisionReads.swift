@@ -150,7 +150,10 @@ extension Collection {
             out.append(try render(row: row, tree: tree, index: i, options: options).map { .ok($0) } ?? .missing(asked))
         }
         guard let revs else {
-            for i in tree.leafIndexes.sorted(by: { tree.nodes[$1].rev < tree.nodes[$0].rev }) {
+            // CouchDB's order (couch_key_tree's depth-first walk, siblings ascending): leaves
+            // by their path from the root, compared revision by revision.
+            let paths = Dictionary(uniqueKeysWithValues: tree.leafIndexes.map { ($0, tree.ancestry(of: $0).reversed().map { tree.nodes[$0].rev }) })
+            for i in tree.leafIndexes.sorted(by: { paths[$0]!.lexicographicallyPrecedes(paths[$1]!) }) {
                 try add(i, asked: tree.nodes[i].rev.string)
             }
             return out

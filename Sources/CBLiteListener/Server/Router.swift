@@ -6,7 +6,9 @@ import NIOHTTP1
 /// CouchDB's `{"error","reason"}` answer. Endpoints live in Endpoints/, one file per
 /// concern, as extensions of this type.
 final class Router: @unchecked Sendable {
-    let server: ServerContext
+    // Unowned: the context owns its router (a strong reference both ways leaked every
+    // listener, its thread pool and the databases it served; seen by LeakSanitizer).
+    unowned let server: ServerContext
     private let inFlight: InFlightRequests
 
     init(server: ServerContext, inFlight: InFlightRequests) {

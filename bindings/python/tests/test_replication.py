@@ -254,10 +254,10 @@ def test_revs_diff(seeded):
 
 def test_open_revs(seeded):
     coll = seeded
-    every = [{"ok": CA_REVS}, {"ok": CB_REVS}]
+    every = [{"ok": CB_REVS}, {"ok": CA_REVS}]       # CouchDB's order: siblings ascending
     assert coll.open_revs("conflicted", revisions=True) == every
     assert coll.open_revs("conflicted", "all", revisions=True) == every
-    assert coll.open_revs("conflicted") == [{"ok": CA}, {"ok": CB}]
+    assert coll.open_revs("conflicted") == [{"ok": CB}, {"ok": CA}]
     assert coll.open_revs("conflicted", [R_CA, R_MISS], revisions=True, latest=True) == [
         {"ok": CA_REVS}, {"missing": R_MISS}]
     assert coll.open_revs("conflicted", [R_C1], latest=True) == [{"ok": CA}, {"ok": CB}]
