@@ -13,23 +13,16 @@ private func bytes(_ p: UnsafeRawPointer?, _ n: Int, _ what: String) throws -> U
     return UnsafeRawBufferPointer(start: p, count: n)
 }
 
+/// Content stored: its digest through an optional out-parameter (caller frees).
 private func digestCall(_ out: OutString?, _ err: ErrorOut?, _ body: () throws -> BlobInfo) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let info = try body()
-        out?.pointee = cString(info.digest.string)
-    }
+    outCall(out, "out_digest", empty: nil, optional: true, err) { cString(try body().digest.string) }
 }
 
 // MARK: writing content
 
 @c @implementation public func cbl_blob_writer_create(_ db: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                                       _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_writer")
-        o.pointee = HandleTable.shared.register(try database(db).blobStore.makeWriter())
-    }
+    outCall(out, "out_writer", empty: nil, err) { HandleTable.shared.register(try database(db).blobStore.makeWriter()) }
 }
 
 @c @implementation public func cbl_blob_writer_write(_ w: OpaquePointer?, _ data: UnsafeRawPointer?, _ length: Int,
@@ -74,13 +67,9 @@ private func digestCall(_ out: OutString?, _ err: ErrorOut?, _ body: () throws -
 
 @c @implementation public func cbl_db_blob_length(_ db: OpaquePointer?, _ digest: UnsafePointer<CChar>?,
                                                  _ out: UnsafeMutablePointer<UInt64>?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = 0
-    return abiCall(err) {
-        let o = try require(out, "out_length")
+    outCall(out, "out_length", empty: 0, err) {
         let store = try database(db).blobStore
-        let text = try string(digest, "digest")
-        guard let d = BlobDigest(text) else { throw CBLError(.badRequest, "\"\(text.prefix(80))\" is not a \"sha1-<base64>\" digest") }
-        o.pointee = try store.length(of: d)
+        return try store.length(of: try BlobDigest.parse(try string(digest, "digest")))
     }
 }
 
@@ -113,11 +102,9 @@ private func digestCall(_ out: OutString?, _ err: ErrorOut?, _ body: () throws -
 
 @c @implementation public func cbl_doc_attachment_names(_ coll: OpaquePointer?, _ docID: UnsafePointer<CChar>?, _ out: OutString?,
                                                         _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_json")
+    outCall(out, "out_json", empty: nil, err) {
         let names = try collection(coll).attachmentNames(docID: try string(docID, "doc_id"))
-        o.pointee = cString(JSONWriter.canonical(.array(names.map { .string($0) })))
+        return cString(JSONWriter.canonical(.array(names.map { .string($0) })))
     }
 }
 
@@ -150,11 +137,9 @@ private func digestCall(_ out: OutString?, _ err: ErrorOut?, _ body: () throws -
 
 @c @implementation public func cbl_doc_open_attachment(_ coll: OpaquePointer?, _ docID: UnsafePointer<CChar>?, _ name: UnsafePointer<CChar>?,
                                                        _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_reader")
+    outCall(out, "out_reader", empty: nil, err) {
         let reader = try collection(coll).openAttachment(docID: try string(docID, "doc_id"), name: try string(name, "name"))
-        o.pointee = HandleTable.shared.register(reader)
+        return HandleTable.shared.register(reader)
     }
 }
 
@@ -175,11 +160,7 @@ private func digestCall(_ out: OutString?, _ err: ErrorOut?, _ body: () throws -
 
 @c @implementation public func cbl_blob_reader_length(_ r: OpaquePointer?, _ out: UnsafeMutablePointer<UInt64>?,
                                                       _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = 0
-    return abiCall(err) {
-        let o = try require(out, "out_length")
-        o.pointee = try blobReader(r).length
-    }
+    outCall(out, "out_length", empty: 0, err) { try blobReader(r).length }
 }
 
 @c @implementation public func cbl_blob_reader_close(_ r: OpaquePointer?) {

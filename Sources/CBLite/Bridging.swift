@@ -68,13 +68,28 @@ func cString(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar> {
 
 func cString(_ s: String) -> UnsafeMutablePointer<CChar> { cString(Array(s.utf8)) }
 
-/// The shape of the calls that return one JSON text: *out is NULL on failure.
-func jsonCall(_ out: OutString?, _ err: ErrorOut?, _ name: String, _ body: () throws -> [UInt8]) -> cbl_status {
-    out?.pointee = nil
+/// The shape of every call that returns a value through an out-parameter: *out is reset
+/// to `empty` first (never left stale by a failure), NULL `out` is a 400 unless the
+/// parameter is optional, and *out is set only on success.
+func outCall<T>(_ out: UnsafeMutablePointer<T>?, _ name: String, empty: T, optional: Bool = false,
+                _ err: ErrorOut?, _ body: () throws -> T) -> cbl_status {
+    out?.pointee = empty
     return abiCall(err) {
-        let o = try require(out, name)
-        o.pointee = cString(try body())
+        if out == nil && !optional { throw CBLError(.badRequest, "\(name) is NULL") }
+        let value = try body()
+        out?.pointee = value
     }
+}
+
+/// A call that returns one JSON text (caller frees): *out is NULL on failure.
+func jsonCall(_ out: OutString?, _ err: ErrorOut?, _ name: String, _ body: () throws -> [UInt8]) -> cbl_status {
+    outCall(out, name, empty: nil, err) { cString(try body()) }
+}
+
+/// A call that returns a new handle: *out is NULL on failure.
+func handleCall(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ name: String, _ err: ErrorOut?,
+                _ make: () throws -> AnyObject) -> cbl_status {
+    outCall(out, name, empty: nil, err) { HandleTable.shared.register(try make()) }
 }
 
 /// Checks a required out-parameter.

@@ -4,11 +4,9 @@ import Glibc
 
 @c @implementation public func cbl_collection_changes(_ coll: OpaquePointer?, _ since: UInt64, _ options: UnsafePointer<CChar>?,
                                                       _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_json")
+    outCall(out, "out_json", empty: nil, err) {
         let opts = try ChangesOptions(json: try optionalString(options, "options_json"))
-        o.pointee = cString(try collection(coll).changesJSON(since: Int64(clamping: since), options: opts))
+        return cString(try collection(coll).changesJSON(since: Int64(clamping: since), options: opts))
     }
 }
 
@@ -32,11 +30,9 @@ private func changeCallback(_ fn: cbl_change_fn, _ context: UnsafeMutableRawPoin
 private func listenerCall(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?, _ callback: cbl_change_fn?,
                           _ add: (@escaping ([ChangeEvent]) -> Void) throws -> ListenerToken,
                           _ context: UnsafeMutableRawPointer?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_token")
+    handleCall(out, "out_token", err) {
         guard let callback else { throw CBLError(.badRequest, "callback is NULL") }
-        o.pointee = HandleTable.shared.register(try add(changeCallback(callback, context)))
+        return try add(changeCallback(callback, context))
     }
 }
 

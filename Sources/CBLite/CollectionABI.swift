@@ -3,11 +3,7 @@ import CCBLite
 
 private func collectionCall(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?,
                             _ open: () throws -> Collection) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out")
-        o.pointee = HandleTable.shared.register(try open())
-    }
+    handleCall(out, "out", err, open)
 }
 
 @c @implementation public func cbl_db_default_collection(_ db: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?,
@@ -39,20 +35,12 @@ private func collectionCall(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ err:
 }
 
 @c @implementation public func cbl_db_scope_names(_ db: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_json")
-        o.pointee = cString(try database(db).scopeNames().jsonArrayString)
-    }
+    outCall(out, "out_json", empty: nil, err) { cString(try database(db).scopeNames().jsonArrayString) }
 }
 
 @c @implementation public func cbl_db_collection_names(_ db: OpaquePointer?, _ scope: UnsafePointer<CChar>?, _ out: OutString?,
                                                        _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_json")
-        o.pointee = cString(try database(db).collectionNames(scope: try optionalString(scope, "scope")).jsonArrayString)
-    }
+    outCall(out, "out_json", empty: nil, err) { cString(try database(db).collectionNames(scope: try optionalString(scope, "scope")).jsonArrayString) }
 }
 
 @c @implementation public func cbl_collection_release(_ coll: OpaquePointer?) {
@@ -60,34 +48,18 @@ private func collectionCall(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ err:
 }
 
 @c @implementation public func cbl_collection_name(_ coll: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_name")
-        o.pointee = cString(try collection(coll).name)
-    }
+    outCall(out, "out_name", empty: nil, err) { cString(try collection(coll).name) }
 }
 
 @c @implementation public func cbl_collection_scope(_ coll: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_scope")
-        o.pointee = cString(try collection(coll).scope)
-    }
+    outCall(out, "out_scope", empty: nil, err) { cString(try collection(coll).scope) }
 }
 
 @c @implementation public func cbl_collection_count(_ coll: OpaquePointer?, _ out: UnsafeMutablePointer<UInt64>?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = 0
-    return abiCall(err) {
-        let o = try require(out, "out_count")
-        o.pointee = UInt64(try collection(coll).count)
-    }
+    outCall(out, "out_count", empty: 0, err) { UInt64(try collection(coll).count) }
 }
 
 @c @implementation public func cbl_collection_last_sequence(_ coll: OpaquePointer?, _ out: UnsafeMutablePointer<UInt64>?,
                                                             _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = 0
-    return abiCall(err) {
-        let o = try require(out, "out_sequence")
-        o.pointee = UInt64(try collection(coll).lastSequence)
-    }
+    outCall(out, "out_sequence", empty: 0, err) { UInt64(try collection(coll).lastSequence) }
 }

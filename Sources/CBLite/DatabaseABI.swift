@@ -2,21 +2,15 @@ import CBLiteCore
 import CCBLite
 
 @c @implementation public func cbl_default_directory(_ out: OutString?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_path")
-        o.pointee = cString(try DatabaseName.defaultDirectory())
-    }
+    outCall(out, "out_path", empty: nil, err) { cString(try DatabaseName.defaultDirectory()) }
 }
 
 @c @implementation public func cbl_db_open(_ name: UnsafePointer<CChar>?, _ dir: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
                                            _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_db")
+    outCall(out, "out_db", empty: nil, err) {
         let db = try Database.open(name: try string(name, "name"), directory: try optionalString(dir, "dir"),
                                    options: try OpenOptions(json: try optionalString(options, "options_json")))
-        o.pointee = HandleTable.shared.register(db)
+        return HandleTable.shared.register(db)
     }
 }
 
@@ -47,11 +41,7 @@ import CCBLite
 }
 
 @c @implementation public func cbl_db_list(_ dir: UnsafePointer<CChar>?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_json")
-        o.pointee = cString(try Database.list(directory: try optionalString(dir, "dir")).jsonArrayString)
-    }
+    outCall(out, "out_json", empty: nil, err) { cString(try Database.list(directory: try optionalString(dir, "dir")).jsonArrayString) }
 }
 
 @c @implementation public func cbl_db_copy(_ source: UnsafePointer<CChar>?, _ name: UnsafePointer<CChar>?, _ dir: UnsafePointer<CChar>?,
@@ -63,47 +53,31 @@ import CCBLite
 }
 
 @c @implementation public func cbl_db_name(_ db: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_name")
+    outCall(out, "out_name", empty: nil, err) {
         let d = try database(db)
         try d.checkOpen()
-        o.pointee = cString(d.name)
+        return cString(d.name)
     }
 }
 
 @c @implementation public func cbl_db_path(_ db: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_path")
+    outCall(out, "out_path", empty: nil, err) {
         let d = try database(db)
         try d.checkOpen()
-        o.pointee = cString(d.path)
+        return cString(d.path)
     }
 }
 
 @c @implementation public func cbl_db_count(_ db: OpaquePointer?, _ out: UnsafeMutablePointer<UInt64>?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = 0
-    return abiCall(err) {
-        let o = try require(out, "out_count")
-        o.pointee = UInt64(try database(db).defaultCollection().count)
-    }
+    outCall(out, "out_count", empty: 0, err) { UInt64(try database(db).defaultCollection().count) }
 }
 
 @c @implementation public func cbl_db_last_sequence(_ db: OpaquePointer?, _ out: UnsafeMutablePointer<UInt64>?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = 0
-    return abiCall(err) {
-        let o = try require(out, "out_sequence")
-        o.pointee = UInt64(try database(db).defaultCollection().lastSequence)
-    }
+    outCall(out, "out_sequence", empty: 0, err) { UInt64(try database(db).defaultCollection().lastSequence) }
 }
 
 @c @implementation public func cbl_db_max_rev_tree_depth(_ db: OpaquePointer?, _ out: UnsafeMutablePointer<UInt32>?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = 0
-    return abiCall(err) {
-        let o = try require(out, "out_depth")
-        o.pointee = UInt32(try database(db).maxRevTreeDepth)
-    }
+    outCall(out, "out_depth", empty: 0, err) { UInt32(try database(db).maxRevTreeDepth) }
 }
 
 @c @implementation public func cbl_db_set_max_rev_tree_depth(_ db: OpaquePointer?, _ depth: UInt32, _ err: ErrorOut?) -> cbl_status {
@@ -141,11 +115,9 @@ import CCBLite
 @c @implementation public func cbl_db_integrity_check(_ db: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
     out?.pointee = nil
     return abiCall(err) {
-        let problems = try database(db).integrityCheck()
-        out?.pointee = cString(problems.jsonArrayString)
-        if let first = problems.first {
-            throw CBLError(.internalError, "integrity check found \(problems.count) problem(s); first: \(first)")
-        }
+        let (problems, error) = try database(db).integrityReport()
+        if error == nil || !problems.isEmpty { out?.pointee = cString(problems.jsonArrayString) }
+        if let error { throw error }
     }
 }
 

@@ -85,13 +85,7 @@ import Glibc
     abiCall(err) {
         let c = try collection(coll)
         let id = try string(docID, "doc_id")
-        guard case .array(let items) = try JSONParser.parse(try string(history, "history_json")) else {
-            throw CBLError(.badRequest, "history_json must be a JSON array of revision IDs")
-        }
-        let revs = try items.map { item -> String in
-            guard let s = item.stringValue else { throw CBLError(.badRequest, "history_json must contain only strings") }
-            return s
-        }
+        let revs = try RevisionHistory.list(json: try string(history, "history_json"))
         try withJSONBytes(body, "body_json") { try c.putExisting(docID: id, body: $0, history: revs) }
     }
 }
@@ -103,11 +97,7 @@ import Glibc
 
 @c @implementation public func cbl_doc_get_expiration(_ coll: OpaquePointer?, _ docID: UnsafePointer<CChar>?,
                                                       _ out: UnsafeMutablePointer<Int64>?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = 0
-    return abiCall(err) {
-        let o = try require(out, "out_unix_time")
-        o.pointee = try collection(coll).expiration(docID: try string(docID, "doc_id"))
-    }
+    outCall(out, "out_unix_time", empty: 0, err) { try collection(coll).expiration(docID: try string(docID, "doc_id")) }
 }
 
 @c @implementation public func cbl_collection_set_validator(_ coll: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ validate: cbl_validate_fn?,

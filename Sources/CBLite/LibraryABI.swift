@@ -15,11 +15,7 @@ nonisolated(unsafe) private let unknownStatus: UnsafeMutablePointer<CChar> = str
 @c @implementation public func cbl_version() -> UnsafePointer<CChar>! { UnsafePointer(versionString) }
 
 @c @implementation public func cbl_storage_versions(_ out: OutString?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_json")
-        o.pointee = cString(StorageInfo.versionsJSON())
-    }
+    outCall(out, "out_json", empty: nil, err) { cString(StorageInfo.versionsJSON()) }
 }
 
 @c @implementation public func cbl_free(_ ptr: UnsafeMutableRawPointer?) { free(ptr) }

@@ -10,9 +10,7 @@ private func liveQuery(_ h: OpaquePointer?) throws -> LiveQuery {
 @c @implementation public func cbl_live_query_start(_ v: OpaquePointer?, _ opts: UnsafePointer<CChar>?,
                                                     _ callback: cbl_live_query_fn?, _ context: UnsafeMutableRawPointer?,
                                                     _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_live_query")
+    outCall(out, "out_live_query", empty: nil, err) {
         guard let callback else { throw CBLError(.badRequest, "callback is NULL") }
         let theView = try view(v)
         let options = try QueryOptions(json: try optionalString(opts, "options_json"))
@@ -24,7 +22,7 @@ private func liveQuery(_ h: OpaquePointer?) throws -> LiveQuery {
             HandleTable.shared.remove(handle)
         }
         try lq.start()
-        o.pointee = HandleTable.shared.register(lq)
+        return HandleTable.shared.register(lq)
     }
 }
 

@@ -69,11 +69,7 @@ import Glibc
 
 @c @implementation public func cbl_changes_wait(_ coll: OpaquePointer?, _ since: UInt64, _ timeoutMs: Int32,
                                                 _ out: UnsafeMutablePointer<Int32>?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = 0
-    return abiCall(err) {
-        let o = try require(out, "out_changed")
-        o.pointee = try collection(coll).waitForChanges(after: Int64(clamping: since), timeoutMs: Int(max(0, timeoutMs))) ? 1 : 0
-    }
+    outCall(out, "out_changed", empty: 0, err) { try collection(coll).waitForChanges(after: Int64(clamping: since), timeoutMs: Int(max(0, timeoutMs))) ? 1 : 0 }
 }
 
 @c @implementation public func cbl_db_set_filter(_ db: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ fn: cbl_filter_fn?,

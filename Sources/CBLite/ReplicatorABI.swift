@@ -14,9 +14,7 @@ private func replicator(_ h: OpaquePointer?) throws -> Replicator {
                                                     _ onStatus: cbl_replicator_status_fn?, _ onDocuments: cbl_replicator_document_fn?,
                                                     _ context: UnsafeMutableRawPointer?,
                                                     _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_replicator")
+    outCall(out, "out_replicator", empty: nil, err) {
         let coll = try collection(c)
         let configuration = try ReplicatorConfiguration(json: try string(config, "config_json"))
         let ctx = Context(raw: context)
@@ -30,7 +28,7 @@ private func replicator(_ h: OpaquePointer?) throws -> Replicator {
         }
         let r = try Replicator(collection: coll, configuration: configuration, onStatus: statusCallback, onDocuments: documentCallback)
         try r.start()
-        o.pointee = HandleTable.shared.register(r)
+        return HandleTable.shared.register(r)
     }
 }
 
@@ -53,11 +51,7 @@ private func replicator(_ h: OpaquePointer?) throws -> Replicator {
 
 @c @implementation public func cbl_replicator_is_document_pending(_ h: OpaquePointer?, _ docID: UnsafePointer<CChar>?,
                                                                   _ out: UnsafeMutablePointer<Int32>?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = 0
-    return abiCall(err) {
-        let o = try require(out, "out_pending")
-        o.pointee = try replicator(h).isDocumentPending(try string(docID, "doc_id")) ? 1 : 0
-    }
+    outCall(out, "out_pending", empty: 0, err) { try replicator(h).isDocumentPending(try string(docID, "doc_id")) ? 1 : 0 }
 }
 
 @c @implementation public func cbl_replicator_stop(_ h: OpaquePointer?) {

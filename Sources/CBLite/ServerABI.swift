@@ -10,12 +10,10 @@ private func server(_ h: OpaquePointer?) throws -> Listener { try HandleTable.sh
 
 @c @implementation public func cbl_server_start(_ config: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                                 _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_server")
+    outCall(out, "out_server", empty: nil, err) {
         let listener = try Listener(configuration: try optionalString(config, "config_json") ?? "{}")
         try listener.start()
-        o.pointee = HandleTable.shared.register(listener)
+        return HandleTable.shared.register(listener)
     }
 }
 
@@ -29,11 +27,7 @@ private func server(_ h: OpaquePointer?) throws -> Listener { try HandleTable.sh
 }
 
 @c @implementation public func cbl_server_port(_ s: OpaquePointer?, _ out: UnsafeMutablePointer<UInt16>?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = 0
-    return abiCall(err) {
-        let o = try require(out, "out_port")
-        o.pointee = UInt16(clamping: try server(s).port)
-    }
+    outCall(out, "out_port", empty: 0, err) { UInt16(clamping: try server(s).port) }
 }
 
 @c @implementation public func cbl_server_url(_ s: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {

@@ -59,19 +59,12 @@ final class QueryResultBox {
 
 private func resultCall(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?,
                         _ run: () throws -> QueryEnumerator) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_result")
-        o.pointee = HandleTable.shared.register(QueryResultBox(try run()))
-    }
+    handleCall(out, "out_result", err) { QueryResultBox(try run()) }
 }
 
-private func jsonCall(_ out: OutString?, _ err: ErrorOut?, _ run: () throws -> QueryEnumerator) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_json")
-        o.pointee = cString(try run().json())
-    }
+/// A query whose whole result comes back as one JSON text.
+private func queryJSONCall(_ out: OutString?, _ err: ErrorOut?, _ run: () throws -> QueryEnumerator) -> cbl_status {
+    jsonCall(out, err, "out_json") { try run().json() }
 }
 
 private func options(_ p: UnsafePointer<CChar>?) throws -> QueryOptions {
@@ -111,11 +104,7 @@ private func jsonArray(_ items: [[UInt8]]) -> [UInt8] {
 
 @c @implementation public func cbl_collection_view(_ coll: OpaquePointer?, _ name: UnsafePointer<CChar>?,
                                                    _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_view")
-        o.pointee = HandleTable.shared.register(try collection(coll).view(named: try string(name, "name")))
-    }
+    outCall(out, "out_view", empty: nil, err) { HandleTable.shared.register(try collection(coll).view(named: try string(name, "name"))) }
 }
 
 @c @implementation public func cbl_view_set_map_reduce(_ v: OpaquePointer?, _ map: cbl_map_fn?, _ reduce: cbl_reduce_fn?,
@@ -125,17 +114,10 @@ private func jsonArray(_ items: [[UInt8]]) -> [UInt8] {
         let theView = try view(v)
         let ver = try string(version, "version")
         let builtinName = try optionalString(builtin, "builtin_reduce")
-        if reduce != nil && builtinName != nil { throw CBLError(.badRequest, "give either a reduce callback or a built-in reducer, not both") }
-        var reducer: Reducer? = nil
-        if let builtinName {
-            guard let r = Reducer(builtin: builtinName) else {
-                throw CBLError(.badRequest, "unknown built-in reducer \"\(builtinName)\" (use _count, _sum or _stats)")
-            }
-            reducer = r
-        }
+        var custom: Reducer? = nil
         let ctx = Context(raw: context)
         if let reduce {
-            reducer = .custom({ keys, values, rereduce in
+            custom = .custom({ keys, values, rereduce in
                 let keysText: [UInt8]? = keys.map { jsonArray($0) }
                 var valuesText = jsonArray(values)
                 valuesText.append(0)
@@ -153,10 +135,11 @@ private func jsonArray(_ items: [[UInt8]]) -> [UInt8] {
                 defer { free(result) }
                 let n = strlen(result)
                 return try result.withMemoryRebound(to: UInt8.self, capacity: n) {
-                    try Collation.encode(json: UnsafeBufferPointer(start: $0, count: n))
+                    try Collation.compactJSON(json: UnsafeBufferPointer(start: $0, count: n))
                 }
             })
         }
+        let reducer = try Reducer.chosen(builtin: builtinName, custom: custom)
         guard let map else {
             theView.setMapReduce(map: nil, reduce: nil, version: ver)
             return
@@ -177,17 +160,7 @@ private func jsonArray(_ items: [[UInt8]]) -> [UInt8] {
 }
 
 @c @implementation public func cbl_view_info(_ v: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_json")
-        let theView = try view(v)
-        o.pointee = cString(JSONValue.object(JSONObject([
-            ("name", .string(theView.name)),
-            ("last_sequence", .int(try theView.lastSequenceIndexed)),
-            ("total_rows", .int(try theView.totalRows)),
-            ("stale", .bool(try theView.isStale)),
-        ])).jsonString)
-    }
+    jsonCall(out, err, "out_json") { try view(v).infoJSON() }
 }
 
 @c @implementation public func cbl_view_delete(_ v: OpaquePointer?, _ err: ErrorOut?) -> cbl_status {
@@ -201,16 +174,12 @@ private func jsonArray(_ items: [[UInt8]]) -> [UInt8] {
 }
 
 @c @implementation public func cbl_collection_view_names(_ coll: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_json")
-        o.pointee = cString(try collection(coll).viewNames().jsonArrayString)
-    }
+    outCall(out, "out_json", empty: nil, err) { cString(try collection(coll).viewNames().jsonArrayString) }
 }
 
 @c @implementation public func cbl_view_query_json(_ v: OpaquePointer?, _ opts: UnsafePointer<CChar>?, _ out: OutString?,
                                                    _ err: ErrorOut?) -> cbl_status {
-    jsonCall(out, err) { try view(v).query(try options(opts)) }
+    queryJSONCall(out, err) { try view(v).query(try options(opts)) }
 }
 
 @c @implementation public func cbl_view_query(_ v: OpaquePointer?, _ opts: UnsafePointer<CChar>?,
@@ -231,20 +200,16 @@ private func jsonArray(_ items: [[UInt8]]) -> [UInt8] {
 
 @c @implementation public func cbl_query_result_is_stale(_ result: OpaquePointer?, _ out: UnsafeMutablePointer<Int32>?,
                                                          _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = 0
-    return abiCall(err) {
-        let o = try require(out, "out_stale")
+    outCall(out, "out_stale", empty: 0, err) {
         let box = try HandleTable.shared.lookup(result, as: QueryResultBox.self, "cbl_query_result")
-        o.pointee = try box.enumerator.isStale ? 1 : 0
+        return try box.enumerator.isStale ? 1 : 0
     }
 }
 
 @c @implementation public func cbl_query_result_json(_ result: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
-    out?.pointee = nil
-    return abiCall(err) {
-        let o = try require(out, "out_json")
+    outCall(out, "out_json", empty: nil, err) {
         let box = try HandleTable.shared.lookup(result, as: QueryResultBox.self, "cbl_query_result")
-        o.pointee = cString(try box.enumerator.json())
+        return cString(try box.enumerator.json())
     }
 }
 
@@ -256,7 +221,7 @@ private func jsonArray(_ items: [[UInt8]]) -> [UInt8] {
 
 @c @implementation public func cbl_collection_all_docs(_ coll: OpaquePointer?, _ opts: UnsafePointer<CChar>?, _ out: OutString?,
                                                        _ err: ErrorOut?) -> cbl_status {
-    jsonCall(out, err) { try collection(coll).allDocsQuery(try options(opts)) }
+    queryJSONCall(out, err) { try collection(coll).allDocsQuery(try options(opts)) }
 }
 
 @c @implementation public func cbl_collection_all_docs_query(_ coll: OpaquePointer?, _ opts: UnsafePointer<CChar>?,

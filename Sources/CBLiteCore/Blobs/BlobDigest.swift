@@ -17,7 +17,7 @@ public struct BlobDigest: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Parses a digest given by a caller: 400 when malformed.
-    static func parse(_ string: String, what: String = "digest") throws -> BlobDigest {
+    public static func parse(_ string: String, what: String = "digest") throws -> BlobDigest {
         guard let d = BlobDigest(string) else {
             throw CBLError.badRequest("\(what) \"\(string.prefix(80))\" is not a \"sha1-<base64>\" digest")
         }

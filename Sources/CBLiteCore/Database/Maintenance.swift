@@ -34,6 +34,18 @@ extension Database {
 
     /// SQLite's integrity check plus the engine's: revision trees valid, the row's current
     /// revision is the tree's winner, counters and sequences consistent. Empty = sound.
+    /// The integrity check as the C ABI reports it: the problems, and a 500 naming the
+    /// first when there are any (a damaged database is an error, not a result).
+    public func integrityReport() -> (problems: [String], error: CBLError?) {
+        do {
+            let problems = try integrityCheck()
+            guard let first = problems.first else { return (problems, nil) }
+            return (problems, CBLError.internalError("integrity check found \(problems.count) problem(s); first: \(first)"))
+        } catch {
+            return ([], CBLError.wrapping(error))
+        }
+    }
+
     public func integrityCheck() throws -> [String] {
         try checkOpen()
         var problems: [String] = []

@@ -78,8 +78,7 @@ final class ExpirationTimer: @unchecked Sendable {
     private let monitor = Monitor()
     private var stopped = false
     private var poked = false
-    private var thread: pthread_t?
-    private var running = true
+    private var thread: ServiceThread?
     private weak var store: Store?
     private let directory: String
     private let name: String
@@ -88,14 +87,9 @@ final class ExpirationTimer: @unchecked Sendable {
         self.store = store
         self.directory = directory
         self.name = name
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var t = pthread_t()
-        let rc = pthread_create(&t, nil, { arg in
-            let timer = Unmanaged<ExpirationTimer>.fromOpaque(arg!).takeRetainedValue()
-            timer.run()
-            return nil
-        }, box)
-        if rc == 0 { thread = t } else { Unmanaged<ExpirationTimer>.fromOpaque(box).release(); running = false }
+        // No thread (the system has none to give): expired documents are then purged
+        // when the database is next opened.
+        thread = try? ServiceThread { [self] in run() }
     }
 
     func poke() { monitor.locked { poked = true; monitor.broadcast() } }
@@ -103,17 +97,13 @@ final class ExpirationTimer: @unchecked Sendable {
     /// Stops the thread and waits for it, unless called from it (a listener closing the
     /// database while the timer delivers a purge).
     func stop() {
-        let t: pthread_t? = monitor.locked {
+        let t: ServiceThread? = monitor.locked {
             stopped = true
             monitor.broadcast()
+            defer { thread = nil }
             return thread
         }
-        guard let t else { return }
-        if pthread_equal(t, pthread_self()) != 0 {
-            pthread_detach(t)
-        } else {
-            pthread_join(t, nil)
-        }
+        t?.join()
     }
 
     private func run() {

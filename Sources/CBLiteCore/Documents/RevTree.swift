@@ -69,7 +69,6 @@ public struct RevTree: Sendable {
         return nodes.count - 1
     }
 
-    public mutating func setBody(_ i: Int, _ body: [UInt8]?) { nodes[i].body = body }
 
     /// Keeps only revisions within `maxDepth` of some leaf (a leaf is at depth 1), so each
     /// branch keeps at most `maxDepth` revisions. Returns how many were removed.

@@ -259,6 +259,18 @@ extension Collection {
 /// CouchDB's `_revisions` form of a revision's history: `{"start": N, "ids": [digest of
 /// N, digest of N-1, ...]}`.
 public enum RevisionHistory {
+    /// A history given as a JSON array of revision IDs, newest first (cbl_doc_put_existing):
+    /// 400 for anything else. The IDs themselves are checked by putExisting.
+    public static func list(json: String) throws -> [String] {
+        guard case .array(let items) = try JSONParser.parse(json) else {
+            throw CBLError.badRequest("history_json must be a JSON array of revision IDs")
+        }
+        return try items.map { item in
+            guard let s = item.stringValue else { throw CBLError.badRequest("history_json must contain only strings") }
+            return s
+        }
+    }
+
     /// The history newest first; `rev` must be its first entry.
     public static func parse(_ value: JSONValue, rev: RevID) throws -> [RevID] {
         guard let o = value.objectValue, let start = o["start"]?.intValue, let ids = o["ids"]?.arrayValue else {

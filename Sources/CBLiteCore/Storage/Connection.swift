@@ -99,9 +99,6 @@ public final class Connection {
 
     public func setBusyTimeout(_ ms: Int) { sqlite3_busy_timeout(db, Int32(clamping: ms)) }
 
-    /// Drops cached statements (after schema changes such as dropping a table).
-    public func clearCache() { cache.removeAll() }
-
     /// Runs one or more statements that return no rows.
     public func exec(_ sql: String) throws {
         var errmsg: UnsafeMutablePointer<CChar>?

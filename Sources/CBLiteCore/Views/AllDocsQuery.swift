@@ -100,7 +100,7 @@ final class AllDocsScan: ValueRowProducer {
                 try collection.store.read { conn in
                     var out: [QueryRow] = []
                     for k in batch {
-                        let keyJSON = Collation.encode(k)
+                        let keyJSON = Collation.compactJSON(k)
                         guard let id = k.stringValue, let (seq, flags, rev) = try docStore.summary(conn, docID: id) else {
                             out.append(QueryRow(key: keyJSON, value: nil, docID: nil, sourceDocID: nil, sequence: 0, doc: nil, error: "not_found"))
                             continue
@@ -137,7 +137,7 @@ final class AllDocsScan: ValueRowProducer {
                 s.reset()
                 return try raw.map { (id, seq, flags, rev) in
                     let c = showConflicts && flags.contains(.conflicted) ? try conflicts(conn, id) : nil
-                    let key = bySeq ? Array(String(seq).utf8) : Collation.encode(.string(id))
+                    let key = bySeq ? Array(String(seq).utf8) : Collation.compactJSON(.string(id))
                     return QueryRow(key: key, value: value(rev: rev, deleted: flags.contains(.deleted), conflicts: c),
                                     docID: id, sourceDocID: id, sequence: seq, doc: nil)
                 }

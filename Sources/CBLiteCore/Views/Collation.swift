@@ -30,14 +30,14 @@ public enum Collation {
 
     /// The stored JSON text of a key or value: compact, object members in their given
     /// order (CouchDB compares objects member by member as emitted).
-    public static func encode(_ v: JSONValue) -> [UInt8] {
+    public static func compactJSON(_ v: JSONValue) -> [UInt8] {
         var w = JSONWriter(canonical: false)
         w.write(v)
         return w.bytes
     }
 
     /// Validates JSON text and returns its stored form.
-    public static func encode(json: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
-        encode(try JSONParser.parse(bytes: json))
+    public static func compactJSON(json: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
+        compactJSON(try JSONParser.parse(bytes: json))
     }
 }

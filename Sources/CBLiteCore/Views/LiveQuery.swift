@@ -20,7 +20,7 @@ public final class LiveQuery: @unchecked Sendable {
     private var dirty = true
     private var stopped = false
     private var busy = false
-    private var thread: pthread_t?
+    private var thread: ServiceThread?
     private var token: ListenerToken?
     private var lastRows: [QueryRow]?
     private var lastGeneration: Int64?
@@ -54,15 +54,10 @@ public final class LiveQuery: @unchecked Sendable {
         let started: Bool = monitor.locked {
             if thread != nil || stopped { return false }
             token = tok
-            let box = Unmanaged.passRetained(self).toOpaque()
-            var t = pthread_t()
-            let rc = pthread_create(&t, nil, { arg in
-                let lq = Unmanaged<LiveQuery>.fromOpaque(arg!).takeRetainedValue()
-                lq.run()
-                return nil
-            }, box)
-            if rc != 0 { Unmanaged<LiveQuery>.fromOpaque(box).release(); token = nil; return false }
-            thread = t
+            do { thread = try ServiceThread { [self] in run() } } catch {
+                token = nil
+                return false
+            }
             return true
         }
         if !started {
@@ -93,7 +88,7 @@ public final class LiveQuery: @unchecked Sendable {
     /// Stops watching. Returns once no callback is running and none will follow (unless
     /// called from the callback itself). Idempotent.
     public func stop() {
-        let (t, tok, act): (pthread_t?, ListenerToken?, Int?) = monitor.locked {
+        let (t, tok, act): (ServiceThread?, ListenerToken?, Int?) = monitor.locked {
             stopped = true
             monitor.broadcast()
             let r = (thread, token, activity)
@@ -105,7 +100,7 @@ public final class LiveQuery: @unchecked Sendable {
         if let act { view.collection.database.unregisterActivity(act) }
         tok?.remove()
         guard let t else { return }
-        if pthread_equal(t, pthread_self()) != 0 { pthread_detach(t) } else { pthread_join(t, nil) }
+        t.join()
     }
 
     public var isRunning: Bool { monitor.locked { thread != nil && !stopped } }

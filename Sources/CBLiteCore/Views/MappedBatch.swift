@@ -68,7 +68,7 @@ final class MappedBatch {
         if let keyJSON {
             IndexRow.append(sequence: doc.sequence, n: doc.rowCount, docID: id, keyJSON: keyJSON, value: value, to: &bytes)
         } else {
-            Collation.encode(key).withUnsafeBufferPointer {
+            Collation.compactJSON(key).withUnsafeBufferPointer {
                 IndexRow.append(sequence: doc.sequence, n: doc.rowCount, docID: id, keyJSON: $0, value: value, to: &bytes)
             }
         }

@@ -16,10 +16,6 @@ public struct QueryRow: Sendable, Equatable {
 
     public var keyJSON: String { String(decoding: key, as: UTF8.self) }
     public var valueJSON: String? { value.map { String(decoding: $0, as: UTF8.self) } }
-    public func keyValue() throws -> JSONValue { try key.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) } }
-    public func valueValue() throws -> JSONValue? {
-        try value.map { v in try v.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) } }
-    }
 
     /// A copy of a borrowed row.
     public init(_ r: QueryRowRef) {

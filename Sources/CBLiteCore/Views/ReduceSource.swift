@@ -30,7 +30,7 @@ final class ReduceSource: ValueRowProducer {
         if level == 0 { return Array("null".utf8) }
         guard level != Int.max, row.key.first == UInt8(ascii: "[") else { return Array(row.key) }
         guard case .array(let items) = try JSONParser.parse(bytes: row.key), items.count > level else { return Array(row.key) }
-        return Collation.encode(.array(Array(items.prefix(level))))
+        return Collation.compactJSON(.array(Array(items.prefix(level))))
     }
 
     func next() throws -> QueryRow? {

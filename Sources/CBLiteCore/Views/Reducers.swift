@@ -73,11 +73,11 @@ final class Reduction {
                     if vector.isEmpty { vector.append(NumberSum()) }
                     vector[0].merge(sum)
                 }
-                return Collation.encode(.array(vector.map { $0.value }))
+                return Collation.compactJSON(.array(vector.map { $0.value }))
             }
-            return Collation.encode(sum.value)
+            return Collation.compactJSON(sum.value)
         case .stats:
-            return Collation.encode(stats.value)
+            return Collation.compactJSON(stats.value)
         case .custom(let fn):
             if partials.isEmpty { return try fn(keys, values, false) }
             if !keys.isEmpty { partials.append(try fn(keys, values, false)) }

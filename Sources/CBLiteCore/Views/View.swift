@@ -23,12 +23,12 @@ public final class Emitter {
     deinit { onRelease?() }
 
     public func emit(_ key: JSONValue, _ value: JSONValue?) {
-        batch.addRow(key: key, keyJSON: nil, value: value.map { Collation.encode($0) })
+        batch.addRow(key: key, keyJSON: nil, value: value.map { Collation.compactJSON($0) })
     }
 
     /// Emits JSON texts (validated and made compact; 400 when invalid).
     public func emit(keyJSON: UnsafeBufferPointer<UInt8>, valueJSON: UnsafeBufferPointer<UInt8>?) throws {
-        let value = try valueJSON.map { try Collation.encode(json: $0) }
+        let value = try valueJSON.map { try Collation.compactJSON(json: $0) }
         if let n = MappedBatch.plainInteger(keyJSON) {       // the common case, without a parse
             batch.addRow(key: .int(n), keyJSON: keyJSON, value: value)
         } else {
@@ -145,6 +145,17 @@ public enum Reducer {
         default: return nil
         }
     }
+
+    /// The reducer a caller asked for: a built-in by name or a custom function, never both
+    /// (400); nil when neither (a map-only view).
+    public static func chosen(builtin: String?, custom: Reducer?) throws -> Reducer? {
+        if builtin != nil && custom != nil { throw CBLError.badRequest("give either a reduce callback or a built-in reducer, not both") }
+        guard let builtin else { return custom }
+        guard let r = Reducer(builtin: builtin) else {
+            throw CBLError.badRequest("unknown built-in reducer \"\(builtin.prefix(80))\" (use _count, _sum or _stats)")
+        }
+        return r
+    }
 }
 
 /// The result of bringing an index up to date: which generation it went from and to, and
@@ -210,6 +221,16 @@ public final class View: @unchecked Sendable {
     public var generation: Int64 { get throws { try state()?.generation ?? 0 } }
 
     /// True when the index is behind the collection.
+    /// `cbl_view_info`'s object: name, last sequence indexed, rows, staleness.
+    public func infoJSON() throws -> [UInt8] {
+        JSONWriter.ordered(.object(JSONObject([
+            ("name", .string(name)),
+            ("last_sequence", .int(try lastSequenceIndexed)),
+            ("total_rows", .int(try totalRows)),
+            ("stale", .bool(try isStale)),
+        ])))
+    }
+
     public var isStale: Bool {
         get throws {
             let st = try state()
