@@ -105,6 +105,7 @@ public final class Listener: @unchecked Sendable {
             do {
                 let ch = try bootstrap.bind(host: configuration.host, port: configuration.port).wait()
                 boundPort = ch.localAddress?.port ?? configuration.port
+                Loggers.listener.info("listening on \(configuration.host):\(boundPort)\(tls == nil ? "" : " (TLS)")")
                 channel = ch
                 self.group = group
                 self.workers = workers
@@ -136,6 +137,7 @@ public final class Listener: @unchecked Sendable {
         _ = inFlight.waitIdle(timeoutMs: 1000)
         try? workers.syncShutdownGracefully()
         try? group.syncShutdownGracefully()
+        Loggers.listener.info("stopped listening on \(configuration.host):\(port)")
         lock.locked { boundPort = 0 }
     }
 

@@ -70,6 +70,7 @@ public final class ChangeNotifier: @unchecked Sendable {
                     return true
                 }
                 guard go else { continue }
+                Loggers.changes.debug("delivering \(events.count) change(s) to a listener")
                 l.callback(events)
                 monitor.locked { l.inFlight -= 1; monitor.broadcast() }
             }

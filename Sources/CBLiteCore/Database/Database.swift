@@ -111,6 +111,7 @@ public final class Database: @unchecked Sendable {
         for stop in running { stop() }
         store.commits.locked { store.commits.broadcast() }     // changes feeds waiting on this handle
         StoreRegistry.shared.release(store)
+        Loggers.database.info("closed \(name)\(running.isEmpty ? "" : " (stopped \(running.count) service(s) running on it)")")
     }
 
     /// A stable identity of this database, made when it was created (a peer's checkpoints

@@ -40,6 +40,7 @@ public final class Store: @unchecked Sendable {
         // database may be created was decided by Database.open before this.
         writer = try Connection(path: filePath, create: true, busyTimeoutMs: busyTimeoutMs, key: key)
         try writer.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+        Loggers.storage.debug("opened \(filePath) (WAL\(key == nil ? "" : ", encrypted"), busy timeout \(busyTimeoutMs) ms)")
         try writer.exec("BEGIN IMMEDIATE")
         do {
             try writer.exec(Schema.base)
@@ -66,17 +67,27 @@ public final class Store: @unchecked Sendable {
 
     private func acquire(timeoutMs: Int) throws {
         let me = ThreadID.current
-        let deadline = MonotonicTime.now().adding(milliseconds: timeoutMs)
-        try monitor.locked {
+        let started = MonotonicTime.now()
+        let deadline = started.adding(milliseconds: timeoutMs)
+        let waited: Bool = try monitor.locked {
             if closed { throw CBLError.badRequest("database is closed") }
+            var waited = false
             while let o = owner, o != me {
+                waited = true
                 if !monitor.wait(until: deadline) && owner != nil && owner != me {
+                    Loggers.storage.warning("gave up waiting \(timeoutMs) ms for the write lock of \(filePath): another thread holds a transaction open")
                     throw CBLError(.busy, "database is busy: another thread holds a transaction open longer than \(timeoutMs) ms")
                 }
                 if closed { throw CBLError.badRequest("database is closed") }
             }
             owner = me
             depth += 1
+            return waited
+        }
+        if waited {
+            let ms = MonotonicTime.now().milliseconds - started.milliseconds
+            if ms >= 100 { Loggers.storage.info("waited \(ms) ms for the write lock of \(filePath)") }
+            else { Loggers.storage.debug("waited \(ms) ms for the write lock of \(filePath)") }
         }
     }
 

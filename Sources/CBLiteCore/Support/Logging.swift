@@ -96,8 +96,13 @@ struct CBLLogHandler: LogHandler {
     }
 }
 
-enum Loggers {
-    static let database = Log.logger(.database)
-    static let storage = Log.logger(.storage)
-    static let changes = Log.logger(.changes)
+/// One logger per domain (include/cblite.h, cbl_log_domain); the listener and the
+/// replicator use theirs through `Log.logger`.
+public enum Loggers {
+    public static let database = Log.logger(.database)
+    public static let storage = Log.logger(.storage)
+    public static let changes = Log.logger(.changes)
+    public static let query = Log.logger(.query)
+    public static let replication = Log.logger(.replication)
+    public static let listener = Log.logger(.listener)
 }

@@ -265,7 +265,13 @@ public final class View: @unchecked Sendable {
         guard let map else { throw CBLError(.notAcceptable, "view \"\(name)\" has no map function") }
         // No lock is held while waiting for the database: concurrent updaters of one
         // index each check, in their write transaction, that no one else moved it on.
-        return try collection.mapMissingTable { try update(map: map, version: version) }
+        let started = MonotonicTime.now()
+        let result = try collection.mapMissingTable { try update(map: map, version: version) }
+        if result.changed {
+            let ms = MonotonicTime.now().milliseconds - started.milliseconds
+            Loggers.query.info("updated index of view \(name): generation \(result.generationBefore) -> \(result.generationAfter), \(result.changedKeys.map { "\($0.count) key(s) changed" } ?? "many keys changed"), \(ms) ms")
+        }
+        return result
     }
 
     private func update(map: MapFunction, version: String) throws -> IndexUpdate {

@@ -24,8 +24,12 @@ final class Router: @unchecked Sendable {
         defer { inFlight.leave() }
         do {
             try route(req, res)
+            Loggers.listener.debug("\(req.method) \(req.head.uri)")
         } catch {
             let e = CouchError.from(error)
+            // A failure of ours, not of the request: worth a line at the default level.
+            if e.status >= 500 { Loggers.listener.warning("\(req.method) \(req.head.uri): \(e.status) \(e.reason)") }
+            else { Loggers.listener.debug("\(req.method) \(req.head.uri): \(e.status) \(e.reason)") }
             if !res.hasStarted { res.sendError(e) }
         }
         if !res.hasStarted { res.sendError(CouchError(status: 500, error: "unknown_error", reason: "no response")) }

@@ -37,6 +37,7 @@ final class Checkpointer {
         let (source, target) = localIsSource ? (localLog, remoteLog) : (remoteLog, localLog)
         history = source?["history"]?.arrayValue ?? []
         let start = Checkpointer.startingSequence(source: source, target: target)
+        Loggers.replication.info("replication \(replicationID): \(start.map { "resuming after sequence \(JSONWriter.canonicalString($0))" } ?? "starting from the beginning (no checkpoint both peers agree on)")")
         startSeq = start ?? .int(0)
         savedSeq = start
         return start
@@ -89,6 +90,7 @@ final class Checkpointer {
             try saveRemote(doc)
         }
         savedSeq = seq
+        Loggers.replication.debug("replication \(replicationID): checkpoint at \(JSONWriter.canonicalString(seq))")
     }
 
     private func readLocal() throws -> JSONObject? {

@@ -45,6 +45,7 @@ final class ReplicationTask: @unchecked Sendable {
                 case .push: try Pusher(task: self).run()
                 }
                 status { $0.errorMessage = nil; $0.errorStatus = 0 }
+                Loggers.replication.info("\(direction) \(config.remote.redacted): done (\(stats.docsWritten) document(s) written, \(stats.failures) failed)")
                 return                                          // a one-shot run that finished
             } catch is Stopped {
                 return
@@ -58,7 +59,7 @@ final class ReplicationTask: @unchecked Sendable {
                 case let m as MultipartError: e = .protocolViolation("\(m)")
                 default: e = .local(error)
                 }
-                replicator.log.warning("\(direction) \(config.remote.redacted): \(e)")
+                Loggers.replication.warning("\(direction) \(config.remote.redacted): \(e)\(e.isTransient ? " (will retry)" : "")")
                 status { $0.errorMessage = e.message; $0.errorStatus = e.httpStatus }
                 guard e.isTransient, config.continuous || failures < config.maxRetries else { return }
                 failures += 1

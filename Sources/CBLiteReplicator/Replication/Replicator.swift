@@ -28,7 +28,6 @@ public final class Replicator: @unchecked Sendable {
     private var started = false
     private var activity: Int?
     private var lastDelivered: ReplicatorStatus?
-    let log = Log.logger(.replication)
 
     public init(collection: Collection, configuration: ReplicatorConfiguration,
                 onStatus: StatusCallback? = nil, onDocuments: DocumentCallback? = nil) throws {
@@ -154,6 +153,9 @@ public final class Replicator: @unchecked Sendable {
     }
 
     func report(_ documents: [DocumentReplication]) {
+        for d in documents where d.error != nil {
+            Loggers.replication.warning("\(d.direction) of \"\(d.docID)\" \(d.revID ?? ""): \(d.error!)")
+        }
         guard !documents.isEmpty, let onDocuments else { return }
         let wanted = configuration.documentEvents ? documents : documents.filter { $0.error != nil }
         if !wanted.isEmpty { onDocuments(wanted) }
