@@ -25,8 +25,12 @@ SO_NAME      := libcblite.so.$(SOVERSION)
 AMALGAMATION := Sources/CSQLCipher/sqlite3.c
 SWIFT_SOURCES := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name 'codec_shim.c' -o -name 'index_rows.c' -o -name 'ccrypto.c' 2>/dev/null) Package.swift include/cblite.h
 APT_PACKAGES := pkg-config libsqlite3-dev libsqlcipher-dev tcl libssl-dev dpkg-dev libicu-dev
-# The shipped .so carries the Swift runtime (no toolchain needed to load it), exports only
-# cbl_* and has a versioned soname. These flags stay out of Package.swift (DESIGN §8).
+# The shipped .so carries the Swift runtime (-static-stdlib: no toolchain needed to load it;
+# SwiftPM's --static-swift-stdlib does not work for a dynamic product), exports only cbl_*
+# (exports.map, a linker version script: the SQLCipher compiled into the library keeps its
+# sqlite3_* symbols to itself, so a host's own SQLite and ours never interpose) and has a
+# versioned soname. These flags live here, not in Package.swift, so that the Swift test
+# builds are made without them.
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
 LIB_LINK_FLAGS := -Xlinker --version-script=$(CURDIR)/Sources/CBLite/exports.map \
                   -Xlinker -soname=$(SO_NAME)

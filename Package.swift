@@ -27,7 +27,7 @@ let sqlcipherDefines: [CSetting] = [
     // caller as statuses (a wrong key is a 401).
     .define("SQLCIPHER_OMIT_DEFAULT_LOGGING"),
     // Keep SQLite's symbols out of the dynamic symbol table: a host program that links
-    // libsqlite3 must neither replace ours nor be replaced by it (DESIGN §8).
+    // libsqlite3 must neither replace ours nor be replaced by it.
     .unsafeFlags(["-fvisibility=hidden", "-O2", "-Wno-everything"]),
 ]
 
@@ -41,7 +41,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        // The listener: HTTP(S) on SwiftNIO, gzip through NIOExtras' zlib (DESIGN §6). The
+        // The listener: HTTP(S) on SwiftNIO, gzip through NIOExtras' zlib. The
         // anonymous TLS identity's certificate is written by hand (TLS/SelfSignedCertificate:
         // swift-certificates cost ~2 MB of the size budget for that one certificate).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Generates the SQLCipher amalgamation (sqlite3.c, include/sqlite3.h) compiled into
-# libcblite.so, from Debian's `sqlcipher` source package (DESIGN §8: a shared
+# libcblite.so, from Debian's `sqlcipher` source package (a shared
 # libsqlcipher would be silently replaced by a host program's libsqlite3).
 #
 # A 4.x source package is required (3.4.1, bookworm's, is SQLite 3.15 without JSON,

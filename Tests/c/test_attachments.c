@@ -236,9 +236,9 @@ static void test_set_and_read(void) {
     bytes = POISON_PTR; n = 99;
     CHECK_ST(cbl_doc_get_attachment(c, "doc", "nope.jpg", &bytes, &n, &E), CBL_NOT_FOUND);
     CHECK(bytes == NULL && n == 0);
-    bytes = POISON_PTR;
+    bytes = POISON_PTR; n = 99;
     CHECK_ST(cbl_doc_get_attachment(c, "absent", "photo.jpg", &bytes, &n, &E), CBL_NOT_FOUND);
-    CHECK(bytes == NULL);
+    CHECK(bytes == NULL && n == 0);
     CHECK_ST(cbl_doc_get_attachment(c, "doc", "photo.jpg", NULL, &n, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_doc_get_attachment(c, "doc", "photo.jpg", &bytes, NULL, &E), CBL_BAD_REQUEST);
 
@@ -337,6 +337,7 @@ static void test_inherit_and_remove(void) {
     CHECK_OUT(cbl_doc_attachment_names(c, "d", &J, &E), CBL_OK, strcmp(J, "[\"b\"]") == 0);
     void* bytes = POISON_PTR; size_t n = 9;
     CHECK_ST(cbl_doc_get_attachment(c, "d", "a", &bytes, &n, &E), CBL_NOT_FOUND);
+    CHECK(bytes == NULL && n == 0);
     CHECK_OUT(cbl_doc_remove_attachment(c, "d", NULL, "b", &J, &E), CBL_OK, generation(J) == 6);
     CHECK_OUT(cbl_doc_attachment_names(c, "d", &J, &E), CBL_OK, strcmp(J, "[]") == 0);
     CHECK_OUT(cbl_doc_remove_attachment(c, "absent", NULL, "b", &J, &E), CBL_NOT_FOUND, 1);
@@ -469,15 +470,20 @@ static void test_dedup_and_compaction(void) {
     CHECK_ST(cbl_doc_delete(c, "del", r, NULL, &E), CBL_OK);
     CHECK_ST(cbl_doc_purge(c, "purge", &E), CBL_OK);
     CHECK_ST(cbl_doc_purge(c, "s0", &E), CBL_OK);
-    uint64_t len;
+    uint64_t len = 0;
     CHECK_ST(cbl_db_blob_length(db, dP, &len, &E), CBL_OK);             /* still there until compaction */
+    CHECK(len == 6);
     CHECK_ST(cbl_db_compact(db, &E), CBL_OK);
-    CHECK_ST(cbl_db_blob_length(db, dA, &len, &E), CBL_NOT_FOUND);
-    CHECK_ST(cbl_db_blob_length(db, dP, &len, &E), CBL_NOT_FOUND);
-    CHECK_ST(cbl_db_blob_length(db, dL, &len, &E), CBL_NOT_FOUND);
-    CHECK_ST(cbl_db_blob_length(db, dT, &len, &E), CBL_NOT_FOUND);
+    const char* gone[] = {dA, dP, dL, dT};
+    for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++) {
+        len = 77;
+        CHECK_ST(cbl_db_blob_length(db, gone[i], &len, &E), CBL_NOT_FOUND);
+        CHECK(len == 0);
+    }
     CHECK_ST(cbl_db_blob_length(db, dB, &len, &E), CBL_OK);
+    CHECK(len == 11);
     CHECK_ST(cbl_db_blob_length(db, dS, &len, &E), CBL_OK);             /* s1, s2 still refer to it */
+    CHECK(len == 6);
     CHECK(count_files(attdir, ".blob") == 2);
     void* bytes = NULL; size_t n = 0;
     CHECK_ST(cbl_doc_get_attachment(c, "upd", "f", &bytes, &n, &E), CBL_OK);

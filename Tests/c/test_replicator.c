@@ -136,6 +136,9 @@ int main(void) {
     st = run(ac, config, NULL);
     CHECK(st && strstr(st, "\"documents_pushed\":10"));
     cbl_free(st);
+    cbl_collection* dc = default_coll(d);                /* the ten even documents, no more */
+    CHECK(count_of(dc) == 10);
+    cbl_collection_release(dc);
 
     /* Continuous, stopped from its own status callback once idle. */
     memset(&ev, 0, sizeof ev);

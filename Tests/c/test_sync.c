@@ -824,7 +824,7 @@ static void test_filters(void) {
     f.sleep_ms = 150;
     feed_arg a = {c, -1, NULL};
     pthread_t t;
-    pthread_create(&t, NULL, read_feed, &a);
+    CHECK(pthread_create(&t, NULL, read_feed, &a) == 0);
     double deadline = now_ms() + 5000;
     int started = 0;
     while (!started && now_ms() < deadline) {
@@ -940,7 +940,7 @@ static void test_changes_wait(void) {
     writer_arg w = {c2, 60, 0, -1};
     pthread_t t;
     t0 = now_ms();
-    pthread_create(&t, NULL, writer, &w);
+    CHECK(pthread_create(&t, NULL, writer, &w) == 0);
     changed = 77;
     CHECK_ST(cbl_changes_wait(c, 6, 10000, &changed, &E), CBL_OK);
     double woke = now_ms();
@@ -954,7 +954,7 @@ static void test_changes_wait(void) {
 
     /* the waiter on another thread, the write on this one */
     waiter_arg wa = {c2, 7, 10000, 77, -1, 0};
-    pthread_create(&t, NULL, waiter, &wa);
+    CHECK(pthread_create(&t, NULL, waiter, &wa) == 0);
     sleep_ms(60);
     CHECK_ST(cbl_doc_put(c, "second", "{}", NULL, 0, NULL, NULL, &E), CBL_OK);
     double wrote = now_ms();
@@ -967,7 +967,7 @@ static void test_changes_wait(void) {
     cbl_db* db3 = open_db("sync", dir);
     cbl_collection* c3 = default_coll(db3);
     waiter_arg wc = {c3, 1000, 20000, 77, -1, 0};
-    pthread_create(&t, NULL, waiter, &wc);
+    CHECK(pthread_create(&t, NULL, waiter, &wc) == 0);
     sleep_ms(100);
     t0 = now_ms();
     CHECK_ST(cbl_db_close(db3, &E), CBL_OK);
@@ -1020,7 +1020,7 @@ static void test_changes_wait_other_process(void) {
     child_arg a = {dir, -1, 0};
     pthread_t t;
     double t0 = now_ms();
-    pthread_create(&t, NULL, run_child, &a);
+    CHECK(pthread_create(&t, NULL, run_child, &a) == 0);
     int changed = 77;
     CHECK_ST(cbl_changes_wait(c, 1, 20000, &changed, &E), CBL_OK);
     double woke = now_ms();

@@ -70,7 +70,8 @@ static void update(cbl_collection* c, const char* id, const char* body) {
     CHECK_ST(cbl_doc_put(c, id, body, rev, 0, NULL, NULL, &E), CBL_OK);
 }
 
-/* Runs a query row by row; joins the chosen field of every row with '|' into buf. */
+/* Runs a query row by row; joins the chosen field of every row with '|' into buf. A failing
+ * cbl_query_result_next ends the text with "error N", so that it cannot pass for fewer rows. */
 enum field { KEY, ID, VALUE, SOURCE };
 static const char* rows_of(cbl_view* v, cbl_collection* all_docs, const char* options, enum field f,
                            char* buf, size_t n) {
@@ -82,7 +83,8 @@ static const char* rows_of(cbl_view* v, cbl_collection* all_docs, const char* op
     int has = 0;
     size_t used = 0;
     int first = 1;
-    while (cbl_query_result_next(r, &row, &has, &E) == CBL_OK && has) {
+    cbl_status next_st;
+    while ((next_st = cbl_query_result_next(r, &row, &has, &E)) == CBL_OK && has) {
         const char* s = f == KEY ? row.key_json : f == ID ? row.doc_id : f == VALUE ? row.value_json : row.source_doc_id;
         if (!s) s = row.error ? row.error : "-";
         int w = snprintf(buf + used, n - used, "%s%s", first ? "" : "|", s);
@@ -90,6 +92,7 @@ static const char* rows_of(cbl_view* v, cbl_collection* all_docs, const char* op
         used += (size_t)w;
         first = 0;
     }
+    if (next_st != CBL_OK) snprintf(buf + used, n - used, "%serror %d", first ? "" : "|", (int)next_st);
     cbl_query_result_release(r);
     return buf;
 }
@@ -126,6 +129,11 @@ static const char* value_text(const char* p, char* buf, size_t n) {
     memcpy(buf, p, len);
     buf[len] = 0;
     return buf;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
 }
 
 /* ---- Map and reduce callbacks ---------------------------------------------------- */
@@ -410,7 +418,8 @@ static long scan_ids(cbl_view* v, const char* options, int descending, const cha
     int has = 0, ordered = 1, bounded = 1;
     long n = 0;
     char prev[64] = "";
-    while (cbl_query_result_next(r, &row, &has, &E) == CBL_OK && has) {
+    cbl_status next_st;
+    while ((next_st = cbl_query_result_next(r, &row, &has, &E)) == CBL_OK && has) {
         if (n > 0) {
             int c = strcmp(prev, row.doc_id);
             if (descending ? c <= 0 : c >= 0) ordered = 0;
@@ -420,21 +429,23 @@ static long scan_ids(cbl_view* v, const char* options, int descending, const cha
         n++;
     }
     cbl_query_result_release(r);
+    CHECK(next_st == CBL_OK);
     CHECK(ordered);
     CHECK(bounded);
     return n;
 }
 
-/* The number of rows of a query (-1 when it fails). */
+/* The number of rows of a query (-1 when it, or reading a row, fails). */
 static long count_rows(cbl_view* v, const char* options) {
     cbl_query_result* r = NULL;
     if (cbl_view_query(v, options, &r, &E) != CBL_OK) return -1;
     cbl_query_row row;
     int has = 0;
     long n = 0;
-    while (cbl_query_result_next(r, &row, &has, &E) == CBL_OK && has) n++;
+    cbl_status next_st;
+    while ((next_st = cbl_query_result_next(r, &row, &has, &E)) == CBL_OK && has) n++;
     cbl_query_result_release(r);
-    return n;
+    return next_st == CBL_OK ? n : -1;
 }
 
 /* Queries longer than a page (index pages are read 2,048 rows at a time), with document
@@ -532,6 +543,7 @@ static void test_incremental(void) {
     CHECK_ST(cbl_view_query_json(v, NULL, &json, &E), CBL_NOT_ACCEPTABLE);
     CHECK_ST(cbl_view_update(v, &E), CBL_NOT_ACCEPTABLE);
     CHECK_ST(cbl_view_query_json(v, "{\"update\":false}", &json, &E), CBL_OK);
+    CHECK(json != NULL && strstr(json, "\"rows\":[]") != NULL && strstr(json, "\"total_rows\":0") != NULL);
     cbl_free(json);
     cbl_view_release(v);
     cbl_collection_release(c);
@@ -712,7 +724,9 @@ static void test_live_queries(void) {
     CHECK_STR(ctx.last, "99|30");
     CHECK_ST(cbl_live_query_set_options(lq, "{\"limit\":-5}", &E), CBL_BAD_REQUEST);
     cbl_live_query_stop(lq);
-    put(c, "after", "{\"k\":1000}");
+    put(c, "after", "{\"k\":1000}");             /* would change its rows (descending, limit 2) */
+    CHECK_ST(cbl_db_wait_notifications(db, 5000, &E), CBL_OK);
+    sleep_ms(300);                                 /* time a live query would take to deliver */
     CHECK(ctx.calls == 6);
     CHECK_ST(cbl_live_query_wait_idle(lq, &E), CBL_BAD_REQUEST);   /* released */
 
@@ -736,7 +750,9 @@ static void test_live_queries(void) {
     }
     CHECK(ctx2.calls == 2);
     CHECK_STR(ctx2.last, "7");
-    put(c, "seven2", "{\"k\":7}");
+    put(c, "seven2", "{\"k\":7}");                 /* would change its rows */
+    CHECK_ST(cbl_db_wait_notifications(db, 5000, &E), CBL_OK);
+    sleep_ms(300);
     CHECK(ctx2.calls == 2);
     cbl_view_release(v);
     cbl_collection_release(other);

@@ -1,4 +1,4 @@
-/// Delivers committed changes to listeners (DESIGN §4): in commit order, after the
+/// Delivers committed changes to listeners: in commit order, after the
 /// commit, never while the engine holds a lock. Batches are queued under the write
 /// lock (so queue order is commit order); the first committing thread to find nobody
 /// delivering becomes the deliverer and drains the queue, others leave their batch

@@ -1,4 +1,4 @@
-/// The one owner of a collection's document table, `docs_<collection id>` (DESIGN §2):
+/// The one owner of a collection's document table, `docs_<collection id>`:
 /// its row format and every SQL statement on it. The rest of the engine reads and
 /// writes documents through here, so a change to the row format is made in one file.
 ///

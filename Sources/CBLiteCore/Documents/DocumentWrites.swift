@@ -1,6 +1,6 @@
 /// Saving revisions: new revisions on a parent, tombstones, purge (revisions made
 /// elsewhere: Replication/ExistingRevisions.swift). Each write is one row write plus one sequence
-/// (DESIGN §2), inside Store.write (its own transaction or a savepoint).
+///, inside Store.write (its own transaction or a savepoint).
 extension Collection {
     public struct SaveResult: Sendable { public let docID: String; public let revID: String }
 

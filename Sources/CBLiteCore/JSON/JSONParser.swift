@@ -1,7 +1,7 @@
 /// A strict RFC 8259 parser over UTF-8 bytes: rejects invalid UTF-8, duplicate object
 /// keys, non-finite numbers and nesting deeper than `maxDepth` (so hostile input cannot
 /// exhaust the stack). Written here rather than taken from Foundation because
-/// JSONSerialization needs full Foundation (+34 MB of ICU data, DESIGN §8) and Codable
+/// JSONSerialization needs full Foundation (+34 MB of ICU data) and Codable
 /// loses number fidelity, which revision digests depend on.
 public struct JSONParser {
     public static let maxDepth = 512

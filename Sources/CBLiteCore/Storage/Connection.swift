@@ -47,7 +47,7 @@ public final class Connection {
             }
         }
         // Refuse to run without a working codec: a database we believe encrypted must
-        // never be written in plaintext by a replaced SQLite (DESIGN §8).
+        // never be written in plaintext by a replaced SQLite.
         let codec = try? queryString("PRAGMA cipher_version")
         guard let codec, !codec.isEmpty else {
             throw CBLError.internalError("SQLCipher codec is not available in this build")

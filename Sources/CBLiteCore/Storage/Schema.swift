@@ -1,4 +1,4 @@
-/// The SQL schema. One table per collection, one row per document (DESIGN §2).
+/// The SQL schema. One table per collection, one row per document.
 enum Schema {
     static let version: Int64 = 1
 

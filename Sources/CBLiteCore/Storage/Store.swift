@@ -1,6 +1,6 @@
 import CSQLCipher
 
-/// One open database file, shared by every handle on it in this process (DESIGN §4):
+/// One open database file, shared by every handle on it in this process:
 /// one writer connection behind a recursive, thread-owned write lock, a pool of reader
 /// connections (WAL lets them read while a write is in progress), the transaction
 /// state, and the change notifier. Handles of one file share one Store, so a change

@@ -48,7 +48,7 @@ public final class LiveQuery: @unchecked Sendable {
     public func start() throws {
         guard view.hasMap else { throw CBLError(.notAcceptable, "view \"\(view.name)\" has no map function") }
         let tok = try view.collection.addChangeListener { [weak self] _ in self?.markDirty() }
-        // Closing the database handle stops this live query (DESIGN §4).
+        // Closing the database handle stops this live query.
         let act = try view.collection.database.registerActivity { [weak self] in self?.stop() }
         monitor.locked { activity = act }
         let started: Bool = monitor.locked {

@@ -1,4 +1,4 @@
-/// Where view indexes live (DESIGN §2): a registry `view_indexes` with one row per
+/// Where view indexes live: a registry `view_indexes` with one row per
 /// (collection, view) — the map version, the index format (CollatableKey.formatTag: the
 /// row layout, the key encoding and ICU's collation version), the last indexed sequence, the row count and a
 /// generation that changes whenever the index's rows change — and one table per view,

@@ -5,7 +5,7 @@ import NIOPosix
 /// Replicates a local collection with a peer's database over CouchDB's replication
 /// protocol: push, pull or both, one-shot or continuous. Each direction runs on its own
 /// thread with its own connection; the status is their sum. Closing the database stops
-/// its replicators first (they register as its activities, DESIGN §1).
+/// its replicators first (they register as its activities).
 ///
 /// Thread-safe. Callbacks come from the replication threads, never while a lock of the
 /// replicator is held; they may call `status` and `stop` (a stop from a callback

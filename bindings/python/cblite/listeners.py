@@ -1,6 +1,6 @@
 """Change listeners: Python callables registered with the library.
 
-Rules kept here (DESIGN §8):
+Rules kept here:
 
 * every CFUNCTYPE object stays referenced while its listener is registered;
 * the ``cbl_change`` strings are copied inside the callback (they are only valid

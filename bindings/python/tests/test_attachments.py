@@ -150,10 +150,12 @@ def test_remove_attachment(coll):
     with pytest.raises(cblite.Conflict):
         coll.remove_attachment("d", "one", "1-abc")
     rev = coll.remove_attachment("d", "one", rev)
+    assert rev.startswith("3-") and coll["d"]["_rev"] == rev
     assert coll.attachment_names("d") == ["two"]
     with pytest.raises(cblite.NotFound):
         coll.get_attachment("d", "one")
-    coll.remove_attachment("d", "two")                            # None: the current revision
+    rev = coll.remove_attachment("d", "two")                      # None: the current revision
+    assert rev.startswith("4-") and coll["d"]["_rev"] == rev
     assert coll.attachment_names("d") == []
 
 
@@ -219,7 +221,8 @@ def test_large_streamed(coll, db, tmp_path):
     with open(out, "rb") as fobj:                                   # a file object, read in chunks
         coll.set_attachment("big3", "again.bin", fobj)
     assert blob_files(db) == [digest_to_file(digest)]
-    assert rev and rev2
+    assert rev.startswith("1-") and coll["big"]["_rev"] == rev
+    assert rev2.startswith("1-") and coll["big2"]["_rev"] == rev2
 
 
 def digest_to_file(digest: str) -> str:

@@ -94,8 +94,15 @@ def test_numeric_outputs_zero_on_failure(prepared):
     assert t.value == 0
     n = c_uint64(77)
     closed = _lib.cbl_error()
-    # counting needs an open handle: use a bad out pointer path instead (NULL out)
+    # NULL out: 400
     assert lib.cbl_collection_count(coll._h, None, byref(closed)) == 400
+    assert closed.code == 400 and closed.message
+    # a released collection handle: 400, and the count set to 0
+    h = c_void_p()
+    assert lib.cbl_db_default_collection(db._h, byref(h), byref(err)) == 0
+    lib.cbl_collection_release(h)
+    assert lib.cbl_collection_count(h, byref(n), byref(closed)) == 400
+    assert n.value == 0 and closed.code == 400
     depth = c_uint32(77)
     assert lib.cbl_db_max_rev_tree_depth(db._h, byref(depth), byref(err)) == 0
     assert depth.value == 20

@@ -289,14 +289,16 @@ def test_remove_inside_callback(db):
 def test_callback_calls_back_into_library(db):
     coll = db.default_collection
     mirrored = []
+    counts = []
 
     def mirror(changes):
+        # (an assert here would only be logged: listener exceptions never reach the test)
         for c in changes:
             if c.doc_id.startswith("src-") and not c.deleted:
                 body = coll.get(c.doc_id)                   # read
                 coll.put({"copy_of": body["_rev"]}, "mirror-" + c.doc_id)   # write
                 mirrored.append(c.doc_id)
-                assert coll.count >= 1
+                counts.append(coll.count)                   # sees its own write
 
     token = coll.add_change_listener(mirror)
     _, rev = run_with_timeout(lambda: coll.put({"v": 1}, "src-1"))
@@ -307,6 +309,8 @@ def test_callback_calls_back_into_library(db):
         coll.put({"v": 1}, "src-2")
     settle(db)
     assert "mirror-src-2" in coll
+    assert mirrored == ["src-1", "src-2"]
+    assert counts == [2, 4]
     token.remove()
 
 
@@ -339,8 +343,10 @@ def test_two_handles_share_notifications(dbdir):
 
 def test_listener_exception_is_logged_not_raised(db, caplog):
     good = Recorder()
+    bad_calls = []
 
     def bad(changes):
+        bad_calls.append(len(changes))
         raise RuntimeError("listener failure")
 
     t1 = db.add_change_listener(bad)
@@ -350,7 +356,15 @@ def test_listener_exception_is_logged_not_raised(db, caplog):
         db.put({"v": 1}, "b")
         settle(db)
     assert good.ids == ["a", "b"]
-    assert "listener failure" in caplog.text
+    assert sum(bad_calls) == 2
+    # one ERROR record on the "cblite" logger per failed call, carrying the exception
+    records = [r for r in caplog.records if r.name == "cblite"]
+    assert len(records) == len(bad_calls)
+    for r in records:
+        assert r.levelno == logging.ERROR
+        assert "listener" in r.getMessage()
+        assert r.exc_info and r.exc_info[0] is RuntimeError
+        assert str(r.exc_info[1]) == "listener failure"
     assert db.count == 2
     t1.remove()
     t2.remove()
@@ -383,6 +397,7 @@ def test_buffered_notifications_sent_on_another_thread(db):
     t = threading.Thread(target=db.send_notifications)
     t.start()
     t.join(10)
+    assert not t.is_alive()
     assert rec.ids == ["a"]
     assert threading.get_ident() not in rec.threads
     db.buffer_notifications(False)
@@ -402,6 +417,7 @@ def test_notifications_from_many_threads_in_commit_order(db):
         t.start()
     for t in threads:
         t.join(60)
+        assert not t.is_alive()
     settle(db)
     seqs = [c.sequence for c in rec.changes]
     assert len(seqs) == 80
@@ -410,13 +426,25 @@ def test_notifications_from_many_threads_in_commit_order(db):
 
 
 def test_wait_notifications_from_callback_does_not_deadlock(db):
+    outcomes = []
+
     def waits(changes):
-        db.wait_notifications(2000)
+        # What the callback's own call returned: an exception raised here would only be
+        # logged, so it is recorded and checked below.
+        t0 = time.monotonic()
+        try:
+            db.wait_notifications(2000)
+            outcomes.append(("ok", time.monotonic() - t0))
+        except BaseException as exc:
+            outcomes.append((exc, time.monotonic() - t0))
 
     token = db.add_change_listener(waits)
     run_with_timeout(lambda: db.put({"v": 1}, "a"), timeout=20)
     settle(db)
     token.remove()
+    # It never waits for itself (the header): no Busy after the 2 s timeout, at once.
+    assert [o for o, _ in outcomes] == ["ok"], outcomes
+    assert outcomes[0][1] < 1.0, outcomes
 
 
 def test_listener_on_expiration_purge(db):

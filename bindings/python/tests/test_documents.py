@@ -349,6 +349,7 @@ def test_conflict_via_allow_conflict_and_winner(coll):
     assert coll.conflicts("c") == [winner]
     # resolve: delete the remaining leaf -> all leaves deleted -> highest deleted wins
     t3 = coll.delete("c", winner)
+    assert gen(t3) == 3
     with pytest.raises(cblite.NotFound):
         coll.get("c")
     assert coll.get("c", deleted=True)["_rev"] == t4
@@ -449,6 +450,8 @@ def test_local_documents(coll):
         coll.delete_local("cfg")
     coll.put_local("any", {"z": 1})
     coll.delete_local("any")                             # None: whatever its revision
+    with pytest.raises(cblite.NotFound):
+        coll.get_local("any")
 
 
 def test_local_documents_per_collection(db):
@@ -676,6 +679,7 @@ def test_update_many_threads(coll):
         t.start()
     for t in threads:
         t.join(60)
+        assert not t.is_alive()
     assert coll["counter"]["n"] == 40
 
 
@@ -816,10 +820,9 @@ def test_error_messages_filled(coll):
     out = ctypes.c_void_p()
     st = _lib.lib.cbl_doc_get(coll._h, b"absent", 0, ctypes.byref(out), ctypes.byref(err))
     assert st == 404 and err.code == 404 and err.message
-    try:
+    with pytest.raises(cblite.NotFound) as info:
         coll.get("absent")
-    except cblite.NotFound as exc:
-        assert exc.message and str(exc).startswith("[404]")
+    assert info.value.message and str(info.value).startswith("[404]")
 
 
 def test_unicode_content(coll):

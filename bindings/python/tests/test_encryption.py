@@ -187,7 +187,11 @@ def test_change_key_in_transaction_is_406(dbdir):
         with db.transaction():
             with pytest.raises(cblite.NotAcceptable):
                 db.change_encryption_key("x")
+        with pytest.raises(cblite.Unauthorized):            # still the old key
+            cblite.Database("secret", dbdir, encryption_key="x")
         db.change_encryption_key("x")
+    with cblite.Database("secret", dbdir, encryption_key="x") as db:
+        assert db.count == 20
 
 
 def test_change_key_bad_json_is_400(db):
@@ -219,6 +223,7 @@ def test_key_never_logged(dbdir):
         cblite.set_log_callback(None)
         for d, level in saved.items():
             cblite.set_log_level(d, level)
+    assert messages, "no log message at DEBUG level: the check below would see nothing"
     text = "\n".join(messages) + "\n" + info.value.message
     for secret in ("pw-should-not-leak", "wrong-should-not-leak", "ab" * 32):
         assert secret not in text
@@ -238,9 +243,9 @@ def test_exists_list_copy_delete_without_key(dbdir, tmp_path):
 
 
 def test_encrypted_with_stdlib_sqlite_loaded_first(tmp_path):
-    """DESIGN §8: with Python's sqlite3 (the system libsqlite3) loaded first, the
-    encryption must still be real — no symbol interposition turns PRAGMA key into a
-    no-op."""
+    """With Python's sqlite3 (the system libsqlite3) loaded first, the encryption must
+    still be real: libcblite carries its own SQLCipher with hidden symbols, so the host's
+    SQLite cannot interpose and turn PRAGMA key into a no-op."""
     code = f"""
 import os, sqlite3
 con = sqlite3.connect(os.path.join({str(tmp_path)!r}, "std.db"))

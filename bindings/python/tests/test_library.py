@@ -104,7 +104,24 @@ def test_status_names():
 
 def test_instance_count_is_an_int():
     assert isinstance(cblite.instance_count(), int)
-    assert cblite.instance_count() >= 0
+    # Its absolute value, in a fresh interpreter (this one holds the fixtures' handles):
+    # 0 before anything is opened, one per live handle, 0 again once all are released.
+    from helpers import run_isolated
+    code = """
+import sys, tempfile, cblite
+counts = [cblite.instance_count()]
+with tempfile.TemporaryDirectory() as d:
+    db = cblite.Database("counted", d)
+    counts.append(cblite.instance_count())
+    db.default_collection
+    counts.append(cblite.instance_count())
+    db.close()
+    counts.append(cblite.instance_count())
+print(counts)
+"""
+    r = run_isolated(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[0, 1, 2, 0]"
 
 
 def test_instance_count_returns_to_start(dbdir):
@@ -201,16 +218,32 @@ def test_log_callback_receives_messages(restore_log_levels, dbdir):
     assert len(messages) == n, "callback still called after removal"
 
 
-def test_log_callback_exception_is_swallowed(restore_log_levels, dbdir):
+def test_log_callback_exception_is_swallowed(restore_log_levels, dbdir, capfd):
+    calls = []
+    lock = threading.Lock()
+
     def bad(domain, level, message):
+        with lock:
+            calls.append(message)
         raise RuntimeError("log callback failure")
 
     for d in cblite.LogDomain:
         cblite.set_log_level(d, cblite.LogLevel.DEBUG)
     cblite.set_log_callback(bad)
     with cblite.Database("logged2", dbdir) as db:
-        db.put({"a": 1}, "doc")
+        db.put({"a": 1}, "doc")          # the operations go on despite the exceptions
+        assert db["doc"]["a"] == 1
     cblite.set_log_callback(None)
+    with lock:
+        n = len(calls)
+    assert n > 0, "the log callback was never called"
+    # set_log_callback's promise: the exception is printed (to stderr) and swallowed.
+    err = capfd.readouterr().err
+    assert err.count("cblite: exception in log callback") == n
+    assert "RuntimeError: log callback failure" in err
+    with cblite.Database("logged2", dbdir) as db:
+        assert db.count == 1
+    assert len(calls) == n, "callback still called after removal"
 
 
 def test_default_directory_env(monkeypatch, tmp_path):

@@ -474,10 +474,14 @@ def test_filters(seeded, db, dbdir, caplog):
         return True
 
     db.set_filter("broken", broken)
+    caplog.clear()
     with caplog.at_level(logging.ERROR, logger="cblite"):
         ids = [e["id"] for e in coll.changes(filter="broken")["results"]]
     assert ids == ["conflicted", "deleted", "att-text"]
-    assert "filter failed on purpose" in caplog.text
+    records = [r for r in caplog.records if r.name == "cblite"]
+    assert len(records) == 1 and records[0].levelno == logging.ERROR
+    assert "broken" in records[0].getMessage()
+    assert records[0].exc_info and str(records[0].exc_info[1]) == "filter failed on purpose"
     db.set_filter("garbage", lambda doc, params: object())   # truthy: passes
     assert len(coll.changes(filter="garbage")["results"]) == 4
 

@@ -1,7 +1,9 @@
-"""Python's own sqlite3 module and libcblite in one process (DESIGN §8: the library's
-SQLCipher is compiled in with hidden symbols, so neither can take over the other)."""
+"""Python's own sqlite3 module and libcblite in one process (the library's SQLCipher is
+compiled into libcblite.so with hidden symbols and only cbl_* is exported, so neither
+SQLite can take over the other)."""
 
 import json
+import re
 import sqlite3
 
 import cblite
@@ -74,7 +76,9 @@ def test_stdlib_sqlite3_before_and_after_loading(tmp_path):
     assert out["u"] == [[42]]
     assert out["before"] == out["after"] == out["sql_before"] == out["sql_after"]
     assert out["json1"] == 5
-    assert out["cblite"]["sqlite"]          # may differ from the stdlib's version
+    # libcblite's own SQLite (SQLCipher's), which may differ from the stdlib's version
+    assert re.fullmatch(r"3\.\d+\.\d+", out["cblite"]["sqlite"]), out["cblite"]
+    assert out["cblite"]["sqlcipher"], out["cblite"]
 
 
 def test_cblite_loaded_first(tmp_path):
@@ -100,7 +104,8 @@ def test_in_this_process(tmp_path, dbdir):
 
 
 def test_library_exports_no_sqlite_symbols():
-    """libcblite exports cbl_* only (DESIGN §5/§8): no sqlite3_* symbol can interpose."""
+    """libcblite exports cbl_* only (its linker version script): no sqlite3_* symbol can
+    interpose."""
     for sym in ("sqlite3_open", "sqlite3_open_v2", "sqlite3_libversion", "sqlite3_exec",
                 "sqlite3_key", "sqlite3_prepare_v2"):
         assert not hasattr(_lib.lib, sym), f"libcblite exports {sym}"

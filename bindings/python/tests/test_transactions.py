@@ -124,6 +124,7 @@ def test_commit_from_another_thread_is_406(db):
     t = threading.Thread(target=other)
     t.start()
     t.join(10)
+    assert not t.is_alive()
     assert box == {"code": 406, "abort": 406}
     db.put({"n": 1}, "mine")
     db.commit()
@@ -143,10 +144,12 @@ def test_other_thread_waits_for_transaction(db):
         db.put({"n": 1}, "mine")
         t = threading.Thread(target=other)
         t.start()
-        started.wait(5)
+        assert started.wait(5)
         t.join(0.3)
+        assert t.is_alive()                  # still waiting for this transaction
         order.append("commit")
     t.join(10)
+    assert not t.is_alive()
     assert order == ["commit", "other"]
     assert "other" in db and "mine" in db
 

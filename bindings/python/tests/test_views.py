@@ -2,6 +2,7 @@
 
 import random
 import threading
+import time
 
 import pytest
 
@@ -357,13 +358,15 @@ def test_live_query_fires_only_on_relevant_changes(db, coll, view):
         assert got.count == 4 and got.last == [(100, None)]
         assert views.live_query_count() >= 1
     assert not live.running
-    coll.put({"k": 1000}, "after")
+    coll.put({"k": 1000}, "after")             # would change its rows (descending, limit 1)
+    db.wait_notifications(5000)
+    time.sleep(0.3)                            # time a live query would take to deliver
     assert got.count == 4
     with pytest.raises(cblite.NotAcceptable):
         live.wait_idle()
 
 
-def test_live_query_stops_itself_from_its_callback(coll, view):
+def test_live_query_stops_itself_from_its_callback(db, coll, view):
     coll.put({"k": 1}, "a")
     seen = []
     done = threading.Event()
@@ -379,7 +382,9 @@ def test_live_query_stops_itself_from_its_callback(coll, view):
     coll.put({"k": 2}, "b")
     assert done.wait(30)
     assert seen == [1, 2]
-    coll.put({"k": 3}, "c")
+    coll.put({"k": 3}, "c")                    # would change its rows
+    db.wait_notifications(5000)
+    time.sleep(0.3)                            # time a live query would take to deliver
     assert seen == [1, 2]
 
 
