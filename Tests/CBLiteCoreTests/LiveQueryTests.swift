@@ -218,7 +218,7 @@ final class LiveQueryTests: CBLTestCase {
     }
 }
 
-/// Closing a database handle stops the live queries running on it (DESIGN §4).
+/// Closing a database handle stops the live queries running on it.
 final class LiveQueryCloseTests: XCTestCase {
     func testClosingTheDatabaseStopsItsLiveQueries() throws {
         var template = Array("/tmp/cblite-lqclose-XXXXXX".utf8CString)
