@@ -8,7 +8,8 @@
 #   make demo       a short C program showing documents, revisions and conflicts
 #   make install    PREFIX=/usr/local DESTDIR=... LIBDIR=$(PREFIX)/lib
 SHELL        := /bin/bash
-VERSION      := 0.1.0
+# The version is written once, in the header (CBLITE_VERSION).
+VERSION      := $(shell sed -n 's/^\#define CBLITE_VERSION  *"\([^"]*\)".*/\1/p' include/cblite.h)
 SOVERSION    := 1
 PREFIX       ?= /usr/local
 LIBDIR       ?= $(PREFIX)/lib

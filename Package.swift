@@ -78,6 +78,7 @@ let package = Package(
                 "CSQLCipher",
                 "CICU",
                 "CCrypto",
+                "CCBLite",          // the header's CBLITE_VERSION
                 .product(name: "Logging", package: "swift-log"),
             ],
             // Runtime exclusivity checks cost ~5% of a read (measured with callgrind);

@@ -39,6 +39,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The version of this header, the one place it is written (the Makefile, the library's
+ * code and the Python package take it from here): CBLITE_VERSION as text,
+ * CBLITE_VERSION_NUMBER as major * 10000 + minor * 100 + patch for #if. cbl_version()
+ * and cbl_version_number() give the loaded library's, so a program can check at run time
+ * that it runs with the library it was compiled for. */
+#define CBLITE_VERSION        "0.1.0"
+#define CBLITE_VERSION_NUMBER 100
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -74,8 +82,13 @@ typedef struct cbl_error {
 /* Library                                                                              */
 /* ------------------------------------------------------------------------------------ */
 
-/* The library's version, e.g. "0.1.0". Static string: do not free. Thread-safe. */
+/* The library's version, e.g. "0.1.0" (CBLITE_VERSION of the header it was built with).
+ * Static string: do not free. Thread-safe. */
 const char* cbl_version(void);
+
+/* The library's version as a number, major * 10000 + minor * 100 + patch
+ * (CBLITE_VERSION_NUMBER of the header it was built with). Thread-safe. */
+int32_t cbl_version_number(void);
 
 /* The SQLite / SQLCipher versions compiled into the library, as JSON:
  * {"sqlite":"3.46.1","sqlcipher":"4.6.1 community"}. Caller frees *out_json with

@@ -14,6 +14,8 @@ nonisolated(unsafe) private let unknownStatus: UnsafeMutablePointer<CChar> = str
 
 @c @implementation public func cbl_version() -> UnsafePointer<CChar>! { UnsafePointer(versionString) }
 
+@c @implementation public func cbl_version_number() -> Int32 { CBLiteVersion.number }
+
 @c @implementation public func cbl_storage_versions(_ out: OutString?, _ err: ErrorOut?) -> cbl_status {
     outCall(out, "out_json", empty: nil, err) { cString(StorageInfo.versionsJSON()) }
 }

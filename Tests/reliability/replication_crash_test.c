@@ -3,9 +3,12 @@
  *
  * Three databases in one temp dir: A (the only one written by the test: documents, updates,
  * deletions, conflict branches made with cbl_docs_put_existing, attachments of 10-200 KB),
- * B (served by a listener) and C. Each round the driver starts two children — the driver
- * re-executed (fork + exec of /proc/self/exe), never the library across fork:
- *   --serve DIR NAME PORT      opens NAME and serves it with cbl_server_start/serve, prints
+ * B (served by a listener; alone in the subfolder served/) and C. Each round the driver
+ * starts two children — the driver re-executed (fork + exec of /proc/self/exe), never the
+ * library across fork:
+ *   --serve DIR NAME PORT handle|directory
+ *                              starts a listener (cbl_server_start) serving NAME — the open
+ *                              handle (cbl_server_serve) or DIR as its "directory" —, prints
  *                              "PORT n", stops cleanly (cbl_server_stop) when stdin closes;
  *   --replicate DIR NAME URL push|pull RETRIES BATCH
  *                              a one-shot replication of NAME with the served B (batch_size
@@ -16,8 +19,9 @@
  *                              failures.
  * A round is a push A -> B or a pull C <- B. At a seeded moment — a delay after the start,
  * or once the replicator reports a seeded number of changes handled — the driver SIGKILLs
- * the replicator, the server, or both; or kills the server and restarts it on the same port,
- * where the replicator (retrying) must then finish successfully. Afterwards it checks both
+ * the replicator, the server, or both; or kills the server and restarts it on the same port
+ * (directory mode: B is served from the first accepted connection), where the replicator,
+ * retrying meanwhile, must then finish successfully. Afterwards it checks both
  * databases of the round: cbl_db_integrity_check, every attachment of the target readable
  * (content present, digest verified), no document the source never had; and whenever the
  * replicator finished successfully, that the target now has exactly the source's leaf
@@ -53,27 +57,35 @@ static const char* const DBLABEL[3] = { "A", "B", "C" };
 static int g_verbose;
 static char g_self[1024];
 static char g_dir[1024];
+static char g_dbdir[3][1100];   /* A and C in g_dir, B alone in g_dir/served (a listener's "directory") */
 static int g_batch = 50;
 
 /* ======================================================================================= */
 /* Children                                                                                  */
 /* ======================================================================================= */
 
-static int serve_main(const char* dir, const char* name, int port) {
+/* mode "handle": opens NAME and serves that handle (cbl_server_serve), which the listener
+ * only knows once started — fine when the driver waits for the port line before starting
+ * a replicator. mode "directory": the listener serves DIR's databases (opened on demand)
+ * from its first accepted connection — what a restart on a fixed port needs, with a
+ * replicator already retrying against it. */
+static int serve_main(const char* dir, const char* name, int port, const char* mode) {
     cbl_db* db = NULL;
     cbl_error e;
-    if (cbl_db_open(name, dir, OPEN_OPTS, &db, &e) != CBL_OK) {
+    int by_handle = strcmp(mode, "directory") != 0;
+    if (by_handle && cbl_db_open(name, dir, OPEN_OPTS, &db, &e) != CBL_OK) {
         fprintf(stderr, "serve: open %s: %d %s\n", name, e.code, e.message);
         return 2;
     }
-    char cfg[64];
-    snprintf(cfg, sizeof cfg, "{\"port\":%d}", port);
+    char cfg[1400];
+    if (by_handle) snprintf(cfg, sizeof cfg, "{\"port\":%d}", port);
+    else snprintf(cfg, sizeof cfg, "{\"port\":%d,\"directory\":\"%s\"}", port, dir);
     cbl_server* s = NULL;
     if (cbl_server_start(cfg, &s, &e) != CBL_OK) {
         fprintf(stderr, "serve: cbl_server_start(%s): %d %s\n", cfg, e.code, e.message);
         return 2;
     }
-    if (cbl_server_serve(s, SERVED_NAME, db, &e) != CBL_OK) {
+    if (by_handle && cbl_server_serve(s, name, db, &e) != CBL_OK) {
         fprintf(stderr, "serve: cbl_server_serve: %d %s\n", e.code, e.message);
         return 2;
     }
@@ -88,7 +100,7 @@ static int serve_main(const char* dir, const char* name, int port) {
         if (n == 0 || (n < 0 && errno != EINTR)) break;
     }
     cbl_server_stop(s, 5000);
-    if (cbl_db_close(db, &e) != CBL_OK) { fprintf(stderr, "serve: close: %d %s\n", e.code, e.message); return 3; }
+    if (by_handle && cbl_db_close(db, &e) != CBL_OK) { fprintf(stderr, "serve: close: %d %s\n", e.code, e.message); return 3; }
     return 0;
 }
 
@@ -156,6 +168,7 @@ typedef struct {
 } child;
 
 static pid_t g_live[8];
+static char g_watchdog_msg[1400];
 
 static void track(pid_t pid, int on) {
     for (int i = 0; i < 8; i++)
@@ -164,8 +177,7 @@ static void track(pid_t pid, int on) {
 
 static void on_alarm(int sig) {
     (void)sig;
-    static const char msg[] = "FAILED: watchdog: the run took too long (a replication or a server that never ends?)\n";
-    if (write(2, msg, sizeof msg - 1) < 0) {}
+    if (write(2, g_watchdog_msg, strlen(g_watchdog_msg)) < 0) {}
     for (int i = 0; i < 8; i++) if (g_live[i] > 0) kill(g_live[i], SIGKILL);
     char line[64];
     int n = snprintf(line, sizeof line, "%d passed, %d failed\n", g_pass, g_fail + 1);
@@ -274,7 +286,7 @@ static void print_log_tail(const char* what, const child* ch) {
 }
 
 /* Starts a server child for B on `port` (0: any); fills ch; 1 when it printed its port. */
-static int start_server(child* ch, int port, int* out_port) {
+static int start_server(child* ch, int port, int* out_port, int directory_mode) {
     memset(ch, 0, sizeof *ch);
     ch->out_fd = ch->ctl_fd = -1;
     int in[2], out[2];
@@ -285,7 +297,8 @@ static int start_server(child* ch, int port, int* out_port) {
     int errfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     char a_port[16];
     snprintf(a_port, sizeof a_port, "%d", port);
-    char* argv[] = { g_self, "--serve", g_dir, (char*)DBN[DB_B], a_port, NULL };
+    char* argv[] = { g_self, "--serve", g_dbdir[DB_B], (char*)DBN[DB_B], a_port,
+                     directory_mode ? "directory" : "handle", NULL };
     ch->pid = spawn(argv, in[0], out[1], errfd);
     close(in[0]); close(out[1]); close(errfd);
     ch->ctl_fd = in[1];
@@ -310,7 +323,7 @@ static void start_replicator(child* ch, int local, int port, int push, int retri
     snprintf(url, sizeof url, "http://127.0.0.1:%d/" SERVED_NAME, port);
     snprintf(a_retries, sizeof a_retries, "%d", retries);
     snprintf(a_batch, sizeof a_batch, "%d", g_batch);
-    char* argv[] = { g_self, "--replicate", g_dir, (char*)DBN[local], url, push ? "push" : "pull",
+    char* argv[] = { g_self, "--replicate", g_dbdir[local], (char*)DBN[local], url, push ? "push" : "pull",
                      a_retries, a_batch, NULL };
     ch->t_start = rel_now();
     ch->pid = spawn(argv, -1, out[1], -1);
@@ -335,8 +348,8 @@ static void stop_server(child* srv, int round) {
 static int run_replication(int local, int push, const char* what, char* final, size_t finalsz) {
     child srv, rep;
     int port = 0, ok = 0;
-    if (!start_server(&srv, 0, &port)) {
-        rel_failf("%s: the server did not start", what);
+    if (!start_server(&srv, 0, &port, 0)) {
+        rel_failf("%s: the server did not start (see %s/server.log)", what, g_dir);
         print_log_tail("server", &srv);
         child_kill(&srv); child_wait(&srv, 10); child_free(&srv);
         return 0;
@@ -547,7 +560,7 @@ static void mutate_a(rel_rng* r, int n) {
     cbl_db* db = NULL;
     cbl_collection* c = NULL;
     cbl_error e;
-    if (cbl_db_open(DBN[DB_A], g_dir, OPEN_OPTS, &db, &e) != CBL_OK || cbl_db_default_collection(db, &c, &e) != CBL_OK) {
+    if (cbl_db_open(DBN[DB_A], g_dbdir[DB_A], OPEN_OPTS, &db, &e) != CBL_OK || cbl_db_default_collection(db, &c, &e) != CBL_OK) {
         rel_failf("open A: %d %s", e.code, e.message);
         return;
     }
@@ -588,7 +601,7 @@ static void fill_a(rel_rng* r, int ndocs) {
     cbl_db* db = NULL;
     cbl_collection* c = NULL;
     cbl_error e;
-    if (cbl_db_open(DBN[DB_A], g_dir, OPEN_OPTS, &db, &e) != CBL_OK || cbl_db_default_collection(db, &c, &e) != CBL_OK) {
+    if (cbl_db_open(DBN[DB_A], g_dbdir[DB_A], OPEN_OPTS, &db, &e) != CBL_OK || cbl_db_default_collection(db, &c, &e) != CBL_OK) {
         rel_failf("create A: %d %s", e.code, e.message);
         exit(rel_summary());
     }
@@ -759,7 +772,7 @@ typedef struct { cbl_db* db; cbl_collection* c; } opened;
 static int open_db(int which, opened* o) {
     cbl_error e;
     o->db = NULL; o->c = NULL;
-    if (cbl_db_open(DBN[which], g_dir, OPEN_OPTS, &o->db, &e) != CBL_OK ||
+    if (cbl_db_open(DBN[which], g_dbdir[which], OPEN_OPTS, &o->db, &e) != CBL_OK ||
         cbl_db_default_collection(o->db, &o->c, &e) != CBL_OK) {
         rel_failf("open %s: %d %s", DBLABEL[which], e.code, e.message);
         if (o->db) cbl_db_close(o->db, NULL);
@@ -820,7 +833,7 @@ static const char* const PLAN_NAME[PLAN_COUNT] = { "kill replicator", "kill both
 static long long g_plan_rounds[PLAN_COUNT], g_plan_mid[PLAN_COUNT];
 static long long g_kill_starting, g_kill_busy;
 static long long g_rounds_push, g_rounds_pull, g_done_before_kill, g_repl_failed_ok, g_repl_ok_checked;
-static long long g_att_bytes_checked, g_restart_resumed;
+static long long g_att_bytes_checked, g_restart_resumed, g_again_ok;
 
 static void run_round(int round, rel_rng* r, long max_delay_ms) {
     int push = round == 1 || rel_below(r, 2) == 0;
@@ -833,7 +846,10 @@ static void run_round(int round, rel_rng* r, long max_delay_ms) {
     long delay_ms = (long)rel_below(r, (uint32_t)max_delay_ms + 1);
     if (rel_below(r, 8) == 0) delay_ms = (long)rel_below(r, 25);        /* during start-up / connect */
     long long target = 1 + rel_below(r, (uint32_t)(g_batch * 4));
+    long jitter_ms = (long)rel_below(r, 16);     /* after the progress report: into the next request */
     long restart_ms = (long)rel_below(r, 300);
+    int again = rel_below(r, 2) == 0;        /* kill replicator: a new one against the same server */
+    int dir_mode = rel_below(r, 2) == 0;     /* the first server of the round serves B by directory */
     g_plan_rounds[plan]++;
     if (push) g_rounds_push++; else g_rounds_pull++;
     char ctx[128];
@@ -841,18 +857,21 @@ static void run_round(int round, rel_rng* r, long max_delay_ms) {
 
     child srv, rep;
     int port = 0;
-    if (!start_server(&srv, 0, &port)) {
-        rel_failf("%s: the server did not start", ctx);
+    if (!start_server(&srv, 0, &port, dir_mode)) {
+        rel_failf("%s: the server did not start (see %s/server.log)", ctx, g_dir);
         print_log_tail("server", &srv);
         child_kill(&srv); child_wait(&srv, 10); child_free(&srv);
         return;
     }
     start_replicator(&rep, local, port, push, plan == PLAN_SERVER ? 1 : 8);
-    double t0 = rel_now();
+    double t0 = rel_now(), reached = 0;
     for (;;) {
-        child_pump(&rep, 2);
+        child_pump(&rep, 1);
         if (rep.exited) break;
-        if (by_progress ? rep.completed >= target : rel_now() - t0 >= delay_ms / 1000.0) break;
+        if (by_progress) {
+            if (!reached && rep.completed >= target) reached = rel_now();
+            if (reached && rel_now() - reached >= jitter_ms / 1000.0) break;
+        } else if (rel_now() - t0 >= delay_ms / 1000.0) break;
         if (rel_now() - t0 > 120) { rel_failf("%s: kill moment never came (no progress for 120 s)", ctx); break; }
     }
     int rep_alive = !rep.exited;
@@ -869,10 +888,10 @@ static void run_round(int round, rel_rng* r, long max_delay_ms) {
         child_free(&srv);
         rel_sleep_us(restart_ms * 1000);
         int port2 = 0;
-        if (!start_server(&srv, port, &port2) || port2 != port) {
+        if (!start_server(&srv, port, &port2, 1) || port2 != port) {
             /* The port may have been taken by someone else meanwhile: not the library's fault,
              * but then the replicator cannot be expected to finish. */
-            fprintf(stderr, "%s: note: the server could not be restarted on port %d\n", ctx, port);
+            fprintf(stderr, "%s: note: the server could not be restarted on port %d (see %s/server.log)\n", ctx, port, g_dir);
             print_log_tail("server", &srv);
             child_kill(&srv);
         } else expect_success = 1;
@@ -901,6 +920,22 @@ static void run_round(int round, rel_rng* r, long max_delay_ms) {
         } else g_pass++;
     }
     if (expect_success && rep_alive && rep_ok) g_restart_resumed++;
+    if (plan == PLAN_REPL && again && !srv.exited) {
+        /* The server outlived a client that vanished mid-request: a new replication
+         * against it must go through (no lock or half-read request left behind). */
+        child rep2;
+        start_replicator(&rep2, local, port, push, 8);
+        if (!child_wait(&rep2, 120)) {
+            rel_failf("%s: a second replicator against the surviving server did not end within 120 s", ctx);
+            print_log_tail("replicator", &rep2);
+            child_kill(&rep2);
+            child_wait(&rep2, 10);
+        } else if (exit_code(&rep2) != 0) {
+            rel_failf("%s: a second replicator against the surviving server failed (status 0x%x): %s", ctx, rep2.status, rep2.final);
+            print_log_tail("replicator", &rep2);
+        } else { g_pass++; g_again_ok++; rep_ok = 1; }
+        child_free(&rep2);
+    }
     if (plan == PLAN_REPL || plan == PLAN_SERVER_RESTART) stop_server(&srv, round);
     else child_wait(&srv, 10);
     if (!srv.exited) { rel_failf("%s: the server did not end", ctx); child_kill(&srv); child_wait(&srv, 10); }
@@ -1038,7 +1073,7 @@ static void final_check(void) {
 }
 
 int main(int argc, char** argv) {
-    if (argc == 5 && !strcmp(argv[1], "--serve")) return serve_main(argv[2], argv[3], atoi(argv[4]));
+    if (argc == 6 && !strcmp(argv[1], "--serve")) return serve_main(argv[2], argv[3], atoi(argv[4]), argv[5]);
     if (argc == 8 && !strcmp(argv[1], "--replicate"))
         return replicate_main(argv[2], argv[3], argv[4], argv[5], atoi(argv[6]), atoi(argv[7]));
 
@@ -1070,12 +1105,16 @@ int main(int argc, char** argv) {
     if (dir_arg) {
         snprintf(g_dir, sizeof g_dir, "%s", dir_arg);
         mkdir(g_dir, 0755);
-        for (int k = 0; k < 3; k++) cbl_db_delete_named(DBN[k], g_dir, NULL);
     } else rel_mktemp(g_dir, sizeof g_dir, "replcrash");
+    for (int k = 0; k < 3; k++) snprintf(g_dbdir[k], sizeof g_dbdir[k], k == DB_B ? "%s/served" : "%s", g_dir);
+    mkdir(g_dbdir[DB_B], 0755);
+    for (int k = 0; k < 3; k++) cbl_db_delete_named(DBN[k], g_dbdir[k], NULL);
     printf("replication_crash_test: seed %llu, %d kill rounds, %d docs, batch %d, max delay %ld ms, dir %s\n",
            (unsigned long long)seed, kills, ndocs, g_batch, max_delay_ms, g_dir);
     fflush(stdout);
     signal(SIGPIPE, SIG_IGN);
+    snprintf(g_watchdog_msg, sizeof g_watchdog_msg, "FAILED: watchdog: the run took longer than %d s (a replication "
+             "or a server that never ends?); databases kept in %s\n", watchdog, g_dir);
     signal(SIGALRM, on_alarm);
     alarm((unsigned)watchdog);
 
@@ -1124,12 +1163,14 @@ int main(int argc, char** argv) {
     for (int p = 0; p < PLAN_COUNT; p++) mid += g_plan_mid[p];
     printf("replication_crash_test: %d rounds (%lld push, %lld pull): ", round - 1, g_rounds_push, g_rounds_pull);
     for (int p = 0; p < PLAN_COUNT; p++)
-        printf("%s %lld (%lld mid-replication)%s", PLAN_NAME[p], g_plan_rounds[p], g_plan_mid[p], p + 1 < PLAN_COUNT ? ", " : "; ");
+        printf("%s %lld (%lld while it ran)%s", PLAN_NAME[p], g_plan_rounds[p], g_plan_mid[p], p + 1 < PLAN_COUNT ? ", " : "; ");
     printf("the replicator was running at %lld kills (%lld of them mid-sync, %lld while starting), "
            "%lld replications had finished first; "
-           "%lld failed as expected after their server died, %lld resumed after a server restart; "
+           "%lld failed as expected after their server died, %lld resumed after a server restart, "
+           "%lld second replications against a server that outlived its killed client; "
            "%lld completed rounds compared exactly; %lld attachment bytes read back\n",
-           mid, g_kill_busy, g_kill_starting, g_done_before_kill, g_repl_failed_ok, g_restart_resumed, g_repl_ok_checked, g_att_bytes_checked);
+           mid, g_kill_busy, g_kill_starting, g_done_before_kill, g_repl_failed_ok, g_restart_resumed, g_again_ok,
+           g_repl_ok_checked, g_att_bytes_checked);
     printf("replication_crash_test: A: %d documents, %lld created, %lld updates, %lld resurrections, %lld deletions, "
            "%lld conflict branches (+%lld deleted), %lld losers updated, %lld losers deleted, %lld attachments set, "
            "%lld removed, %lld compactions; final push %lld of %lld changes, final pull %lld\n",

@@ -29,7 +29,7 @@ from .listeners import Change, ListenerToken, live_listener_count, remove_all_li
 from . import views  # noqa: F401  (views, queries, live queries; adds Collection.view etc.)
 from .log import (LogDomain, LogLevel, default_directory, get_log_callback, get_log_level,
                   instance_count, set_log_callback, set_log_level, status_name,
-                  storage_versions, version)
+                  storage_versions, version, version_number)
 
 #: 501 — the brief's name for it (shadows the builtin only inside this namespace).
 NotImplemented = NotImplemented_  # noqa: A001
@@ -43,7 +43,7 @@ __all__ = [
     "Conflict", "PreconditionFailed", "InternalError", "NotImplemented", "NotImplemented_",
     "Busy", "error_for_status",
     "LogDomain", "LogLevel", "set_log_level", "get_log_level", "set_log_callback",
-    "get_log_callback", "version", "storage_versions", "instance_count", "status_name",
+    "get_log_callback", "version", "version_number", "storage_versions", "instance_count", "status_name",
     "default_directory", "library_path", "missing_functions", "live_listener_count",
     "remove_all_listeners",
 ]

@@ -82,6 +82,7 @@ _STATUS = c_int32
 FUNCTIONS = {
     # Library
     "cbl_version": (c_char_p, []),
+    "cbl_version_number": (c_int32, []),
     "cbl_storage_versions": (_STATUS, [_OUT_STR, _ERR]),
     "cbl_free": (None, [c_void_p]),
     "cbl_strdup": (c_void_p, [_S]),

@@ -128,6 +128,11 @@ def version() -> str:
     return "" if raw is None else raw.decode("utf-8", "replace")
 
 
+def version_number() -> int:
+    """The library's version as major * 10000 + minor * 100 + patch (e.g. 100 for 0.1.0)."""
+    return int(C.cbl_version_number())
+
+
 def storage_versions() -> dict:
     """The SQLite / SQLCipher versions compiled into the library, e.g.
     ``{"sqlite": "3.46.1", "sqlcipher": "4.6.1 community"}``."""

@@ -60,6 +60,22 @@ def test_version():
     assert re.fullmatch(r"\d+\.\d+\.\d+.*", v), v
 
 
+def test_version_is_written_once_in_the_header():
+    """The header's CBLITE_VERSION is the one source: the library, its number, the Python
+    package's metadata and __version__ all agree with it."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    header = open(os.path.join(here, "..", "..", "..", "include", "cblite.h"), encoding="utf-8").read()
+    text = re.search(r'#define CBLITE_VERSION\s+"([^"]+)"', header).group(1)
+    number = int(re.search(r"#define CBLITE_VERSION_NUMBER\s+(\d+)", header).group(1))
+    major, minor, patch = (int(x) for x in text.split("."))
+    assert number == major * 10000 + minor * 100 + patch
+    assert cblite.version() == text
+    assert cblite.version_number() == number
+    assert cblite.__version__ == text
+    pyproject = open(os.path.join(here, "..", "pyproject.toml"), encoding="utf-8").read()
+    assert re.search(r'^version = "([^"]+)"', pyproject, re.M).group(1) == text
+
+
 def test_storage_versions():
     sv = cblite.storage_versions()
     assert re.match(r"3\.\d+\.\d+", sv["sqlite"])
