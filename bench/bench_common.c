@@ -416,3 +416,32 @@ void bench_print_sizes(long long after_close, long long while_open) {
 void bench_print_rss(const bench_side* s) {
     printf("rss %ld %ld\n", s->max_peak_kib, s->start_rss_kib);
 }
+
+size_t bench_batch_json(char* out, long lo, long hi) {
+    char* p = out;
+    *p++ = '[';
+    for (long i = lo; i < hi; i++) {
+        char id[BENCH_ID_SIZE], body[BENCH_BODY_SIZE];
+        bench_doc_id(id, i);
+        int len = bench_doc_body(body, i, (int)(i % 90));
+        if (i > lo) *p++ = ',';
+        /* {"_id":"<id>", + the body's members */
+        p += sprintf(p, "{\"_id\":\"%s\",", id);
+        memcpy(p, body + 1, (size_t)len - 1);
+        p += len - 1;
+    }
+    *p++ = ']';
+    *p = 0;
+    return (size_t)(p - out);
+}
+
+static int cmp_double(const void* a, const void* b) {
+    double x = *(const double*)a, y = *(const double*)b;
+    return x < y ? -1 : x > y;
+}
+
+double bench_median(double* v, int n) {
+    if (n <= 0) return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}

@@ -74,7 +74,14 @@ int bench_json_int(const char* p, long long* out);
 /* Copies a string value (no escapes expected) into out; returns 1 on success. */
 int bench_json_str(const char* p, char* out, size_t size);
 
+/* Documents lo..hi-1 of the workload as a JSON array of objects with "_id" (what
+ * cbl_docs_save and _bulk_docs take). `out` needs (hi - lo) * (BENCH_BODY_SIZE +
+ * BENCH_ID_SIZE + 16) + 64 bytes. Returns the length. */
+size_t bench_batch_json(char* out, long lo, long hi);
+
 /* ---- measurement ------------------------------------------------------------------ */
+/* The median of v[0..n-1] (sorts v); 0 when n <= 0. */
+double bench_median(double* v, int n);
 double bench_now_ms(void);                 /* CLOCK_MONOTONIC, milliseconds */
 long bench_rss_kib(void);                  /* current resident set (VmRSS) */
 void bench_rss_reset_peak(void);           /* resets the peak (clear_refs 5), if possible */

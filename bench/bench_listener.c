@@ -212,33 +212,8 @@ static double loopback_ms(long n) {
 /* ---- the measured work ------------------------------------------------------------- */
 
 /* The JSON array of documents lo..hi-1 (with their IDs). */
-static size_t batch_json(char* out, long lo, long hi) {
-    char* p = out;
-    *p++ = '[';
-    for (long i = lo; i < hi; i++) {
-        char id[BENCH_ID_SIZE], body[BENCH_BODY_SIZE];
-        bench_doc_id(id, i);
-        int len = bench_doc_body(body, i, (int)(i % 90));
-        if (i > lo) *p++ = ',';
-        /* {"_id":"<id>", + the body's members */
-        p += sprintf(p, "{\"_id\":\"%s\",", id);
-        memcpy(p, body + 1, (size_t)len - 1);
-        p += len - 1;
-    }
-    *p++ = ']';
-    *p = 0;
-    return (size_t)(p - out);
-}
 
-static int cmp_double(const void* a, const void* b) {
-    double x = *(const double*)a, y = *(const double*)b;
-    return x < y ? -1 : x > y;
-}
 
-static double median(double* v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 int main(int argc, char** argv) {
     long n = 20000;
@@ -276,7 +251,7 @@ int main(int argc, char** argv) {
         double t = bench_now_ms();
         for (long lo = 0; lo < n; lo += BENCH_BATCH) {
             long hi = lo + BENCH_BATCH < n ? lo + BENCH_BATCH : n;
-            batch_json(json, lo, hi);
+            bench_batch_json(json, lo, hi);
             char* results = NULL;
             ck(cbl_docs_save(api, json, &results, &err), "cbl_docs_save");
             if (strstr(results, "\"error\"")) bench_die("cbl_docs_save: %.200s", results);
@@ -288,7 +263,7 @@ int main(int argc, char** argv) {
         t = bench_now_ms();
         for (long lo = 0; lo < n; lo += BENCH_BATCH) {
             long hi = lo + BENCH_BATCH < n ? lo + BENCH_BATCH : n;
-            size_t len = batch_json(json + 8, lo, hi);      /* {"docs": [...] } */
+            size_t len = bench_batch_json(json + 8, lo, hi);      /* {"docs": [...] } */
             memcpy(json, "{\"docs\":", 8);
             json[8 + len] = '}';
             json[9 + len] = 0;
@@ -336,8 +311,8 @@ int main(int argc, char** argv) {
         printf("run %d: write capi %.0f ms, http %.0f ms; read capi %.0f ms, http %.0f ms, loopback %.0f ms\n",
                run + 1, capi_w[run], http_w[run], capi_r[run], http_r[run], echo_r[run]);
     }
-    double cw = median(capi_w, runs), hw = median(http_w, runs), cr = median(capi_r, runs), hr = median(http_r, runs);
-    double er = median(echo_r, runs);
+    double cw = bench_median(capi_w, runs), hw = bench_median(http_w, runs), cr = bench_median(capi_r, runs), hr = bench_median(http_r, runs);
+    double er = bench_median(echo_r, runs);
     printf("listener write_capi %.1f %.0f\n", cw, n / cw * 1000);
     printf("listener write_http %.1f %.0f\n", hw, n / hw * 1000);
     printf("listener read_capi %.1f %.0f\n", cr, n / cr * 1000);

@@ -151,16 +151,7 @@ static void parse_output(int side, int run, char* out) {
 
 /* ---- statistics --------------------------------------------------------------------- */
 
-static int cmp_double(const void* a, const void* b) {
-    double x = *(const double*)a, y = *(const double*)b;
-    return x < y ? -1 : x > y;
-}
 
-static double median(double* v, int n) {
-    if (n <= 0) return 0;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 typedef struct phase_stat {
     int have;
@@ -183,8 +174,8 @@ static void stat_phase(int side, int ph, int runs, phase_stat* st) {
     }
     if (k == 0) return;
     st->have = 1;
-    st->ms = median(v, k);
-    st->rss_mib = median(rss, k);
+    st->ms = bench_median(v, k);
+    st->rss_mib = bench_median(rss, k);
 }
 
 static double median_of(int side, int runs, int which) {
@@ -195,7 +186,7 @@ static double median_of(int side, int runs, int which) {
              : which == 2 ? x->rss_max_kib / 1024.0 : which == 3 ? x->rss_start_kib / 1024.0
              : x->wall_ms;
     }
-    return median(v, runs);
+    return bench_median(v, runs);
 }
 
 /* ---- output helpers ---------------------------------------------------------------- */

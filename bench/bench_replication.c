@@ -23,37 +23,13 @@ static void ck(cbl_status st, const char* call) {
     if (st != CBL_OK) bench_die("%s: %d %s", call, err.code, err.message);
 }
 
-static size_t batch_json(char* out, long lo, long hi) {
-    char* p = out;
-    *p++ = '[';
-    for (long i = lo; i < hi; i++) {
-        char id[BENCH_ID_SIZE], body[BENCH_BODY_SIZE];
-        bench_doc_id(id, i);
-        int len = bench_doc_body(body, i, (int)(i % 90));
-        if (i > lo) *p++ = ',';
-        p += sprintf(p, "{\"_id\":\"%s\",", id);
-        memcpy(p, body + 1, (size_t)len - 1);
-        p += len - 1;
-    }
-    *p++ = ']';
-    *p = 0;
-    return (size_t)(p - out);
-}
 
-static int cmp_double(const void* a, const void* b) {
-    double x = *(const double*)a, y = *(const double*)b;
-    return x < y ? -1 : x > y;
-}
 
-static double median(double* v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void write_docs(cbl_collection* coll, long n, char* json) {
     for (long lo = 0; lo < n; lo += BENCH_BATCH) {
         long hi = lo + BENCH_BATCH < n ? lo + BENCH_BATCH : n;
-        batch_json(json, lo, hi);
+        bench_batch_json(json, lo, hi);
         char* results = NULL;
         ck(cbl_docs_save(coll, json, &results, &err), "cbl_docs_save");
         if (strstr(results, "\"error\"")) bench_die("cbl_docs_save: %.200s", results);
@@ -150,7 +126,7 @@ int main(int argc, char** argv) {
     long pr[15], lr[15];
     memcpy(pr, push_rss, sizeof pr);
     memcpy(lr, pull_rss, sizeof lr);
-    double c = median(capi, runs), p = median(push, runs), l = median(pull, runs);
+    double c = bench_median(capi, runs), p = bench_median(push, runs), l = bench_median(pull, runs);
     long max_push_rss = 0, max_pull_rss = 0;
     for (int i = 0; i < runs; i++) {
         if (pr[i] > max_push_rss) max_push_rss = pr[i];

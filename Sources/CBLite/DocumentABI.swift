@@ -86,7 +86,7 @@ import Glibc
         let c = try collection(coll)
         let id = try string(docID, "doc_id")
         let revs = try RevisionHistory.list(json: try string(history, "history_json"))
-        try withJSONBytes(body, "body_json") { try c.putExisting(docID: id, body: $0, history: revs) }
+        _ = try withJSONBytes(body, "body_json") { try c.putExisting(docID: id, body: $0, history: revs) }
     }
 }
 

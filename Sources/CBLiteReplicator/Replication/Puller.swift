@@ -123,14 +123,7 @@ struct Puller {
             try task.checkStopped()
             events += try fetchAndInsert(w.id, w.rev, attsSince: w.attsSince)
         }
-        let failed = Int64(events.filter { $0.error != nil }.count)
-        task.stats.docsWritten += Int64(events.count) - failed
-        task.stats.failures += failed
-        task.status {
-            $0.documentsPulled += Int64(events.count) - failed
-            $0.documentFailures += failed
-        }
-        task.replicator.report(events)
+        task.record(events)
     }
 
     /// Whether a `_bulk_get` document (attachments as stubs) names content this database

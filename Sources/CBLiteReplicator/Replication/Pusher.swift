@@ -98,14 +98,7 @@ struct Pusher {
                 events.append(DocumentReplication(direction: .push, docID: ev.docID, revID: ev.revID, deleted: ev.deleted, error: e))
             }
         }
-        let failedCount = Int64(events.filter { $0.error != nil }.count)
-        task.stats.docsWritten += Int64(events.count) - failedCount
-        task.stats.failures += failedCount
-        task.status {
-            $0.documentsPushed += Int64(events.count) - failedCount
-            $0.documentFailures += failedCount
-        }
-        task.replicator.report(events)
+        task.record(events)
     }
 
     /// `PUT /db/doc?new_edits=false` as `multipart/related`, attachments streamed from the store.

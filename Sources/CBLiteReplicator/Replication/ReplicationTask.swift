@@ -79,6 +79,20 @@ final class ReplicationTask: @unchecked Sendable {
 
     func status(_ change: (inout ReplicatorStatus) -> Void) { replicator.update(index, change) }
 
+    /// Counts a batch's documents (checkpoint history and status) and reports them.
+    func record(_ events: [DocumentReplication]) {
+        let failed = Int64(events.filter { $0.error != nil }.count)
+        let written = Int64(events.count) - failed
+        stats.docsWritten += written
+        stats.failures += failed
+        let pushing = direction == .push
+        status {
+            if pushing { $0.documentsPushed += written } else { $0.documentsPulled += written }
+            $0.documentFailures += failed
+        }
+        replicator.report(events)
+    }
+
     func checkStopped() throws { if replicator.isStopRequested { throw Stopped() } }
 
     /// The checkpoint's history counters for this session.
