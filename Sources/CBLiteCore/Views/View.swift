@@ -1,174 +1,3 @@
-import Glibc
-
-/// One emitted row: the key in its index form (CollatableKey) and as compact JSON text,
-/// and the value as compact JSON text (nil when none was emitted).
-public struct EmittedRow: Equatable {
-    public let key: [UInt8]
-    public let keyJSON: [UInt8]
-    public let value: [UInt8]?
-}
-
-/// Collects the rows a map function emits, into the batch being indexed. Keys and values
-/// are stored as compact JSON text (object members in their emitted order); a value may
-/// be absent (nil), which is stored as nothing.
-public final class Emitter {
-    let batch: MappedBatch
-    /// For a binding's use: one emitter serves all map calls of one index update, so a
-    /// binding can keep its per-emitter state here, and release it in `onRelease`.
-    public var context: AnyObject?
-    public var onRelease: (() -> Void)?
-
-    init(batch: MappedBatch) { self.batch = batch }
-
-    deinit { onRelease?() }
-
-    public func emit(_ key: JSONValue, _ value: JSONValue?) {
-        batch.addRow(key: key, keyJSON: nil, value: value.map { Collation.compactJSON($0) })
-    }
-
-    /// Emits JSON texts (validated and made compact; 400 when invalid).
-    public func emit(keyJSON: UnsafeBufferPointer<UInt8>, valueJSON: UnsafeBufferPointer<UInt8>?) throws {
-        let value = try valueJSON.map { try Collation.compactJSON(json: $0) }
-        if let n = MappedBatch.plainInteger(keyJSON) {       // the common case, without a parse
-            batch.addRow(key: .int(n), keyJSON: keyJSON, value: value)
-        } else {
-            batch.addRow(key: try JSONParser.parse(bytes: keyJSON), keyJSON: nil, value: value)
-        }
-    }
-
-    public func emit(keyJSON: String, valueJSON: String?) throws {
-        var k = keyJSON
-        try k.withUTF8 { kb in
-            if var v = valueJSON {
-                try v.withUTF8 { vb in try emit(keyJSON: kb, valueJSON: vb) }
-            } else {
-                try emit(keyJSON: kb, valueJSON: nil)
-            }
-        }
-    }
-}
-
-/// The document a map function sees: its current revision as JSON, with "_id" and "_rev".
-/// It points into the chunk of documents being mapped (read and rendered in one buffer).
-public struct MapDocument {
-    private let chunk: MapChunk
-    private let entry: MapChunk.Entry
-
-    init(_ chunk: MapChunk, _ entry: MapChunk.Entry) {
-        self.chunk = chunk
-        self.entry = entry
-    }
-
-    public var docID: String { String(decoding: chunk.bytes[entry.id], as: UTF8.self) }
-    public var revID: String { String(decoding: chunk.bytes[entry.rev], as: UTF8.self) }
-    public var sequence: Int64 { entry.sequence }
-    public var json: [UInt8] { Array(chunk.bytes[entry.json]) }
-
-    /// The parsed document.
-    public var object: JSONObject {
-        get throws {
-            try chunk.bytes.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: UnsafeBufferPointer(rebasing: $0[entry.json])) }
-        }
-    }
-
-    /// Calls `body` with the JSON as a C string (it is followed by a 0 byte in the chunk).
-    public func withCString<T>(_ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
-        try chunk.bytes.withUnsafeBufferPointer {
-            try body(UnsafeRawPointer($0.baseAddress! + entry.json.lowerBound).assumingMemoryBound(to: CChar.self))
-        }
-    }
-}
-
-/// A chunk of documents read for mapping: per document its sequence, whether it is
-/// deleted, and ranges of one buffer holding its ID, revision ID and JSON (followed by a
-/// 0 byte) — rendered straight from the columns, with no allocation per document.
-final class MapChunk {
-    struct Entry {
-        let sequence: Int64
-        let deleted: Bool
-        let id: Range<Int>, rev: Range<Int>, json: Range<Int>
-    }
-
-    let bytes: [UInt8]
-    let entries: [Entry]
-
-    private init(bytes: [UInt8], entries: [Entry]) {
-        self.bytes = bytes
-        self.entries = entries
-    }
-
-    /// Reads up to `limit` documents with sequences in (from, to].
-    static func read(_ conn: Connection, docStore: DocumentStore, from: Int64, to: Int64, limit: Int) throws -> MapChunk {
-        let s = try docStore.sequenceRange(conn, after: from, through: to, limit: Int64(limit))
-        defer { s.reset() }
-        var w = JSONWriter(canonical: false, capacity: 64 * 1024)
-        var entries: [Entry] = []
-        entries.reserveCapacity(limit)
-        let none = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
-        while try s.step() {
-            let id = s.borrowedBytes(0) ?? none, rev = s.borrowedBytes(3) ?? none
-            let deleted = DocFlags(rawValue: s.int(2)).contains(.deleted)
-            let idStart = w.bytes.count
-            w.appendRaw(id)
-            let revStart = w.bytes.count
-            w.appendRaw(rev)
-            let jsonStart = w.bytes.count
-            if !deleted { DocumentJSON.write(into: &w, docID: id, rev: rev, deleted: false, body: s.borrowedBytes(4)) }
-            let jsonEnd = w.bytes.count
-            w.appendByte(0)
-            entries.append(Entry(sequence: s.int(1), deleted: deleted, id: idStart..<revStart, rev: revStart..<jsonStart,
-                                 json: jsonStart..<jsonEnd))
-        }
-        return MapChunk(bytes: w.bytes, entries: entries)
-    }
-}
-
-/// A map function: called with each document, emits rows. It must be pure (the seeds'
-/// rules); it may be called on any thread.
-public typealias MapFunction = (MapDocument, Emitter) throws -> Void
-
-/// A reduce function: either one of the built-in reducers, computed natively, or a
-/// custom function of (keys, values, rereduce) returning JSON. With rereduce, keys is nil
-/// and values are results of earlier calls.
-public enum Reducer {
-    case count
-    case sum
-    case stats
-    case custom((_ keys: [[UInt8]]?, _ values: [[UInt8]], _ rereduce: Bool) throws -> [UInt8])
-
-    /// `_count`, `_sum`, `_stats`; nil for any other name.
-    public init?(builtin name: String) {
-        switch name {
-        case "_count": self = .count
-        case "_sum": self = .sum
-        case "_stats": self = .stats
-        default: return nil
-        }
-    }
-
-    /// The reducer a caller asked for: a built-in by name or a custom function, never both
-    /// (400); nil when neither (a map-only view).
-    public static func chosen(builtin: String?, custom: Reducer?) throws -> Reducer? {
-        if builtin != nil && custom != nil { throw CBLError.badRequest("give either a reduce callback or a built-in reducer, not both") }
-        guard let builtin else { return custom }
-        guard let r = Reducer(builtin: builtin) else {
-            throw CBLError.badRequest("unknown built-in reducer \"\(builtin.prefix(80))\" (use _count, _sum or _stats)")
-        }
-        return r
-    }
-}
-
-/// The result of bringing an index up to date: which generation it went from and to, and
-/// the keys of the rows that were added or removed (nil: too many, or unknown).
-public struct IndexUpdate: Sendable {
-    public let generationBefore: Int64
-    public let generationAfter: Int64
-    public let changedKeys: [[UInt8]]?
-    /// The index's state when the update finished (a query reads it instead of loading it again).
-    let state: ViewStorage.State
-    public var changed: Bool { generationBefore != generationAfter }
-}
-
 /// A map/reduce view of a collection. Its functions are registered at run time on this
 /// object (they are not persistent); its index is persistent and updated incrementally.
 public final class View: @unchecked Sendable {
@@ -220,7 +49,6 @@ public final class View: @unchecked Sendable {
     /// Changes whenever the index's rows change.
     public var generation: Int64 { get throws { try state()?.generation ?? 0 } }
 
-    /// True when the index is behind the collection.
     /// `cbl_view_info`'s object: name, last sequence indexed, rows, staleness.
     public func infoJSON() throws -> [UInt8] {
         JSONWriter.ordered(.object(JSONObject([
@@ -231,6 +59,7 @@ public final class View: @unchecked Sendable {
         ])))
     }
 
+    /// True when the index is behind the collection.
     public var isStale: Bool {
         get throws {
             let st = try state()
@@ -453,32 +282,5 @@ public final class View: @unchecked Sendable {
     /// Waits until background updates started by queries with update "after" are done.
     public func waitForBackgroundUpdates() {
         monitor.locked { while backgroundUpdates > 0 { _ = monitor.wait(until: nil) } }
-    }
-}
-
-extension Collection {
-    /// The view of this collection named `name` (its index is created by the first
-    /// update). Names: 1–255 bytes of UTF-8 without control characters.
-    public func view(named name: String) throws -> View {
-        try check()
-        let u = name.utf8
-        guard !u.isEmpty, u.count <= 255, !u.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
-            throw CBLError.badRequest("view name must be 1 to 255 bytes without control characters")
-        }
-        return View(collection: self, name: name)
-    }
-
-    /// Names of the views of this collection that have an index.
-    public func viewNames() throws -> [String] {
-        try check()
-        return try store.read { conn in
-            guard try ViewStorage.registryExists(conn) else { return [] }
-            let s = try conn.prepare("SELECT name FROM view_indexes WHERE coll=? ORDER BY name")
-            defer { s.reset() }
-            s.bind(1, id)
-            var out: [String] = []
-            while try s.step() { out.append(s.string(0) ?? "") }
-            return out
-        }
     }
 }

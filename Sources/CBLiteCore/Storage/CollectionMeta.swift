@@ -1,0 +1,13 @@
+/// A collection's counters as kept in the `collections` table.
+struct CollectionMeta {
+    var lastSeq: Int64
+    var docCount: Int64
+
+    static func load(_ id: Int64, _ conn: Connection) throws -> CollectionMeta {
+        let s = try conn.prepare("SELECT last_seq, doc_count FROM collections WHERE id=?")
+        defer { s.reset() }
+        s.bind(1, id)
+        guard try s.step() else { throw CBLError.notFound("collection no longer exists") }
+        return CollectionMeta(lastSeq: s.int(0), docCount: s.int(1))
+    }
+}

@@ -1,0 +1,39 @@
+/// Collects the rows a map function emits, into the batch being indexed. Keys and values
+/// are stored as compact JSON text (object members in their emitted order); a value may
+/// be absent (nil), which is stored as nothing.
+public final class Emitter {
+    let batch: MappedBatch
+    /// For a binding's use: one emitter serves all map calls of one index update, so a
+    /// binding can keep its per-emitter state here, and release it in `onRelease`.
+    public var context: AnyObject?
+    public var onRelease: (() -> Void)?
+
+    init(batch: MappedBatch) { self.batch = batch }
+
+    deinit { onRelease?() }
+
+    public func emit(_ key: JSONValue, _ value: JSONValue?) {
+        batch.addRow(key: key, keyJSON: nil, value: value.map { Collation.compactJSON($0) })
+    }
+
+    /// Emits JSON texts (validated and made compact; 400 when invalid).
+    public func emit(keyJSON: UnsafeBufferPointer<UInt8>, valueJSON: UnsafeBufferPointer<UInt8>?) throws {
+        let value = try valueJSON.map { try Collation.compactJSON(json: $0) }
+        if let n = MappedBatch.plainInteger(keyJSON) {       // the common case, without a parse
+            batch.addRow(key: .int(n), keyJSON: keyJSON, value: value)
+        } else {
+            batch.addRow(key: try JSONParser.parse(bytes: keyJSON), keyJSON: nil, value: value)
+        }
+    }
+
+    public func emit(keyJSON: String, valueJSON: String?) throws {
+        var k = keyJSON
+        try k.withUTF8 { kb in
+            if var v = valueJSON {
+                try v.withUTF8 { vb in try emit(keyJSON: kb, valueJSON: vb) }
+            } else {
+                try emit(keyJSON: kb, valueJSON: nil)
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Glibc
+
+/// Where a result keeps the texts of the rows it lends: one growing buffer, reused page
+/// after page, each text stored with a 0 byte after it — no allocation per row.
+final class RowArena {
+    /// A stored text: its offset and length; length -1 for none (NULL).
+    struct Span {
+        var offset: Int32
+        var length: Int32
+        static let none = Span(offset: 0, length: -1)
+    }
+
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var used = 0
+
+    init(capacity: Int = 4096) {
+        self.capacity = capacity
+        base = malloc(capacity)!.assumingMemoryBound(to: UInt8.self)
+    }
+
+    deinit { free(base) }
+
+    func reset() { used = 0 }
+
+    func store(_ p: UnsafeRawPointer?, count n: Int) -> Span {
+        if used + n + 1 > capacity {
+            var c = capacity * 2
+            while used + n + 1 > c { c *= 2 }
+            guard let grown = realloc(base, c) else { fatalError("out of memory for a query page of \(c) bytes") }
+            base = grown.assumingMemoryBound(to: UInt8.self)
+            capacity = c
+        }
+        if n > 0, let p { memcpy(base + used, p, n) }
+        base[used + n] = 0
+        defer { used += n + 1 }
+        return Span(offset: Int32(used), length: Int32(n))
+    }
+
+    func store(_ bytes: UnsafeBufferPointer<UInt8>?) -> Span {
+        guard let bytes else { return .none }
+        return store(bytes.baseAddress, count: bytes.count)
+    }
+
+    func store(_ bytes: [UInt8]?) -> Span {
+        guard let bytes else { return .none }
+        return bytes.withUnsafeBufferPointer { store($0) }
+    }
+
+    func store(_ s: String?) -> Span {
+        guard var s else { return .none }
+        return s.withUTF8 { store($0) }
+    }
+
+    /// The bytes of a span (nil for none). Valid until the arena grows or is reset.
+    func buffer(_ s: Span) -> UnsafeBufferPointer<UInt8>? {
+        s.length < 0 ? nil : UnsafeBufferPointer(start: base + Int(s.offset), count: Int(s.length))
+    }
+
+    /// Lends a value row (stored here after a reset).
+    func lend(_ r: QueryRow) -> QueryRowRef {
+        reset()
+        let k = store(r.key), v = store(r.value), d = store(r.docID), s = store(r.sourceDocID)
+        let doc = store(r.doc), e = store(r.error)
+        return QueryRowRef(key: buffer(k)!, value: buffer(v), docID: buffer(d), sourceDocID: buffer(s),
+                           doc: buffer(doc), error: buffer(e), sequence: r.sequence, collatableKey: nil)
+    }
+}
