@@ -9,6 +9,20 @@
  *    filled on every path: code CBL_OK and an empty message on success, the same code as
  *    the return value and a human-readable message on failure. `err` may always be NULL.
  *
+ *  - Errors. The comment of every function that returns a cbl_status lists what it can
+ *    return besides CBL_OK, and when: "Errors: 404 (no such document), 503, 500". Three
+ *    causes are shared by many calls and are not repeated in the parentheses:
+ *      400  a NULL required argument or out-parameter, a string that is not UTF-8, an
+ *           invalid handle (see Handles), or a handle whose database handle has been
+ *           closed (a collection, a view, a result made from one);
+ *      404  on a call taking a cbl_collection (or a view or result made from one): the
+ *           collection has been deleted;
+ *      500  a storage failure: I/O error, disk full, a corrupt or replaced file.
+ *    A list that names 400 or 404 also means these; causes in parentheses add to them.
+ *    503 means the busy timeout passed (see cbl_db_open) and is listed where it applies.
+ *    A function that returns void cannot fail; one that returns a value directly says
+ *    what it returns when it cannot give an answer.
+ *
  *  - Out-parameters are set on every path: to the result on success, to NULL / 0 on
  *    failure. They must not be NULL unless the comment says "optional".
  *
@@ -17,10 +31,61 @@
  *    the caller, who releases it with cbl_free(). A `const char*` the library passes to a
  *    callback is valid only during that callback.
  *
- *  - Handles (cbl_db, cbl_collection, cbl_listener_token) are opaque. Each is released by
- *    exactly one documented call. Passing a handle that was already released, or a pointer
- *    that never was a handle of this library, returns CBL_BAD_REQUEST ("invalid handle");
- *    it does not crash.
+ *  - Handles are opaque pointers. Each is made by a call of this header and released by
+ *    exactly one call (two for cbl_db and cbl_blob_writer, either of which releases it):
+ *
+ *      handle              made by                              released by
+ *      cbl_db              cbl_db_open                          cbl_db_close, or
+ *                                                               cbl_db_delete
+ *      cbl_collection      cbl_db_default_collection,           cbl_collection_release
+ *                          cbl_db_collection,
+ *                          cbl_db_create_collection
+ *      cbl_listener_token  cbl_collection_add_change_listener,  cbl_listener_remove
+ *                          cbl_collection_add_document_listener,
+ *                          cbl_db_add_change_listener
+ *      cbl_blob_writer     cbl_blob_writer_create               cbl_blob_writer_finish,
+ *                                                               or _cancel
+ *      cbl_blob_reader     cbl_doc_open_attachment              cbl_blob_reader_close
+ *      cbl_view            cbl_collection_view                  cbl_view_release
+ *      cbl_query_result    cbl_view_query,                      cbl_query_result_release
+ *                          cbl_collection_all_docs_query        (not the one a live
+ *                                                               query's callback gets:
+ *                                                               the library's)
+ *      cbl_live_query      cbl_live_query_start                 cbl_live_query_stop
+ *      cbl_server          cbl_server_start                     cbl_server_stop
+ *      cbl_replicator      cbl_replicator_start                 cbl_replicator_stop
+ *      cbl_emitter         the library, for one map call        none: valid during it
+ *
+ *    Handles are independent: closing a database handle releases nothing made from it.
+ *    Its collections, views and results stay allocated (cbl_instance_count counts them)
+ *    until released, and their calls fail with 400 meanwhile; its live queries and
+ *    replicators stop but keep their handles until cbl_live_query_stop /
+ *    cbl_replicator_stop; its listener tokens stay valid to remove; blob writers and
+ *    readers do not depend on it.
+ *    A handle that was already released, a pointer that never was a handle of this
+ *    library, or a handle of another type (a cbl_view given for a cbl_collection) makes a
+ *    call return 400 ("invalid handle", "handle is not a ..."); it does not crash. The
+ *    release calls that return void ignore NULL and such handles (so releasing twice is
+ *    harmless, and a handle of another type stays valid); cbl_db_close, cbl_db_delete and
+ *    cbl_blob_writer_finish return 400 for them.
+ *
+ *  - Names. Every function is cbl_<object>_<verb or noun>, where <object> is what its
+ *    first argument is (db, collection, doc — a document of a collection —, local, view,
+ *    query_result, blob_reader, server, replicator, ...). A getter is named for what it
+ *    returns, without "get": cbl_<object>_<noun>(object, ..., T* out_<noun>, err)
+ *    returns a cbl_status and the value through its out-parameter (cbl_db_name,
+ *    cbl_collection_count, cbl_server_port, cbl_view_info); a yes/no getter is
+ *    cbl_<object>_is_<adjective>(object, ..., int* out_<adjective>, err), setting 0 or 1
+ *    (cbl_query_result_is_stale, cbl_db_is_encrypted_v2); the matching setter is
+ *    cbl_<object>_set_<noun>. "get" names only a read of an item picked by an argument,
+ *    paired with put or set: a document, revision, local document, attachment or
+ *    expiration by ID (cbl_doc_get, cbl_doc_get_expiration), a log domain's level. A
+ *    value is returned directly only by calls that cannot fail (cbl_version,
+ *    cbl_version_number, cbl_status_name, cbl_instance_count, cbl_log_get_level,
+ *    cbl_strdup) and by two deprecated yes/no queries. New functions follow these
+ *    rules. An exported signature never changes: when a function needs another one, the
+ *    new form is added as <name>_v2 (as sqlite3.h does) and the old one stays, working,
+ *    its comment saying "Deprecated: use <name>_v2".
  *
  *  - Threads. Every function may be called from any thread, on the same handle from
  *    several threads at once, unless its comment says otherwise. A transaction belongs to
@@ -164,7 +229,8 @@ typedef struct cbl_db cbl_db;
  * `dir` may be NULL for the default directory: $CBLITE_DIR if set, otherwise
  * $XDG_DATA_HOME/cblite, otherwise $HOME/.local/share/cblite (created on demand). */
 
-/* The default directory (see above). Caller frees *out_path. Errors: 400, 500. */
+/* The default directory (see above). Caller frees *out_path. Errors: 400 (none of
+ * CBLITE_DIR, XDG_DATA_HOME and HOME is set). */
 cbl_status cbl_default_directory(char** out_path, cbl_error* err);
 
 /* Opens a database, creating it unless told not to.
@@ -178,8 +244,10 @@ cbl_status cbl_default_directory(char** out_path, cbl_error* err);
  *                       A missing or wrong key fails with 401 and touches no file.
  * Several handles may be open on one database at once, in one process or several;
  * handles in one process share notifications.
- * Errors: 400 (bad name/options), 404 (absent and create=false), 401 (encrypted
- * database), 500 (not a database, I/O), 503 (locked). */
+ * Errors: 400 (bad name or options; dir is ""), 404 (absent, or dir missing, and
+ * create=false), 401 (encrypted and no key or a wrong one given, a key given for a plain
+ * database, or a file that is not a database at all: SQLCipher cannot tell these apart),
+ * 503 (locked), 500 (I/O; dir cannot be created). */
 cbl_status cbl_db_open(const char* name, const char* dir, const char* options_json,
                        cbl_db** out_db, cbl_error* err);
 
@@ -189,21 +257,32 @@ cbl_status cbl_db_open(const char* name, const char* dir, const char* options_js
  * invalid handle. */
 cbl_status cbl_db_close(cbl_db* db, cbl_error* err);
 
-/* Closes and releases the handle, then deletes the database's files. Errors: 406 with a
- * transaction open; 503 when another handle in this process still has
- * it open — close those first. */
+/* Closes and releases the handle, then deletes the database's files. Errors: 400, 406
+ * (this handle has a transaction open), 503 (another handle in this process still has it
+ * open — close those first), 500 (a file could not be removed). */
 cbl_status cbl_db_delete(cbl_db* db, cbl_error* err);
 
-/* Deletes a database that is not open in this process. Errors: 400, 404 (absent),
- * 503 (open in this process). */
+/* Deletes a database that is not open in this process. Errors: 400 (bad name; no
+ * default directory), 404 (absent; dir missing), 503 (open in this process), 500 (a file
+ * could not be removed). */
 cbl_status cbl_db_delete_named(const char* name, const char* dir, cbl_error* err);
 
-/* 1 when the database exists in `dir` (NULL = default), 0 when not or when the name is
- * invalid. */
+/* Sets *out_exists to 1 when the database `name` exists in `dir` (NULL = default), else
+ * 0 — also when `dir` does not exist. It looks for the database's file and opens
+ * nothing, so an encrypted database counts without its key. Thread-safe.
+ * Errors: 400 (name NULL or not a valid database name, dir NULL and no default
+ * directory, NULL out_exists). */
+cbl_status cbl_db_exists_v2(const char* name, const char* dir, int* out_exists,
+                            cbl_error* err);
+
+/* Deprecated: use cbl_db_exists_v2, which reports an invalid name instead of answering 0.
+ * Kept for compatibility: 1 when the database exists in `dir` (NULL = default), 0 when
+ * not, and also 0 when the name is invalid or NULL or there is no default directory. */
 int cbl_db_exists(const char* name, const char* dir);
 
 /* The names of the databases in `dir` (NULL = default), as a sorted JSON array of
- * strings. Caller frees. Errors: 400, 500. */
+ * strings ("[]" when `dir` does not exist). Caller frees. Errors: 400 (no default
+ * directory), 500 (dir cannot be read). */
 cbl_status cbl_db_list(const char* dir, char** out_json, cbl_error* err);
 
 /* Installs a prebuilt database: copies the bundle folder `source_path` (a
@@ -217,26 +296,29 @@ cbl_status cbl_db_copy(const char* source_path, const char* name, const char* di
 cbl_status cbl_db_name(cbl_db* db, char** out_name, cbl_error* err);
 cbl_status cbl_db_path(cbl_db* db, char** out_path, cbl_error* err);
 
-/* Number of (undeleted) documents / last sequence of the default collection. */
+/* Number of (undeleted) documents / last sequence of the default collection.
+ * Errors: 400, 500. */
 cbl_status cbl_db_count(cbl_db* db, uint64_t* out_count, cbl_error* err);
 cbl_status cbl_db_last_sequence(cbl_db* db, uint64_t* out_sequence, cbl_error* err);
 
 /* How many ancestors of each leaf revision are kept (default 20, at least 1). Stored in
- * the database; applies to every later save. Errors: 400 (0 or > 100000). */
+ * the database; applies to every later save. Errors: 400 (set: 0 or > 100000), 503
+ * (set), 500. */
 cbl_status cbl_db_max_rev_tree_depth(cbl_db* db, uint32_t* out_depth, cbl_error* err);
 cbl_status cbl_db_set_max_rev_tree_depth(cbl_db* db, uint32_t depth, cbl_error* err);
 
 /* Transactions. Begin and end on the same thread; nested begins fold into the outermost
  * (only the outermost commit writes). abort rolls everything back, notifications
  * included, and ends the whole nesting. Errors: 406 (commit/abort without begin, or from
- * another thread), 503 (lock not obtained within the busy timeout), 500. */
+ * another thread), 503 (lock not obtained within the busy timeout), 400, 500. */
 cbl_status cbl_db_begin(cbl_db* db, cbl_error* err);
 cbl_status cbl_db_commit(cbl_db* db, cbl_error* err);
 cbl_status cbl_db_abort(cbl_db* db, cbl_error* err);
 
 /* Runs `body` inside a transaction: it returns nonzero to commit, 0 to abort.
- * Returns CBL_OK when committed, 409 when the body asked for abort, or the commit's
- * error. */
+ * Returns CBL_OK when committed, 409 when the body asked for abort, or the error of
+ * the begin or the commit. Errors: 400 (NULL body), 409 (aborted by the body), 503
+ * (lock not obtained), 500. */
 typedef int (*cbl_transaction_fn)(void* context);
 cbl_status cbl_db_in_transaction(cbl_db* db, cbl_transaction_fn body, void* context,
                                  cbl_error* err);
@@ -247,20 +329,30 @@ cbl_status cbl_db_in_transaction(cbl_db* db, cbl_transaction_fn body, void* cont
  * that atomically replaces the old one; afterwards only the new key (or none) opens the
  * database. All handles of this process follow the change; no other process may have the
  * database open meanwhile. The key never appears in logs or messages.
- * Errors: 400 (bad key JSON), 406 inside a transaction, 503, 500. */
+ * Errors: 400 (bad key JSON), 406 (inside a transaction), 503, 500. */
 cbl_status cbl_db_change_encryption_key(cbl_db* db, const char* key_json, cbl_error* err);
 
-/* 1 when the database is encrypted, 0 when not or for an invalid handle. */
+/* Sets *out_encrypted to 1 when the database is encrypted (opened with a key), else 0.
+ * Errors: 400. */
+cbl_status cbl_db_is_encrypted_v2(cbl_db* db, int* out_encrypted, cbl_error* err);
+
+/* Deprecated: use cbl_db_is_encrypted_v2, which reports an invalid handle instead of
+ * answering 0. Kept for compatibility: 1 when the database is encrypted, 0 when not and
+ * also for NULL, invalid and closed handles. */
 int cbl_db_is_encrypted(cbl_db* db);
 
 /* Maintenance. compact: drops bodies of non-leaf revisions, purges expired documents,
  * deletes attachment files no kept revision refers to (including content stored but
- * never attached), and shrinks the file (VACUUM). optimize: refreshes the query planner's statistics.
- * integrity_check: SQLite's check plus the engine's own (revision trees, sequences);
- * CBL_OK when sound, 500 with the first problem in the message otherwise; when
- * out_report (optional) is given it receives a JSON array of every problem found, on
- * success ("[]") and on 500 alike (the one out-parameter also set on failure).
- * Errors besides: 406 inside a transaction (compact only). */
+ * never attached), and shrinks the file (VACUUM). optimize: refreshes the query
+ * planner's statistics. integrity_check: SQLite's check plus the engine's own (revision
+ * trees, sequences); CBL_OK when sound, 500 with the first problem in the message
+ * otherwise; when out_report (optional) is given it receives a JSON array of every
+ * problem found, on success ("[]") and on 500 alike (the one out-parameter also set on
+ * failure).
+ * Errors: compact: 400, 406 (inside a transaction of this thread), 503, 500.
+ * optimize: 400, 503 (another thread's transaction held the lock past the busy
+ * timeout), 500; inside a transaction of this thread it runs as part of it.
+ * integrity_check: 400, 500 (problems found, or a storage failure while checking). */
 cbl_status cbl_db_compact(cbl_db* db, cbl_error* err);
 cbl_status cbl_db_optimize(cbl_db* db, cbl_error* err);
 cbl_status cbl_db_integrity_check(cbl_db* db, char** out_report, cbl_error* err);
@@ -281,37 +373,44 @@ typedef struct cbl_collection cbl_collection;
 #define CBL_DEFAULT_SCOPE      "_default"
 #define CBL_DEFAULT_COLLECTION "_default"
 
-/* The default collection (always exists). */
+/* The default collection (always exists). Errors: 400. */
 cbl_status cbl_db_default_collection(cbl_db* db, cbl_collection** out, cbl_error* err);
 
-/* Opens an existing collection. Errors: 400 (name), 404 (absent). */
+/* Opens an existing collection. Errors: 400 (scope or collection name), 404 (absent),
+ * 500. */
 cbl_status cbl_db_collection(cbl_db* db, const char* scope, const char* name,
                              cbl_collection** out, cbl_error* err);
 
-/* Opens a collection, creating it (and its scope) when absent. Errors: 400. */
+/* Opens a collection, creating it (and its scope) when absent. Errors: 400 (scope or
+ * collection name), 503, 500. */
 cbl_status cbl_db_create_collection(cbl_db* db, const char* scope, const char* name,
                                     cbl_collection** out, cbl_error* err);
 
-/* Deletes a collection with all its documents. The default collection cannot be
- * deleted (403). Errors: 400, 404. Open handles to it then fail with 404. */
+/* Deletes a collection with all its documents. Open handles to it then fail with 404.
+ * Errors: 400 (scope or collection name), 403 (the default collection), 404 (absent),
+ * 503, 500. */
 cbl_status cbl_db_delete_collection(cbl_db* db, const char* scope, const char* name,
                                     cbl_error* err);
 
-/* Sorted JSON array of scope names that hold at least one collection ("_default" always). */
+/* Sorted JSON array of scope names that hold at least one collection ("_default"
+ * always). Caller frees. Errors: 400, 500. */
 cbl_status cbl_db_scope_names(cbl_db* db, char** out_json, cbl_error* err);
 
-/* Sorted JSON array of the collection names of a scope (404 for an absent scope). */
+/* Sorted JSON array of the collection names of a scope (NULL: "_default"). Caller
+ * frees. Errors: 400 (scope name), 404 (no collection in that scope), 500. */
 cbl_status cbl_db_collection_names(cbl_db* db, const char* scope, char** out_json,
                                    cbl_error* err);
 
 /* Releases a collection handle. NULL and invalid handles are ignored. */
 void cbl_collection_release(cbl_collection* coll);
 
-/* Its name / scope name. Caller frees. */
+/* Its name / scope name. Caller frees. They answer for a deleted collection and after
+ * the database handle closed too. Errors: 400 (NULL out-parameter, invalid handle). */
 cbl_status cbl_collection_name(cbl_collection* coll, char** out_name, cbl_error* err);
 cbl_status cbl_collection_scope(cbl_collection* coll, char** out_scope, cbl_error* err);
 
-/* Number of undeleted documents; last sequence assigned in this collection. */
+/* Number of undeleted documents; last sequence assigned in this collection.
+ * Errors: 400, 404, 500. */
 cbl_status cbl_collection_count(cbl_collection* coll, uint64_t* out_count, cbl_error* err);
 cbl_status cbl_collection_last_sequence(cbl_collection* coll, uint64_t* out_sequence,
                                         cbl_error* err);
@@ -346,13 +445,14 @@ cbl_status cbl_collection_last_sequence(cbl_collection* coll, uint64_t* out_sequ
 #define CBL_GET_LOCAL_SEQ  0x08u  /* add "_local_seq": the document's sequence */
 
 /* Reads the current revision as JSON, with "_id" and "_rev" (and "_deleted":true for a
- * tombstone). Caller frees *out_json. Errors: 400, 404 (absent, purged, or deleted
- * without CBL_GET_DELETED). */
+ * tombstone). Caller frees *out_json. Errors: 400 (document ID), 404 (absent, purged,
+ * or deleted without CBL_GET_DELETED), 500. */
 cbl_status cbl_doc_get(cbl_collection* coll, const char* doc_id, uint32_t flags,
                        char** out_json, cbl_error* err);
 
-/* Reads a given revision (any kept revision, not only leaves). Errors: 404 when the
- * revision is unknown or its body was dropped by compaction or pruning. */
+/* Reads a given revision (any kept revision, not only leaves). Errors: 400 (document
+ * or revision ID), 404 (no such document; the revision is unknown or its body was
+ * dropped by compaction or pruning), 500. */
 cbl_status cbl_doc_get_revision(cbl_collection* coll, const char* doc_id,
                                 const char* rev_id, uint32_t flags, char** out_json,
                                 cbl_error* err);
@@ -368,7 +468,8 @@ cbl_status cbl_doc_get_revision(cbl_collection* coll, const char* doc_id,
  * out_doc_id, out_rev_id (optional): the document and new revision IDs; caller frees.
  * Errors: 400 (bad ID/JSON/metadata), 409 (creating an existing document, or the parent
  * is not the current revision — unless CBL_PUT_ALLOW_CONFLICT), 404 (parent unknown),
- * 403 (rejected by a validator; its message), 503, 500. */
+ * 403 (rejected by a validator; its message), 412 (an attachment stub names content the
+ * store does not have; see Attachments), 503, 500. */
 cbl_status cbl_doc_put(cbl_collection* coll, const char* doc_id, const char* body_json,
                        const char* parent_rev_id, uint32_t flags, char** out_doc_id,
                        char** out_rev_id, cbl_error* err);
@@ -377,7 +478,8 @@ cbl_status cbl_doc_put(cbl_collection* coll, const char* doc_id, const char* bod
  * current revision). Any undeleted leaf may be named: deleting the losing leaves of a
  * conflict resolves it. out_rev_id (optional) receives the tombstone's ID. Errors: 404
  * (absent, already deleted, or the named leaf is a tombstone), 409 (the named revision
- * is unknown or not a leaf), 403, 400. */
+ * is unknown or not a leaf), 403 (validator), 400 (document or revision ID), 503,
+ * 500. */
 cbl_status cbl_doc_delete(cbl_collection* coll, const char* doc_id,
                           const char* parent_rev_id, char** out_rev_id, cbl_error* err);
 
@@ -391,29 +493,34 @@ typedef int (*cbl_update_fn)(void* context, const char* current_json, char** out
  * that revision; when another writer got there first (409), reads again and calls
  * `update` again, until it succeeds (at most 1000 attempts, then 409). Returns CBL_OK
  * with *out_rev_id (optional) set, or 409 with *out_rev_id NULL when the callback
- * cancelled ("update cancelled"); errors as cbl_doc_put. */
+ * cancelled ("update cancelled"). Errors: as cbl_doc_put, and 400 (NULL update; the
+ * callback asked to save but gave NULL or invalid JSON), 409 (cancelled, or still
+ * conflicting after 1000 attempts). */
 cbl_status cbl_doc_update(cbl_collection* coll, const char* doc_id, cbl_update_fn update,
                           void* context, char** out_rev_id, cbl_error* err);
 
 /* Removes every trace of a document: all revisions, its sequence and expiration. It
- * does not appear in the changes feed afterwards. Errors: 404 (absent), 400. */
+ * does not appear in the changes feed afterwards. Errors: 404 (absent), 400 (document
+ * ID), 503, 500. */
 cbl_status cbl_doc_purge(cbl_collection* coll, const char* doc_id, cbl_error* err);
 
 /* The undeleted leaf revisions (the current one first, then the losing conflicts), as a
- * JSON array of revision IDs; "[]" for a deleted document. Errors: 404, 400. */
+ * JSON array of revision IDs; "[]" for a deleted document. Errors: 404 (absent or
+ * purged), 400 (document ID), 500. */
 cbl_status cbl_doc_conflicts(cbl_collection* coll, const char* doc_id, char** out_json,
                              cbl_error* err);
 
 /* The ancestry of a revision (NULL: the current one), newest first, as a JSON array of
  * revision IDs; the second element is the parent. Ancestors pruned by maxRevTreeDepth
- * are not listed. Errors: 404, 400. */
+ * are not listed. Errors: 404 (no such document or revision), 400 (document or
+ * revision ID), 500. */
 cbl_status cbl_doc_history(cbl_collection* coll, const char* doc_id, const char* rev_id,
                            char** out_json, cbl_error* err);
 
 /* The whole kept revision tree, as JSON:
  * {"id":..,"current":rev,"sequence":n,"revisions":[{"rev":..,"parent":rev|null,
  *  "deleted":bool,"leaf":bool,"has_body":bool,"current":bool}, ...]} newest first.
- * Errors: 404, 400. */
+ * Errors: 404 (absent or purged), 400 (document ID), 500. */
 cbl_status cbl_doc_revision_tree(cbl_collection* coll, const char* doc_id, char** out_json,
                                  cbl_error* err);
 
@@ -422,17 +529,21 @@ cbl_status cbl_doc_revision_tree(cbl_collection* coll, const char* doc_id, char*
  * new revision first, then its parent, grandparent, ... (as far as known). Ancestors
  * missing here are added without bodies; an already known revision is a no-op (CBL_OK).
  * The result may be a conflict. The change is reported to listeners as external.
- * Errors: 400 (bad history: not descending generations, bad IDs), 403 (validator), 500. */
+ * Errors: 400 (bad document ID or body; bad history: not descending generations, bad
+ * IDs, "_rev" in the body not its first entry), 403 (validator), 404, 412 (an
+ * attachment stub names content the store does not have), 503, 500. */
 cbl_status cbl_doc_put_existing(cbl_collection* coll, const char* doc_id,
                                 const char* body_json, const char* history_json,
                                 cbl_error* err);
 
 /* Expiration (time to live). `unix_time` is seconds since 1970-01-01 UTC; 0 clears it.
  * An expired document is purged automatically while a handle of its database is open,
- * and on open. Errors: 404 (no such document), 400. */
+ * and on open. Errors: 404 (no such document), 400 (document ID, a negative time),
+ * 503, 500. */
 cbl_status cbl_doc_set_expiration(cbl_collection* coll, const char* doc_id, int64_t unix_time,
                                   cbl_error* err);
-/* *out_unix_time is 0 when no expiration is set. */
+/* *out_unix_time is 0 when no expiration is set. Errors: 404 (no such document), 400
+ * (document ID), 500. */
 cbl_status cbl_doc_get_expiration(cbl_collection* coll, const char* doc_id,
                                   int64_t* out_unix_time, cbl_error* err);
 
@@ -448,7 +559,8 @@ typedef int (*cbl_validate_fn)(void* context, const char* new_json, const char* 
                                char* message, size_t message_size);
 
 /* Registers `validate` under `name` for this collection (replacing a validator of the
- * same name); NULL removes it, returning once no call to it is running. Errors: 400. */
+ * same name); NULL removes it, returning once no call to it is running. Errors: 400
+ * (empty name), 404. */
 cbl_status cbl_collection_set_validator(cbl_collection* coll, const char* name,
                                         cbl_validate_fn validate, void* context,
                                         cbl_error* err);
@@ -457,11 +569,18 @@ cbl_status cbl_collection_set_validator(cbl_collection* coll, const char* name,
 /* Local documents (not replicated, no revision history)                                */
 /* ------------------------------------------------------------------------------------ */
 
-/* Local documents live beside a collection's documents under their own IDs, are never
- * in the changes feed and keep only their current body and a revision "0-<n>".
- * get: JSON with "_id" and "_rev". put: parent_rev_id must be the current revision
- * (NULL to create): 409 otherwise. delete: 404 when absent, 409 on a wrong revision
- * (NULL: any). */
+/* Local documents live beside a collection's documents under their own IDs (1–1024
+ * bytes without control characters), are never in the changes feed and keep only their
+ * current body and a revision "0-<n>".
+ * get: JSON with "_id" and "_rev". Errors: 400 (ID), 404 (absent), 500.
+ * put: body_json is an object whose only '_' properties are "_id" (must equal local_id)
+ * and "_rev" (the parent when parent_rev_id is NULL); the parent must be the current
+ * revision (NULL to create). *out_rev_id (optional): the new revision; caller frees.
+ * Errors: 400 (ID, JSON, reserved property, malformed revision), 404, 409 (the parent
+ * is not current, names an absent document, or is missing for an existing one), 503,
+ * 500.
+ * delete: parent_rev_id NULL deletes whatever revision is current. Errors: 400 (ID,
+ * malformed revision), 404 (absent), 409 (parent not current), 503, 500. */
 cbl_status cbl_local_get(cbl_collection* coll, const char* local_id, char** out_json,
                          cbl_error* err);
 cbl_status cbl_local_put(cbl_collection* coll, const char* local_id, const char* body_json,
@@ -471,7 +590,7 @@ cbl_status cbl_local_delete(cbl_collection* coll, const char* local_id,
 
 /* Lists the collection's local documents by ID, as JSON:
  * [{"id": local_id, "rev": "0-<n>", "doc": {...}?}, ...] ("doc" with include_docs != 0).
- * Caller frees *out_json. Errors: 400, 404 (collection deleted). Thread-safe. */
+ * Caller frees *out_json. Errors: 400, 404, 500. Thread-safe. */
 cbl_status cbl_local_list(cbl_collection* coll, int include_docs, char** out_json,
                           cbl_error* err);
 
@@ -491,7 +610,7 @@ cbl_status cbl_local_list(cbl_collection* coll, int include_docs, char** out_jso
  * {"docid": {"missing": ["rev", ...], "possible_ancestors": ["rev", ...]?}, ...} — only
  * documents with at least one revision this collection lacks; possible_ancestors are
  * the document's leaves of a lower generation than a missing revision (omitted when
- * none). */
+ * none). Errors: 400 (malformed request), 404, 500. */
 cbl_status cbl_revs_diff(cbl_collection* coll, const char* request_json, char** out_json,
                          cbl_error* err);
 
@@ -505,14 +624,16 @@ cbl_status cbl_revs_diff(cbl_collection* coll, const char* request_json, char** 
  * revision already held succeeds without change. Result, per document, in order:
  * [{"ok": true, "id", "rev"} | {"id", "rev"?, "error", "reason"}, ...]; errors are
  * CouchDB's names: "bad_request" (malformed), "forbidden" (a validator refused),
- * "file_exists" (a stub names content not held here; status 412). */
+ * "file_exists" (a stub names content not held here; status 412).
+ * Errors: 400 (malformed request), 404, 503, 500. */
 cbl_status cbl_docs_put_existing(cbl_collection* coll, const char* docs_json,
                                  char** out_json, cbl_error* err);
 
 /* Saves new revisions (`_bulk_docs` with new_edits=true) in one transaction: each doc
  * as cbl_doc_put takes it ("_id" optional: a UUID is made; "_rev" the parent;
  * "_deleted": true for a tombstone). Result as cbl_docs_put_existing's, with
- * "conflict" for a stale or missing parent. */
+ * "conflict" for a stale or missing parent. Errors: 400 (malformed request), 404, 503,
+ * 500. */
 cbl_status cbl_docs_save(cbl_collection* coll, const char* docs_json, char** out_json,
                          cbl_error* err);
 
@@ -522,8 +643,9 @@ cbl_status cbl_docs_save(cbl_collection* coll, const char* docs_json, char** out
  * leaf stands for the leaves descending from it), "attachments": bool (inline base64
  * "data" for attachments newer than "atts_since"), "atts_since": ["rev", ...],
  * "conflicts", "deleted_conflicts", "revs_info", "local_seq": bool}. Result:
- * [{"ok": doc} | {"missing": "rev"}, ...]. Errors: 404 when the document does not
- * exist and all leaves were asked for; 400. */
+ * [{"ok": doc} | {"missing": "rev"}, ...]. Errors: 404 (the document does not exist
+ * and all leaves were asked for), 400 (document ID, malformed revs_json or options),
+ * 500. */
 cbl_status cbl_doc_open_revs(cbl_collection* coll, const char* doc_id, const char* revs_json,
                              const char* options_json, char** out_json, cbl_error* err);
 
@@ -531,22 +653,24 @@ cbl_status cbl_doc_open_revs(cbl_collection* coll, const char* doc_id, const cha
  * {"docs": [{"id": .., "rev": ..?, "atts_since": [..]?}, ...]} (no "rev": the current
  * revision, even a tombstone); options_json as cbl_doc_open_revs's. Result:
  * {"results": [{"id": .., "docs": [{"ok": doc} | {"error": {"id", "rev", "error":
- * "not_found", "reason": "missing"}}]}, ...]}. */
+ * "not_found", "reason": "missing"}}]}, ...]}. Errors: 400 (malformed request or
+ * options), 404, 500. */
 cbl_status cbl_docs_bulk_get(cbl_collection* coll, const char* request_json,
                              const char* options_json, char** out_json, cbl_error* err);
 
 /* CouchDB's `_purge`: removes the given leaf revisions (revs_json: ["rev", ...]) and the
  * ancestors no remaining leaf shares; when no leaf remains the document is purged as by
  * cbl_doc_purge. Unknown and non-leaf revisions are ignored. *out_json (optional): the
- * purged revision IDs as a JSON array. Errors: 400, 404 (collection deleted). */
+ * purged revision IDs as a JSON array ("[]" for an absent document). Errors: 400
+ * (document ID, revs_json not an array of strings), 404, 503, 500. */
 cbl_status cbl_doc_purge_revisions(cbl_collection* coll, const char* doc_id,
                                    const char* revs_json, char** out_json, cbl_error* err);
 
 /* Waits until the collection has a change after `since` (*out_changed = 1) or
  * timeout_ms passes (*out_changed = 0), without polling: a commit in this process wakes
  * it at once, another process's within half a second. For longpoll and continuous
- * feeds. Errors: 400 (NULL out_changed, closed handle — also when the database is
- * closed while waiting), 404. */
+ * feeds. Errors: 400 (also when the database handle is closed while waiting), 404,
+ * 500. */
 cbl_status cbl_changes_wait(cbl_collection* coll, uint64_t since, int32_t timeout_ms,
                             int* out_changed, cbl_error* err);
 
@@ -565,7 +689,7 @@ cbl_status cbl_db_set_filter(cbl_db* db, const char* name, cbl_filter_fn fn, voi
                              cbl_error* err);
 
 /* The database's stable identity (made at creation, kept in the file), as text.
- * Caller frees. Errors: 400 (closed handle). */
+ * Caller frees. Errors: 400, 500. */
 cbl_status cbl_db_uuid(cbl_db* db, char** out_uuid, cbl_error* err);
 
 /* ------------------------------------------------------------------------------------ */
@@ -739,7 +863,11 @@ void cbl_replicator_stop(cbl_replicator* replicator);
  * Result:
  *   {"results":[{"seq":n,"id":..,"changes":[{"rev":..},...],"deleted":true?,
  *                "doc":{...}?}, ...], "last_seq": n}
- * "changes" holds the current revision, or with all_revs every leaf. Caller frees. */
+ * "changes" holds the current revision, or with all_revs every leaf. Caller frees.
+ * A document ID in "doc_ids" that this database cannot hold matches nothing (no error).
+ * Errors: 400 (malformed options: not an object, an unknown option or a wrong type),
+ * 404 (no filter registered under "filter"), 500. A filter callback runs during the
+ * call (see cbl_filter_fn). */
 cbl_status cbl_collection_changes(cbl_collection* coll, uint64_t since,
                                   const char* options_json, char** out_json, cbl_error* err);
 
@@ -759,18 +887,22 @@ typedef void (*cbl_change_fn)(void* context, const cbl_change* changes, size_t c
 /* A registered listener. Released by cbl_listener_remove. */
 typedef struct cbl_listener_token cbl_listener_token;
 
-/* Listens to every change of the collection, whichever handle in this process made it. */
+/* Listens to every change of the collection, whichever handle in this process made it.
+ * On success *out_token is a handle; release it with cbl_listener_remove.
+ * Errors: 400 (NULL callback), 404. */
 cbl_status cbl_collection_add_change_listener(cbl_collection* coll, cbl_change_fn callback,
                                               void* context, cbl_listener_token** out_token,
                                               cbl_error* err);
 
-/* Listens to changes of one document of the collection. */
+/* Listens to changes of one document of the collection (the document need not exist).
+ * Errors: 400 (NULL callback; doc_id not a valid document ID), 404. */
 cbl_status cbl_collection_add_document_listener(cbl_collection* coll, const char* doc_id,
                                                 cbl_change_fn callback, void* context,
                                                 cbl_listener_token** out_token,
                                                 cbl_error* err);
 
-/* Listens to the default collection (same as the collection call). */
+/* Listens to the default collection (same as the collection call). Errors: 400 (NULL
+ * callback). */
 cbl_status cbl_db_add_change_listener(cbl_db* db, cbl_change_fn callback, void* context,
                                       cbl_listener_token** out_token, cbl_error* err);
 
@@ -786,7 +918,8 @@ void cbl_listener_remove(cbl_listener_token* token);
  * buffer: when enabled, changes of this database are queued until
  * cbl_db_send_notifications is called (on whatever thread calls it).
  * wait: returns once every committed change has been delivered (never waits for itself
- * when called from a callback; never waits for buffered changes): 503 after timeout_ms. */
+ * when called from a callback; never waits for buffered changes).
+ * Errors: all three 400; wait 503 (changes still being delivered after timeout_ms). */
 cbl_status cbl_db_buffer_notifications(cbl_db* db, int enabled, cbl_error* err);
 cbl_status cbl_db_send_notifications(cbl_db* db, cbl_error* err);
 cbl_status cbl_db_wait_notifications(cbl_db* db, uint32_t timeout_ms, cbl_error* err);
@@ -900,7 +1033,8 @@ cbl_status cbl_doc_remove_attachment(cbl_collection* coll, const char* doc_id,
                                      char** out_rev_id, cbl_error* err);
 
 /* The attachment names of the current revision as a JSON array of strings, sorted by
- * UTF-8 bytes ("[]" when none). Caller frees. Errors: 404 (absent or deleted), 400. */
+ * UTF-8 bytes ("[]" when none). Caller frees. Errors: 404 (absent or deleted), 400,
+ * 500. */
 cbl_status cbl_doc_attachment_names(cbl_collection* coll, const char* doc_id,
                                     char** out_json, cbl_error* err);
 
@@ -1055,16 +1189,17 @@ cbl_status cbl_view_set_map_reduce(cbl_view* view, cbl_map_fn map, cbl_reduce_fn
                                    void* context, cbl_error* err);
 
 /* Brings the index up to date now (maps the documents changed since the last update).
- * Errors: 406 (no map function), errors of the map callback, 503, 404. */
+ * Errors: 400 (also when a cbl_emit of the map callback failed), 404, 406 (no map
+ * function), 503, 500. */
 cbl_status cbl_view_update(cbl_view* view, cbl_error* err);
 
 /* The view's state as JSON: {"name":..,"last_sequence":n (0: never indexed),
  * "total_rows":n,"stale":bool (the collection has changes the index does not cover)}.
- * Caller frees. */
+ * Caller frees. Errors: 400, 404, 500. */
 cbl_status cbl_view_info(cbl_view* view, char** out_json, cbl_error* err);
 
 /* Deletes the view's index (tables and registry entry); the handle stays usable and
- * its next update rebuilds the index. Errors: 404 (no index), 503. */
+ * its next update rebuilds the index. Errors: 400, 404 (no index), 503, 500. */
 cbl_status cbl_view_delete(cbl_view* view, cbl_error* err);
 
 /* Releases a view handle. Waits for background index updates it started
@@ -1073,12 +1208,13 @@ cbl_status cbl_view_delete(cbl_view* view, cbl_error* err);
  * ignored. Not from inside one of the view's own callbacks. */
 void cbl_view_release(cbl_view* view);
 
-/* Sorted JSON array of the names of the collection's views that have an index. */
+/* Sorted JSON array of the names of the collection's views that have an index. Caller
+ * frees. Errors: 400, 404, 500. */
 cbl_status cbl_collection_view_names(cbl_collection* coll, char** out_json, cbl_error* err);
 
 /* Runs a query (options above; NULL = {}) and returns its rows as JSON (see Results).
- * Caller frees. Errors: 400 (options), 406 (no map function and "update" not false),
- * errors of the callbacks, 404, 503. */
+ * Caller frees. Errors: 400 (options; a failed cbl_emit), 406 (no map function and
+ * "update" not false), 500 (also a reduce callback returning NULL), 404, 503. */
 cbl_status cbl_view_query_json(cbl_view* view, const char* options_json, char** out_json,
                                cbl_error* err);
 
@@ -1103,7 +1239,8 @@ typedef struct cbl_query_row {
 } cbl_query_row;
 
 /* Reads the next row into *row and sets *out_has_row to 1, or sets it to 0 at the end
- * (row untouched). Errors: 400 (bad handle), storage errors while paging; on error
+ * (row untouched). Errors: 400 (also a NULL row), 404, 500 (storage errors while
+ * paging; also, today, a view's result whose collection was deleted meanwhile); on error
  * *out_has_row is 0. Calls on one result are serialized. */
 cbl_status cbl_query_result_next(cbl_query_result* result, cbl_query_row* row,
                                  int* out_has_row, cbl_error* err);
@@ -1111,10 +1248,11 @@ cbl_status cbl_query_result_next(cbl_query_result* result, cbl_query_row* row,
 /* Sets *out_stale to 1 when re-running the query could give other rows: the index has
  * changed since the result was made, or the collection has changes the index does not
  * cover yet (conservative: may say 1 when the rows would be the same). All-docs
- * results: the collection changed. */
+ * results: the collection changed. Errors: 400, 404, 500. */
 cbl_status cbl_query_result_is_stale(cbl_query_result* result, int* out_stale, cbl_error* err);
 
-/* The rows not read yet, as the JSON object of cbl_view_query_json. Caller frees. */
+/* The rows not read yet, as the JSON object of cbl_view_query_json. Caller frees.
+ * Errors: as cbl_query_result_next. */
 cbl_status cbl_query_result_json(cbl_query_result* result, char** out_json, cbl_error* err);
 
 /* Releases a result. NULL and invalid handles are ignored. Do not release a result
@@ -1132,11 +1270,12 @@ void cbl_query_result_release(cbl_query_result* result);
  *                    startkey/endkey are sequences)
  * With "keys", rows come in the order given, deleted documents included, and an ID with
  * no document gives {"key":id,"error":"not_found"}. "total_rows" is the number of
- * undeleted documents. Caller frees. Errors: 400 (options; reduce/group), 404. */
+ * undeleted documents. Caller frees. Errors: 400 (options; reduce/group), 404, 500. */
 cbl_status cbl_collection_all_docs(cbl_collection* coll, const char* options_json,
                                    char** out_json, cbl_error* err);
 
-/* The same, read row by row (see cbl_view_query). */
+/* The same, read row by row (see cbl_view_query). Errors as cbl_collection_all_docs.
+ * Release the result with cbl_query_result_release. */
 cbl_status cbl_collection_all_docs_query(cbl_collection* coll, const char* options_json,
                                          cbl_query_result** out_result, cbl_error* err);
 
@@ -1153,7 +1292,8 @@ cbl_status cbl_collection_all_docs_query(cbl_collection* coll, const char* optio
 typedef void (*cbl_live_query_fn)(void* context, cbl_query_result* result);
 
 /* Starts a live query on a view (which needs a map function). The view handle may be
- * released afterwards. Errors: 400 (options, NULL callback), 406 (no map function).
+ * released afterwards. Errors: 400 (options, NULL callback), 404, 406 (no map
+ * function).
  * Stop and release it with cbl_live_query_stop. */
 cbl_status cbl_live_query_start(cbl_view* view, const char* options_json,
                                 cbl_live_query_fn callback, void* context,

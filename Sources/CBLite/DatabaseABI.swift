@@ -32,6 +32,19 @@ import CCBLite
     abiCall(err) { try Database.delete(name: try string(name, "name"), directory: try optionalString(dir, "dir")) }
 }
 
+/// The engine's name rule and default directory first (Database.exists answers false for
+/// both failures), then its file check.
+@c @implementation public func cbl_db_exists_v2(_ name: UnsafePointer<CChar>?, _ dir: UnsafePointer<CChar>?,
+                                                _ out: UnsafeMutablePointer<Int32>?, _ err: ErrorOut?) -> cbl_status {
+    outCall(out, "out_exists", empty: 0, err) {
+        let n = try string(name, "name")
+        let d = try optionalString(dir, "dir") ?? DatabaseName.defaultDirectory()
+        try DatabaseName.validate(n)
+        return Database.exists(name: n, directory: d) ? 1 : 0
+    }
+}
+
+/// Deprecated form of cbl_db_exists_v2: every error reads as "does not exist".
 @c @implementation public func cbl_db_exists(_ name: UnsafePointer<CChar>?, _ dir: UnsafePointer<CChar>?) -> Int32 {
     do {
         return Database.exists(name: try string(name, "name"), directory: try optionalString(dir, "dir")) ? 1 : 0
@@ -145,6 +158,16 @@ import CCBLite
     }
 }
 
+@c @implementation public func cbl_db_is_encrypted_v2(_ db: OpaquePointer?, _ out: UnsafeMutablePointer<Int32>?,
+                                                      _ err: ErrorOut?) -> cbl_status {
+    outCall(out, "out_encrypted", empty: 0, err) {
+        let d = try database(db)
+        try d.checkOpen()
+        return d.isEncrypted ? 1 : 0
+    }
+}
+
+/// Deprecated form of cbl_db_is_encrypted_v2: every error reads as "not encrypted".
 @c @implementation public func cbl_db_is_encrypted(_ db: OpaquePointer?) -> Int32 {
     guard let d = try? database(db), !d.isClosed else { return 0 }
     return d.isEncrypted ? 1 : 0

@@ -213,3 +213,22 @@ final class StopFromCallbackTests: ReplicatorTestCase {
         XCTAssertEqual(r.status.activity, .stopped)
     }
 }
+
+/// The listener's `pending` and the puller's use of it: a one-shot pull in small batches
+/// from our own listener goes on until nothing is pending, and its total is known after
+/// the first batch.
+final class PendingTests: ReplicatorTestCase {
+    func testAOneShotPullInBatchesReadsEverythingAndKnowsItsTotalEarly() throws {
+        try serve()
+        for i in 1...25 { try put(remoteColl, "p\(i)", "{}") }
+        let totals = LockedValue<[Int64]>([])
+        let config = try ReplicatorConfiguration(json: "{\"url\":\"\(remoteURL)\",\"direction\":\"pull\",\"batch_size\":10}")
+        let r = try Replicator(collection: localColl, configuration: config, onStatus: { s in totals.withLock { $0.append(s.total) } })
+        try r.start()
+        XCTAssertTrue(r.waitUntilStopped(timeoutMs: 30_000))
+        XCTAssertEqual(r.status.documentsPulled, 25)
+        XCTAssertNil(r.status.errorMessage)
+        // After the first batch of 10, the listener said 15 more were pending.
+        XCTAssertEqual(totals.withLock { $0.first { $0 > 0 } }, 25)
+    }
+}

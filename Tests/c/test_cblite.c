@@ -1545,6 +1545,242 @@ static void test_encryption(void) {
     pthread_mutex_destroy(&lk.mu);
 }
 
+/* ---- Yes/no queries that report errors (cbl_db_exists_v2, cbl_db_is_encrypted_v2) --- */
+
+/* Sets (value NULL: unsets) an environment variable, returning its old value (caller
+ * frees) for restore_env. */
+static char* swap_env(const char* key, const char* value) {
+    char* old = getenv(key) ? strdup(getenv(key)) : NULL;
+    if (value) setenv(key, value, 1); else unsetenv(key);
+    return old;
+}
+
+static void restore_env(const char* key, char* old) {
+    if (old) setenv(key, old, 1); else unsetenv(key);
+    free(old);
+}
+
+static void test_v2_queries(void) {
+    char dir[512], missing[700];
+    subdir("v2", dir, sizeof dir);
+    snprintf(missing, sizeof missing, "%s/no/such/dir", dir);
+    int flag = 77;
+
+    /* exists_v2: absent, then present; the deprecated form agrees */
+    CHECK_ST(cbl_db_exists_v2("here", dir, &flag, &E), CBL_OK);
+    CHECK(flag == 0 && cbl_db_exists("here", dir) == 0);
+    cbl_db* db = open_db("here", dir);
+    flag = 77;
+    CHECK_ST(cbl_db_exists_v2("here", dir, &flag, &E), CBL_OK);
+    CHECK(flag == 1 && cbl_db_exists("here", dir) == 1);
+    flag = 77;
+    CHECK_ST(cbl_db_exists_v2("here", dir, &flag, NULL), CBL_OK); /* err may be NULL */
+    CHECK(flag == 1);
+    CHECK_ST(cbl_db_exists_v2("a/b", dir, &flag, &E), CBL_OK);   /* valid, absent */
+    CHECK(flag == 0);
+    /* a missing directory: the database does not exist there; nothing is created */
+    flag = 77;
+    CHECK_ST(cbl_db_exists_v2("here", missing, &flag, &E), CBL_OK);
+    CHECK(flag == 0 && !dir_exists(missing));
+    /* NULL arguments: 400, *out_exists 0 */
+    flag = 77;
+    CHECK_ST(cbl_db_exists_v2(NULL, dir, &flag, &E), CBL_BAD_REQUEST);
+    CHECK(flag == 0 && strstr(E.message, "name") != NULL);
+    CHECK_ST(cbl_db_exists_v2("here", dir, NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_db_exists_v2("here", dir, NULL, NULL), CBL_BAD_REQUEST);
+    /* invalid names (and text that is not UTF-8): 400 where the old form answers 0 */
+    const char* bad[] = {"Bad", "1abc", "", "a b", "caf\xc3\xa9", "a.b", "_x", "ab\xff"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        flag = 77;
+        CHECK_ST(cbl_db_exists_v2(bad[i], dir, &flag, &E), CBL_BAD_REQUEST);
+        CHECK(flag == 0 && cbl_db_exists(bad[i], dir) == 0);
+    }
+    CHECK_ST(cbl_db_exists_v2("here", "/tmp/\xff", &flag, &E), CBL_BAD_REQUEST);
+    /* dir NULL: the default directory; none at all: 400 where the old form answers 0 */
+    char* save_cd = swap_env("CBLITE_DIR", dir);
+    flag = 77;
+    CHECK_ST(cbl_db_exists_v2("here", NULL, &flag, &E), CBL_OK);
+    CHECK(flag == 1 && cbl_db_exists("here", NULL) == 1);
+    unsetenv("CBLITE_DIR");
+    char* save_xdg = swap_env("XDG_DATA_HOME", NULL);
+    char* save_home = swap_env("HOME", NULL);
+    flag = 77;
+    CHECK_ST(cbl_db_exists_v2("here", NULL, &flag, &E), CBL_BAD_REQUEST);
+    CHECK(flag == 0 && cbl_db_exists("here", NULL) == 0);
+    restore_env("HOME", save_home);
+    restore_env("XDG_DATA_HOME", save_xdg);
+    restore_env("CBLITE_DIR", save_cd);
+
+    /* is_encrypted_v2 */
+    flag = 77;
+    CHECK_ST(cbl_db_is_encrypted_v2(db, &flag, &E), CBL_OK);
+    CHECK(flag == 0 && cbl_db_is_encrypted(db) == 0);
+    cbl_db* enc = NULL;
+    CHECK_ST(cbl_db_open("secret", dir, "{\"encryption_key\":{\"password\":\"pw\"}}", &enc, &E), CBL_OK);
+    flag = 77;
+    CHECK_ST(cbl_db_is_encrypted_v2(enc, &flag, NULL), CBL_OK);
+    CHECK(flag == 1 && cbl_db_is_encrypted(enc) == 1);
+    flag = 77; /* exists_v2 finds an encrypted database without its key */
+    CHECK_ST(cbl_db_exists_v2("secret", dir, &flag, &E), CBL_OK);
+    CHECK(flag == 1);
+    CHECK_ST(cbl_db_is_encrypted_v2(enc, NULL, &E), CBL_BAD_REQUEST);
+    flag = 77;
+    CHECK_ST(cbl_db_is_encrypted_v2(NULL, &flag, &E), CBL_BAD_REQUEST);
+    CHECK(flag == 0 && cbl_db_is_encrypted(NULL) == 0);
+    long long junk[4] = {0, 0, 0, 0};
+    flag = 77;
+    CHECK_ST(cbl_db_is_encrypted_v2((cbl_db*)(void*)junk, &flag, &E), CBL_BAD_REQUEST);
+    CHECK(flag == 0 && strstr(E.message, "invalid") != NULL);
+    /* a handle of another type: 400, and it stays valid */
+    cbl_collection* coll = default_coll(db);
+    flag = 77;
+    CHECK_ST(cbl_db_is_encrypted_v2((cbl_db*)(void*)coll, &flag, &E), CBL_BAD_REQUEST);
+    CHECK(flag == 0 && strstr(E.message, "not a cbl_db") != NULL);
+    CHECK_NUM(cbl_collection_count(coll, &U, &E), 0);
+    cbl_collection_release(coll);
+    /* a closed handle: 400 where the old form answers 0 */
+    CHECK_ST(cbl_db_close(enc, &E), CBL_OK);
+    flag = 77;
+    CHECK_ST(cbl_db_is_encrypted_v2(enc, &flag, &E), CBL_BAD_REQUEST);
+    CHECK(flag == 0 && cbl_db_is_encrypted(enc) == 0);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
+/* ---- Errors the header lists, handles it describes -------------------------------- */
+
+static void noop_change(void* context, const cbl_change* changes, size_t count) {
+    (void)context; (void)changes; (void)count;
+}
+
+typedef struct holder_ctx {
+    cbl_db* db;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int begun, release;
+    cbl_status begin, abort;
+} holder_ctx;
+
+/* Holds a transaction on `db` (a writer in another thread) until told to let go. */
+static void* hold_transaction(void* arg) {
+    holder_ctx* h = (holder_ctx*)arg;
+    cbl_status st = cbl_db_begin(h->db, NULL);
+    pthread_mutex_lock(&h->mu);
+    h->begin = st;
+    h->begun = 1;
+    pthread_cond_broadcast(&h->cv);
+    while (!h->release) pthread_cond_wait(&h->cv, &h->mu);
+    pthread_mutex_unlock(&h->mu);
+    h->abort = cbl_db_abort(h->db, NULL);
+    return NULL;
+}
+
+static void test_documented_errors(void) {
+    char dir[512];
+    cbl_collection* dflt;
+    cbl_db* db = setup("docerr", "docerr", dir, sizeof dir, &dflt);
+    cbl_collection* coll = NULL;
+    cbl_listener_token* tok = (cbl_listener_token*)(void*)POISON_PTR;
+    CHECK_ST(cbl_db_create_collection(db, "s", "c", &coll, &E), CBL_OK);
+    CHECK_ST(put(coll, "d", "{}", NULL, NULL, 0), CBL_OK);
+
+    /* cbl_collection_changes: 400 malformed options, 404 unknown filter, 400 NULL out */
+    CHECK_OUT(cbl_collection_changes(coll, 0, "{\"bogus\":1}", &J, &E), CBL_BAD_REQUEST, 1);
+    CHECK_OUT(cbl_collection_changes(coll, 0, "[]", &J, &E), CBL_BAD_REQUEST, 1);
+    CHECK_OUT(cbl_collection_changes(coll, 0, "{\"limit\":\"x\"}", &J, &E), CBL_BAD_REQUEST, 1);
+    CHECK_OUT(cbl_collection_changes(coll, 0, "{\"filter\":\"nope\"}", &J, &E), CBL_NOT_FOUND, 1);
+    CHECK_OUT(cbl_collection_changes(coll, 0, "{\"doc_ids\":[\"_design/x\"]}", &J, &E), CBL_OK,
+              strstr(J, "\"results\":[]") != NULL);
+    CHECK_ST(cbl_collection_changes(coll, 0, NULL, NULL, &E), CBL_BAD_REQUEST);
+
+    /* listener registrations: 400 NULL callback / out_token / bad document ID */
+    CHECK_ST(cbl_collection_add_change_listener(coll, NULL, NULL, &tok, &E), CBL_BAD_REQUEST);
+    CHECK(tok == NULL);
+    CHECK_ST(cbl_collection_add_change_listener(coll, noop_change, NULL, NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_add_document_listener(coll, "_bad", noop_change, NULL, &tok, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_add_document_listener(coll, NULL, noop_change, NULL, &tok, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_db_add_change_listener(db, NULL, NULL, &tok, &E), CBL_BAD_REQUEST);
+    CHECK(tok == NULL);
+
+    /* cbl_view_info: 400 NULL out */
+    cbl_view* view = NULL;
+    CHECK_ST(cbl_collection_view(coll, "v", &view, &E), CBL_OK);
+    CHECK_OUT(cbl_view_info(view, &J, &E), CBL_OK, jint(J, "last_sequence") == 0);
+    CHECK_ST(cbl_view_info(view, NULL, &E), CBL_BAD_REQUEST);
+
+    /* release calls ignore a handle of another type: it stays valid */
+    cbl_view_release((cbl_view*)(void*)coll);
+    cbl_query_result_release((cbl_query_result*)(void*)coll);
+    cbl_listener_remove((cbl_listener_token*)(void*)coll);
+    cbl_collection_release((cbl_collection*)(void*)view);
+    CHECK_NUM(cbl_collection_count(coll, &U, &E), 1);
+    CHECK_OUT(cbl_view_info(view, &J, &E), CBL_OK, 1);
+    /* and a call given a handle of another type fails with 400 */
+    CHECK_OUT(cbl_view_info((cbl_view*)(void*)coll, &J, &E), CBL_BAD_REQUEST,
+              1);
+    CHECK(strstr(E.message, "not a cbl_view") != NULL);
+
+    /* cbl_db_optimize: inside this thread's transaction it is part of it; another
+     * thread's transaction past the busy timeout: 503 */
+    CHECK_ST(cbl_db_begin(db, &E), CBL_OK);
+    CHECK_ST(cbl_db_optimize(db, &E), CBL_OK);
+    CHECK_ST(cbl_db_commit(db, &E), CBL_OK);
+    cbl_db* quick = NULL;
+    CHECK_ST(cbl_db_open("docerr", dir, "{\"busy_timeout_ms\":100}", &quick, &E), CBL_OK);
+    holder_ctx h;
+    memset(&h, 0, sizeof h);
+    h.db = db;
+    h.begin = h.abort = -1;
+    pthread_mutex_init(&h.mu, NULL);
+    pthread_cond_init(&h.cv, NULL);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, hold_transaction, &h) == 0);
+    pthread_mutex_lock(&h.mu);
+    while (!h.begun) pthread_cond_wait(&h.cv, &h.mu);
+    pthread_mutex_unlock(&h.mu);
+    CHECK_ST(cbl_db_optimize(quick, &E), CBL_BUSY);
+    uint64_t n = 0; /* reads do not wait for the writer */
+    CHECK_ST(cbl_db_count(quick, &n, &E), CBL_OK);
+    pthread_mutex_lock(&h.mu);
+    h.release = 1;
+    pthread_cond_broadcast(&h.cv);
+    pthread_mutex_unlock(&h.mu);
+    CHECK(pthread_join(th, NULL) == 0 && h.begin == CBL_OK && h.abort == CBL_OK);
+    pthread_cond_destroy(&h.cv);
+    pthread_mutex_destroy(&h.mu);
+    CHECK_ST(cbl_db_optimize(quick, &E), CBL_OK);
+    CHECK_ST(cbl_db_optimize(NULL, &E), CBL_BAD_REQUEST);
+
+    /* a deleted collection: 404 — but its name and scope still answer */
+    CHECK_ST(cbl_db_delete_collection(db, "s", "c", &E), CBL_OK);
+    CHECK_OUT(cbl_collection_name(coll, &J, &E), CBL_OK, strcmp(J, "c") == 0);
+    CHECK_OUT(cbl_collection_scope(coll, &J, &E), CBL_OK, strcmp(J, "s") == 0);
+    CHECK_ST(cbl_collection_name(coll, NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_count(coll, &n, &E), CBL_NOT_FOUND);
+    CHECK_OUT(cbl_collection_changes(coll, 0, NULL, &J, &E), CBL_NOT_FOUND, 1);
+    CHECK_ST(cbl_collection_add_change_listener(coll, noop_change, NULL, &tok, &E), CBL_NOT_FOUND);
+    CHECK_ST(cbl_collection_add_document_listener(coll, "d", noop_change, NULL, &tok, &E), CBL_NOT_FOUND);
+    CHECK(tok == NULL);
+    CHECK_OUT(cbl_view_info(view, &J, &E), CBL_NOT_FOUND, 1);
+    CHECK_OUT(cbl_collection_view_names(coll, &J, &E), CBL_NOT_FOUND, 1);
+    cbl_view_release(view);
+    cbl_collection_release(coll);
+
+    /* a closed database handle: its collections fail with 400 — name and scope answer */
+    cbl_view* dview = NULL;
+    CHECK_ST(cbl_collection_view(dflt, "w", &dview, &E), CBL_OK);
+    CHECK_ST(cbl_db_close(quick, &E), CBL_OK);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+    CHECK_OUT(cbl_collection_name(dflt, &J, &E), CBL_OK, strcmp(J, "_default") == 0);
+    CHECK_ST(cbl_collection_count(dflt, &n, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_collection_changes(dflt, 0, NULL, &J, &E), CBL_BAD_REQUEST, 1);
+    CHECK_ST(cbl_collection_add_change_listener(dflt, noop_change, NULL, &tok, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_view_info(dview, &J, &E), CBL_BAD_REQUEST, 1);
+    CHECK_ST(cbl_db_optimize(db, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_db_wait_notifications(db, 0, &E), CBL_BAD_REQUEST);
+    cbl_view_release(dview);
+    cbl_collection_release(dflt);
+}
+
 /* ---- Bad handles ----------------------------------------------------------------- */
 
 static void test_bad_handles(void) {
@@ -1615,6 +1851,8 @@ int main(void) {
     test_threads();
     test_encryption();
     test_bad_handles();
+    test_v2_queries();
+    test_documented_errors();
 
     return finish_tests(instances);
 }

@@ -48,7 +48,10 @@ extension Router {
             for (i, r) in rows.enumerated() {
                 try res.write((i > 0 ? ChangesWriter.normalSeparator : []) + ChangesWriter.row(r))
             }
-            try res.write(ChangesWriter.normalFooter(lastSeq: p.since))
+            // "pending": the sequences after the last one examined — exact for an unfiltered
+            // feed, an upper bound with filters (O(1), where counting would scan the rest).
+            let pending = p.options.descending ? 0 : max(0, ((try? coll.lastSequence) ?? 0) - p.since)
+            try res.write(ChangesWriter.normalFooter(lastSeq: p.since, pending: pending))
         case "continuous", "eventsource":
             let events = p.feed == "eventsource"
             var firstRows: [ChangesWriter.Row]? = try scan(coll, &p)     // errors before the head

@@ -65,7 +65,10 @@ struct Puller {
             try checkpointer.save(next, stats: task.statsJSON)
             task.status { $0.completed += Int64(rows.count); $0.total = max($0.total, $0.completed) }
             task.recovered()
-            caughtUp = rows.count < config.batchSize
+            // Caught up: the peer says nothing is pending (a sharded CouchDB may answer
+            // fewer rows than the limit with more to come), or, when it does not say, a
+            // short batch.
+            caughtUp = pending.map { $0 <= 0 } ?? (rows.count < config.batchSize)
             if caughtUp && !config.continuous { return }
         }
     }

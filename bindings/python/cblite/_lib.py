@@ -98,7 +98,8 @@ FUNCTIONS = {
     "cbl_db_close": (_STATUS, [_H, _ERR]),
     "cbl_db_delete": (_STATUS, [_H, _ERR]),
     "cbl_db_delete_named": (_STATUS, [_S, _S, _ERR]),
-    "cbl_db_exists": (c_int, [_S, _S]),
+    "cbl_db_exists_v2": (_STATUS, [_S, _S, POINTER(c_int), _ERR]),
+    "cbl_db_exists": (c_int, [_S, _S]),            # deprecated: cbl_db_exists_v2
     "cbl_db_list": (_STATUS, [_S, _OUT_STR, _ERR]),
     "cbl_db_copy": (_STATUS, [_S, _S, _S, _ERR]),
     "cbl_db_name": (_STATUS, [_H, _OUT_STR, _ERR]),
@@ -112,7 +113,8 @@ FUNCTIONS = {
     "cbl_db_abort": (_STATUS, [_H, _ERR]),
     "cbl_db_in_transaction": (_STATUS, [_H, TRANSACTION_FN, c_void_p, _ERR]),
     "cbl_db_change_encryption_key": (_STATUS, [_H, _S, _ERR]),
-    "cbl_db_is_encrypted": (c_int, [_H]),
+    "cbl_db_is_encrypted_v2": (_STATUS, [_H, POINTER(c_int), _ERR]),
+    "cbl_db_is_encrypted": (c_int, [_H]),          # deprecated: cbl_db_is_encrypted_v2
     "cbl_db_compact": (_STATUS, [_H, _ERR]),
     "cbl_db_optimize": (_STATUS, [_H, _ERR]),
     "cbl_db_integrity_check": (_STATUS, [_H, _OUT_STR, _ERR]),

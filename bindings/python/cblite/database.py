@@ -413,9 +413,22 @@ class Database:
     # -- static helpers ----------------------------------------------------------------
 
     @staticmethod
-    def exists(name: str, directory: Optional[str] = None) -> bool:
-        """True when database `name` exists in `directory` (False for invalid names)."""
-        return bool(C.cbl_db_exists(enc(name), enc(directory)))
+    def exists(name: str, directory: Optional[str] = None, *, strict: bool = False) -> bool:
+        """True when database `name` exists in `directory` (None: the default
+        directory), False when not — also when `directory` does not exist. Only the
+        file is looked for: an encrypted database counts without its key.
+
+        A name the library rejects (see :class:`Database`) gives False, and so does
+        ``directory=None`` when there is no default directory: such a database cannot
+        exist. With ``strict=True`` both raise BadRequest instead, so that a mistyped
+        name is not taken for a missing database (``cbl_db_exists_v2``)."""
+        found = ctypes.c_int(0)
+        err = cbl_error()
+        status = C.cbl_db_exists_v2(enc(name), enc(directory), byref(found), byref(err))
+        if status == 400 and not strict:
+            return False
+        check(status, err)
+        return bool(found.value)
 
     @staticmethod
     def list(directory: Optional[str] = None) -> "list[str]":
@@ -641,8 +654,12 @@ class Database:
 
     @property
     def is_encrypted(self) -> bool:
-        """True when the database file is encrypted."""
-        return bool(C.cbl_db_is_encrypted(self._h))
+        """True when the database file is encrypted (it was opened with a key). Raises
+        BadRequest once the database is closed (``cbl_db_is_encrypted_v2``)."""
+        encrypted = ctypes.c_int(0)
+        err = cbl_error()
+        check(C.cbl_db_is_encrypted_v2(self._h, byref(encrypted), byref(err)), err)
+        return bool(encrypted.value)
 
     def change_encryption_key(self, key) -> None:
         """Re-encrypts the database under `key` (same forms as ``encryption_key``), or
