@@ -33,7 +33,7 @@ APT_PACKAGES := pkg-config libsqlite3-dev libsqlcipher-dev tcl libssl-dev dpkg-d
 # versioned soname. These flags live here, not in Package.swift, so that the Swift test
 # builds are made without them.
 RELEASE_FLAGS := -c release -Xswiftc -static-stdlib
-LIB_LINK_FLAGS := -Xlinker --version-script=$(CURDIR)/Sources/CBLite/exports.map \
+LIB_LINK_FLAGS := -Xlinker --version-script=$(CURDIR)/Sources/CBLiteCAPI/exports.map \
                   -Xlinker -soname=$(SO_NAME)
 CFLAGS_TEST  := -std=c99 -Wall -Wextra -Werror -g -Iinclude
 
@@ -66,7 +66,7 @@ $(AMALGAMATION): | deps-build
 
 # ---- build --------------------------------------------------------------------------
 lib: $(BUILD)/lib/$(SO_REAL)
-$(BUILD)/lib/$(SO_REAL): $(AMALGAMATION) $(SWIFT_SOURCES) Sources/CBLite/exports.map
+$(BUILD)/lib/$(SO_REAL): $(AMALGAMATION) $(SWIFT_SOURCES) Sources/CBLiteCAPI/exports.map
 	$(SWIFT) build $(RELEASE_FLAGS) --product cblite $(LIB_LINK_FLAGS)
 	@mkdir -p $(BUILD)/lib
 	cp .build/release/libcblite.so $@.tmp && strip --strip-unneeded $@.tmp && mv $@.tmp $@

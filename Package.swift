@@ -1,5 +1,5 @@
 // swift-tools-version:6.1
-// cblite: the Swift engine (CBLiteCore), its C ABI (CBLite -> libcblite.so), the `cblite`
+// cblite: the Swift engine (CBLiteCore), its C ABI (CBLiteCAPI -> libcblite.so), the `cblite`
 // command-line tool, and SQLCipher compiled in as a C target (see Sources/CSQLCipher).
 // Cryptography is the system's OpenSSL libcrypto (which SQLCipher links anyway), through the
 // small C target CCrypto — not swift-crypto: its vendored BoringSSL (a crypto library the OS
@@ -35,7 +35,7 @@ let package = Package(
     name: "cblite",
     platforms: [.macOS(.v14)],
     products: [
-        .library(name: "cblite", type: .dynamic, targets: ["CBLite"]),
+        .library(name: "cblite", type: .dynamic, targets: ["CBLiteCAPI"]),
         .executable(name: "cblite-cli", targets: ["cblite-cli"]),
     ],
     dependencies: [
@@ -86,7 +86,7 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
         .target(
-            name: "CBLite",
+            name: "CBLiteCAPI",
             dependencies: ["CBLiteCore", "CBLiteListener", "CBLiteReplicator", "CCBLite"],
             exclude: ["exports.map"],
             // As in the engine: every query row passes the handle table.

@@ -75,7 +75,7 @@ public final class Store: @unchecked Sendable {
             while let o = owner, o != me {
                 waited = true
                 if !monitor.wait(until: deadline) && owner != nil && owner != me {
-                    Loggers.storage.warning("gave up waiting \(timeoutMs) ms for the write lock of \(filePath): another thread holds a transaction open")
+                    Loggers.storage.info("gave up waiting \(timeoutMs) ms for the write lock of \(filePath): another thread holds a transaction open")
                     throw CBLError(.busy, "database is busy: another thread holds a transaction open longer than \(timeoutMs) ms")
                 }
                 if closed { throw CBLError.badRequest("database is closed") }
