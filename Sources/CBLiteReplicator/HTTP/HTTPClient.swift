@@ -136,10 +136,16 @@ final class HTTPClient: @unchecked Sendable {
                     throw e
                 }
                 let deadline = MonotonicTime.now().adding(milliseconds: request.timeoutMs)
-                guard case .head(let head) = try inbox.take(deadline: deadline) else {
-                    throw ReplicationError.protocolViolation("a response without a head")
+                var answer: HTTPResponseHead? = nil
+                while answer == nil {
+                    switch try inbox.take(deadline: deadline) {
+                    // An interim 1xx answer (never asked for, but allowed) precedes the real one.
+                    case .head(let h): if h.status.code >= 200 { answer = h }
+                    case .end: continue
+                    case .body: throw ReplicationError.protocolViolation("a response body without a head")
+                    }
                 }
-                if head.status.code == 100 { continue }
+                let head = answer!
                 return HTTPResponse(head: head, inbox: inbox, timeoutMs: request.timeoutMs) { [weak self] in
                     self?.dropConnection()
                 }
