@@ -239,5 +239,51 @@ fuzz: $(FUZZ_OUT)/fuzz_target
 	  for a in $(FUZZ_OUT)/artifacts/*; do [ -f "$$a" ] && cp "$$a" $(FUZZ_CORPUS)/regressions/ && echo "fuzz: new regression input $(FUZZ_CORPUS)/regressions/$$(basename $$a)"; done; \
 	  echo "fuzz: FAILED (log $(FUZZ_OUT)/fuzz.log)"; exit 1; fi; echo "fuzz: no crash"
 
+# ---- listener fuzzing (HTTP parsing) -------------------------------------------------------
+# fuzz_listener.c feeds each input as raw HTTP request bytes to two running listeners
+# (cbl_server_start + cbl_server_serve) over a database with seeded documents; same
+# library choice, regression replay and crash handling as `fuzz` above. Leaks: LeakSanitizer
+# once at exit, after the harness stopped the listeners and closed the database, in the
+# replay and in the timed run (FUZZ_LISTENER_LEAKS=0 turns it off there); libFuzzer's
+# per-input leak check is off (-detect_leaks=0): with the listeners running it reports
+# their live thread-pool queues, which Swift reaches through tagged enum payloads.
+FUZZ_L_CORPUS := $(REL_DIR)/corpus_listener
+FUZZ_L_FLAGS  ?= -rss_limit_mb=4096 -timeout=60 -max_len=8192
+FUZZ_LISTENER_LEAKS ?= 1
+# No Swift runtime backtracer: on a finding its crash handler reads memory that ASan then
+# reports instead of the finding (libFuzzer prints the stack).
+FUZZ_L_ENV    = FUZZ_TMPDIR=$(REL_TMPDIR) SWIFT_BACKTRACE=enable=no
+
+.PHONY: fuzz-listener fuzz-listener-build
+
+$(FUZZ_OUT)/fuzz_listener: $(REL_DIR)/fuzz_listener.c include/cblite.h $(FUZZ_OUT)/lib/libcblite.so
+	@$(SWIFT_CLANG) -fsanitize=fuzzer -c -x c /dev/null -o /dev/null 2>/dev/null || \
+	  { echo "fuzz: $(SWIFT_CLANG) lacks -fsanitize=fuzzer (fallback: apt-get install clang-14 libclang-rt-14-dev, SWIFT_CLANG=clang-14)"; exit 1; }
+	$(SWIFT_CLANG) -std=c99 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address -fuse-ld=lld -Iinclude -o $@ $< \
+	  -L$(FUZZ_OUT)/lib -lcblite -lpthread -Wl,-rpath,$(CURDIR)/$(FUZZ_OUT)/lib -Wl,-rpath,$(SWIFT_RTLIB) 2>&1 | grep -v 'Cannot export local symbol' || true
+	@test -x $@
+
+fuzz-listener-build: $(FUZZ_OUT)/fuzz_listener
+
+# Regression inputs first (each once), then a timed run from the seed corpus. A crash is
+# copied into $(FUZZ_L_CORPUS)/regressions/ (so it is replayed from then on) and fails.
+fuzz-listener: $(FUZZ_OUT)/fuzz_listener
+	@mkdir -p $(FUZZ_OUT)/corpus_listener $(FUZZ_OUT)/artifacts_listener $(FUZZ_L_CORPUS)/regressions $(REL_TMPDIR)
+	@n=$$(find $(FUZZ_L_CORPUS)/regressions -type f | wc -l); echo "fuzz-listener: replaying $$n regression input(s)"; \
+	if [ $$n -gt 0 ]; then $(SAN_RUN_ENV) $(FUZZ_L_ENV) $(FUZZ_OUT)/fuzz_listener $(FUZZ_L_FLAGS) -detect_leaks=0 \
+	  $$(find $(FUZZ_L_CORPUS)/regressions -type f) > $(FUZZ_OUT)/regress_listener.log 2>&1 || \
+	  { tail -30 $(FUZZ_OUT)/regress_listener.log; echo "fuzz-listener: a regression input fails again"; exit 1; }; fi
+	@echo "fuzz-listener: $(FUZZ_SECONDS) s from $$(find $(FUZZ_L_CORPUS) -maxdepth 1 -type f | wc -l) seed inputs"; \
+	$(SAN_RUN_ENV) $(FUZZ_L_ENV) ASAN_OPTIONS=detect_leaks=$(FUZZ_LISTENER_LEAKS) $(FUZZ_OUT)/fuzz_listener $(FUZZ_L_FLAGS) \
+	  -detect_leaks=0 -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(FUZZ_OUT)/artifacts_listener/ \
+	  $(FUZZ_OUT)/corpus_listener $(FUZZ_L_CORPUS) > $(FUZZ_OUT)/fuzz_listener.log 2>&1; rc=$$?; \
+	grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)' $(FUZZ_OUT)/fuzz_listener.log | tail -2; \
+	grep -E 'stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb|^fuzz_listener: [0-9]+ inputs' $(FUZZ_OUT)/fuzz_listener.log; \
+	echo "fuzz-listener: corpus now $$(ls $(FUZZ_OUT)/corpus_listener | wc -l) generated + $$(find $(FUZZ_L_CORPUS) -maxdepth 1 -type f | wc -l) seed inputs"; \
+	rm -rf $(REL_TMPDIR)/cblite-fzl-*; \
+	if [ $$rc -ne 0 ]; then grep -E -A25 'ERROR|INVARIANT|deadly signal' $(FUZZ_OUT)/fuzz_listener.log | head -60; \
+	  for a in $(FUZZ_OUT)/artifacts_listener/*; do [ -f "$$a" ] && cp "$$a" $(FUZZ_L_CORPUS)/regressions/ && echo "fuzz-listener: new regression input $(FUZZ_L_CORPUS)/regressions/$$(basename $$a)"; done; \
+	  echo "fuzz-listener: FAILED (log $(FUZZ_OUT)/fuzz_listener.log)"; exit 1; fi; echo "fuzz-listener: no crash"
+
 reliability-clean:
 	rm -rf $(REL_OUT) .build-asan .build-tsan .build-fuzz
