@@ -230,12 +230,17 @@ def _missing_stub(name):
     return stub
 
 
-def _declare():
-    for name, (restype, argtypes) in FUNCTIONS.items():
+def declare(functions: dict) -> None:
+    """Gives each function of `functions` ({name: (restype, argtypes)}) its ctypes
+    signature on `C` and records it in FUNCTIONS; a function the loaded library lacks
+    becomes a stub raising a 501 (an older library than the bindings)."""
+    for name, (restype, argtypes) in functions.items():
+        FUNCTIONS[name] = (restype, argtypes)
         try:
             fn = getattr(lib, name)
         except AttributeError:
-            missing_functions.append(name)
+            if name not in missing_functions:
+                missing_functions.append(name)
             setattr(C, name, _missing_stub(name))
             continue
         fn.restype = restype
@@ -243,7 +248,7 @@ def _declare():
         setattr(C, name, fn)
 
 
-_declare()
+declare(dict(FUNCTIONS))
 
 
 def new_error() -> cbl_error:

@@ -73,22 +73,7 @@ FUNCTIONS = {
 }
 
 
-def _declare() -> None:
-    for name, (restype, argtypes) in FUNCTIONS.items():
-        _lib.FUNCTIONS[name] = (restype, argtypes)
-        try:
-            fn = getattr(_lib.lib, name)
-        except AttributeError:
-            if name not in _lib.missing_functions:
-                _lib.missing_functions.append(name)
-            setattr(C, name, _lib._missing_stub(name))
-            continue
-        fn.restype = restype
-        fn.argtypes = argtypes
-        setattr(C, name, fn)
-
-
-_declare()
+_lib.declare(FUNCTIONS)
 
 
 # -- configuration ------------------------------------------------------------------------
