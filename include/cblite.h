@@ -814,7 +814,8 @@ typedef void (*cbl_replicator_document_fn)(void* context, const char* documents_
  * database handle closes. On success *out_replicator is a handle; release it with
  * cbl_replicator_stop (also after a one-shot replication has ended).
  * Errors: 400 (NULL/invalid arguments, malformed or unknown configuration, invalid URL,
- * tls options on an http URL, unreadable CA file), 404 (collection deleted), 500. */
+ * tls options on an http URL, unreadable CA file, a closed database), 500. A collection
+ * deleted meanwhile stops the replication with 404 in its status. */
 cbl_status cbl_replicator_start(cbl_collection* coll, const char* config_json,
                                 cbl_replicator_status_fn on_status,
                                 cbl_replicator_document_fn on_documents, void* context,
