@@ -15,7 +15,7 @@
  *      400  a NULL required argument or out-parameter, a string that is not UTF-8, an
  *           invalid handle (see Handles), or a handle whose database handle has been
  *           closed (a collection, a view, a result made from one);
- *      404  on a call taking a cbl_collection (or a view or result made from one): the
+ *      404  on a call taking a collection handle (or a view or result made from one): the
  *           collection has been deleted;
  *      500  a storage failure: I/O error, disk full, a corrupt or replaced file.
  *    A list that names 400 or 404 also means these; causes in parentheses add to them.

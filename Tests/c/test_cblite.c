@@ -161,6 +161,14 @@ static char* current_rev(cbl_collection* c, const char* id, char* buf, size_t n)
 static void test_library(void) {
     const char* v = cbl_version();
     CHECK(v != NULL && strlen(v) >= 5 && strchr(v, '.') != NULL && strcmp(v, cbl_version()) == 0);
+    /* The header's version is the library's, as text and as a number. */
+    CHECK(strcmp(v, CBLITE_VERSION) == 0);
+    CHECK(cbl_version_number() == CBLITE_VERSION_NUMBER);
+    {
+        int major = 0, minor = 0, patch = 0;
+        CHECK(sscanf(v, "%d.%d.%d", &major, &minor, &patch) == 3);
+        CHECK(cbl_version_number() == major * 10000 + minor * 100 + patch);
+    }
     CHECK_OUT(cbl_storage_versions(&J, &E), CBL_OK,
               strstr(J, "\"sqlcipher\"") != NULL && jval(J, "sqlite") && strncmp(jval(J, "sqlite"), "\"3.", 3) == 0);
     CHECK_ST(cbl_storage_versions(NULL, &E), CBL_BAD_REQUEST);
