@@ -119,6 +119,15 @@ test-header: include/cblite.h
 	@mkdir -p $(BUILD)/tests
 	echo '#include "cblite.h"' | $(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -x c -c -o /dev/null -
 	echo '#include "cblite.h"' | $(CXX) -std=c++11 -pedantic -Wall -Wextra -Werror -Iinclude -x c++ -c -o /dev/null -
+	@# CBL_WARN_UNUSED: a dropped status is an error under -Werror (C99 and C++17), (void)! and
+	@# CBL_NO_WARN_UNUSED are the ways out.
+	@drop='int f(void) { cbl_db_close(0, 0); return 0; }'; \
+	for c in "$(CC) -std=c99 -x c" "$(CXX) -std=c++17 -x c++"; do \
+	  if printf '#include "cblite.h"\n%s\n' "$$drop" | $$c -Wall -Werror -Iinclude -c -o /dev/null - 2>/dev/null; then \
+	    echo "test-header: a dropped cbl_status compiled without a warning ($$c)"; exit 1; fi; \
+	  printf '#include "cblite.h"\nint f(void) { (void)!cbl_db_close(0, 0); return 0; }\n' | $$c -Wall -Werror -Iinclude -c -o /dev/null - || exit 1; \
+	  printf '#define CBL_NO_WARN_UNUSED\n#include "cblite.h"\n%s\n' "$$drop" | $$c -Wall -Werror -Iinclude -c -o /dev/null - || exit 1; \
+	done; echo "test-header: CBL_WARN_UNUSED warns, (void)! and CBL_NO_WARN_UNUSED silence it"
 
 test-python: lib
 	cd bindings/python && CBLITE_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SO_NAME) $(PYTHON) -m pytest -q tests

@@ -112,6 +112,29 @@
 #define CBLITE_VERSION        "0.1.0"
 #define CBLITE_VERSION_NUMBER 100
 
+/* CBL_WARN_UNUSED marks every call whose result must be looked at: each fallible call
+ * (a cbl_status ignored is an error lost) and each call whose only effect is the value it
+ * returns (cbl_strdup's ignored result is a leak). GCC and Clang then warn where a caller
+ * drops it. To drop one on purpose write (void)!call(...): a plain (void) cast is enough
+ * for Clang, C23 and C++17, not for GCC's attribute in older C. Define CBL_NO_WARN_UNUSED
+ * before including this header to turn the warnings off.
+ *
+ * Nullability: no pointer here carries _Nonnull / _Nullable, on purpose. Every function
+ * checks its pointer arguments and answers NULL with 400 (see Status), so a NULL from a
+ * caller's bug is reported rather than being undefined behaviour, which a _Nonnull
+ * parameter would make it (compilers may drop the check). The comments say which
+ * arguments are optional and which return values can be NULL. */
+#if defined(CBL_NO_WARN_UNUSED)
+#  define CBL_WARN_UNUSED
+#elif (defined(__cplusplus) && __cplusplus >= 201703L) || \
+      (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 202311L)
+#  define CBL_WARN_UNUSED [[nodiscard]]
+#elif defined(__GNUC__) || defined(__clang__)
+#  define CBL_WARN_UNUSED __attribute__((warn_unused_result))
+#else
+#  define CBL_WARN_UNUSED
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -149,16 +172,16 @@ typedef struct cbl_error {
 
 /* The library's version, e.g. "0.1.0" (CBLITE_VERSION of the header it was built with).
  * Static string: do not free. Thread-safe. */
-const char* cbl_version(void);
+CBL_WARN_UNUSED const char* cbl_version(void);
 
 /* The library's version as a number, major * 10000 + minor * 100 + patch
  * (CBLITE_VERSION_NUMBER of the header it was built with). Thread-safe. */
-int32_t cbl_version_number(void);
+CBL_WARN_UNUSED int32_t cbl_version_number(void);
 
 /* The SQLite / SQLCipher versions compiled into the library, as JSON:
  * {"sqlite":"3.46.1","sqlcipher":"4.6.1 community"}. Caller frees *out_json with
  * cbl_free. Errors: 400 (out_json NULL). */
-cbl_status cbl_storage_versions(char** out_json, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_storage_versions(char** out_json, cbl_error* err);
 
 /* Releases a string (or any buffer) returned by the library. NULL is ignored. */
 void cbl_free(void* ptr);
@@ -166,15 +189,15 @@ void cbl_free(void* ptr);
 /* Copies `str` into memory owned by the library's allocator. Used by callbacks that
  * hand a string to the library (see cbl_update_fn). Returns NULL if `str` is NULL or
  * memory is exhausted. The receiver frees it with cbl_free. */
-char* cbl_strdup(const char* str);
+CBL_WARN_UNUSED char* cbl_strdup(const char* str);
 
 /* Number of live handles of every type (databases, collections, listener tokens, blob
  * writers and readers, views, query results, live queries) in this process.
  * Tests compare it before and after a piece of work to prove nothing leaks. */
-int64_t cbl_instance_count(void);
+CBL_WARN_UNUSED int64_t cbl_instance_count(void);
 
 /* A short English name for a status code ("not found"). Static: do not free. */
-const char* cbl_status_name(cbl_status status);
+CBL_WARN_UNUSED const char* cbl_status_name(cbl_status status);
 
 /* ------------------------------------------------------------------------------------ */
 /* Logging                                                                              */
@@ -208,10 +231,10 @@ void cbl_log_set_callback(cbl_log_fn callback, void* context);
 
 /* Sets the minimum level for one domain (default CBL_LOG_WARNING). Errors: 400 for an
  * unknown domain or level. Thread-safe. */
-cbl_status cbl_log_set_level(cbl_log_domain domain, cbl_log_level level, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_log_set_level(cbl_log_domain domain, cbl_log_level level, cbl_error* err);
 
 /* The current level of a domain; CBL_LOG_NONE for an unknown domain. */
-cbl_log_level cbl_log_get_level(cbl_log_domain domain);
+CBL_WARN_UNUSED cbl_log_level cbl_log_get_level(cbl_log_domain domain);
 
 /* ------------------------------------------------------------------------------------ */
 /* Databases                                                                            */
@@ -231,7 +254,7 @@ typedef struct cbl_db cbl_db;
 
 /* The default directory (see above). Caller frees *out_path. Errors: 400 (none of
  * CBLITE_DIR, XDG_DATA_HOME and HOME is set). */
-cbl_status cbl_default_directory(char** out_path, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_default_directory(char** out_path, cbl_error* err);
 
 /* Opens a database, creating it unless told not to.
  * options_json (optional, NULL = defaults), an object with:
@@ -248,79 +271,79 @@ cbl_status cbl_default_directory(char** out_path, cbl_error* err);
  * create=false), 401 (encrypted and no key or a wrong one given, a key given for a plain
  * database, or a file that is not a database at all: SQLCipher cannot tell these apart),
  * 503 (locked), 500 (I/O; dir cannot be created). */
-cbl_status cbl_db_open(const char* name, const char* dir, const char* options_json,
+CBL_WARN_UNUSED cbl_status cbl_db_open(const char* name, const char* dir, const char* options_json,
                        cbl_db** out_db, cbl_error* err);
 
 /* Closes and releases the handle: stops its expiration timer and removes nothing else.
  * Listener tokens of this handle stay valid to remove (removing them is harmless).
  * Errors: 406 while this handle has a transaction open (the handle stays open), 400
  * invalid handle. */
-cbl_status cbl_db_close(cbl_db* db, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_close(cbl_db* db, cbl_error* err);
 
 /* Closes and releases the handle, then deletes the database's files. Errors: 400, 406
  * (this handle has a transaction open), 503 (another handle in this process still has it
  * open — close those first), 500 (a file could not be removed). */
-cbl_status cbl_db_delete(cbl_db* db, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_delete(cbl_db* db, cbl_error* err);
 
 /* Deletes a database that is not open in this process. Errors: 400 (bad name; no
  * default directory), 404 (absent; dir missing), 503 (open in this process), 500 (a file
  * could not be removed). */
-cbl_status cbl_db_delete_named(const char* name, const char* dir, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_delete_named(const char* name, const char* dir, cbl_error* err);
 
 /* Sets *out_exists to 1 when the database `name` exists in `dir` (NULL = default), else
  * 0 — also when `dir` does not exist. It looks for the database's file and opens
  * nothing, so an encrypted database counts without its key. Thread-safe.
  * Errors: 400 (name NULL or not a valid database name, dir NULL and no default
  * directory, NULL out_exists). */
-cbl_status cbl_db_exists_v2(const char* name, const char* dir, int* out_exists,
+CBL_WARN_UNUSED cbl_status cbl_db_exists_v2(const char* name, const char* dir, int* out_exists,
                             cbl_error* err);
 
 /* Deprecated: use cbl_db_exists_v2, which reports an invalid name instead of answering 0.
  * Kept for compatibility: 1 when the database exists in `dir` (NULL = default), 0 when
  * not, and also 0 when the name is invalid or NULL or there is no default directory. */
-int cbl_db_exists(const char* name, const char* dir);
+CBL_WARN_UNUSED int cbl_db_exists(const char* name, const char* dir);
 
 /* The names of the databases in `dir` (NULL = default), as a sorted JSON array of
  * strings ("[]" when `dir` does not exist). Caller frees. Errors: 400 (no default
  * directory), 500 (dir cannot be read). */
-cbl_status cbl_db_list(const char* dir, char** out_json, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_list(const char* dir, char** out_json, cbl_error* err);
 
 /* Installs a prebuilt database: copies the bundle folder `source_path` (a
  * `.cblite2` folder, e.g. shipped with an app) into `dir` under `name`. Errors: 400,
  * 404 (source missing or not a database), 412 (a database `name` exists already),
  * 500 (I/O; nothing is left half-copied). */
-cbl_status cbl_db_copy(const char* source_path, const char* name, const char* dir,
+CBL_WARN_UNUSED cbl_status cbl_db_copy(const char* source_path, const char* name, const char* dir,
                        cbl_error* err);
 
 /* The database's name / bundle folder path. Caller frees. Errors: 400. */
-cbl_status cbl_db_name(cbl_db* db, char** out_name, cbl_error* err);
-cbl_status cbl_db_path(cbl_db* db, char** out_path, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_name(cbl_db* db, char** out_name, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_path(cbl_db* db, char** out_path, cbl_error* err);
 
 /* Number of (undeleted) documents / last sequence of the default collection.
  * Errors: 400, 500. */
-cbl_status cbl_db_count(cbl_db* db, uint64_t* out_count, cbl_error* err);
-cbl_status cbl_db_last_sequence(cbl_db* db, uint64_t* out_sequence, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_count(cbl_db* db, uint64_t* out_count, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_last_sequence(cbl_db* db, uint64_t* out_sequence, cbl_error* err);
 
 /* How many ancestors of each leaf revision are kept (default 20, at least 1). Stored in
  * the database; applies to every later save. Errors: 400 (set: 0 or > 100000), 503
  * (set), 500. */
-cbl_status cbl_db_max_rev_tree_depth(cbl_db* db, uint32_t* out_depth, cbl_error* err);
-cbl_status cbl_db_set_max_rev_tree_depth(cbl_db* db, uint32_t depth, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_max_rev_tree_depth(cbl_db* db, uint32_t* out_depth, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_set_max_rev_tree_depth(cbl_db* db, uint32_t depth, cbl_error* err);
 
 /* Transactions. Begin and end on the same thread; nested begins fold into the outermost
  * (only the outermost commit writes). abort rolls everything back, notifications
  * included, and ends the whole nesting. Errors: 406 (commit/abort without begin, or from
  * another thread), 503 (lock not obtained within the busy timeout), 400, 500. */
-cbl_status cbl_db_begin(cbl_db* db, cbl_error* err);
-cbl_status cbl_db_commit(cbl_db* db, cbl_error* err);
-cbl_status cbl_db_abort(cbl_db* db, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_begin(cbl_db* db, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_commit(cbl_db* db, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_abort(cbl_db* db, cbl_error* err);
 
 /* Runs `body` inside a transaction: it returns nonzero to commit, 0 to abort.
  * Returns CBL_OK when committed, 409 when the body asked for abort, or the error of
  * the begin or the commit. Errors: 400 (NULL body), 409 (aborted by the body), 503
  * (lock not obtained), 500. */
 typedef int (*cbl_transaction_fn)(void* context);
-cbl_status cbl_db_in_transaction(cbl_db* db, cbl_transaction_fn body, void* context,
+CBL_WARN_UNUSED cbl_status cbl_db_in_transaction(cbl_db* db, cbl_transaction_fn body, void* context,
                                  cbl_error* err);
 
 /* Changes the encryption key: key_json is {"password": ...} or {"raw_hex": ...} as in
@@ -330,16 +353,16 @@ cbl_status cbl_db_in_transaction(cbl_db* db, cbl_transaction_fn body, void* cont
  * database. All handles of this process follow the change; no other process may have the
  * database open meanwhile. The key never appears in logs or messages.
  * Errors: 400 (bad key JSON), 406 (inside a transaction), 503, 500. */
-cbl_status cbl_db_change_encryption_key(cbl_db* db, const char* key_json, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_change_encryption_key(cbl_db* db, const char* key_json, cbl_error* err);
 
 /* Sets *out_encrypted to 1 when the database is encrypted (opened with a key), else 0.
  * Errors: 400. */
-cbl_status cbl_db_is_encrypted_v2(cbl_db* db, int* out_encrypted, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_is_encrypted_v2(cbl_db* db, int* out_encrypted, cbl_error* err);
 
 /* Deprecated: use cbl_db_is_encrypted_v2, which reports an invalid handle instead of
  * answering 0. Kept for compatibility: 1 when the database is encrypted, 0 when not and
  * also for NULL, invalid and closed handles. */
-int cbl_db_is_encrypted(cbl_db* db);
+CBL_WARN_UNUSED int cbl_db_is_encrypted(cbl_db* db);
 
 /* Maintenance. compact: drops bodies of non-leaf revisions, purges expired documents,
  * deletes attachment files no kept revision refers to (including content stored but
@@ -353,9 +376,9 @@ int cbl_db_is_encrypted(cbl_db* db);
  * optimize: 400, 503 (another thread's transaction held the lock past the busy
  * timeout), 500; inside a transaction of this thread it runs as part of it.
  * integrity_check: 400, 500 (problems found, or a storage failure while checking). */
-cbl_status cbl_db_compact(cbl_db* db, cbl_error* err);
-cbl_status cbl_db_optimize(cbl_db* db, cbl_error* err);
-cbl_status cbl_db_integrity_check(cbl_db* db, char** out_report, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_compact(cbl_db* db, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_optimize(cbl_db* db, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_integrity_check(cbl_db* db, char** out_report, cbl_error* err);
 
 /* ------------------------------------------------------------------------------------ */
 /* Scopes and collections                                                               */
@@ -374,31 +397,31 @@ typedef struct cbl_collection cbl_collection;
 #define CBL_DEFAULT_COLLECTION "_default"
 
 /* The default collection (always exists). Errors: 400. */
-cbl_status cbl_db_default_collection(cbl_db* db, cbl_collection** out, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_default_collection(cbl_db* db, cbl_collection** out, cbl_error* err);
 
 /* Opens an existing collection. Errors: 400 (scope or collection name), 404 (absent),
  * 500. */
-cbl_status cbl_db_collection(cbl_db* db, const char* scope, const char* name,
+CBL_WARN_UNUSED cbl_status cbl_db_collection(cbl_db* db, const char* scope, const char* name,
                              cbl_collection** out, cbl_error* err);
 
 /* Opens a collection, creating it (and its scope) when absent. Errors: 400 (scope or
  * collection name), 503, 500. */
-cbl_status cbl_db_create_collection(cbl_db* db, const char* scope, const char* name,
+CBL_WARN_UNUSED cbl_status cbl_db_create_collection(cbl_db* db, const char* scope, const char* name,
                                     cbl_collection** out, cbl_error* err);
 
 /* Deletes a collection with all its documents. Open handles to it then fail with 404.
  * Errors: 400 (scope or collection name), 403 (the default collection), 404 (absent),
  * 503, 500. */
-cbl_status cbl_db_delete_collection(cbl_db* db, const char* scope, const char* name,
+CBL_WARN_UNUSED cbl_status cbl_db_delete_collection(cbl_db* db, const char* scope, const char* name,
                                     cbl_error* err);
 
 /* Sorted JSON array of scope names that hold at least one collection ("_default"
  * always). Caller frees. Errors: 400, 500. */
-cbl_status cbl_db_scope_names(cbl_db* db, char** out_json, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_scope_names(cbl_db* db, char** out_json, cbl_error* err);
 
 /* Sorted JSON array of the collection names of a scope (NULL: "_default"). Caller
  * frees. Errors: 400 (scope name), 404 (no collection in that scope), 500. */
-cbl_status cbl_db_collection_names(cbl_db* db, const char* scope, char** out_json,
+CBL_WARN_UNUSED cbl_status cbl_db_collection_names(cbl_db* db, const char* scope, char** out_json,
                                    cbl_error* err);
 
 /* Releases a collection handle. NULL and invalid handles are ignored. */
@@ -406,13 +429,13 @@ void cbl_collection_release(cbl_collection* coll);
 
 /* Its name / scope name. Caller frees. They answer for a deleted collection and after
  * the database handle closed too. Errors: 400 (NULL out-parameter, invalid handle). */
-cbl_status cbl_collection_name(cbl_collection* coll, char** out_name, cbl_error* err);
-cbl_status cbl_collection_scope(cbl_collection* coll, char** out_scope, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_collection_name(cbl_collection* coll, char** out_name, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_collection_scope(cbl_collection* coll, char** out_scope, cbl_error* err);
 
 /* Number of undeleted documents; last sequence assigned in this collection.
  * Errors: 400, 404, 500. */
-cbl_status cbl_collection_count(cbl_collection* coll, uint64_t* out_count, cbl_error* err);
-cbl_status cbl_collection_last_sequence(cbl_collection* coll, uint64_t* out_sequence,
+CBL_WARN_UNUSED cbl_status cbl_collection_count(cbl_collection* coll, uint64_t* out_count, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_collection_last_sequence(cbl_collection* coll, uint64_t* out_sequence,
                                         cbl_error* err);
 
 /* ------------------------------------------------------------------------------------ */
@@ -447,13 +470,13 @@ cbl_status cbl_collection_last_sequence(cbl_collection* coll, uint64_t* out_sequ
 /* Reads the current revision as JSON, with "_id" and "_rev" (and "_deleted":true for a
  * tombstone). Caller frees *out_json. Errors: 400 (document ID), 404 (absent, purged,
  * or deleted without CBL_GET_DELETED), 500. */
-cbl_status cbl_doc_get(cbl_collection* coll, const char* doc_id, uint32_t flags,
+CBL_WARN_UNUSED cbl_status cbl_doc_get(cbl_collection* coll, const char* doc_id, uint32_t flags,
                        char** out_json, cbl_error* err);
 
 /* Reads a given revision (any kept revision, not only leaves). Errors: 400 (document
  * or revision ID), 404 (no such document; the revision is unknown or its body was
  * dropped by compaction or pruning), 500. */
-cbl_status cbl_doc_get_revision(cbl_collection* coll, const char* doc_id,
+CBL_WARN_UNUSED cbl_status cbl_doc_get_revision(cbl_collection* coll, const char* doc_id,
                                 const char* rev_id, uint32_t flags, char** out_json,
                                 cbl_error* err);
 
@@ -470,7 +493,7 @@ cbl_status cbl_doc_get_revision(cbl_collection* coll, const char* doc_id,
  * is not the current revision — unless CBL_PUT_ALLOW_CONFLICT), 404 (parent unknown),
  * 403 (rejected by a validator; its message), 412 (an attachment stub names content the
  * store does not have; see Attachments), 503, 500. */
-cbl_status cbl_doc_put(cbl_collection* coll, const char* doc_id, const char* body_json,
+CBL_WARN_UNUSED cbl_status cbl_doc_put(cbl_collection* coll, const char* doc_id, const char* body_json,
                        const char* parent_rev_id, uint32_t flags, char** out_doc_id,
                        char** out_rev_id, cbl_error* err);
 
@@ -480,7 +503,7 @@ cbl_status cbl_doc_put(cbl_collection* coll, const char* doc_id, const char* bod
  * (absent, already deleted, or the named leaf is a tombstone), 409 (the named revision
  * is unknown or not a leaf), 403 (validator), 400 (document or revision ID), 503,
  * 500. */
-cbl_status cbl_doc_delete(cbl_collection* coll, const char* doc_id,
+CBL_WARN_UNUSED cbl_status cbl_doc_delete(cbl_collection* coll, const char* doc_id,
                           const char* parent_rev_id, char** out_rev_id, cbl_error* err);
 
 /* Update callback for cbl_doc_update: receives the current revision's JSON (with "_id"
@@ -496,32 +519,32 @@ typedef int (*cbl_update_fn)(void* context, const char* current_json, char** out
  * cancelled ("update cancelled"). Errors: as cbl_doc_put, and 400 (NULL update; the
  * callback asked to save but gave NULL or invalid JSON), 409 (cancelled, or still
  * conflicting after 1000 attempts). */
-cbl_status cbl_doc_update(cbl_collection* coll, const char* doc_id, cbl_update_fn update,
+CBL_WARN_UNUSED cbl_status cbl_doc_update(cbl_collection* coll, const char* doc_id, cbl_update_fn update,
                           void* context, char** out_rev_id, cbl_error* err);
 
 /* Removes every trace of a document: all revisions, its sequence and expiration. It
  * does not appear in the changes feed afterwards. Errors: 404 (absent), 400 (document
  * ID), 503, 500. */
-cbl_status cbl_doc_purge(cbl_collection* coll, const char* doc_id, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_doc_purge(cbl_collection* coll, const char* doc_id, cbl_error* err);
 
 /* The undeleted leaf revisions (the current one first, then the losing conflicts), as a
  * JSON array of revision IDs; "[]" for a deleted document. Errors: 404 (absent or
  * purged), 400 (document ID), 500. */
-cbl_status cbl_doc_conflicts(cbl_collection* coll, const char* doc_id, char** out_json,
+CBL_WARN_UNUSED cbl_status cbl_doc_conflicts(cbl_collection* coll, const char* doc_id, char** out_json,
                              cbl_error* err);
 
 /* The ancestry of a revision (NULL: the current one), newest first, as a JSON array of
  * revision IDs; the second element is the parent. Ancestors pruned by maxRevTreeDepth
  * are not listed. Errors: 404 (no such document or revision), 400 (document or
  * revision ID), 500. */
-cbl_status cbl_doc_history(cbl_collection* coll, const char* doc_id, const char* rev_id,
+CBL_WARN_UNUSED cbl_status cbl_doc_history(cbl_collection* coll, const char* doc_id, const char* rev_id,
                            char** out_json, cbl_error* err);
 
 /* The whole kept revision tree, as JSON:
  * {"id":..,"current":rev,"sequence":n,"revisions":[{"rev":..,"parent":rev|null,
  *  "deleted":bool,"leaf":bool,"has_body":bool,"current":bool}, ...]} newest first.
  * Errors: 404 (absent or purged), 400 (document ID), 500. */
-cbl_status cbl_doc_revision_tree(cbl_collection* coll, const char* doc_id, char** out_json,
+CBL_WARN_UNUSED cbl_status cbl_doc_revision_tree(cbl_collection* coll, const char* doc_id, char** out_json,
                                  cbl_error* err);
 
 /* Inserts a revision that was made elsewhere, with its history, without inventing
@@ -532,7 +555,7 @@ cbl_status cbl_doc_revision_tree(cbl_collection* coll, const char* doc_id, char*
  * Errors: 400 (bad document ID or body; bad history: not descending generations, bad
  * IDs, "_rev" in the body not its first entry), 403 (validator), 404, 412 (an
  * attachment stub names content the store does not have), 503, 500. */
-cbl_status cbl_doc_put_existing(cbl_collection* coll, const char* doc_id,
+CBL_WARN_UNUSED cbl_status cbl_doc_put_existing(cbl_collection* coll, const char* doc_id,
                                 const char* body_json, const char* history_json,
                                 cbl_error* err);
 
@@ -540,11 +563,11 @@ cbl_status cbl_doc_put_existing(cbl_collection* coll, const char* doc_id,
  * An expired document is purged automatically while a handle of its database is open,
  * and on open. Errors: 404 (no such document), 400 (document ID, a negative time),
  * 503, 500. */
-cbl_status cbl_doc_set_expiration(cbl_collection* coll, const char* doc_id, int64_t unix_time,
+CBL_WARN_UNUSED cbl_status cbl_doc_set_expiration(cbl_collection* coll, const char* doc_id, int64_t unix_time,
                                   cbl_error* err);
 /* *out_unix_time is 0 when no expiration is set. Errors: 404 (no such document), 400
  * (document ID), 500. */
-cbl_status cbl_doc_get_expiration(cbl_collection* coll, const char* doc_id,
+CBL_WARN_UNUSED cbl_status cbl_doc_get_expiration(cbl_collection* coll, const char* doc_id,
                                   int64_t* out_unix_time, cbl_error* err);
 
 /* Validation. A validator sees every new revision saved through any handle of this
@@ -561,7 +584,7 @@ typedef int (*cbl_validate_fn)(void* context, const char* new_json, const char* 
 /* Registers `validate` under `name` for this collection (replacing a validator of the
  * same name); NULL removes it, returning once no call to it is running. Errors: 400
  * (empty name), 404. */
-cbl_status cbl_collection_set_validator(cbl_collection* coll, const char* name,
+CBL_WARN_UNUSED cbl_status cbl_collection_set_validator(cbl_collection* coll, const char* name,
                                         cbl_validate_fn validate, void* context,
                                         cbl_error* err);
 
@@ -581,17 +604,17 @@ cbl_status cbl_collection_set_validator(cbl_collection* coll, const char* name,
  * 500.
  * delete: parent_rev_id NULL deletes whatever revision is current. Errors: 400 (ID,
  * malformed revision), 404 (absent), 409 (parent not current), 503, 500. */
-cbl_status cbl_local_get(cbl_collection* coll, const char* local_id, char** out_json,
+CBL_WARN_UNUSED cbl_status cbl_local_get(cbl_collection* coll, const char* local_id, char** out_json,
                          cbl_error* err);
-cbl_status cbl_local_put(cbl_collection* coll, const char* local_id, const char* body_json,
+CBL_WARN_UNUSED cbl_status cbl_local_put(cbl_collection* coll, const char* local_id, const char* body_json,
                          const char* parent_rev_id, char** out_rev_id, cbl_error* err);
-cbl_status cbl_local_delete(cbl_collection* coll, const char* local_id,
+CBL_WARN_UNUSED cbl_status cbl_local_delete(cbl_collection* coll, const char* local_id,
                             const char* parent_rev_id, cbl_error* err);
 
 /* Lists the collection's local documents by ID, as JSON:
  * [{"id": local_id, "rev": "0-<n>", "doc": {...}?}, ...] ("doc" with include_docs != 0).
  * Caller frees *out_json. Errors: 400, 404, 500. Thread-safe. */
-cbl_status cbl_local_list(cbl_collection* coll, int include_docs, char** out_json,
+CBL_WARN_UNUSED cbl_status cbl_local_list(cbl_collection* coll, int include_docs, char** out_json,
                           cbl_error* err);
 
 /* ------------------------------------------------------------------------------------ */
@@ -611,7 +634,7 @@ cbl_status cbl_local_list(cbl_collection* coll, int include_docs, char** out_jso
  * documents with at least one revision this collection lacks; possible_ancestors are
  * the document's leaves of a lower generation than a missing revision (omitted when
  * none). Errors: 400 (malformed request), 404, 500. */
-cbl_status cbl_revs_diff(cbl_collection* coll, const char* request_json, char** out_json,
+CBL_WARN_UNUSED cbl_status cbl_revs_diff(cbl_collection* coll, const char* request_json, char** out_json,
                          cbl_error* err);
 
 /* Inserts revisions made elsewhere (`_bulk_docs` with new_edits=false), all in one
@@ -626,7 +649,7 @@ cbl_status cbl_revs_diff(cbl_collection* coll, const char* request_json, char** 
  * CouchDB's names: "bad_request" (malformed), "forbidden" (a validator refused),
  * "file_exists" (a stub names content not held here; status 412).
  * Errors: 400 (malformed request), 404, 503, 500. */
-cbl_status cbl_docs_put_existing(cbl_collection* coll, const char* docs_json,
+CBL_WARN_UNUSED cbl_status cbl_docs_put_existing(cbl_collection* coll, const char* docs_json,
                                  char** out_json, cbl_error* err);
 
 /* Saves new revisions (`_bulk_docs` with new_edits=true) in one transaction: each doc
@@ -634,7 +657,7 @@ cbl_status cbl_docs_put_existing(cbl_collection* coll, const char* docs_json,
  * "_deleted": true for a tombstone). Result as cbl_docs_put_existing's, with
  * "conflict" for a stale or missing parent. Errors: 400 (malformed request), 404, 503,
  * 500. */
-cbl_status cbl_docs_save(cbl_collection* coll, const char* docs_json, char** out_json,
+CBL_WARN_UNUSED cbl_status cbl_docs_save(cbl_collection* coll, const char* docs_json, char** out_json,
                          cbl_error* err);
 
 /* Reads revisions of one document (`GET /db/doc?open_revs=...`). revs_json: ["rev", ...],
@@ -646,7 +669,7 @@ cbl_status cbl_docs_save(cbl_collection* coll, const char* docs_json, char** out
  * [{"ok": doc} | {"missing": "rev"}, ...]. Errors: 404 (the document does not exist
  * and all leaves were asked for), 400 (document ID, malformed revs_json or options),
  * 500. */
-cbl_status cbl_doc_open_revs(cbl_collection* coll, const char* doc_id, const char* revs_json,
+CBL_WARN_UNUSED cbl_status cbl_doc_open_revs(cbl_collection* coll, const char* doc_id, const char* revs_json,
                              const char* options_json, char** out_json, cbl_error* err);
 
 /* Reads many documents at once (`_bulk_get`). request_json:
@@ -655,7 +678,7 @@ cbl_status cbl_doc_open_revs(cbl_collection* coll, const char* doc_id, const cha
  * {"results": [{"id": .., "docs": [{"ok": doc} | {"error": {"id", "rev", "error":
  * "not_found", "reason": "missing"}}]}, ...]}. Errors: 400 (malformed request or
  * options), 404, 500. */
-cbl_status cbl_docs_bulk_get(cbl_collection* coll, const char* request_json,
+CBL_WARN_UNUSED cbl_status cbl_docs_bulk_get(cbl_collection* coll, const char* request_json,
                              const char* options_json, char** out_json, cbl_error* err);
 
 /* CouchDB's `_purge`: removes the given leaf revisions (revs_json: ["rev", ...]) and the
@@ -663,7 +686,7 @@ cbl_status cbl_docs_bulk_get(cbl_collection* coll, const char* request_json,
  * cbl_doc_purge. Unknown and non-leaf revisions are ignored. *out_json (optional): the
  * purged revision IDs as a JSON array ("[]" for an absent document). Errors: 400
  * (document ID, revs_json not an array of strings), 404, 503, 500. */
-cbl_status cbl_doc_purge_revisions(cbl_collection* coll, const char* doc_id,
+CBL_WARN_UNUSED cbl_status cbl_doc_purge_revisions(cbl_collection* coll, const char* doc_id,
                                    const char* revs_json, char** out_json, cbl_error* err);
 
 /* Waits until the collection has a change after `since` (*out_changed = 1) or
@@ -671,7 +694,7 @@ cbl_status cbl_doc_purge_revisions(cbl_collection* coll, const char* doc_id,
  * it at once, another process's within half a second. For longpoll and continuous
  * feeds. Errors: 400 (also when the database handle is closed while waiting), 404,
  * 500. */
-cbl_status cbl_changes_wait(cbl_collection* coll, uint64_t since, int32_t timeout_ms,
+CBL_WARN_UNUSED cbl_status cbl_changes_wait(cbl_collection* coll, uint64_t since, int32_t timeout_ms,
                             int* out_changed, cbl_error* err);
 
 /* A changes filter: returns non-zero when the change passes. doc_json is the changed
@@ -685,12 +708,12 @@ typedef int (*cbl_filter_fn)(void* context, const char* doc_json, const char* pa
  * Replacing or removing a filter waits until no call of the old one is running, so the
  * caller may free its context afterwards. Errors: 400 (name empty, over 255 bytes or
  * with control characters; closed handle). */
-cbl_status cbl_db_set_filter(cbl_db* db, const char* name, cbl_filter_fn fn, void* context,
+CBL_WARN_UNUSED cbl_status cbl_db_set_filter(cbl_db* db, const char* name, cbl_filter_fn fn, void* context,
                              cbl_error* err);
 
 /* The database's stable identity (made at creation, kept in the file), as text.
  * Caller frees. Errors: 400, 500. */
-cbl_status cbl_db_uuid(cbl_db* db, char** out_uuid, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_uuid(cbl_db* db, char** out_uuid, cbl_error* err);
 
 /* ------------------------------------------------------------------------------------ */
 /* Listener: serving databases over HTTP(S) with CouchDB's REST API                     */
@@ -717,22 +740,22 @@ typedef struct cbl_server cbl_server;
  * On success *out_server is a handle for the calls below; release it with
  * cbl_server_stop. Errors: 400 (malformed or unknown configuration, address in use or
  * invalid, unreadable TLS files), 404 (directory missing), 500. */
-cbl_status cbl_server_start(const char* config_json, cbl_server** out_server, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_server_start(const char* config_json, cbl_server** out_server, cbl_error* err);
 
 /* Serves the open database `db` as `name` (replacing a directory database of that
  * name); db NULL stops serving a handle given before. The handle stays the caller's:
  * closing it stops serving it. Errors: 400 (invalid name or handles). */
-cbl_status cbl_server_serve(cbl_server* server, const char* name, cbl_db* db, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_server_serve(cbl_server* server, const char* name, cbl_db* db, cbl_error* err);
 
 /* The bound TCP port. Errors: 400 (invalid handle). */
-cbl_status cbl_server_port(cbl_server* server, uint16_t* out_port, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_server_port(cbl_server* server, uint16_t* out_port, cbl_error* err);
 
 /* The base URL, e.g. "http://127.0.0.1:4984/". Caller frees. Errors: 400. */
-cbl_status cbl_server_url(cbl_server* server, char** out_url, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_server_url(cbl_server* server, char** out_url, cbl_error* err);
 
 /* The SHA-256 of the TLS certificate (DER) as 64 lowercase hex digits, for clients
  * that pin it. Caller frees. Errors: 404 (not a TLS listener), 400. */
-cbl_status cbl_server_tls_fingerprint(cbl_server* server, char** out_sha256, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_server_tls_fingerprint(cbl_server* server, char** out_sha256, cbl_error* err);
 
 /* Stops accepting connections, waits up to timeout_ms for requests in flight, closes
  * every connection and the databases it opened, releases the port, and releases the
@@ -816,7 +839,7 @@ typedef void (*cbl_replicator_document_fn)(void* context, const char* documents_
  * Errors: 400 (NULL/invalid arguments, malformed or unknown configuration, invalid URL,
  * tls options on an http URL, unreadable CA file, a closed database), 500. A collection
  * deleted meanwhile stops the replication with 404 in its status. */
-cbl_status cbl_replicator_start(cbl_collection* coll, const char* config_json,
+CBL_WARN_UNUSED cbl_status cbl_replicator_start(cbl_collection* coll, const char* config_json,
                                 cbl_replicator_status_fn on_status,
                                 cbl_replicator_document_fn on_documents, void* context,
                                 cbl_replicator** out_replicator, cbl_error* err);
@@ -828,20 +851,20 @@ cbl_status cbl_replicator_start(cbl_collection* coll, const char* config_json,
  *    "error": {"status": http status (0: no answer, the network failed), "message": ..}?}
  * "error" is the failure that stopped the replication or keeps it offline; it goes away
  * when a continuous replication recovers. Errors: 400 (invalid handle). */
-cbl_status cbl_replicator_status(cbl_replicator* replicator, char** out_status_json, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_replicator_status(cbl_replicator* replicator, char** out_status_json, cbl_error* err);
 
 /* Waits until the replication has stopped (a one-shot one stops when done or failed),
  * up to timeout_ms (-1: no limit). Errors: 503 (still running at the timeout), 400. */
-cbl_status cbl_replicator_wait(cbl_replicator* replicator, int32_t timeout_ms, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_replicator_wait(cbl_replicator* replicator, int32_t timeout_ms, cbl_error* err);
 
 /* The IDs of documents with local changes the push has not sent yet, as a JSON array in
  * change order (read from the push's checkpoint in this database; the filter and
  * doc_ids apply). Caller frees. Errors: 400 (not a push replicator, invalid handle). */
-cbl_status cbl_replicator_pending_documents(cbl_replicator* replicator, char** out_json, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_replicator_pending_documents(cbl_replicator* replicator, char** out_json, cbl_error* err);
 
 /* Sets *out_pending to 1 when doc_id has a local change the push has not sent yet, else
  * 0. Errors: as above. */
-cbl_status cbl_replicator_is_document_pending(cbl_replicator* replicator, const char* doc_id,
+CBL_WARN_UNUSED cbl_status cbl_replicator_is_document_pending(cbl_replicator* replicator, const char* doc_id,
                                               int* out_pending, cbl_error* err);
 
 /* Stops the replication, waits until its threads have ended (unless called from one of
@@ -869,7 +892,7 @@ void cbl_replicator_stop(cbl_replicator* replicator);
  * Errors: 400 (malformed options: not an object, an unknown option or a wrong type),
  * 404 (no filter registered under "filter"), 500. A filter callback runs during the
  * call (see cbl_filter_fn). */
-cbl_status cbl_collection_changes(cbl_collection* coll, uint64_t since,
+CBL_WARN_UNUSED cbl_status cbl_collection_changes(cbl_collection* coll, uint64_t since,
                                   const char* options_json, char** out_json, cbl_error* err);
 
 /* One change delivered to a listener. Pointers are valid during the callback only. */
@@ -891,20 +914,20 @@ typedef struct cbl_listener_token cbl_listener_token;
 /* Listens to every change of the collection, whichever handle in this process made it.
  * On success *out_token is a handle; release it with cbl_listener_remove.
  * Errors: 400 (NULL callback), 404. */
-cbl_status cbl_collection_add_change_listener(cbl_collection* coll, cbl_change_fn callback,
+CBL_WARN_UNUSED cbl_status cbl_collection_add_change_listener(cbl_collection* coll, cbl_change_fn callback,
                                               void* context, cbl_listener_token** out_token,
                                               cbl_error* err);
 
 /* Listens to changes of one document of the collection (the document need not exist).
  * Errors: 400 (NULL callback; doc_id not a valid document ID), 404. */
-cbl_status cbl_collection_add_document_listener(cbl_collection* coll, const char* doc_id,
+CBL_WARN_UNUSED cbl_status cbl_collection_add_document_listener(cbl_collection* coll, const char* doc_id,
                                                 cbl_change_fn callback, void* context,
                                                 cbl_listener_token** out_token,
                                                 cbl_error* err);
 
 /* Listens to the default collection (same as the collection call). Errors: 400 (NULL
  * callback). */
-cbl_status cbl_db_add_change_listener(cbl_db* db, cbl_change_fn callback, void* context,
+CBL_WARN_UNUSED cbl_status cbl_db_add_change_listener(cbl_db* db, cbl_change_fn callback, void* context,
                                       cbl_listener_token** out_token, cbl_error* err);
 
 /* Removes the listener and releases the token. Returns only when no call of its callback
@@ -921,9 +944,9 @@ void cbl_listener_remove(cbl_listener_token* token);
  * wait: returns once every committed change has been delivered (never waits for itself
  * when called from a callback; never waits for buffered changes).
  * Errors: all three 400; wait 503 (changes still being delivered after timeout_ms). */
-cbl_status cbl_db_buffer_notifications(cbl_db* db, int enabled, cbl_error* err);
-cbl_status cbl_db_send_notifications(cbl_db* db, cbl_error* err);
-cbl_status cbl_db_wait_notifications(cbl_db* db, uint32_t timeout_ms, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_buffer_notifications(cbl_db* db, int enabled, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_send_notifications(cbl_db* db, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_wait_notifications(cbl_db* db, uint32_t timeout_ms, cbl_error* err);
 
 /* ------------------------------------------------------------------------------------ */
 /* Attachments                                                                          */
@@ -978,18 +1001,18 @@ cbl_status cbl_db_wait_notifications(cbl_db* db, uint32_t timeout_ms, cbl_error*
 typedef struct cbl_blob_writer cbl_blob_writer;
 
 /* Begins writing content into the store of `db`. Errors: 400, 500 (I/O). */
-cbl_status cbl_blob_writer_create(cbl_db* db, cbl_blob_writer** out_writer, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_blob_writer_create(cbl_db* db, cbl_blob_writer** out_writer, cbl_error* err);
 
 /* Appends `length` bytes (`data` may be NULL when length is 0). After a failure the
  * writer keeps its handle but is unusable: cancel it. Errors: 400 (invalid handle, NULL
  * data with length > 0, writer failed), 500 (I/O, e.g. disk full). */
-cbl_status cbl_blob_writer_write(cbl_blob_writer* writer, const void* data, size_t length,
+CBL_WARN_UNUSED cbl_status cbl_blob_writer_write(cbl_blob_writer* writer, const void* data, size_t length,
                                  cbl_error* err);
 
 /* Completes the content, verifies it, makes it visible in the store, and RELEASES the
  * writer (on failure too). *out_digest (optional) receives its digest; caller frees.
  * Errors: 400 (invalid handle), 500 (I/O; nothing becomes visible). */
-cbl_status cbl_blob_writer_finish(cbl_blob_writer* writer, char** out_digest, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_blob_writer_finish(cbl_blob_writer* writer, char** out_digest, cbl_error* err);
 
 /* Abandons the content (nothing becomes visible) and releases the writer. NULL and
  * invalid handles are ignored. */
@@ -997,18 +1020,18 @@ void cbl_blob_writer_cancel(cbl_blob_writer* writer);
 
 /* Stores `length` bytes from memory (`data` may be NULL when length is 0).
  * *out_digest (optional) receives the digest; caller frees. Errors: 400, 500. */
-cbl_status cbl_db_blob_put(cbl_db* db, const void* data, size_t length, char** out_digest,
+CBL_WARN_UNUSED cbl_status cbl_db_blob_put(cbl_db* db, const void* data, size_t length, char** out_digest,
                            cbl_error* err);
 
 /* Stores a copy of the regular file at `path`, streamed (constant memory). *out_digest
  * (optional) receives the digest; caller frees. Errors: 400 (not a regular file,
  * unreadable), 404 (no such file), 500. */
-cbl_status cbl_db_blob_import_file(cbl_db* db, const char* path, char** out_digest,
+CBL_WARN_UNUSED cbl_status cbl_db_blob_import_file(cbl_db* db, const char* path, char** out_digest,
                                    cbl_error* err);
 
 /* The length in bytes of stored content `digest`. Errors: 400 (malformed digest), 404
  * (the store does not have it). */
-cbl_status cbl_db_blob_length(cbl_db* db, const char* digest, uint64_t* out_length,
+CBL_WARN_UNUSED cbl_status cbl_db_blob_length(cbl_db* db, const char* digest, uint64_t* out_length,
                               cbl_error* err);
 
 /* Sets (adds or replaces) attachment `name` of a document to stored content `digest`,
@@ -1020,7 +1043,7 @@ cbl_status cbl_db_blob_length(cbl_db* db, const char* digest, uint64_t* out_leng
  * Errors: 400 (doc ID, name, type, digest), 404 (document absent while a parent is
  * given), 409 (parent not current; NULL parent while the document exists), 412 (content
  * not in the store), 403 (validator), 503, 500. */
-cbl_status cbl_doc_set_attachment(cbl_collection* coll, const char* doc_id,
+CBL_WARN_UNUSED cbl_status cbl_doc_set_attachment(cbl_collection* coll, const char* doc_id,
                                   const char* parent_rev_id, const char* name,
                                   const char* content_type, const char* digest,
                                   char** out_rev_id, cbl_error* err);
@@ -1029,28 +1052,28 @@ cbl_status cbl_doc_set_attachment(cbl_collection* coll, const char* doc_id,
  * revision; NULL: whatever is current). The content stays stored until compaction finds
  * it unreferenced. *out_rev_id (optional): as above. Errors: 404 (no such document or
  * attachment), 409 (parent not current), 400, 403, 503, 500. */
-cbl_status cbl_doc_remove_attachment(cbl_collection* coll, const char* doc_id,
+CBL_WARN_UNUSED cbl_status cbl_doc_remove_attachment(cbl_collection* coll, const char* doc_id,
                                      const char* parent_rev_id, const char* name,
                                      char** out_rev_id, cbl_error* err);
 
 /* The attachment names of the current revision as a JSON array of strings, sorted by
  * UTF-8 bytes ("[]" when none). Caller frees. Errors: 404 (absent or deleted), 400,
  * 500. */
-cbl_status cbl_doc_attachment_names(cbl_collection* coll, const char* doc_id,
+CBL_WARN_UNUSED cbl_status cbl_doc_attachment_names(cbl_collection* coll, const char* doc_id,
                                     char** out_json, cbl_error* err);
 
 /* Reads a whole attachment of the current revision into memory. *out_bytes receives a
  * buffer the caller frees with cbl_free (never NULL on success, even for 0 bytes) and
  * *out_length its length. Content that does not match its digest fails with 500.
  * Errors: 404 (no such document or attachment, or content missing), 400, 500. */
-cbl_status cbl_doc_get_attachment(cbl_collection* coll, const char* doc_id, const char* name,
+CBL_WARN_UNUSED cbl_status cbl_doc_get_attachment(cbl_collection* coll, const char* doc_id, const char* name,
                                   void** out_bytes, size_t* out_length, cbl_error* err);
 
 /* Writes an attachment of the current revision to the file `path` (streamed, constant
  * memory): written beside it under a temporary name, then renamed over `path`, so
  * `path` never holds partial content. Errors: 404 (no such document or attachment), 400
  * (bad path, e.g. a directory or an unwritable folder), 500. */
-cbl_status cbl_doc_save_attachment_to_file(cbl_collection* coll, const char* doc_id,
+CBL_WARN_UNUSED cbl_status cbl_doc_save_attachment_to_file(cbl_collection* coll, const char* doc_id,
                                            const char* name, const char* path,
                                            cbl_error* err);
 
@@ -1062,7 +1085,7 @@ typedef struct cbl_blob_reader cbl_blob_reader;
 
 /* Opens attachment `name` of the current revision for reading, at offset 0.
  * Errors: 404 (no such document or attachment, or content missing), 400, 500. */
-cbl_status cbl_doc_open_attachment(cbl_collection* coll, const char* doc_id, const char* name,
+CBL_WARN_UNUSED cbl_status cbl_doc_open_attachment(cbl_collection* coll, const char* doc_id, const char* name,
                                    cbl_blob_reader** out_reader, cbl_error* err);
 
 /* Reads up to `capacity` bytes at the current offset into `buffer` and advances;
@@ -1070,15 +1093,15 @@ cbl_status cbl_doc_open_attachment(cbl_collection* coll, const char* doc_id, con
  * offset 0 to the end without seeking, it is checked against its digest: the read that
  * reaches the end fails with 500 on a mismatch. Errors: 400 (invalid handle, NULL
  * buffer with capacity > 0), 500. */
-cbl_status cbl_blob_reader_read(cbl_blob_reader* reader, void* buffer, size_t capacity,
+CBL_WARN_UNUSED cbl_status cbl_blob_reader_read(cbl_blob_reader* reader, void* buffer, size_t capacity,
                                 size_t* out_read, cbl_error* err);
 
 /* Moves the read offset to `offset` (0 to the length). Errors: 400 (past the end,
  * invalid handle). */
-cbl_status cbl_blob_reader_seek(cbl_blob_reader* reader, uint64_t offset, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_blob_reader_seek(cbl_blob_reader* reader, uint64_t offset, cbl_error* err);
 
 /* The content's length in bytes. Errors: 400. */
-cbl_status cbl_blob_reader_length(cbl_blob_reader* reader, uint64_t* out_length,
+CBL_WARN_UNUSED cbl_status cbl_blob_reader_length(cbl_blob_reader* reader, uint64_t* out_length,
                                   cbl_error* err);
 
 /* Closes and releases the reader. NULL and invalid handles are ignored. */
@@ -1157,7 +1180,7 @@ typedef void (*cbl_map_fn)(void* context, const char* doc_json, cbl_emitter* emi
  * null). Errors: 400 (invalid JSON, or the emitter is not the one of a running map
  * callback). A failed emit also fails the index update (and so the query) with that
  * error once the callback returns. */
-cbl_status cbl_emit(cbl_emitter* emitter, const char* key_json, const char* value_json,
+CBL_WARN_UNUSED cbl_status cbl_emit(cbl_emitter* emitter, const char* key_json, const char* value_json,
                     cbl_error* err);
 
 /* Reduce callback: keys_json and values_json are JSON arrays of the same length (values
@@ -1173,7 +1196,7 @@ typedef char* (*cbl_reduce_fn)(void* context, const char* keys_json, const char*
  * collection. Nothing is stored until the view is first updated. Several handles may
  * name the same view; each carries its own functions. Errors: 400, 404 (collection
  * deleted). Release with cbl_view_release. */
-cbl_status cbl_collection_view(cbl_collection* coll, const char* name, cbl_view** out_view,
+CBL_WARN_UNUSED cbl_status cbl_collection_view(cbl_collection* coll, const char* name, cbl_view** out_view,
                                cbl_error* err);
 
 /* Sets the functions of this view handle. map: NULL removes them (queries then need
@@ -1185,23 +1208,23 @@ cbl_status cbl_collection_view(cbl_collection* coll, const char* name, cbl_view*
  * they may still be called: until cbl_view_release returns and every live query started
  * on the handle is stopped. Errors: 400 (NULL version, unknown builtin, both reduce
  * kinds). */
-cbl_status cbl_view_set_map_reduce(cbl_view* view, cbl_map_fn map, cbl_reduce_fn reduce,
+CBL_WARN_UNUSED cbl_status cbl_view_set_map_reduce(cbl_view* view, cbl_map_fn map, cbl_reduce_fn reduce,
                                    const char* builtin_reduce, const char* version,
                                    void* context, cbl_error* err);
 
 /* Brings the index up to date now (maps the documents changed since the last update).
  * Errors: 400 (also when a cbl_emit of the map callback failed), 404, 406 (no map
  * function), 503, 500. */
-cbl_status cbl_view_update(cbl_view* view, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_view_update(cbl_view* view, cbl_error* err);
 
 /* The view's state as JSON: {"name":..,"last_sequence":n (0: never indexed),
  * "total_rows":n,"stale":bool (the collection has changes the index does not cover)}.
  * Caller frees. Errors: 400, 404, 500. */
-cbl_status cbl_view_info(cbl_view* view, char** out_json, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_view_info(cbl_view* view, char** out_json, cbl_error* err);
 
 /* Deletes the view's index (tables and registry entry); the handle stays usable and
  * its next update rebuilds the index. Errors: 400, 404 (no index), 503, 500. */
-cbl_status cbl_view_delete(cbl_view* view, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_view_delete(cbl_view* view, cbl_error* err);
 
 /* Releases a view handle. Waits for background index updates it started
  * ("update":"after") to finish, so its callbacks are not called afterwards except by live
@@ -1211,18 +1234,18 @@ void cbl_view_release(cbl_view* view);
 
 /* Sorted JSON array of the names of the collection's views that have an index. Caller
  * frees. Errors: 400, 404, 500. */
-cbl_status cbl_collection_view_names(cbl_collection* coll, char** out_json, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_collection_view_names(cbl_collection* coll, char** out_json, cbl_error* err);
 
 /* Runs a query (options above; NULL = {}) and returns its rows as JSON (see Results).
  * Caller frees. Errors: 400 (options; a failed cbl_emit), 406 (no map function and
  * "update" not false), 500 (also a reduce callback returning NULL), 404, 503. */
-cbl_status cbl_view_query_json(cbl_view* view, const char* options_json, char** out_json,
+CBL_WARN_UNUSED cbl_status cbl_view_query_json(cbl_view* view, const char* options_json, char** out_json,
                                cbl_error* err);
 
 /* Runs a query and returns a result to read row by row: the index is read in pages as
  * the rows are consumed, so memory stays constant however many rows match. Errors as
  * cbl_view_query_json. Release the result with cbl_query_result_release. */
-cbl_status cbl_view_query(cbl_view* view, const char* options_json,
+CBL_WARN_UNUSED cbl_status cbl_view_query(cbl_view* view, const char* options_json,
                           cbl_query_result** out_result, cbl_error* err);
 
 /* One row of a result. The strings belong to the result and stay valid until the next
@@ -1243,18 +1266,18 @@ typedef struct cbl_query_row {
  * (row untouched). Errors: 400 (also a NULL row), 404, 500 (storage errors while
  * paging; also, today, a view's result whose collection was deleted meanwhile); on error
  * *out_has_row is 0. Calls on one result are serialized. */
-cbl_status cbl_query_result_next(cbl_query_result* result, cbl_query_row* row,
+CBL_WARN_UNUSED cbl_status cbl_query_result_next(cbl_query_result* result, cbl_query_row* row,
                                  int* out_has_row, cbl_error* err);
 
 /* Sets *out_stale to 1 when re-running the query could give other rows: the index has
  * changed since the result was made, or the collection has changes the index does not
  * cover yet (conservative: may say 1 when the rows would be the same). All-docs
  * results: the collection changed. Errors: 400, 404, 500. */
-cbl_status cbl_query_result_is_stale(cbl_query_result* result, int* out_stale, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_query_result_is_stale(cbl_query_result* result, int* out_stale, cbl_error* err);
 
 /* The rows not read yet, as the JSON object of cbl_view_query_json. Caller frees.
  * Errors: as cbl_query_result_next. */
-cbl_status cbl_query_result_json(cbl_query_result* result, char** out_json, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_query_result_json(cbl_query_result* result, char** out_json, cbl_error* err);
 
 /* Releases a result. NULL and invalid handles are ignored. Do not release a result
  * passed to a live query callback (the library does). */
@@ -1272,12 +1295,12 @@ void cbl_query_result_release(cbl_query_result* result);
  * With "keys", rows come in the order given, deleted documents included, and an ID with
  * no document gives {"key":id,"error":"not_found"}. "total_rows" is the number of
  * undeleted documents. Caller frees. Errors: 400 (options; reduce/group), 404, 500. */
-cbl_status cbl_collection_all_docs(cbl_collection* coll, const char* options_json,
+CBL_WARN_UNUSED cbl_status cbl_collection_all_docs(cbl_collection* coll, const char* options_json,
                                    char** out_json, cbl_error* err);
 
 /* The same, read row by row (see cbl_view_query). Errors as cbl_collection_all_docs.
  * Release the result with cbl_query_result_release. */
-cbl_status cbl_collection_all_docs_query(cbl_collection* coll, const char* options_json,
+CBL_WARN_UNUSED cbl_status cbl_collection_all_docs_query(cbl_collection* coll, const char* options_json,
                                          cbl_query_result** out_result, cbl_error* err);
 
 /* Live queries. A live query runs its query on its own thread, calls `callback` with
@@ -1296,19 +1319,19 @@ typedef void (*cbl_live_query_fn)(void* context, cbl_query_result* result);
  * released afterwards. Errors: 400 (options, NULL callback), 404, 406 (no map
  * function).
  * Stop and release it with cbl_live_query_stop. */
-cbl_status cbl_live_query_start(cbl_view* view, const char* options_json,
+CBL_WARN_UNUSED cbl_status cbl_live_query_start(cbl_view* view, const char* options_json,
                                 cbl_live_query_fn callback, void* context,
                                 cbl_live_query** out_live_query, cbl_error* err);
 
 /* Replaces the options; the query re-runs and delivers its new result set. Errors: 400. */
-cbl_status cbl_live_query_set_options(cbl_live_query* live_query, const char* options_json,
+CBL_WARN_UNUSED cbl_status cbl_live_query_set_options(cbl_live_query* live_query, const char* options_json,
                                       cbl_error* err);
 
 /* Returns once every change committed (and notified) before the call has been processed
  * and any resulting callback has returned. Errors: 400 (bad handle), 406 (stopped). Must
  * not be called from the live query's own callback, nor while the calling thread holds a
  * transaction open (the live query would wait for it to update the index). */
-cbl_status cbl_live_query_wait_idle(cbl_live_query* live_query, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_live_query_wait_idle(cbl_live_query* live_query, cbl_error* err);
 
 /* Stops the live query and releases its handle. Returns once no call of its callback is
  * running and none will follow (unless called from that callback), so the caller may

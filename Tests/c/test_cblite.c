@@ -144,7 +144,7 @@ static cbl_status put(cbl_collection* c, const char* id, const char* body, const
 /* cbl_doc_get into a fresh string (caller frees); NULL when it fails. */
 static char* get(cbl_collection* c, const char* id, uint32_t flags) {
     char* json = NULL;
-    cbl_doc_get(c, id, flags, &json, &E);
+    if (cbl_doc_get(c, id, flags, &json, &E) != CBL_OK) return NULL;  /* json is NULL then too */
     return json;
 }
 
@@ -274,7 +274,7 @@ static void open_fails(const char* name, const char* dir, const char* options, c
     cbl_status st = cbl_db_open(name, dir, options, &db, &E);
     check_st_(st, want, "cbl_db_open(..., &E) (see line)", __FILE__, line);
     check_(db == NULL, "out_db set to NULL on failure", __FILE__, line);
-    if (st == CBL_OK && db != (cbl_db*)POISON_PTR) cbl_db_close(db, NULL);
+    if (st == CBL_OK && db != (cbl_db*)POISON_PTR) CHECK_ST(cbl_db_close(db, NULL), CBL_OK);
 }
 #define OPEN_FAILS(name, dir, options, want) open_fails(name, dir, options, want, __LINE__)
 
@@ -1476,7 +1476,7 @@ static void test_encryption(void) {
     memset(&lk, 0, sizeof lk);
     pthread_mutex_init(&lk.mu, NULL);
     cbl_log_set_callback(leak_log_cb, &lk);
-    for (int d = 0; d < CBL_LOG_DOMAIN_COUNT; d++) cbl_log_set_level((cbl_log_domain)d, CBL_LOG_DEBUG, NULL);
+    for (int d = 0; d < CBL_LOG_DOMAIN_COUNT; d++) CHECK_ST(cbl_log_set_level((cbl_log_domain)d, CBL_LOG_DEBUG, NULL), CBL_OK);
 
     /* create encrypted with a password; a plain database is not encrypted */
     cbl_db* db = NULL;
@@ -1548,7 +1548,7 @@ static void test_encryption(void) {
     CHECK_ST(cbl_db_change_encryption_key(plain, NULL, &E), CBL_BAD_REQUEST); /* closed */
 
     cbl_log_set_callback(NULL, NULL);
-    for (int d = 0; d < CBL_LOG_DOMAIN_COUNT; d++) cbl_log_set_level((cbl_log_domain)d, CBL_LOG_WARNING, NULL);
+    for (int d = 0; d < CBL_LOG_DOMAIN_COUNT; d++) CHECK_ST(cbl_log_set_level((cbl_log_domain)d, CBL_LOG_WARNING, NULL), CBL_OK);
     CHECK(lk.messages > 0 && lk.leaks == 0); /* the key never appears in log messages */
     pthread_mutex_destroy(&lk.mu);
 }

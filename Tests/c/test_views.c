@@ -149,7 +149,7 @@ static void map_k(void* context, const char* doc, cbl_emitter* emitter) {
     char key[256], value[256];
     value_text(k, key, sizeof key);
     const char* v = field(doc, "v");
-    cbl_emit(emitter, key, v ? value_text(v, value, sizeof value) : NULL, NULL);
+    CHECK_ST(cbl_emit(emitter, key, v ? value_text(v, value, sizeof value) : NULL, NULL), CBL_OK);
 }
 
 /* CouchDB's collation sample, in order; documents carry an index "n" into it. */
@@ -164,7 +164,7 @@ static const char* COUCH_ORDER[] = {
 static void map_sample(void* context, const char* doc, cbl_emitter* emitter) {
     (void)context;
     const char* n = field(doc, "n");
-    if (n) cbl_emit(emitter, COUCH_ORDER[atoi(n)], NULL, NULL);
+    if (n) CHECK_ST(cbl_emit(emitter, COUCH_ORDER[atoi(n)], NULL, NULL), CBL_OK);
 }
 
 typedef struct reduce_ctx { int calls, rereduce_calls, max_values; } reduce_ctx;
@@ -560,7 +560,7 @@ static cbl_emitter* g_saved_emitter;
 static void map_save_emitter(void* context, const char* doc, cbl_emitter* emitter) {
     (void)context; (void)doc;
     g_saved_emitter = emitter;
-    cbl_emit(emitter, "[1, 2 , {\"z\":1,\"a\":2}]", "\"x\"", NULL);
+    CHECK_ST(cbl_emit(emitter, "[1, 2 , {\"z\":1,\"a\":2}]", "\"x\"", NULL), CBL_OK);
 }
 
 static void test_errors_and_handles(void) {

@@ -84,7 +84,7 @@ static void make_fixture(void) {
     cbl_collection *c = NULL, *c2 = NULL;
     cbl_error e;
     if (cbl_db_open("fixture", g_dir, NULL, &db, &e) != CBL_OK) { fprintf(stderr, "fixture: %s\n", e.message); exit(2); }
-    cbl_db_default_collection(db, &c, NULL);
+    CHECK(cbl_db_default_collection(db, &c, NULL) == CBL_OK);
     for (int i = 0; i < 10; i++) {
         char id[32], body[64];
         snprintf(id, sizeof id, "keep-%d", i);
@@ -93,16 +93,16 @@ static void make_fixture(void) {
     }
     /* a conflicted document */
     char *r1 = NULL, *r2 = NULL, *r3 = NULL;
-    cbl_doc_put(c, "conflicted", "{\"v\":1}", NULL, 0, NULL, &r1, NULL);
-    cbl_doc_put(c, "conflicted", "{\"v\":2}", r1, 0, NULL, &r2, NULL);
-    cbl_doc_put(c, "conflicted", "{\"v\":3}", r1, CBL_PUT_ALLOW_CONFLICT, NULL, &r3, NULL);
+    CHECK(cbl_doc_put(c, "conflicted", "{\"v\":1}", NULL, 0, NULL, &r1, NULL) == CBL_OK);
+    CHECK(cbl_doc_put(c, "conflicted", "{\"v\":2}", r1, 0, NULL, &r2, NULL) == CBL_OK);
+    CHECK(cbl_doc_put(c, "conflicted", "{\"v\":3}", r1, CBL_PUT_ALLOW_CONFLICT, NULL, &r3, NULL) == CBL_OK);
     cbl_free(r1); cbl_free(r2); cbl_free(r3);
-    cbl_local_put(c, "loc", "{\"local\":true}", NULL, NULL, NULL);
-    cbl_db_create_collection(db, "s1", "c1", &c2, NULL);
-    cbl_doc_put(c2, "other", "{\"o\":1}", NULL, 0, NULL, NULL, NULL);
+    CHECK(cbl_local_put(c, "loc", "{\"local\":true}", NULL, NULL, NULL) == CBL_OK);
+    CHECK(cbl_db_create_collection(db, "s1", "c1", &c2, NULL) == CBL_OK);
+    CHECK(cbl_doc_put(c2, "other", "{\"o\":1}", NULL, 0, NULL, NULL, NULL) == CBL_OK);
     cbl_collection_release(c2);
     cbl_collection_release(c);
-    cbl_db_close(db, NULL);
+    CHECK(cbl_db_close(db, NULL) == CBL_OK);
 }
 
 static void open_fixture(void) {
@@ -130,7 +130,7 @@ static void open_fixture(void) {
         fclose(f);
     }
     char* conf = NULL;
-    cbl_doc_conflicts(CO, "conflicted", &conf, NULL);
+    CHECK(cbl_doc_conflicts(CO, "conflicted", &conf, NULL) == CBL_OK);
     char items[4][80];
     if (rel_json_str_array(conf, items, 4) >= 2) snprintf(REV_CONF, sizeof REV_CONF, "%s", items[1]);
     cbl_free(conf);
@@ -146,7 +146,7 @@ static void check_fixture_intact(const char* when) {
         rel_failf("%s: fixture cannot be opened: %d %s", when, e.code, e.message);
         return;
     }
-    cbl_db_default_collection(db, &c, NULL);
+    CHECK(cbl_db_default_collection(db, &c, NULL) == CBL_OK);
     for (int i = 0; i < 10; i++) {
         char id[32], *json = NULL, rev[80], want[64];
         snprintf(id, sizeof id, "keep-%d", i);
@@ -179,7 +179,7 @@ static void check_fixture_intact(const char* when) {
     if (cbl_db_integrity_check(db, &rep, &e) != CBL_OK) { rel_failf("%s: integrity: %s %s", when, e.message, rep ? rep : ""); bad = 1; }
     cbl_free(rep);
     cbl_collection_release(c);
-    cbl_db_close(db, NULL);
+    CHECK(cbl_db_close(db, NULL) == CBL_OK);
     if (!bad) g_pass++;
 }
 
@@ -216,7 +216,7 @@ static void case_null_database_functions(void) {
     CHECK(cbl_db_exists(NULL, NULL) == 0);
     CHECK_ST(cbl_db_list(g_dir, NULL, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_copy(NULL, "copy", g_dir, &E), CBL_BAD_REQUEST);
-    { char* p = NULL; cbl_db_path(DB, &p, NULL);
+    { char* p = NULL; CHECK(cbl_db_path(DB, &p, NULL) == CBL_OK);
       CHECK_ST(cbl_db_copy(p, NULL, g_dir, &E), CBL_BAD_REQUEST); cbl_free(p); }
     CHECK_OUT(cbl_db_name(NULL, &J, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_name(DB, NULL, &E), CBL_BAD_REQUEST);
@@ -452,7 +452,7 @@ static void case_null_attachment_functions(void) {
     cbl_blob_reader_close((cbl_blob_reader*)(void*)g_stack_junk);
 }
 
-static void cb_map(void* ctx, const char* doc, cbl_emitter* em) { (void)ctx; (void)doc; cbl_emit(em, "1", NULL, NULL); }
+static void cb_map(void* ctx, const char* doc, cbl_emitter* em) { (void)ctx; (void)doc; IGNORE_STATUS(cbl_emit(em, "1", NULL, NULL)); }
 static void cb_live(void* ctx, cbl_query_result* r) { (void)ctx; (void)r; }
 
 /* The views and queries ABI: NULL for every pointer, junk and released handles, bad options. */
@@ -562,7 +562,7 @@ static void case_invalid_utf8(void) {
         CHECK_ST(cbl_doc_put_existing(CO, "pe", "{}", hist, &E), CBL_BAD_REQUEST);
         CHECK_ST(cbl_doc_set_expiration(CO, s, 5, &E), CBL_BAD_REQUEST);
         CHECK_ST(cbl_collection_set_validator(CO, s, cb_validate, NULL, &E), CBL_BAD_REQUEST, CBL_OK);
-        cbl_collection_set_validator(CO, s, NULL, NULL, NULL);
+        IGNORE_STATUS(cbl_collection_set_validator(CO, s, NULL, NULL, NULL));
         CHECK_OUT(cbl_local_get(CO, s, &J, &E), CBL_BAD_REQUEST);
         CHECK_OUT(cbl_local_put(CO, "l", body1, NULL, &J, &E), CBL_BAD_REQUEST);
         CHECK_OUT(cbl_local_put(CO, s, "{}", NULL, &J, &E), CBL_BAD_REQUEST);
@@ -596,7 +596,7 @@ static void case_non_object_json(void) {
         if (b[0] && strcmp(b, " ") != 0 && strcmp(b, "null") != 0)   /* NULL/empty options may mean defaults */
             CHECK_ST(cbl_db_open("nonobj", g_dir, b, &d, &E), CBL_BAD_REQUEST);
         else { cbl_status st = cbl_db_open("nonobj", g_dir, b, &d, &E);
-               CHECK(st == CBL_OK || st == CBL_BAD_REQUEST); if (st == CBL_OK) cbl_db_delete(d, NULL); }
+               CHECK(st == CBL_OK || st == CBL_BAD_REQUEST); if (st == CBL_OK) IGNORE_STATUS(cbl_db_delete(d, NULL)); }
         CHECK(!cbl_db_exists("nonobj", g_dir));
         if (b[0] && strcmp(b, " ") != 0 && strcmp(b, "null") != 0) {
             CHECK_OUT(cbl_collection_changes(CO, 0, b, &J, &E), CBL_BAD_REQUEST);
@@ -676,9 +676,9 @@ static void case_huge_strings(void) {
     CHECK_ST(cbl_doc_purge(CO, BIG, &E), CBL_BAD_REQUEST, CBL_NOT_FOUND);
     CHECK_ST(cbl_doc_put_existing(CO, BIG, "{}", "[\"1-ab\"]", &E), CBL_BAD_REQUEST);
     CHECK_OUT(cbl_local_put(CO, BIG, "{}", NULL, &J, &E), CBL_BAD_REQUEST, CBL_OK);
-    cbl_local_delete(CO, BIG, NULL, NULL);
+    IGNORE_STATUS(cbl_local_delete(CO, BIG, NULL, NULL));
     CHECK_ST(cbl_collection_set_validator(CO, BIG, cb_validate, NULL, &E), CBL_BAD_REQUEST, CBL_OK);
-    cbl_collection_set_validator(CO, BIG, NULL, NULL, NULL);
+    IGNORE_STATUS(cbl_collection_set_validator(CO, BIG, NULL, NULL, NULL));
     cbl_listener_token* t = NULL;
     CHECK_ST(cbl_collection_add_document_listener(CO, BIG, cb_change, NULL, &t, &E), CBL_BAD_REQUEST, CBL_OK);
     cbl_listener_remove(t);
@@ -887,9 +887,9 @@ static void* other_thread(void* arg) {
 }
 static int tx_body_reenter(void* ctx) {
     (void)ctx;
-    cbl_db_begin(DB, NULL);          /* nested: folds into the outer one */
-    cbl_doc_put(CO, "in-tx", "{}", NULL, 0, NULL, NULL, NULL);
-    cbl_db_commit(DB, NULL);
+    IGNORE_STATUS(cbl_db_begin(DB, NULL));          /* nested: folds into the outer one */
+    IGNORE_STATUS(cbl_doc_put(CO, "in-tx", "{}", NULL, 0, NULL, NULL, NULL));
+    IGNORE_STATUS(cbl_db_commit(DB, NULL));
     return 0;                        /* then abort everything */
 }
 static void case_transactions(void) {
@@ -923,7 +923,7 @@ static int g_validator_depth;
 static int cb_validate_writer(void* ctx, const char* n, const char* c, char* m, size_t ms) {
     (void)ctx; (void)n; (void)c;
     if (g_validator_depth++ == 0)    /* "should not write": must not crash or deadlock */
-        cbl_doc_put(CO, "from-validator", "{}", NULL, 0, NULL, NULL, NULL);
+        IGNORE_STATUS(cbl_doc_put(CO, "from-validator", "{}", NULL, 0, NULL, NULL, NULL));
     g_validator_depth--;
     snprintf(m, ms, "%s", "nope");
     return 0;
@@ -939,7 +939,7 @@ static void case_bad_callbacks(void) {
     CHECK_ST(cbl_collection_set_validator(CO, "w", cb_validate_writer, NULL, &E), CBL_OK);
     CHECK_ST(cbl_doc_put(CO, "keep-9", "{\"k\":99}", REV[9], 0, NULL, NULL, &E), CBL_FORBIDDEN, CBL_BUSY, CBL_INTERNAL_ERROR);
     CHECK_ST(cbl_collection_set_validator(CO, "w", NULL, NULL, &E), CBL_OK);
-    cbl_doc_purge(CO, "from-validator", NULL);
+    IGNORE_STATUS(cbl_doc_purge(CO, "from-validator", NULL));
 }
 
 /* Changing the key twice on one handle (found by crash_test): the second change failed
@@ -960,7 +960,7 @@ static void case_rekey_twice(void) {
     CHECK_OUT(cbl_doc_get(c, "r", 0, &J, &E), CBL_OK);
     cbl_collection_release(c);
     CHECK_ST(cbl_db_close(d, &E), CBL_OK);
-    cbl_db_delete_named("rekey", g_dir, NULL);
+    IGNORE_STATUS(cbl_db_delete_named("rekey", g_dir, NULL));
 }
 
 typedef struct { const char* name; void (*fn)(void); int needs_big; } test_case;
@@ -1044,7 +1044,7 @@ int main(int argc, char** argv) {
     rel_mktemp(g_dir, sizeof g_dir, "badinput");
     make_fixture();
     open_fixture();                  /* records revs.txt */
-    cbl_collection_release(C2); cbl_collection_release(CO); cbl_db_close(DB, NULL);
+    cbl_collection_release(C2); cbl_collection_release(CO); IGNORE_STATUS(cbl_db_close(DB, NULL));
     int total_pass = 0, total_fail = 0;
     for (int i = 0; i < NCASES; i++) {
         if (only >= 0 && i != only) continue;
@@ -1098,7 +1098,7 @@ int main(int argc, char** argv) {
     /* The whole run leaves the fixture as it was. */
     g_pass = g_fail = 0;
     open_fixture();
-    cbl_collection_release(C2); cbl_collection_release(CO); cbl_db_close(DB, NULL);
+    cbl_collection_release(C2); cbl_collection_release(CO); IGNORE_STATUS(cbl_db_close(DB, NULL));
     check_fixture_intact("end of run");
     total_pass += g_pass; total_fail += g_fail;
     if (total_fail == 0) rel_rm_rf(g_dir);

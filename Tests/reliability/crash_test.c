@@ -375,7 +375,7 @@ static void verify(const char* dir, pending* pd, int round) {
         return;
     }
     if (cbl_db_is_encrypted(db) != (g_enc != 0)) rel_failf("round %d: cbl_db_is_encrypted %d, expected %d", round, cbl_db_is_encrypted(db), g_enc != 0);
-    if (cbl_db_default_collection(db, &c, &e) != CBL_OK) { rel_failf("coll"); cbl_db_close(db, NULL); return; }
+    if (cbl_db_default_collection(db, &c, &e) != CBL_OK) { rel_failf("coll"); IGNORE_STATUS(cbl_db_close(db, NULL)); return; }
 
     static actual_doc act[MAX_DOCS];
     static char prev_rev[MAX_DOCS][80];
@@ -506,7 +506,7 @@ int main(int argc, char** argv) {
     char dir[1024];
     if (dir_arg) { snprintf(dir, sizeof dir, "%s", dir_arg); mkdir(dir, 0755); }
     else rel_mktemp(dir, sizeof dir, "crash");
-    cbl_db_delete_named(DB_NAME, dir, NULL);
+    IGNORE_STATUS(cbl_db_delete_named(DB_NAME, dir, NULL));
     printf("crash_test: seed %llu, %d kills, max delay %ld us, %d docs, dir %s\n",
            (unsigned long long)seed, kills, max_delay_us, g_ndocs, dir);
     fflush(stdout);

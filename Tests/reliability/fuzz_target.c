@@ -53,13 +53,17 @@ static void init(void) {
     const char* base = getenv("FUZZ_TMPDIR");
     snprintf(g_dir, sizeof g_dir, "%s/cblite-fuzz-XXXXXX", base && *base ? base : "/tmp");
     if (!mkdtemp(g_dir)) { perror("mkdtemp"); exit(2); }
-    for (int d = 0; d < CBL_LOG_DOMAIN_COUNT; d++) cbl_log_set_level((cbl_log_domain)d, CBL_LOG_NONE, NULL);
     cbl_error e;
+    for (int d = 0; d < CBL_LOG_DOMAIN_COUNT; d++)
+        if (cbl_log_set_level((cbl_log_domain)d, CBL_LOG_NONE, &e) != CBL_OK) { fprintf(stderr, "fuzz init: %s\n", e.message); exit(2); }
     if (cbl_db_open("fuzz", g_dir, NULL, &g_db, &e) != CBL_OK || cbl_db_default_collection(g_db, &g_coll, &e) != CBL_OK) {
         fprintf(stderr, "fuzz init: %s\n", e.message);
         exit(2);
     }
-    cbl_doc_put(g_coll, "seed", "{\"a\":1}", NULL, 0, NULL, NULL, NULL);
+    if (cbl_doc_put(g_coll, "seed", "{\"a\":1}", NULL, 0, NULL, NULL, &e) != CBL_OK) {
+        fprintf(stderr, "fuzz init: %s\n", e.message);
+        exit(2);
+    }
 }
 
 static const char* cb_body;
@@ -155,7 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (st == CBL_OK) {
             cbl_status d1 = cbl_db_delete(d, &e);
             if (d1 != CBL_OK && d1 != CBL_BUSY) die("delete of a db just opened", d1, &e);
-            if (d1 == CBL_BUSY) cbl_db_close(d, NULL);
+            if (d1 == CBL_BUSY && cbl_db_close(d, &e) != CBL_OK) die("close after a busy delete", d1, &e);
         } else if (d) die("open: out set on failure", st, &e);
         break;
     }

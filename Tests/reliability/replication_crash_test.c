@@ -626,7 +626,7 @@ static void fill_a(rel_rng* r, int ndocs) {
     free(batch);
     g_ndocs = ndocs;
     g_ops[OP_NEW] += ndocs;
-    cbl_db_begin(db, &e);
+    if (cbl_db_begin(db, &e) != CBL_OK) rel_failf("A: begin: %d", e.code);
     for (int i = 0; i < ndocs; i++) {
         uint32_t p = rel_below(r, 100);
         if (p < 20) { int u = 1 + (int)rel_below(r, 5); while (u--) op_update(c, r, i); }
@@ -641,7 +641,7 @@ static void fill_a(rel_rng* r, int ndocs) {
         if (rel_below(r, 3) == 0) op_attach(db, c, r, i);
     }
     cbl_collection_release(c);
-    cbl_db_close(db, NULL);
+    if (cbl_db_close(db, NULL) != CBL_OK) rel_failf("A: close");
 }
 
 /* ======================================================================================= */
@@ -775,7 +775,7 @@ static int open_db(int which, opened* o) {
     if (cbl_db_open(DBN[which], g_dbdir[which], OPEN_OPTS, &o->db, &e) != CBL_OK ||
         cbl_db_default_collection(o->db, &o->c, &e) != CBL_OK) {
         rel_failf("open %s: %d %s", DBLABEL[which], e.code, e.message);
-        if (o->db) cbl_db_close(o->db, NULL);
+        if (o->db) IGNORE_STATUS(cbl_db_close(o->db, NULL));
         o->db = NULL;
         return 0;
     }
@@ -1108,7 +1108,7 @@ int main(int argc, char** argv) {
     } else rel_mktemp(g_dir, sizeof g_dir, "replcrash");
     for (int k = 0; k < 3; k++) snprintf(g_dbdir[k], sizeof g_dbdir[k], k == DB_B ? "%s/served" : "%s", g_dir);
     mkdir(g_dbdir[DB_B], 0755);
-    for (int k = 0; k < 3; k++) cbl_db_delete_named(DBN[k], g_dbdir[k], NULL);
+    for (int k = 0; k < 3; k++) IGNORE_STATUS(cbl_db_delete_named(DBN[k], g_dbdir[k], NULL));
     printf("replication_crash_test: seed %llu, %d kill rounds, %d docs, batch %d, max delay %ld ms, dir %s\n",
            (unsigned long long)seed, kills, ndocs, g_batch, max_delay_ms, g_dir);
     fflush(stdout);

@@ -181,7 +181,7 @@ static void* writer(void* arg) {
                 if (st == CBL_OK) { w->incr[c1]++; w->incr[c2]++; __atomic_add_fetch(&g_tx_done, 1, __ATOMIC_SEQ_CST); }
                 else fail_locked("commit: %s (%d)", e.message, st);
             } else {
-                cbl_db_abort(g_db[h], NULL);
+                IGNORE_STATUS(cbl_db_abort(g_db[h], NULL));
             }
         } else {
             snprintf(id, sizeof id, "counter-%d", c1);
@@ -289,7 +289,7 @@ static void part_threads(void) {
         if (cbl_doc_put(g_coll[0], id, "{\"n\":0}", NULL, 0, NULL, NULL, &e) != CBL_OK) rel_failf("create %s: %s", id, e.message);
     }
     uint64_t seq0 = 0;
-    cbl_collection_last_sequence(g_coll[0], &seq0, NULL);
+    CHECK(cbl_collection_last_sequence(g_coll[0], &seq0, NULL) == CBL_OK);
 
     cbl_listener_token* toks[MAX_HANDLES];
     for (int h = 0; h < H; h++) {
@@ -338,7 +338,7 @@ static void part_threads(void) {
     }
     /* Every listener saw every sequence exactly once, in order. */
     uint64_t seq1 = 0;
-    cbl_collection_last_sequence(g_coll[0], &seq1, NULL);
+    CHECK(cbl_collection_last_sequence(g_coll[0], &seq1, NULL) == CBL_OK);
     for (int h = 0; h < H; h++) {
         seq_listener* l = &g_lis[h];
         pthread_mutex_lock(&l->mu);
@@ -417,7 +417,7 @@ static int proc_child(const char* dir, int ops, uint64_t seed, double start_at, 
         else { errors++; fprintf(stderr, "child %d: update %s -> %d %s\n", (int)getpid(), id, st, e.message); }
     }
     cbl_collection_release(c);
-    cbl_db_close(db, NULL);
+    if (cbl_db_close(db, NULL) != CBL_OK) errors++;
     printf("RESULT %d %lld", errors, w.attempts);
     for (int i = 0; i < C; i++) printf(" %lld", w.incr[i]);
     printf("\n");
@@ -439,7 +439,7 @@ static void part_processes(const char* self) {
         CHECK(cbl_doc_put(c, id, "{\"n\":0}", NULL, 0, NULL, NULL, NULL) == CBL_OK);
     }
     cbl_collection_release(c);
-    cbl_db_close(db, NULL);           /* the children have the file to themselves */
+    CHECK(cbl_db_close(db, NULL) == CBL_OK);         /* the children have the file to themselves */
 
     FILE* out[65];
     pid_t pids[65];
@@ -528,7 +528,7 @@ static void part_processes(const char* self) {
     else g_pass++;
     cbl_free(report);
     cbl_collection_release(c);
-    cbl_db_close(db, NULL);
+    CHECK(cbl_db_close(db, NULL) == CBL_OK);
     printf("stress processes: %d processes x %d ops on one file plus one SIGKILLed mid-run (%lld increments acknowledged "
            "before the kill), %lld increments verified (%lld update callbacks incl. conflict retries); %.1f s\n",
            P, PK, victim_acked, total, attempts, secs);
