@@ -15,7 +15,10 @@ private func bytes(_ p: UnsafeRawPointer?, _ n: Int, _ what: String) throws -> U
 
 /// Content stored: its digest through an optional out-parameter (caller frees).
 private func digestCall(_ out: OutString?, _ err: ErrorOut?, _ body: () throws -> BlobInfo) -> cbl_status {
-    outCall(out, "out_digest", empty: nil, optional: true, err) { cString(try body().digest.string) }
+    outCall(out, "out_digest", empty: nil, optional: true, err) {
+        let info = try body()
+        return out == nil ? nil : cString(info.digest.string)   // no receiver: nothing to allocate
+    }
 }
 
 // MARK: writing content

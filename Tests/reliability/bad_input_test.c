@@ -1090,6 +1090,13 @@ int main(int argc, char** argv) {
         } else {
             total_pass += p; total_fail += fl;
             if (fl || WEXITSTATUS(status)) verdict = "FAILED";
+            /* every check passed but the process says otherwise: a leak or an error that
+             * valgrind/ASan reported at exit (their error exit code) */
+            if (!fl && WEXITSTATUS(status)) {
+                fprintf(stderr, "FAILED: case %s exited with status %d after its checks passed\n", CASES[i].name,
+                        WEXITSTATUS(status));
+                total_fail++;
+            }
         }
         printf("case %-18s %4d checks passed, %2d failed  %-8s %.2f s\n", CASES[i].name, p < 0 ? 0 : p, fl < 0 ? 0 : fl,
                verdict, rel_now() - t0);
