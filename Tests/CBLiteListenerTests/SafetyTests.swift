@@ -103,6 +103,49 @@ final class SafetyTests: ListenerTestCase {
         listener.stop(timeoutMs: 1000)      // and nothing is left waiting
     }
 
+    /// Reads answered on the event loop (GET/HEAD of an open database's document) finish
+    /// before their request's end is decoded: pipelined behind each other and behind
+    /// requests the pool answers, every response comes back whole and in order, and a
+    /// `Connection: close` one is answered, then the connection closes.
+    func testPipelinedQuickReadsAnswerInOrder() throws {
+        try start()
+        XCTAssertEqual(try client().request("PUT", "/db").status, 201)
+        XCTAssertEqual(try client().json("PUT", "/db/a", #"{"n":1}"#).status, 201)
+        let c = try client()
+        var batch = ""
+        for i in 0..<10 {
+            batch += "GET /db/a HTTP/1.1\r\nHost: x\r\n\r\n"
+            batch += "HEAD /db/a HTTP/1.1\r\nHost: x\r\n\r\n"
+            batch += "GET /db/missing\(i) HTTP/1.1\r\nHost: x\r\n\r\n"
+            batch += "GET /db/a HTTP/1.1\r\nHost: x\r\nAccept: MULTIPART/mixed\r\n\r\n"   // the pool's
+            batch += "GET /db/a?revs=true HTTP/1.1\r\nHost: x\r\n\r\n"                     // the pool's
+        }
+        batch += "GET /db/a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        c.send(batch)
+        for _ in 0..<10 {
+            let get = try c.readResponse()
+            XCTAssertEqual(get.status, 200)
+            XCTAssertTrue(get.text.contains(#""n":1"#), get.text)
+            XCTAssertEqual(try c.readResponse(head: true).status, 200)
+            XCTAssertEqual(try c.readResponse().status, 404)
+            let viaPool = try c.readResponse()
+            XCTAssertEqual(viaPool.status, 200)
+            XCTAssertTrue(viaPool.text.contains(#""n":1"#), viaPool.text)
+            XCTAssertTrue(try c.readResponse().text.contains("_revisions"))
+        }
+        XCTAssertEqual(try c.readResponse().status, 200)
+        XCTAssertTrue(c.isClosedByServer(timeoutMs: 1000))
+    }
+
+    func testMultipartIsSeenInAcceptHeadersInAnyCase() {
+        XCTAssertTrue(ConnectionHandler.mentionsMultipart("multipart/mixed"))
+        XCTAssertTrue(ConnectionHandler.mentionsMultipart("application/json, MultiPart/related;q=0.5"))
+        XCTAssertFalse(ConnectionHandler.mentionsMultipart("application/json"))
+        XCTAssertFalse(ConnectionHandler.mentionsMultipart("multipar"))
+        XCTAssertFalse(ConnectionHandler.mentionsMultipart("mul\u{0}tipart"))
+        XCTAssertFalse(ConnectionHandler.mentionsMultipart(""))
+    }
+
     /// A body cut short (the client half-closes) makes NIO's decoder answer 400 itself:
     /// the worker's own answer must then be dropped, not sent as a second response.
     func testTruncatedBodyWhileAWorkerWaits() throws {

@@ -140,6 +140,13 @@ static void sleep_ms(long ms) {
 
 typedef struct map_ctx { int calls; } map_ctx;
 
+/* Map functions may run on the library's threads, where check.h's counters must not be
+ * touched: a failed cbl_emit is counted here and checked once, at the end of main. */
+static int g_emit_failures;
+static void emit_ok(cbl_emitter* emitter, const char* key, const char* value) {
+    if (cbl_emit(emitter, key, value, NULL) != CBL_OK) __atomic_add_fetch(&g_emit_failures, 1, __ATOMIC_SEQ_CST);
+}
+
 /* Emits doc.k (when present) with doc.v as value (absent when missing). */
 static void map_k(void* context, const char* doc, cbl_emitter* emitter) {
     map_ctx* ctx = (map_ctx*)context;
@@ -149,7 +156,7 @@ static void map_k(void* context, const char* doc, cbl_emitter* emitter) {
     char key[256], value[256];
     value_text(k, key, sizeof key);
     const char* v = field(doc, "v");
-    CHECK_ST(cbl_emit(emitter, key, v ? value_text(v, value, sizeof value) : NULL, NULL), CBL_OK);
+    emit_ok(emitter, key, v ? value_text(v, value, sizeof value) : NULL);
 }
 
 /* CouchDB's collation sample, in order; documents carry an index "n" into it. */
@@ -164,7 +171,7 @@ static const char* COUCH_ORDER[] = {
 static void map_sample(void* context, const char* doc, cbl_emitter* emitter) {
     (void)context;
     const char* n = field(doc, "n");
-    if (n) CHECK_ST(cbl_emit(emitter, COUCH_ORDER[atoi(n)], NULL, NULL), CBL_OK);
+    if (n) emit_ok(emitter, COUCH_ORDER[atoi(n)], NULL);
 }
 
 typedef struct reduce_ctx { int calls, rereduce_calls, max_values; } reduce_ctx;
@@ -560,7 +567,7 @@ static cbl_emitter* g_saved_emitter;
 static void map_save_emitter(void* context, const char* doc, cbl_emitter* emitter) {
     (void)context; (void)doc;
     g_saved_emitter = emitter;
-    CHECK_ST(cbl_emit(emitter, "[1, 2 , {\"z\":1,\"a\":2}]", "\"x\"", NULL), CBL_OK);
+    emit_ok(emitter, "[1, 2 , {\"z\":1,\"a\":2}]", "\"x\"");
 }
 
 static void test_errors_and_handles(void) {
@@ -777,5 +784,6 @@ int main(void) {
     test_all_docs();
     test_live_queries();
 
+    CHECK(__atomic_load_n(&g_emit_failures, __ATOMIC_SEQ_CST) == 0);
     return finish_tests(instances);
 }

@@ -16,6 +16,7 @@ final class DatabaseRegistry: @unchecked Sendable {
 
     /// Splits a URL database name into (database, scope, collection).
     static func split(_ urlName: String) throws -> (db: String, scope: String?, collection: String?) {
+        if !urlName.isEmpty && !urlName.utf8.contains(UInt8(ascii: ".")) { return (urlName, nil, nil) }  // the common case, on every request
         let parts = urlName.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard !parts.contains(where: \.isEmpty) else {
             throw CouchError(status: 400, error: "illegal_database_name", reason: "Name: '\(urlName)'. Empty database, scope or collection name.")

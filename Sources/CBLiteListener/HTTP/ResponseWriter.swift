@@ -40,22 +40,32 @@ final class ResponseWriter: @unchecked Sendable {
     /// On the event loop: drop whatever this response still writes.
     func abandon() { abandoned = true }
 
-    /// Writes `parts` on the event loop (unless abandoned) and flushes them.
+    /// Writes `parts` on the event loop (unless abandoned) and flushes them: at once when
+    /// called there (a request answered on the loop: the response is out before the
+    /// pipeline asks for the next read, so reading is never paused and resumed), else
+    /// as a task for the loop.
     @discardableResult
     private func emit(_ parts: [HTTPServerResponsePart]) -> EventLoopFuture<Void> {
-        let channel = self.channel
-        let promise = channel.eventLoop.makePromise(of: Void.self)
-        channel.eventLoop.execute {
-            guard !self.abandoned, channel.isActive else {
-                promise.fail(ChannelError.ioOnClosedChannel)
-                return
-            }
-            for (i, p) in parts.enumerated() {
-                channel.write(p, promise: i == parts.count - 1 ? promise : nil)
-            }
-            channel.flush()
+        let loop = channel.eventLoop
+        let promise = loop.makePromise(of: Void.self)
+        if loop.inEventLoop {
+            write(parts, promise)
+        } else {
+            loop.execute { self.write(parts, promise) }
         }
         return promise.futureResult
+    }
+
+    /// On the event loop.
+    private func write(_ parts: [HTTPServerResponsePart], _ promise: EventLoopPromise<Void>) {
+        guard !abandoned, channel.isActive else {
+            promise.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        for (i, p) in parts.enumerated() {
+            channel.write(p, promise: i == parts.count - 1 ? promise : nil)
+        }
+        channel.flush()
     }
 
     /// The headers every response carries.
