@@ -21,6 +21,10 @@ protocol BlobFileFormat: Sendable {
     func makeEncoder(for file: BlobFile) throws -> any BlobFileEncoder
     /// Opens an existing file for random-access reads of its plaintext.
     func makeDecoder(for file: BlobFile) throws -> any BlobFileDecoder
+    /// True when the file's bytes are the plaintext itself. Reading such a file back
+    /// right after writing it returns the page cache's copy of the bytes just hashed,
+    /// which proves nothing: BlobWriter reads back only formats that transform them.
+    var storesPlaintext: Bool { get }
 }
 
 /// Turns plaintext into file bytes, appended to the file in order.
@@ -45,6 +49,7 @@ struct PlainBlobFileFormat: BlobFileFormat {
 
     func makeEncoder(for file: BlobFile) throws -> any BlobFileEncoder { PlainEncoder(file) }
     func makeDecoder(for file: BlobFile) throws -> any BlobFileDecoder { PlainDecoder(file, length: try file.size()) }
+    var storesPlaintext: Bool { true }
 
     private final class PlainEncoder: BlobFileEncoder {
         let file: BlobFile

@@ -68,7 +68,7 @@ public final class BlobWriter: @unchecked Sendable {
                 if let expected, expected != digest { throw store.digestMismatch(expected: expected, actual: digest) }
                 try encoder.finish()
                 try file.sync()
-                try verify(file, digest: digest)
+                if !store.format.storesPlaintext { try verify(file, digest: digest) }
                 let target = store.path(for: digest)
                 if FileSystem.exists(target) {
                     discardLocked()                       // the same content is stored already
@@ -90,7 +90,9 @@ public final class BlobWriter: @unchecked Sendable {
     }
 
     /// Reads the synced temporary file back through the format and checks its digest:
-    /// what is renamed into place is exactly what was hashed.
+    /// what is renamed into place decrypts to exactly what was hashed. (Plain files are
+    /// not read back: see BlobFileFormat.storesPlaintext. Every sequential read checks
+    /// the digest again, BlobReader.)
     private func verify(_ file: BlobFile, digest: BlobDigest) throws {
         let decoder = try store.format.makeDecoder(for: file)
         guard decoder.length == count else {

@@ -60,6 +60,9 @@ struct EncryptedBlobFileFormat: BlobFileFormat {
         return Encoder(file: file, key: fileKey(salt: salt), chunkSize: chunkSize)
     }
 
+    /// Chunks of ciphertext: a file just written is read back and hashed (BlobWriter).
+    var storesPlaintext: Bool { false }
+
     func makeDecoder(for file: BlobFile) throws -> any BlobFileDecoder {
         var header = [UInt8](repeating: 0, count: EncryptedBlobFileFormat.headerSize)
         let n = try header.withUnsafeMutableBytes { try file.read(at: 0, into: $0) }
