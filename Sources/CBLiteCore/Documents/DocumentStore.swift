@@ -9,14 +9,36 @@
 /// (unix seconds or NULL). Statements are cached per connection by their text.
 struct DocumentStore {
     let table: String
+    /// The texts of the per-document statements, made once: building them by
+    /// interpolation on every call cost ~7,000 instructions an update (callgrind).
+    private let sql: SQL
 
-    init(collectionID: Int64) { table = Schema.docTable(collectionID) }
+    init(collectionID: Int64) {
+        table = Schema.docTable(collectionID)
+        sql = SQL(table)
+    }
+
+    private struct SQL {
+        let row, current, summary, insertFirst, update, insert, setTree, delete, setExpiration, expiration: String
+        init(_ t: String) {
+            row = "SELECT docid, sequence, flags, revid, body, revtree FROM \(t) WHERE docid=?"
+            current = "SELECT sequence, flags, revid, body FROM \(t) WHERE docid=?"
+            summary = "SELECT sequence, flags, revid FROM \(t) WHERE docid=?"
+            insertFirst = "INSERT INTO \(t)(docid, sequence, flags, revid, body) VALUES (?,?,?,?,?)"
+            update = "UPDATE \(t) SET sequence=?, flags=?, revid=?, body=?, revtree=? WHERE docid=?"
+            insert = "INSERT INTO \(t)(docid, sequence, flags, revid, body, revtree) VALUES (?,?,?,?,?,?)"
+            setTree = "UPDATE \(t) SET revtree=? WHERE docid=?"
+            delete = "DELETE FROM \(t) WHERE docid=?"
+            setExpiration = "UPDATE \(t) SET expiration=? WHERE docid=?"
+            expiration = "SELECT expiration FROM \(t) WHERE docid=?"
+        }
+    }
 
     // MARK: one document
 
     /// The whole row, or nil when the document does not exist (purged or never saved).
     func row(_ conn: Connection, docID: String) throws -> DocumentRow? {
-        let s = try conn.prepare("SELECT docid, sequence, flags, revid, body, revtree FROM \(table) WHERE docid=?")
+        let s = try conn.prepare(sql.row)
         defer { s.reset() }
         s.bind(1, docID)
         return try s.step() ? try DocumentRow(s) : nil
@@ -25,7 +47,7 @@ struct DocumentStore {
     /// The current revision without the tree (a plain read): `read` gets the statement
     /// positioned on columns 0 sequence, 1 flags, 2 revid, 3 body. nil when absent.
     func current<T>(_ conn: Connection, docID: String, _ read: (Statement) throws -> T) throws -> T? {
-        let s = try conn.prepare("SELECT sequence, flags, revid, body FROM \(table) WHERE docid=?")
+        let s = try conn.prepare(sql.current)
         defer { s.reset() }
         s.bind(1, docID)
         return try s.step() ? try read(s) : nil
@@ -33,7 +55,7 @@ struct DocumentStore {
 
     /// Sequence, flags and current revision, or nil when absent.
     func summary(_ conn: Connection, docID: String) throws -> (sequence: Int64, flags: DocFlags, revID: String)? {
-        let s = try conn.prepare("SELECT sequence, flags, revid FROM \(table) WHERE docid=?")
+        let s = try conn.prepare(sql.summary)
         defer { s.reset() }
         s.bind(1, docID)
         return try s.step() ? (s.int(0), DocFlags(rawValue: s.int(1)), s.string(2) ?? "") : nil
@@ -42,7 +64,7 @@ struct DocumentStore {
     /// Creates a document of one revision. Throws 409 when the ID exists (SQLite's
     /// UNIQUE constraint), which the save path turns into an update.
     func insertFirst(_ conn: Connection, docID: String, sequence: Int64, flags: DocFlags, revID: RevID, body: [UInt8]) throws {
-        let s = try conn.prepare("INSERT INTO \(table)(docid, sequence, flags, revid, body) VALUES (?,?,?,?,?)")
+        let s = try conn.prepare(sql.insertFirst)
         s.bind(1, docID).bind(2, sequence).bind(3, flags.rawValue).bind(4, revID.string).bindText(5, body)
         try s.run()
     }
@@ -52,11 +74,11 @@ struct DocumentStore {
     func write(_ conn: Connection, docID: String, exists: Bool, sequence: Int64, flags: DocFlags, revID: RevID,
                body: [UInt8]?, tree: [UInt8]?) throws {
         if exists {
-            let s = try conn.prepare("UPDATE \(table) SET sequence=?, flags=?, revid=?, body=?, revtree=? WHERE docid=?")
+            let s = try conn.prepare(sql.update)
             s.bind(1, sequence).bind(2, flags.rawValue).bind(3, revID.string).bindText(4, body).bindBlob(5, tree).bind(6, docID)
             try s.run()
         } else {
-            let s = try conn.prepare("INSERT INTO \(table)(docid, sequence, flags, revid, body, revtree) VALUES (?,?,?,?,?,?)")
+            let s = try conn.prepare(sql.insert)
             s.bind(1, docID).bind(2, sequence).bind(3, flags.rawValue).bind(4, revID.string).bindText(5, body).bindBlob(6, tree)
             try s.run()
         }
@@ -65,13 +87,13 @@ struct DocumentStore {
     /// Replaces the encoded tree only (compaction drops ancestor bodies; the sequence
     /// stays, since no revision changed).
     func setTree(_ conn: Connection, docID: String, tree: [UInt8]?) throws {
-        let s = try conn.prepare("UPDATE \(table) SET revtree=? WHERE docid=?")
+        let s = try conn.prepare(sql.setTree)
         s.bindBlob(1, tree).bind(2, docID)
         try s.run()
     }
 
     func delete(_ conn: Connection, docID: String) throws {
-        let s = try conn.prepare("DELETE FROM \(table) WHERE docid=?")
+        let s = try conn.prepare(sql.delete)
         s.bind(1, docID)
         try s.run()
     }
@@ -80,7 +102,7 @@ struct DocumentStore {
 
     /// Sets (nil: clears) the expiration; false when the document does not exist.
     func setExpiration(_ conn: Connection, docID: String, unixTime: Int64?) throws -> Bool {
-        let s = try conn.prepare("UPDATE \(table) SET expiration=? WHERE docid=?")
+        let s = try conn.prepare(sql.setExpiration)
         s.bind(1, unixTime).bind(2, docID)
         try s.run()
         return conn.changes > 0
@@ -88,7 +110,7 @@ struct DocumentStore {
 
     /// .some(nil): the document exists without an expiration; nil: it does not exist.
     func expiration(_ conn: Connection, docID: String) throws -> Int64?? {
-        let s = try conn.prepare("SELECT expiration FROM \(table) WHERE docid=?")
+        let s = try conn.prepare(sql.expiration)
         defer { s.reset() }
         s.bind(1, docID)
         guard try s.step() else { return nil }
