@@ -5,6 +5,10 @@
 #                         Then the listener phase (bench_listener.c), the replication phase
 #                         (bench_replication.c: push and pull over loopback, BENCH_REPLICATION_N)
 #                         and the library's size by dependency (size_report.sh).
+#                         Then concurrency (1, 2, 4 readers beside a writer) and the cold open
+#                         (bench_concurrency.c). BENCH_SCALE=1 adds bench-scale.
+#   make bench-scale      the workload at N = 10,000, 100,000 and 1,000,000 (BENCH_SCALE_NS):
+#                         per-item cost of each phase at each N (bench/scale_report.py).
 #   make bench-baseline   the baseline side alone (needs no libcblite).
 #   make profile          callgrind on the cblite side (PROFILE_N=5000, one run): top functions
 #                         of the whole run, then of each phase.
@@ -17,6 +21,10 @@ BENCH_RUNS     ?= 3
 BENCH_LISTENER_N ?= 20000
 BENCH_REPLICATION_N ?= 100000
 PROFILE_N      ?= 5000
+BENCH_CONCURRENCY_N ?= 100000
+# BENCH_SCALE=1: `make bench` also runs the workload at each N of BENCH_SCALE_NS (bench-scale)
+BENCH_SCALE    ?= 0
+BENCH_SCALE_NS ?= 10000 100000 1000000
 BENCH_CFLAGS   := -std=c99 -Wall -Wextra -Werror -O2 -g -Iinclude -Ibench
 BENCH_RESULTS  := bench/results/latest.json
 BENCH_COMMIT    = $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)
@@ -37,7 +45,7 @@ BENCH_SQLITE_CFLAGS  = $(BENCH_SQLITE_DEFINES) \
 
 BENCH_COMMON_SRC := bench/bench_common.c bench/bench_common.h
 
-.PHONY: bench bench-baseline bench-bins profile bench-clean
+.PHONY: bench bench-baseline bench-bins bench-scale profile bench-clean
 
 $(BENCH_OUT)/sqlite3.o: $(AMALGAMATION) Package.swift
 	@mkdir -p $(BENCH_OUT)
@@ -71,7 +79,13 @@ $(BENCH_OUT)/bench_replication: bench/bench_replication.c $(BENCH_COMMON_SRC) in
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/bench_replication.c bench/bench_common.c \
 	  -L$(BUILD)/lib -lcblite -lpthread -Wl,--enable-new-dtags -Wl,-rpath,$(CURDIR)/$(BUILD)/lib
 
-bench-bins: $(BENCH_OUT)/bench $(BENCH_OUT)/bench_sqlite $(BENCH_OUT)/bench_cblite $(BENCH_OUT)/bench_listener $(BENCH_OUT)/bench_replication
+$(BENCH_OUT)/bench_concurrency: bench/bench_concurrency.c $(BENCH_COMMON_SRC) include/cblite.h $(BUILD)/lib/$(SO_REAL)
+	@mkdir -p $(BENCH_OUT)
+	$(CC) $(BENCH_CFLAGS) -o $@ bench/bench_concurrency.c bench/bench_common.c \
+	  -L$(BUILD)/lib -lcblite -lpthread -Wl,--enable-new-dtags -Wl,-rpath,$(CURDIR)/$(BUILD)/lib
+
+bench-bins: $(BENCH_OUT)/bench $(BENCH_OUT)/bench_sqlite $(BENCH_OUT)/bench_cblite $(BENCH_OUT)/bench_listener \
+            $(BENCH_OUT)/bench_replication $(BENCH_OUT)/bench_concurrency
 
 bench: lib $(AMALGAMATION) bench-bins
 	@mkdir -p bench/results $(BENCH_OUT)
@@ -84,7 +98,28 @@ bench: lib $(AMALGAMATION) bench-bins
 	$(BENCH_OUT)/bench_listener --n $(BENCH_LISTENER_N) --runs $(BENCH_RUNS) --dir $(BENCH_OUT)/listener-data
 	@echo "bench: replication (issue 11) — push to and pull from a listener over loopback, $(BENCH_REPLICATION_N) docs, $(BENCH_RUNS) runs"
 	$(BENCH_OUT)/bench_replication --n $(BENCH_REPLICATION_N) --runs $(BENCH_RUNS) --dir $(BENCH_OUT)/replication-data
+	@echo "bench: concurrency and cold open (issue 14) — 1, 2, 4 readers beside one writer, $(BENCH_CONCURRENCY_N) docs, $(BENCH_RUNS) runs"
+	$(BENCH_OUT)/bench_concurrency --n $(BENCH_CONCURRENCY_N) --runs $(BENCH_RUNS) --dir $(BENCH_OUT)/concurrency-data \
+	  --json bench/results/concurrency.json
 	@bench/size_report.sh .build/release/libcblite.so $(BENCH_OUT)/libcblite.stripped.so
+	@if [ "$(BENCH_SCALE)" = 1 ]; then $(MAKE) --no-print-directory bench-scale -o lib -o $(BUILD)/lib/$(SO_REAL); fi
+
+# The same workload at each N of BENCH_SCALE_NS (medians of BENCH_RUNS): cost per item of
+# each phase at each N, largest/smallest, ratios to the baseline, size per document
+# (bench/scale_report.py -> bench/results/scale.json); then the concurrency figures and the
+# cold open at the largest N. The 1,000,000 run takes several minutes.
+bench-scale: lib $(AMALGAMATION) bench-bins
+	@mkdir -p bench/results $(BENCH_OUT)
+	@for n in $(BENCH_SCALE_NS); do \
+	  echo "bench-scale: N=$$n, $(BENCH_RUNS) runs"; \
+	  $(BENCH_OUT)/bench --n $$n --runs $(BENCH_RUNS) \
+	    --cblite $(BENCH_OUT)/bench_cblite --baseline $(BENCH_OUT)/bench_sqlite \
+	    --data $(BENCH_OUT)/data --json bench/results/scale-$$n.json --commit "$(BENCH_COMMIT)" >$(BENCH_OUT)/scale-$$n.txt || \
+	    { cat $(BENCH_OUT)/scale-$$n.txt; exit 1; }; \
+	done
+	$(PYTHON) bench/scale_report.py bench/results/scale.json $(foreach n,$(BENCH_SCALE_NS),bench/results/scale-$(n).json)
+	$(BENCH_OUT)/bench_concurrency --n $(lastword $(BENCH_SCALE_NS)) --runs 1 --dir $(BENCH_OUT)/concurrency-data \
+	  --json bench/results/scale-concurrency.json
 
 bench-baseline: $(AMALGAMATION) $(BENCH_OUT)/bench $(BENCH_OUT)/bench_sqlite
 	@mkdir -p bench/results $(BENCH_OUT)
