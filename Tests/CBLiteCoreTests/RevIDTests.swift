@@ -16,6 +16,19 @@ final class RevIDTests: XCTestCase {
         XCTAssertEqual(RevID("10-0a")?.generation, 10)
     }
 
+    func testStringIsGenerationDashDigestAndRoundTrips() throws {
+        for gen in [1, 9, 10, 99, 100, 12345, 999_999_999] {
+            for digest in ["a", "0123456789abcdef0123456789abcdef", String(repeating: "z", count: 128)] {
+                let r = RevID(generation: gen, digest: digest)
+                XCTAssertEqual(r.string, String(gen) + "-" + digest)
+                XCTAssertEqual(r.description, r.string)
+                XCTAssertEqual(RevID(r.string), r)
+            }
+        }
+        XCTAssertEqual(RevID(generation: 0, digest: "x").string, "0-x")
+        XCTAssertEqual(RevID(generation: -3, digest: "x").string, "-3-x")
+    }
+
     func testParseInvalid() {
         let bad = ["", "1", "1-", "-abc", "0-abc", "01-abc", "a-abc", "1a-b", "-1-abc", "1-ab c", "1-é",
                    "1-\u{7F}", "1-\tx", "1234567890-a", "1-" + String(repeating: "a", count: 129), " 1-a", "1 -a"]
