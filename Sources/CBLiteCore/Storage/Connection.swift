@@ -22,6 +22,7 @@ private let sqlcipherConfigured: Bool = {
 public final class Connection {
     let db: OpaquePointer
     private var cache: [String: Statement] = [:]
+    private var cacheByNumber: [Int: Statement] = [:]    // the same statements, by SQLText.number
     public let path: String
 
     // Once `db` is set, a throwing init still runs deinit, which closes the handle.
@@ -77,6 +78,7 @@ public final class Connection {
         guard isOpen else { return }
         isOpen = false
         cache.removeAll()
+        cacheByNumber.removeAll()
         sqlite3_close_v2(db)
     }
 
@@ -85,6 +87,14 @@ public final class Connection {
         if let s = cache[sql] { return s }
         let s = try prepareUncached(sql)
         cache[sql] = s
+        return s
+    }
+
+    /// A cached prepared statement for `sql`, found by its number.
+    public func prepare(_ sql: SQLText) throws -> Statement {
+        if let s = cacheByNumber[sql.number] { return s }
+        let s = try prepare(sql.text)
+        cacheByNumber[sql.number] = s
         return s
     }
 

@@ -50,9 +50,11 @@ final class TransactionState {
         return d
     }
 
+    private static let flushSQL = SQLText("UPDATE collections SET last_seq=?, doc_count=? WHERE id=?")
+
     func flushCollectionMeta(_ conn: Connection) throws {
         guard !metas.isEmpty else { return }
-        let s = try conn.prepare("UPDATE collections SET last_seq=?, doc_count=? WHERE id=?")
+        let s = try conn.prepare(TransactionState.flushSQL)
         for (id, m) in metas {
             s.bind(1, m.lastSeq).bind(2, m.docCount).bind(3, id)
             try s.run()
