@@ -20,27 +20,30 @@ this package, else the system's library search path.
 from ._lib import library_path, missing_functions
 from .database import Collection, Database, Transaction
 from .server import Server
-from .replicator import ReplicationEvent, Replicator  # also adds Database/Collection.replicate
-from .attachments import BlobReader, BlobWriter  # also adds the attachment methods
+from .replicator import ReplicationEvent, Replicator
+from .attachments import BlobReader, BlobWriter
 from .errors import (BadRequest, Busy, CBLiteError, Conflict, Forbidden, InternalError,
                      NotAcceptable, NotFound, NotImplemented_, PreconditionFailed,
                      Unauthorized, error_for_status)
 from .listeners import Change, ListenerToken, live_listener_count, remove_all_listeners
-from . import views  # noqa: F401  (views, queries, live queries; adds Collection.view etc.)
+from . import views
+from .views import LiveQuery, QueryResult, Row, View, code_version
 from .log import (LogDomain, LogLevel, default_directory, get_log_callback, get_log_level,
                   instance_count, set_log_callback, set_log_level, status_name,
                   storage_versions, version, version_number)
 
-#: 501 — the brief's name for it (shadows the builtin only inside this namespace).
+#: 501, as ``cblite.NotImplemented``. Left out of ``__all__``: ``from cblite import *``
+#: must not replace the builtin ``NotImplemented``.
 NotImplemented = NotImplemented_  # noqa: A001
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Database", "Collection", "Transaction", "Server", "Replicator", "ReplicationEvent",
-    "Change", "ListenerToken",
+    "Change", "ListenerToken", "BlobReader", "BlobWriter", "View", "Row", "QueryResult",
+    "LiveQuery", "code_version", "views",
     "CBLiteError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "NotAcceptable",
-    "Conflict", "PreconditionFailed", "InternalError", "NotImplemented", "NotImplemented_",
+    "Conflict", "PreconditionFailed", "InternalError", "NotImplemented_",
     "Busy", "error_for_status",
     "LogDomain", "LogLevel", "set_log_level", "get_log_level", "set_log_callback",
     "get_log_callback", "version", "version_number", "storage_versions", "instance_count", "status_name",

@@ -20,6 +20,8 @@ import ctypes
 import ctypes.util
 import glob
 import os
+import subprocess
+from typing import Iterator
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char, c_char_p, c_int,
                     c_int32, c_int64, c_size_t, c_uint16, c_uint32, c_uint64, c_void_p)
 
@@ -178,24 +180,44 @@ FUNCTIONS = {
 }
 
 
-def _candidates():
+def _bundled() -> "list[str]":
+    """The ``libcblite.so*`` files shipped inside the package (a wheel), soname first."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    local = glob.glob(os.path.join(here, "libcblite.so*"))
+    order = {"libcblite.so.1": 0, "libcblite.so": 1}
+    return sorted(local, key=lambda p: (order.get(os.path.basename(p), 2), p))
+
+
+def _pkg_config_candidates() -> "list[str]":
+    """The library in the libdir pkg-config reports for ``cblite`` (an installed build)."""
+    try:
+        out = subprocess.run(["pkg-config", "--variable=libdir", "cblite"],
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    libdir = out.stdout.strip()
+    if out.returncode != 0 or not libdir:
+        return []
+    return [os.path.join(libdir, name) for name in ("libcblite.so.1", "libcblite.so")]
+
+
+def _candidates() -> "Iterator[str]":
+    """Where the library is looked for, in order: the copy inside the package (a wheel's),
+    $CBLITE_LIBRARY, pkg-config's libdir, then the system's search path. A wheel's copy
+    comes first so that an installed wheel always runs with the library it was built
+    with; a source checkout has none and uses $CBLITE_LIBRARY."""
+    yield from _bundled()
     env = os.environ.get("CBLITE_LIBRARY")
     if env:
         yield env
-        return
-    here = os.path.dirname(os.path.abspath(__file__))
-    local = glob.glob(os.path.join(here, "libcblite.so*"))
-    # Prefer the soname, then the dev symlink, then any versioned file.
-    order = {"libcblite.so.1": 0, "libcblite.so": 1}
-    for path in sorted(local, key=lambda p: (order.get(os.path.basename(p), 2), p)):
-        yield path
+    yield from _pkg_config_candidates()
     found = ctypes.util.find_library("cblite")
     if found:
         yield found
     yield "libcblite.so.1"
 
 
-def _load():
+def _load() -> "tuple[ctypes.CDLL, str]":
     errors = []
     for candidate in _candidates():
         try:
@@ -267,16 +289,22 @@ def take_string(ptr: c_void_p | int | None) -> str | None:
         lib.cbl_free(value)
 
 
-def enc(value) -> bytes | None:
-    """Encodes a str argument as UTF-8 (None stays NULL, bytes pass through)."""
+def enc(value: "str | bytes | os.PathLike[str] | os.PathLike[bytes] | None",
+        what: str = "a string argument") -> "bytes | None":
+    """Encodes a str argument for a ``const char*`` parameter as UTF-8 (None stays NULL,
+    bytes pass through). Raises ValueError when it holds a NUL character, as ``sqlite3``
+    and ``os`` do: C would silently cut the string there, so the library would act on
+    another document, attachment or name than the one given."""
     if value is None:
         return None
-    if isinstance(value, bytes):
-        return value
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
-        if isinstance(value, bytes):
-            return value
-    if not isinstance(value, str):
-        raise TypeError(f"expected str, got {type(value).__name__}")
-    return value.encode("utf-8", errors="surrogateescape")
+    if isinstance(value, str):
+        data = value.encode("utf-8", errors="surrogateescape")
+    elif isinstance(value, bytes):
+        data = value
+    else:
+        raise TypeError(f"{what}: expected str, got {type(value).__name__}")
+    if b"\0" in data:
+        raise ValueError(f"{what} must not contain NUL characters")
+    return data

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
+from typing import Any
 from ctypes import byref, c_int64, c_uint32, c_uint64, c_void_p
 
 from ._lib import cbl_error, enc, take_string
@@ -97,35 +99,57 @@ def call_handle(fn, *args) -> int:
     return out.value
 
 
-def dumps(body) -> bytes:
-    """Serialises a document body for the library (dict -> compact UTF-8 JSON).
+#: The integers the library stores exactly: JSON numbers are held as 64-bit signed
+#: integers when they fit, else as doubles (which would silently round larger ones).
+INT_MIN = -(1 << 63)
+INT_MAX = (1 << 63) - 1
 
-    A str is taken as JSON text, bytes are passed through unchanged.
-    """
-    if isinstance(body, bytes):
-        return body
-    if isinstance(body, str):
-        return body.encode("utf-8", errors="surrogateescape")
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"),
+
+def check_integers(value: Any) -> None:
+    """Raises OverflowError when `value` holds an int the library cannot store exactly
+    (outside the signed 64-bit range), as ``sqlite3`` does, instead of letting it come
+    back rounded as a float. Iterative: deep documents do not hit the recursion limit."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, int):
+            if not INT_MIN <= v <= INT_MAX:
+                raise OverflowError(
+                    f"int {v} is outside the 64-bit range cblite stores exactly "
+                    f"[-2**63, 2**63-1]; store it as a str (or a float) instead")
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+
+
+def dumps(body: Any, what: str = "JSON text") -> bytes:
+    """Serialises a value for the library as compact UTF-8 JSON (every JSON argument goes
+    through here). A str is taken as JSON text and bytes are passed through (both
+    NUL-checked, see :func:`cstr`); anything else is serialised, after
+    :func:`check_integers` (a NUL inside a JSON string is escaped, so it arrives intact)."""
+    if isinstance(body, (str, bytes)):
+        return cstr(body, what)
+    return to_json(body)
+
+
+def to_json(value: Any) -> bytes:
+    """Any JSON-able value (a str too) as compact UTF-8 JSON, after
+    :func:`check_integers`."""
+    check_integers(value)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"),
                       allow_nan=False).encode("utf-8", errors="surrogateescape")
 
 
-def cstr(value, what: str = "argument") -> bytes | None:
-    """Encodes a str argument for a ``const char*`` parameter (None stays NULL), raising
-    ValueError when it holds a NUL character: C would silently cut the string there, so
-    the library would act on another value than the one given."""
-    data = enc(value)
-    if data is not None and b"\0" in data:
-        raise ValueError(f"{what} must not contain NUL characters")
-    return data
+def cstr(value: "str | bytes | os.PathLike[str] | None", what: str = "argument") -> bytes:
+    """Encodes a str argument for a ``const char*`` parameter (see :func:`enc`); None
+    stays NULL. ValueError for a NUL in it."""
+    return enc(value, what)  # type: ignore[return-value]
 
 
-def json_arg(value, what: str = "argument") -> bytes:
-    """A JSON argument: a str is taken as JSON text (NUL-checked as :func:`cstr`), anything
-    else is serialised (strings holding NUL are escaped by JSON, so they arrive intact)."""
-    if isinstance(value, (str, bytes)):
-        return cstr(value, what)
-    return dumps(value)
+def json_arg(value: Any, what: str = "argument") -> bytes:
+    """A JSON argument (same as :func:`dumps`)."""
+    return dumps(value, what)
 
 
 def loads(text):

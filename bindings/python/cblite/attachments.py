@@ -21,9 +21,9 @@ Usage::
             w.write(chunk)
     rev = coll.set_attachment("doc", "stream.bin", digest=w.digest, rev=rev)
 
-This module adds the methods to :class:`cblite.Collection` (and default-collection
-shortcuts plus the content-store calls to :class:`cblite.Database`) when imported; the
-package imports it.
+The methods are :class:`cblite.Collection`'s (with default-collection shortcuts and the
+content-store calls on :class:`cblite.Database`); this module holds the declarations and
+the streaming classes.
 """
 
 from __future__ import annotations
@@ -32,15 +32,17 @@ import ctypes
 import io
 import os
 from ctypes import POINTER, byref, c_char, c_char_p, c_int32, c_size_t, c_uint64, c_void_p
-from typing import BinaryIO, Optional, Union
+from typing import TYPE_CHECKING, Any, BinaryIO, Dict, Optional, Tuple, Union
 
 from . import _lib
-from ._lib import C, cbl_error, enc, take_string
-from ._util import call, call_handle, call_json, check
-from .database import Collection, Database
+from ._lib import C, cbl_error, take_string
+from ._util import call, call_handle, check
 from .errors import BadRequest
 
-__all__ = ["BlobWriter", "BlobReader", "FUNCTIONS"]
+if TYPE_CHECKING:
+    from .database import Database
+
+__all__ = ["BlobWriter", "BlobReader", "FUNCTIONS", "Data"]
 
 _ERR = POINTER(cbl_error)
 _OUT_STR = POINTER(c_void_p)
@@ -50,7 +52,7 @@ _S = c_char_p
 _STATUS = c_int32
 
 #: The "Attachments" section of include/cblite.h (merged into ``_lib.FUNCTIONS``).
-FUNCTIONS = {
+FUNCTIONS: Dict[str, Any] = {
     "cbl_blob_writer_create": (_STATUS, [_H, _OUT_HANDLE, _ERR]),
     "cbl_blob_writer_write": (_STATUS, [_H, c_void_p, c_size_t, _ERR]),
     "cbl_blob_writer_finish": (_STATUS, [_H, _OUT_STR, _ERR]),
@@ -77,7 +79,7 @@ _CHUNK = 1 << 20
 Data = Union[bytes, bytearray, memoryview]
 
 
-def _pointer(data: Data):
+def _pointer(data: Data) -> Tuple[Any, int, Any]:
     """(pointer argument, length, keep-alive) for bytes-like data, without copying when
     the buffer allows it."""
     if isinstance(data, bytes):
@@ -93,12 +95,14 @@ def _pointer(data: Data):
     return b, n, b
 
 
-def _digest_call(fn, *args) -> str:
+def _digest_call(fn: Any, *args: Any) -> str:
     out = c_void_p()
     err = cbl_error()
     status = fn(*args, byref(out), byref(err))
     digest = take_string(out)
     check(status, err)
+    if digest is None:
+        raise BadRequest("the library returned no digest")
     return digest
 
 
@@ -111,8 +115,8 @@ class BlobWriter:
     block raises. Content stored and never attached is deleted by the next compaction.
     """
 
-    def __init__(self, db: Database):
-        self._handle = call_handle(C.cbl_blob_writer_create, db._h)
+    def __init__(self, db: "Database") -> None:
+        self._handle: Optional[int] = call_handle(C.cbl_blob_writer_create, db._h)
         self.digest: Optional[str] = None
         self.length = 0
 
@@ -144,14 +148,14 @@ class BlobWriter:
     def __enter__(self) -> "BlobWriter":
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
         if exc_type is None:
             self.finish()
         else:
             self.cancel()
         return False
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.cancel()
         except BaseException:
@@ -165,9 +169,9 @@ class BlobReader(io.RawIOBase):
     read that reaches the end raises InternalError on a mismatch). Wrap it in
     ``io.BufferedReader`` for line reading; close it (or use ``with``) when done."""
 
-    def __init__(self, handle: int):
+    def __init__(self, handle: int) -> None:
         super().__init__()
-        self._handle = handle
+        self._handle: Optional[int] = handle
         length = c_uint64()
         err = cbl_error()
         check(C.cbl_blob_reader_length(handle, byref(length), byref(err)), err)
@@ -180,12 +184,15 @@ class BlobReader(io.RawIOBase):
         return self._length
 
     def readable(self) -> bool:
+        """True: the content can be read."""
         return True
 
     def seekable(self) -> bool:
+        """True: :meth:`seek` works."""
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: Any) -> int:
+        """Reads up to ``len(buffer)`` bytes into it; returns how many (0 at the end)."""
         if self._handle is None:
             raise ValueError("I/O operation on closed attachment reader")
         view = memoryview(buffer).cast("B")
@@ -199,6 +206,7 @@ class BlobReader(io.RawIOBase):
         return got.value
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        """Moves the read position (``io.SEEK_SET``, ``SEEK_CUR``, ``SEEK_END``)."""
         if self._handle is None:
             raise ValueError("I/O operation on closed attachment reader")
         base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._length}[whence]
@@ -210,156 +218,32 @@ class BlobReader(io.RawIOBase):
         return target
 
     def tell(self) -> int:
+        """The read position."""
         return self._pos
 
     def close(self) -> None:
+        """Closes the reader (idempotent)."""
         handle, self._handle = getattr(self, "_handle", None), None
         if handle is not None:
             C.cbl_blob_reader_close(handle)
         super().close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except BaseException:
             pass
 
 
-# -- content store (Database) ---------------------------------------------------------------
-
-def blob_writer(self: Database) -> BlobWriter:
-    """A :class:`BlobWriter` on this database's store."""
-    return BlobWriter(self)
 
 
-def put_blob(self: Database, data: Data) -> str:
-    """Stores bytes; returns their digest."""
-    ptr, n, _keep = _pointer(data)
-    return _digest_call(C.cbl_db_blob_put, self._h, ptr, n)
-
-
-def import_blob(self: Database, path: Union[str, os.PathLike]) -> str:
-    """Stores a copy of a file (streamed); returns its digest."""
-    return _digest_call(C.cbl_db_blob_import_file, self._h, enc(path))
-
-
-def blob_length(self: Database, digest: str) -> int:
-    """The length of stored content (NotFound when the store does not have it)."""
-    out = c_uint64()
-    err = cbl_error()
-    check(C.cbl_db_blob_length(self._h, enc(digest), byref(out), byref(err)), err)
-    return out.value
-
-
-def _store_stream(db: Database, stream: BinaryIO) -> str:
+def store_stream(db: "Database", stream: BinaryIO) -> str:
+    """Stores a binary file object's content in chunks; returns its digest."""
     with BlobWriter(db) as w:
         while True:
             chunk = stream.read(_CHUNK)
             if not chunk:
                 break
             w.write(chunk)
+    assert w.digest is not None
     return w.digest
-
-
-# -- attachments of documents (Collection) ------------------------------------------------
-
-def set_attachment(self: Collection, doc_id: str, name: str,
-                   data: Union[Data, BinaryIO, None] = None, *, path=None,
-                   digest: Optional[str] = None, content_type: Optional[str] = None,
-                   rev: Optional[str] = None) -> str:
-    """Sets (adds or replaces) attachment `name`, saving a new revision; returns its ID.
-
-    The content is exactly one of: `data` (bytes-like, or a binary file object, read in
-    chunks), `path` (a file, streamed) or `digest` (content already in the store, e.g.
-    from a :class:`BlobWriter`). `rev` is the current revision; None creates the
-    document (empty body) when it does not exist. `content_type` None keeps the previous
-    type of that name, else ``application/octet-stream``."""
-    given = [x is not None for x in (data, path, digest)]
-    if sum(given) != 1:
-        raise TypeError("give exactly one of data, path or digest")
-    db = self._db
-    if path is not None:
-        digest = import_blob(db, path)
-    elif data is not None:
-        if hasattr(data, "read"):
-            digest = _store_stream(db, data)
-        else:
-            digest = put_blob(db, data)
-    out = c_void_p()
-    err = cbl_error()
-    status = C.cbl_doc_set_attachment(self._h, enc(doc_id), enc(rev), enc(name),
-                                      enc(content_type), enc(digest), byref(out), byref(err))
-    new_rev = take_string(out)
-    check(status, err)
-    return new_rev
-
-
-def remove_attachment(self: Collection, doc_id: str, name: str,
-                      rev: Optional[str] = None) -> str:
-    """Removes attachment `name` (NotFound when absent), saving a new revision on `rev`
-    (None: the current one); returns its ID."""
-    out = c_void_p()
-    err = cbl_error()
-    status = C.cbl_doc_remove_attachment(self._h, enc(doc_id), enc(rev), enc(name),
-                                         byref(out), byref(err))
-    new_rev = take_string(out)
-    check(status, err)
-    return new_rev
-
-
-def attachment_names(self: Collection, doc_id: str) -> "list[str]":
-    """The attachment names of the current revision, sorted."""
-    return call_json(C.cbl_doc_attachment_names, self._h, enc(doc_id))
-
-
-def attachments(self: Collection, doc_id: str) -> dict:
-    """The ``_attachments`` stubs of the current revision ({} when none)."""
-    return self.get(doc_id).get("_attachments", {})
-
-
-def get_attachment(self: Collection, doc_id: str, name: str) -> bytes:
-    """The whole content of an attachment (checked against its digest)."""
-    ptr = c_void_p()
-    n = c_size_t()
-    err = cbl_error()
-    status = C.cbl_doc_get_attachment(self._h, enc(doc_id), enc(name), byref(ptr), byref(n),
-                                      byref(err))
-    try:
-        check(status, err)
-        return ctypes.string_at(ptr.value, n.value) if n.value else b""
-    finally:
-        if ptr.value:
-            _lib.lib.cbl_free(ptr.value)
-
-
-def save_attachment(self: Collection, doc_id: str, name: str,
-                    path: Union[str, os.PathLike]) -> None:
-    """Writes an attachment to the file `path` (streamed; `path` never holds partial
-    content)."""
-    call(C.cbl_doc_save_attachment_to_file, self._h, enc(doc_id), enc(name), enc(path))
-
-
-def open_attachment(self: Collection, doc_id: str, name: str) -> BlobReader:
-    """A :class:`BlobReader` on an attachment of the current revision."""
-    return BlobReader(call_handle(C.cbl_doc_open_attachment, self._h, enc(doc_id), enc(name)))
-
-
-_COLLECTION_METHODS = (set_attachment, remove_attachment, attachment_names, attachments,
-                       get_attachment, save_attachment, open_attachment)
-
-for _fn in _COLLECTION_METHODS:
-    setattr(Collection, _fn.__name__, _fn)
-
-
-def _default_collection_shortcut(fn):
-    def method(self: Database, *args, **kwargs):
-        return fn(self.default_collection, *args, **kwargs)
-    method.__name__ = fn.__name__
-    method.__doc__ = f"Same as ``default_collection.{fn.__name__}``."
-    return method
-
-
-for _fn in _COLLECTION_METHODS:
-    setattr(Database, _fn.__name__, _default_collection_shortcut(_fn))
-for _fn in (blob_writer, put_blob, import_blob, blob_length):
-    setattr(Database, _fn.__name__, _fn)

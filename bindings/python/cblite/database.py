@@ -8,25 +8,45 @@ import ctypes
 import datetime as _dt
 import json
 import logging
+import os
 import threading
 import time
 import weakref
 from ctypes import byref, c_void_p
-from typing import Any, Callable, Iterator, Optional, Union
+from typing import (Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, Mapping,
+                    Optional, Set, Tuple, TypeVar, Union, overload)
 
 from ._lib import (C, CBL_GET_CONFLICTS, CBL_GET_DELETED, CBL_GET_LOCAL_SEQ,
                    CBL_GET_REVISIONS, CBL_PUT_ALLOW_CONFLICT, FILTER_FN, TRANSACTION_FN,
                    UPDATE_FN, VALIDATE_FN, cbl_error, enc, take_string)
 from ._util import (CALLBACK_SCOPE, ReleasableHandle, call, call_handle, call_i64, call_json, call_str,
                     call_u32, call_u64, check, cstr, dumps, in_callback, json_arg)
-from .errors import BadRequest, CBLiteError, NotAcceptable, NotFound
-from .listeners import ListenerToken, _graveyard
+from .attachments import BlobReader, BlobWriter, Data, _digest_call, _pointer, store_stream
+from .errors import BadRequest, CBLiteError, Conflict, NotAcceptable, NotFound
+from .listeners import Change, ListenerToken, _graveyard
+from .replicator import Auth, Replicator, build_config
+from .views import LiveQuery, QueryResult, View, query_options
 
 __all__ = ["Database", "Collection", "Transaction"]
 
 log = logging.getLogger("cblite")
 
-Body = Union[dict, str, bytes]
+#: A document as read: a dict with ``_id`` and ``_rev``.
+Doc = Dict[str, Any]
+#: A document body as given: a dict (or mapping), or JSON text.
+Body = Union[Mapping[str, Any], str, bytes]
+_T = TypeVar("_T")
+_MISSING: Any = object()
+
+
+def _body_dict(body: Body) -> Dict[str, Any]:
+    """A body as a new dict (JSON text parsed)."""
+    if isinstance(body, (str, bytes)):
+        parsed = json.loads(body)
+        if not isinstance(parsed, dict):
+            raise TypeError("a document body is a JSON object")
+        return parsed
+    return dict(body)
 
 # Guards the swap of handle attributes (close/release racing with each other).
 _handle_lock = threading.Lock()
@@ -247,6 +267,7 @@ class Database:
         self._validators: dict = {}
         self._filters: dict = {}          # name -> (owner key, FILTER_FN object)
         self._replicators: set = set()    # running cblite.Replicator objects (replicator.py)
+        self._live_queries: "Set[LiveQuery]" = set()  # running live queries (views.py)
         self._default: Optional[Collection] = None
         self._txn = threading.local()
         options: dict = {}
@@ -257,7 +278,7 @@ class Database:
         if encryption_key is not None:
             options["encryption_key"] = _key_object(encryption_key)
         opts = json.dumps(options).encode() if options else None
-        self._handle = call_handle(C.cbl_db_open, enc(name), enc(directory), opts)
+        self._handle = call_handle(C.cbl_db_open, enc(name, "name"), enc(directory, "directory"), opts)
         _open_databases.add(self)
 
     # -- handle management -------------------------------------------------------------
@@ -343,7 +364,7 @@ class Database:
                 handle = collection._handle
                 if handle is not None:
                     removed = C.cbl_collection_set_validator(
-                        handle, enc(vname), VALIDATE_FN(), None, None) == 0
+                        handle, enc(vname, "vname"), VALIDATE_FN(), None, None) == 0
             except Exception:
                 pass
             if not removed:
@@ -378,6 +399,13 @@ class Database:
         for replicator in list(self._replicators):
             replicator._database_closed()
         self._replicators.clear()
+        # A live query's thread would go on watching a closed database: stop it.
+        for live in list(self._live_queries):
+            try:
+                live.stop()
+            except Exception:
+                pass
+        self._live_queries.clear()
         for token in list(self._tokens):
             try:
                 token.remove()
@@ -424,7 +452,7 @@ class Database:
         name is not taken for a missing database (``cbl_db_exists_v2``)."""
         found = ctypes.c_int(0)
         err = cbl_error()
-        status = C.cbl_db_exists_v2(enc(name), enc(directory), byref(found), byref(err))
+        status = C.cbl_db_exists_v2(enc(name, "name"), enc(directory, "directory"), byref(found), byref(err))
         if status == 400 and not strict:
             return False
         check(status, err)
@@ -433,19 +461,19 @@ class Database:
     @staticmethod
     def list(directory: Optional[str] = None) -> "list[str]":
         """Sorted names of the databases in `directory`."""
-        return call_json(C.cbl_db_list, enc(directory))
+        return call_json(C.cbl_db_list, enc(directory, "directory"))
 
     @staticmethod
     def delete_named(name: str, directory: Optional[str] = None) -> None:
         """Deletes a database that is not open in this process (NotFound if absent, Busy
         if open)."""
-        call(C.cbl_db_delete_named, enc(name), enc(directory))
+        call(C.cbl_db_delete_named, enc(name, "name"), enc(directory, "directory"))
 
     @staticmethod
     def copy(source_path: str, name: str, directory: Optional[str] = None) -> None:
         """Installs a prebuilt database: copies the ``.cblite2`` folder `source_path`
         into `directory` as `name` (PreconditionFailed if it exists already)."""
-        call(C.cbl_db_copy, enc(source_path), enc(name), enc(directory))
+        call(C.cbl_db_copy, enc(source_path, "source_path"), enc(name, "name"), enc(directory, "directory"))
 
     @staticmethod
     def default_directory() -> str:
@@ -496,17 +524,17 @@ class Database:
 
     def collection(self, name: str, scope: Optional[str] = None) -> "Collection":
         """Opens an existing collection (NotFound when absent)."""
-        return Collection(self, call_handle(C.cbl_db_collection, self._h, enc(scope),
-                                            enc(name)))
+        return Collection(self, call_handle(C.cbl_db_collection, self._h, enc(scope, "scope"),
+                                            enc(name, "name")))
 
     def create_collection(self, name: str, scope: Optional[str] = None) -> "Collection":
         """Opens a collection, creating it (and its scope) when absent."""
         return Collection(self, call_handle(C.cbl_db_create_collection, self._h,
-                                            enc(scope), enc(name)))
+                                            enc(scope, "scope"), enc(name, "name")))
 
     def delete_collection(self, name: str, scope: Optional[str] = None) -> None:
         """Deletes a collection and all its documents."""
-        call(C.cbl_db_delete_collection, self._h, enc(scope), enc(name))
+        call(C.cbl_db_delete_collection, self._h, enc(scope, "scope"), enc(name, "name"))
 
     def scope_names(self) -> "list[str]":
         """Sorted names of the scopes that hold a collection."""
@@ -514,7 +542,7 @@ class Database:
 
     def collection_names(self, scope: Optional[str] = None) -> "list[str]":
         """Sorted names of the collections of a scope (default scope when None)."""
-        return call_json(C.cbl_db_collection_names, self._h, enc(scope))
+        return call_json(C.cbl_db_collection_names, self._h, enc(scope, "scope"))
 
     # -- transactions ------------------------------------------------------------------
 
@@ -695,20 +723,44 @@ class Database:
 
     # -- default-collection conveniences -----------------------------------------------
 
-    def get(self, doc_id: str, **flags) -> dict:
+    @overload
+    def get(self, doc_id: str, *, deleted: bool = False, conflicts: bool = False,
+            revisions: bool = False, local_seq: bool = False) -> Doc: ...
+
+    @overload
+    def get(self, doc_id: str, default: _T, *, deleted: bool = False,
+            conflicts: bool = False, revisions: bool = False,
+            local_seq: bool = False) -> Union[Doc, _T]: ...
+
+    def get(self, doc_id: str, default: Any = _MISSING, *, deleted: bool = False,
+            conflicts: bool = False, revisions: bool = False,
+            local_seq: bool = False) -> Any:
         """Same as ``default_collection.get``."""
-        return self.default_collection.get(doc_id, **flags)
+        return self.default_collection.get(doc_id, default, deleted=deleted,
+                                           conflicts=conflicts, revisions=revisions,
+                                           local_seq=local_seq)
 
     def put(self, body: Body, doc_id: Optional[str] = None, parent_rev: Optional[str] = None,
-            allow_conflict: bool = False) -> "tuple[str, str]":
+            allow_conflict: bool = False) -> Tuple[str, str]:
         """Same as ``default_collection.put``."""
         return self.default_collection.put(body, doc_id, parent_rev, allow_conflict)
+
+    def put_many(self, docs: Iterable[Body]) -> List[Dict[str, Any]]:
+        """Same as ``default_collection.put_many``."""
+        return self.default_collection.put_many(docs)
+
+    def update_many(self, doc_ids: Iterable[str],
+                    fn: Callable[[Optional[Doc]], Optional[Body]],
+                    max_attempts: int = 10) -> List[Dict[str, Any]]:
+        """Same as ``default_collection.update_many``."""
+        return self.default_collection.update_many(doc_ids, fn, max_attempts)
 
     def delete_document(self, doc_id: str, rev: Optional[str] = None) -> str:
         """Same as ``default_collection.delete`` (``db.delete()`` deletes the database)."""
         return self.default_collection.delete(doc_id, rev)
 
-    def update(self, doc_id: str, fn) -> Optional[str]:
+    def update(self, doc_id: str, fn: Callable[[Optional[Doc]], Optional[Body]]
+               ) -> Optional[str]:
         """Same as ``default_collection.update``."""
         return self.default_collection.update(doc_id, fn)
 
@@ -716,17 +768,118 @@ class Database:
         """Same as ``default_collection.purge``."""
         self.default_collection.purge(doc_id)
 
-    def changes(self, since: int = 0, **options) -> dict:
+    def changes(self, since: int = 0, **options: Any) -> Dict[str, Any]:
         """Same as ``default_collection.changes``."""
         return self.default_collection.changes(since, **options)
 
-    def iter_changes(self, since: int = 0, **options) -> Iterator[dict]:
+    def iter_changes(self, since: int = 0, **options: Any) -> Iterator[Dict[str, Any]]:
         """Same as ``default_collection.iter_changes``."""
         return self.default_collection.iter_changes(since, **options)
 
-    def add_document_listener(self, doc_id: str, fn) -> ListenerToken:
+    def add_document_listener(self, doc_id: str, fn: Callable[[List[Change]], Any]
+                              ) -> ListenerToken:
         """Same as ``default_collection.add_document_listener``."""
         return self.default_collection.add_document_listener(doc_id, fn)
+
+    def keys(self) -> Iterator[str]:
+        """Same as ``default_collection.keys``."""
+        return self.default_collection.keys()
+
+    def values(self) -> Iterator[Doc]:
+        """Same as ``default_collection.values``."""
+        return self.default_collection.values()
+
+    def items(self) -> Iterator[Tuple[str, Doc]]:
+        """Same as ``default_collection.items``."""
+        return self.default_collection.items()
+
+    def set_attachment(self, doc_id: str, name: str,
+                       data: Union[Data, BinaryIO, None] = None, *,
+                       path: Union[str, "os.PathLike[str]", None] = None,
+                       digest: Optional[str] = None, content_type: Optional[str] = None,
+                       rev: Optional[str] = None) -> str:
+        """Same as ``default_collection.set_attachment``."""
+        return self.default_collection.set_attachment(
+            doc_id, name, data, path=path, digest=digest, content_type=content_type, rev=rev)
+
+    def remove_attachment(self, doc_id: str, name: str, rev: Optional[str] = None) -> str:
+        """Same as ``default_collection.remove_attachment``."""
+        return self.default_collection.remove_attachment(doc_id, name, rev)
+
+    def attachment_names(self, doc_id: str) -> List[str]:
+        """Same as ``default_collection.attachment_names``."""
+        return self.default_collection.attachment_names(doc_id)
+
+    def attachments(self, doc_id: str) -> Dict[str, Dict[str, Any]]:
+        """Same as ``default_collection.attachments``."""
+        return self.default_collection.attachments(doc_id)
+
+    def get_attachment(self, doc_id: str, name: str) -> bytes:
+        """Same as ``default_collection.get_attachment``."""
+        return self.default_collection.get_attachment(doc_id, name)
+
+    def save_attachment(self, doc_id: str, name: str,
+                        path: Union[str, "os.PathLike[str]"]) -> None:
+        """Same as ``default_collection.save_attachment``."""
+        self.default_collection.save_attachment(doc_id, name, path)
+
+    def open_attachment(self, doc_id: str, name: str) -> BlobReader:
+        """Same as ``default_collection.open_attachment``."""
+        return self.default_collection.open_attachment(doc_id, name)
+
+    def view(self, name: str) -> View:
+        """Same as ``default_collection.view``."""
+        return self.default_collection.view(name)
+
+    def view_names(self) -> List[str]:
+        """Same as ``default_collection.view_names``."""
+        return self.default_collection.view_names()
+
+    def all_docs(self, **options: Any) -> Dict[str, Any]:
+        """Same as ``default_collection.all_docs``."""
+        return self.default_collection.all_docs(**options)
+
+    def all_docs_query(self, **options: Any) -> QueryResult:
+        """Same as ``default_collection.all_docs_query``."""
+        return self.default_collection.all_docs_query(**options)
+
+    def replicate(self, url: str, *, collection: Union["Collection", str, None] = None,
+                  **options: Any) -> Replicator:
+        """Starts replicating a collection of this database — the default one, or
+        `collection` (a :class:`Collection` of this database, or its name: ``"name"`` in
+        the default scope or ``"scope.name"``) — with the peer database at `url`. Options
+        as :meth:`Collection.replicate`; returns the :class:`Replicator`."""
+        if collection is None:
+            coll = self.default_collection
+        elif isinstance(collection, Collection):
+            if collection.database is not self:
+                raise ValueError("the collection belongs to another Database object")
+            coll = collection
+        elif isinstance(collection, str):
+            scope, _, name = collection.rpartition(".")
+            coll = self.collection(name, scope or None)
+        else:
+            raise TypeError("collection must be a cblite.Collection, a collection name or None")
+        return coll.replicate(url, **options)
+
+    # -- content store -------------------------------------------------------------------
+
+    def blob_writer(self) -> BlobWriter:
+        """A :class:`BlobWriter` streaming content into this database's store."""
+        return BlobWriter(self)
+
+    def put_blob(self, data: Data) -> str:
+        """Stores bytes in the content store; returns their digest."""
+        ptr, n, _keep = _pointer(data)
+        return _digest_call(C.cbl_db_blob_put, self._h, ptr, n)
+
+    def import_blob(self, path: Union[str, "os.PathLike[str]"]) -> str:
+        """Stores a copy of a file (streamed); returns its digest."""
+        return _digest_call(C.cbl_db_blob_import_file, self._h, cstr(path, "path"))
+
+    def blob_length(self, digest: str) -> int:
+        """The length of stored content (NotFound when the store does not have it)."""
+        return call_u64(C.cbl_db_blob_length, self._h, cstr(digest, "digest"))
 
     def __getitem__(self, doc_id: str) -> dict:
         return self.default_collection[doc_id]
@@ -816,20 +969,38 @@ class Collection(ReleasableHandle):
 
     # -- documents -----------------------------------------------------------------------
 
-    def get(self, doc_id: str, deleted: bool = False, conflicts: bool = False,
-            revisions: bool = False, local_seq: bool = False) -> dict:
-        """The current revision as a dict with ``_id`` and ``_rev``. Raises NotFound when
-        absent, purged, or deleted (unless ``deleted=True``, which returns the tombstone).
-        ``conflicts`` adds ``_conflicts``, ``revisions`` adds ``_revisions``,
-        ``local_seq`` adds ``_local_seq``."""
-        return call_json(C.cbl_doc_get, self._h, enc(doc_id),
-                         _flags(deleted, conflicts, revisions, local_seq))
+    @overload
+    def get(self, doc_id: str, *, deleted: bool = False, conflicts: bool = False,
+            revisions: bool = False, local_seq: bool = False) -> Doc: ...
+
+    @overload
+    def get(self, doc_id: str, default: _T, *, deleted: bool = False,
+            conflicts: bool = False, revisions: bool = False,
+            local_seq: bool = False) -> Union[Doc, _T]: ...
+
+    def get(self, doc_id: str, default: Any = _MISSING, *, deleted: bool = False,
+            conflicts: bool = False, revisions: bool = False,
+            local_seq: bool = False) -> Any:
+        """The current revision as a dict with ``_id`` and ``_rev``. When the document is
+        absent, purged, or deleted (unless ``deleted=True``, which returns the
+        tombstone): `default` when one is given (``coll.get(id, None)``, as
+        ``dict.get``), else NotFound (also a KeyError). ``conflicts`` adds
+        ``_conflicts``, ``revisions`` adds ``_revisions``, ``local_seq`` adds
+        ``_local_seq``."""
+        try:
+            doc: Doc = call_json(C.cbl_doc_get, self._h, cstr(doc_id, "doc_id"),
+                                 _flags(deleted, conflicts, revisions, local_seq))
+        except NotFound:
+            if default is _MISSING:
+                raise
+            return default
+        return doc
 
     def get_revision(self, doc_id: str, rev_id: str, deleted: bool = True,
                      conflicts: bool = False, revisions: bool = False,
                      local_seq: bool = False) -> dict:
         """A given kept revision (NotFound when unknown or its body was dropped)."""
-        return call_json(C.cbl_doc_get_revision, self._h, enc(doc_id), enc(rev_id),
+        return call_json(C.cbl_doc_get_revision, self._h, enc(doc_id, "doc_id"), enc(rev_id, "rev_id"),
                          _flags(deleted, conflicts, revisions, local_seq))
 
     def __getitem__(self, doc_id: str) -> dict:
@@ -854,7 +1025,8 @@ class Collection(ReleasableHandle):
             allow_conflict: bool = False) -> "tuple[str, str]":
         """Saves a new revision; returns ``(doc_id, rev_id)``.
 
-        `body` is a dict (or JSON text). `doc_id` None takes the body's ``_id`` or
+        `body` is a dict (or JSON text); a dict given gets the saved ``_id`` and the new
+        ``_rev`` written into it (as CouchDB clients' ``save`` does). `doc_id` None takes the body's ``_id`` or
         generates a UUID. `parent_rev` is the revision replaced (None: the body's
         ``_rev``, or create a new document). Raises Conflict when the parent is not
         current (unless allow_conflict, which creates a branch) or when creating an
@@ -862,12 +1034,17 @@ class Collection(ReleasableHandle):
         out_id = c_void_p()
         out_rev = c_void_p()
         err = cbl_error()
-        status = C.cbl_doc_put(self._h, enc(doc_id), dumps(body), enc(parent_rev),
+        status = C.cbl_doc_put(self._h, enc(doc_id, "doc_id"), dumps(body), enc(parent_rev, "parent_rev"),
                                CBL_PUT_ALLOW_CONFLICT if allow_conflict else 0,
                                byref(out_id), byref(out_rev), byref(err))
         new_id = take_string(out_id)
         new_rev = take_string(out_rev)
         check(status, err)
+        assert new_id is not None and new_rev is not None
+        if isinstance(body, dict):
+            # As CouchDB clients' save(): the dict can be changed and saved again.
+            body["_id"] = new_id
+            body["_rev"] = new_rev
         return new_id, new_rev
 
     def __setitem__(self, doc_id: str, body: Body) -> None:
@@ -876,7 +1053,7 @@ class Collection(ReleasableHandle):
     def delete(self, doc_id: str, rev: Optional[str] = None) -> str:
         """Deletes a document (writes a tombstone on `rev`, None: the current revision).
         Returns the tombstone's revision ID."""
-        return call_str(C.cbl_doc_delete, self._h, enc(doc_id), enc(rev))
+        return call_str(C.cbl_doc_delete, self._h, enc(doc_id, "doc_id"), enc(rev, "rev"))
 
     def __delitem__(self, doc_id: str) -> None:
         self.delete(doc_id)
@@ -916,7 +1093,7 @@ class Collection(ReleasableHandle):
         cfunc = UPDATE_FN(trampoline)
         out_rev = c_void_p()
         err = cbl_error()
-        status = C.cbl_doc_update(self._h, enc(doc_id), cfunc, None, byref(out_rev),
+        status = C.cbl_doc_update(self._h, enc(doc_id, "doc_id"), cfunc, None, byref(out_rev),
                                   byref(err))
         rev = take_string(out_rev)
         if state["exc"] is not None:
@@ -928,50 +1105,50 @@ class Collection(ReleasableHandle):
 
     def purge(self, doc_id: str) -> None:
         """Removes every trace of a document (it leaves the changes feed too)."""
-        call(C.cbl_doc_purge, self._h, enc(doc_id))
+        call(C.cbl_doc_purge, self._h, enc(doc_id, "doc_id"))
 
     def conflicts(self, doc_id: str) -> "list[str]":
         """The undeleted leaf revision IDs, current first ([] for a deleted document)."""
-        return call_json(C.cbl_doc_conflicts, self._h, enc(doc_id))
+        return call_json(C.cbl_doc_conflicts, self._h, enc(doc_id, "doc_id"))
 
     def history(self, doc_id: str, rev: Optional[str] = None) -> "list[str]":
         """The ancestry of `rev` (None: the current revision), newest first."""
-        return call_json(C.cbl_doc_history, self._h, enc(doc_id), enc(rev))
+        return call_json(C.cbl_doc_history, self._h, enc(doc_id, "doc_id"), enc(rev, "rev"))
 
     def revision_tree(self, doc_id: str) -> dict:
         """The kept revision tree: ``{"id","current","sequence","revisions":[...]}``."""
-        return call_json(C.cbl_doc_revision_tree, self._h, enc(doc_id))
+        return call_json(C.cbl_doc_revision_tree, self._h, enc(doc_id, "doc_id"))
 
     def put_existing(self, doc_id: str, body: Body, history: "list[str]") -> None:
         """Inserts a revision made elsewhere with its history (new revision first), the
         replicator's path. Listeners see the change as external."""
         hist = history if isinstance(history, (str, bytes)) else json.dumps(list(history))
-        call(C.cbl_doc_put_existing, self._h, enc(doc_id), dumps(body), enc(hist))
+        call(C.cbl_doc_put_existing, self._h, enc(doc_id, "doc_id"), dumps(body), enc(hist, "hist"))
 
     def set_expiration(self, doc_id: str, when) -> None:
         """Sets when the document expires (is purged): a unix time in seconds, a
         datetime, a timedelta from now, or None to clear."""
-        call(C.cbl_doc_set_expiration, self._h, enc(doc_id), _unix_time(when))
+        call(C.cbl_doc_set_expiration, self._h, enc(doc_id, "doc_id"), _unix_time(when))
 
     def get_expiration(self, doc_id: str) -> Optional[int]:
         """The expiration as a unix time, or None when none is set."""
-        value = call_i64(C.cbl_doc_get_expiration, self._h, enc(doc_id))
+        value = call_i64(C.cbl_doc_get_expiration, self._h, enc(doc_id, "doc_id"))
         return value or None
 
     # -- local documents -----------------------------------------------------------------
 
     def get_local(self, local_id: str) -> dict:
         """A local (non-replicated) document, with ``_id`` and ``_rev``."""
-        return call_json(C.cbl_local_get, self._h, enc(local_id))
+        return call_json(C.cbl_local_get, self._h, enc(local_id, "local_id"))
 
     def put_local(self, local_id: str, body: Body, rev: Optional[str] = None) -> str:
         """Saves a local document; `rev` must be its current revision (None to create).
         Returns the new revision ("0-<n>")."""
-        return call_str(C.cbl_local_put, self._h, enc(local_id), dumps(body), enc(rev))
+        return call_str(C.cbl_local_put, self._h, enc(local_id, "local_id"), dumps(body), enc(rev, "rev"))
 
     def delete_local(self, local_id: str, rev: Optional[str] = None) -> None:
         """Deletes a local document (`rev` None: whatever its revision)."""
-        call(C.cbl_local_delete, self._h, enc(local_id), enc(rev))
+        call(C.cbl_local_delete, self._h, enc(local_id, "local_id"), enc(rev, "rev"))
 
     def local_documents(self, include_docs: bool = False) -> "list[dict]":
         """The local documents by ID: ``[{"id", "rev", "doc"?}, ...]`` (``doc``, with
@@ -1077,6 +1254,276 @@ class Collection(ReleasableHandle):
             if deadline is not None and time.monotonic() >= deadline:
                 return False
 
+    # -- mapping ---------------------------------------------------------------------------
+
+    def keys(self) -> Iterator[str]:
+        """The IDs of the live documents, in ID (byte) order."""
+        for row in self.all_docs_query():
+            if row.doc_id is not None:
+                yield row.doc_id
+
+    def values(self) -> Iterator[Doc]:
+        """The live documents (current revisions, with ``_id`` and ``_rev``), in ID order,
+        read page by page."""
+        for row in self.all_docs_query(include_docs=True):
+            if row.doc is not None:
+                yield row.doc
+
+    def items(self) -> Iterator[Tuple[str, Doc]]:
+        """``(doc_id, document)`` pairs of the live documents, in ID order."""
+        for row in self.all_docs_query(include_docs=True):
+            if row.doc_id is not None and row.doc is not None:
+                yield row.doc_id, row.doc
+
+    # -- bulk writes ---------------------------------------------------------------------
+
+    def put_many(self, docs: Iterable[Body]) -> List[Dict[str, Any]]:
+        """Saves many documents in one transaction (``_bulk_docs``): each as :meth:`put`
+        takes it, ``_id`` optional, ``_rev`` the parent, ``_deleted`` for a tombstone.
+        Returns one result per document, in order: ``{"ok": True, "id", "rev"}`` or
+        ``{"id", "error", "reason"}`` (``"conflict"``, ``"forbidden"``,
+        ``"bad_request"``); a failed document does not stop the others. Each dict given
+        that was saved gets its new ``_id`` and ``_rev`` written back, so it can be
+        changed and saved again."""
+        items = list(docs)
+        results = self.save_many(items)
+        for doc, result in zip(items, results):
+            if isinstance(doc, dict) and result.get("ok"):
+                doc["_id"] = result["id"]
+                doc["_rev"] = result["rev"]
+        return results
+
+    def update_many(self, doc_ids: Iterable[str],
+                    fn: Callable[[Optional[Doc]], Optional[Body]],
+                    max_attempts: int = 10) -> List[Dict[str, Any]]:
+        """Read-modify-write of many documents, saved together (``_bulk_docs``), each
+        retried on conflict like :meth:`update`.
+
+        ``fn(current)`` gets each document (None when missing or deleted) and returns its
+        new body, or None to leave it alone; it may be called again for a document that
+        changed meanwhile. Returns one result per ID, in order: ``{"ok": True, "id",
+        "rev"}``, ``{"id", "cancelled": True}`` (fn returned None), or ``{"id", "error",
+        "reason"}`` (``"conflict"`` after `max_attempts` rounds, ``"forbidden"``, ...).
+        An exception raised by fn is re-raised; documents saved in earlier rounds stay
+        saved."""
+        ids = [cstr(i, "doc_id").decode("utf-8", "surrogateescape") for i in doc_ids]
+        if len(set(ids)) != len(ids):
+            raise ValueError("update_many: duplicate document IDs")
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        results: Dict[str, Dict[str, Any]] = {}
+        pending = ids
+        for _attempt in range(max_attempts):
+            if not pending:
+                break
+            current: Dict[str, Optional[Doc]] = {}
+            for entry in self.bulk_get(pending)["results"]:
+                found = [d["ok"] for d in entry["docs"] if "ok" in d]
+                doc = found[0] if found else None
+                current[entry["id"]] = None if doc is None or doc.get("_deleted") else doc
+            batch: List[Doc] = []
+            for doc_id in pending:
+                cur = current.get(doc_id)
+                new = fn(None if cur is None else dict(cur))
+                if new is None:
+                    results[doc_id] = {"id": doc_id, "cancelled": True}
+                    continue
+                body = _body_dict(new)
+                body = {k: v for k, v in body.items() if k not in _OUTPUT_ONLY}
+                body["_id"] = doc_id
+                if cur is not None:
+                    body["_rev"] = cur["_rev"]
+                batch.append(body)
+            pending = []
+            for body, result in zip(batch, self.save_many(batch)):
+                results[body["_id"]] = result
+                if result.get("error") == "conflict":
+                    pending.append(body["_id"])
+        return [results[i] for i in ids]
+
+    # -- attachments -----------------------------------------------------------------------
+
+    def set_attachment(self, doc_id: str, name: str,
+                       data: Union[Data, BinaryIO, None] = None, *,
+                       path: Union[str, "os.PathLike[str]", None] = None,
+                       digest: Optional[str] = None, content_type: Optional[str] = None,
+                       rev: Optional[str] = None) -> str:
+        """Sets (adds or replaces) attachment `name`, saving a new revision; returns its
+        ID.
+
+        The content is exactly one of: `data` (bytes-like, or a binary file object, read
+        in chunks), `path` (a file, streamed) or `digest` (content already in the store,
+        e.g. from a :class:`BlobWriter`). `rev` is the revision to change, as for
+        :meth:`remove_attachment`: None means the current one (a new document with an
+        empty body when there is none), a given revision raises Conflict when it is not
+        current. `content_type` None keeps the previous type of that name, else
+        ``application/octet-stream``."""
+        given = [x is not None for x in (data, path, digest)]
+        if sum(given) != 1:
+            raise TypeError("give exactly one of data, path or digest")
+        cdoc, cname = cstr(doc_id, "doc_id"), cstr(name, "attachment name")
+        ctype, crev = enc(content_type, "content_type"), enc(rev, "rev")
+        db = self._db
+        if path is not None:
+            digest = db.import_blob(path)
+        elif data is not None:
+            if hasattr(data, "read"):
+                digest = store_stream(db, data)  # type: ignore[arg-type]
+            else:
+                digest = db.put_blob(data)  # type: ignore[arg-type]
+        cdigest = cstr(digest, "digest")
+        for _attempt in range(10):
+            parent = crev if rev is not None else self._current_rev(doc_id)
+            out = c_void_p()
+            err = cbl_error()
+            status = C.cbl_doc_set_attachment(self._h, cdoc, parent, cname, ctype, cdigest,
+                                              byref(out), byref(err))
+            new_rev = take_string(out)
+            if status == 409 and rev is None:
+                continue  # changed since we read its revision: read it again
+            check(status, err)
+            assert new_rev is not None
+            return new_rev
+        check(status, err)
+        raise Conflict("the document kept changing")  # pragma: no cover
+
+    def _current_rev(self, doc_id: str) -> Optional[bytes]:
+        """The current revision as bytes, None when the document is missing or deleted."""
+        try:
+            return cstr(self.get(doc_id)["_rev"])
+        except NotFound:
+            return None
+
+    def remove_attachment(self, doc_id: str, name: str, rev: Optional[str] = None) -> str:
+        """Removes attachment `name` (NotFound when absent), saving a new revision on
+        `rev` (None: the current one; a given revision raises Conflict when it is not
+        current); returns its ID."""
+        out = c_void_p()
+        err = cbl_error()
+        status = C.cbl_doc_remove_attachment(self._h, cstr(doc_id, "doc_id"), enc(rev, "rev"),
+                                             cstr(name, "attachment name"), byref(out),
+                                             byref(err))
+        new_rev = take_string(out)
+        check(status, err)
+        assert new_rev is not None
+        return new_rev
+
+    def attachment_names(self, doc_id: str) -> List[str]:
+        """The attachment names of the current revision, sorted."""
+        names: List[str] = call_json(C.cbl_doc_attachment_names, self._h, cstr(doc_id, "doc_id"))
+        return names
+
+    def attachments(self, doc_id: str) -> Dict[str, Dict[str, Any]]:
+        """The ``_attachments`` stubs of the current revision ({} when none)."""
+        stubs: Dict[str, Dict[str, Any]] = self.get(doc_id).get("_attachments", {})
+        return stubs
+
+    def get_attachment(self, doc_id: str, name: str) -> bytes:
+        """The whole content of an attachment (checked against its digest)."""
+        ptr = c_void_p()
+        n = ctypes.c_size_t()
+        err = cbl_error()
+        status = C.cbl_doc_get_attachment(self._h, cstr(doc_id, "doc_id"),
+                                          cstr(name, "attachment name"), byref(ptr), byref(n),
+                                          byref(err))
+        try:
+            check(status, err)
+            return ctypes.string_at(ptr.value, n.value) if n.value and ptr.value else b""
+        finally:
+            if ptr.value:
+                C.cbl_free(ptr.value)
+
+    def save_attachment(self, doc_id: str, name: str,
+                        path: Union[str, "os.PathLike[str]"]) -> None:
+        """Writes an attachment to the file `path` (streamed; `path` never holds partial
+        content)."""
+        call(C.cbl_doc_save_attachment_to_file, self._h, cstr(doc_id, "doc_id"),
+             cstr(name, "attachment name"), cstr(path, "path"))
+
+    def open_attachment(self, doc_id: str, name: str) -> BlobReader:
+        """A :class:`BlobReader` (a seekable binary file) on an attachment of the current
+        revision."""
+        return BlobReader(call_handle(C.cbl_doc_open_attachment, self._h,
+                                      cstr(doc_id, "doc_id"), cstr(name, "attachment name")))
+
+    # -- views and queries ---------------------------------------------------------------
+
+    def view(self, name: str) -> View:
+        """A handle on the view `name` of this collection (see :class:`View`)."""
+        return View(self, name)
+
+    def view_names(self) -> List[str]:
+        """Names of this collection's views that have an index."""
+        names: List[str] = call_json(C.cbl_collection_view_names, self._h)
+        return names
+
+    def all_docs(self, **options: Any) -> Dict[str, Any]:
+        """All-documents query as JSON: ``{"total_rows","offset","update_seq","rows":[...]}``.
+        Takes the range options of views with document IDs as keys, ``include_docs``,
+        and ``all_docs_mode``: "all_docs", "include_deleted", "show_conflicts",
+        "only_conflicts" or "by_sequence"."""
+        result: Dict[str, Any] = call_json(C.cbl_collection_all_docs, self._h,
+                                           query_options(options))
+        return result
+
+    def all_docs_query(self, **options: Any) -> QueryResult:
+        """The all-documents query (options as :meth:`all_docs`) read row by row."""
+        return QueryResult(call_handle(C.cbl_collection_all_docs_query, self._h,
+                                       query_options(options)))
+
+    # -- replication -------------------------------------------------------------------
+
+    def replicate(
+            self, url: str, *, direction: str = "both", continuous: bool = False,
+            create_target: Optional[bool] = None, filter: Optional[str] = None,
+            filter_params: Optional[Mapping[str, Any]] = None, pull_filter: Optional[str] = None,
+            pull_filter_params: Optional[Mapping[str, Any]] = None,
+            doc_ids: Optional[Iterable[str]] = None, channels: Optional[Iterable[str]] = None,
+            headers: Optional[Mapping[str, str]] = None, auth: Optional[Auth] = None,
+            remote_uuid: Optional[str] = None, heartbeat_ms: Optional[int] = None,
+            batch_size: Optional[int] = None, timeout_ms: Optional[int] = None,
+            max_retries: Optional[int] = None, retry_initial_ms: Optional[int] = None,
+            retry_max_ms: Optional[int] = None, tls: Optional[Mapping[str, str]] = None,
+            document_events: Optional[bool] = None,
+            on_status: Optional[Callable[[dict], Any]] = None,
+            on_documents: Optional[Callable[[List[dict]], Any]] = None) -> Replicator:
+        """Starts replicating this collection with the peer database at `url`
+        (``http[s]://[user:password@]host[:port]/db``) and returns its :class:`Replicator`.
+
+        Keyword arguments are the keys of ``cbl_replicator_start``'s configuration (None:
+        the library's default):
+
+        * ``direction``: ``"push"``, ``"pull"`` or ``"both"``; ``continuous``: run until
+          stopped, following changes on both sides (else stop when caught up);
+        * ``create_target``: push creates the peer's database when missing;
+        * ``filter`` (a name registered with :meth:`Database.set_filter`) and
+          ``filter_params``: which local changes are pushed; ``pull_filter`` /
+          ``pull_filter_params``: the peer's filter; ``doc_ids`` (both ways); ``channels``
+          (Sync Gateway);
+        * ``headers`` ({name: value}, sent with every request); ``auth``:
+          ``{"type": "basic"|"session", "username", "password"}``, ``{"type": "bearer",
+          "token"}``, or a ``(username, password)`` tuple for basic auth (credentials in the
+          URL mean basic auth too);
+        * ``remote_uuid``: a stable name for the peer in the replication's identity;
+        * ``heartbeat_ms``, ``batch_size``, ``timeout_ms``, ``max_retries``,
+          ``retry_initial_ms``, ``retry_max_ms``; ``tls``: ``{"pinned_sha256": hex}`` (e.g.
+          a :attr:`Server.tls_fingerprint`) or ``{"ca_file": path}``;
+        * ``document_events``: deliver every document to ``on_documents``, not only failures.
+
+        ``on_status`` / ``on_documents``: see :class:`Replicator`. Raises TypeError for an
+        unknown keyword or a value of the wrong type and ValueError for a NUL in `url`,
+        before anything starts; BadRequest (also a ValueError) when the library refuses the
+        configuration (invalid URL or value, tls options on an http URL, ...)."""
+        config = build_config(
+            url, direction=direction, continuous=continuous, create_target=create_target,
+            filter=filter, filter_params=filter_params, pull_filter=pull_filter,
+            pull_filter_params=pull_filter_params, doc_ids=doc_ids, channels=channels,
+            headers=headers, auth=auth, remote_uuid=remote_uuid, heartbeat_ms=heartbeat_ms,
+            batch_size=batch_size, timeout_ms=timeout_ms, max_retries=max_retries,
+            retry_initial_ms=retry_initial_ms, retry_max_ms=retry_max_ms, tls=tls,
+            document_events=document_events)
+        return Replicator(self, config, on_status=on_status, on_documents=on_documents)
+
     # -- validation ----------------------------------------------------------------------
 
     def set_validator(self, name: str, fn: Optional[Callable[[dict, Optional[dict]], Any]]
@@ -1092,7 +1539,7 @@ class Collection(ReleasableHandle):
         db = self._db
         key = (id(self), name)
         if fn is None:
-            call(C.cbl_collection_set_validator, self._h, enc(name), VALIDATE_FN(), None)
+            call(C.cbl_collection_set_validator, self._h, enc(name, "name"), VALIDATE_FN(), None)
             db._validators.pop(key, None)
             return
 
@@ -1119,7 +1566,7 @@ class Collection(ReleasableHandle):
                 return 0
 
         cfunc = VALIDATE_FN(trampoline)
-        call(C.cbl_collection_set_validator, self._h, enc(name), cfunc, None)
+        call(C.cbl_collection_set_validator, self._h, enc(name, "name"), cfunc, None)
         old = db._validators.get(key)
         if old is not None:
             _graveyard.append(old[1])  # replaced: a call to it may still be running
@@ -1190,7 +1637,7 @@ class Collection(ReleasableHandle):
         h = self._h
         token = ListenerToken(self._db, fn, f"document listener {doc_id!r}")
         return token._register(lambda cfunc: call_handle(
-            C.cbl_collection_add_document_listener, h, enc(doc_id), cfunc, None))
+            C.cbl_collection_add_document_listener, h, enc(doc_id, "doc_id"), cfunc, None))
 
 
 def _remove_validators_at_exit() -> None:

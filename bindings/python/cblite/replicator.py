@@ -35,14 +35,16 @@ import threading
 import time
 import urllib.parse
 from ctypes import CFUNCTYPE, POINTER, byref, c_char_p, c_int, c_int32, c_void_p
-from typing import (Any, Callable, Deque, Dict, Iterable, Iterator, List, Mapping, NamedTuple,
+from typing import (TYPE_CHECKING, Any, Callable, Deque, Dict, Iterable, Iterator, List, Mapping, NamedTuple,
                     Optional, Tuple, Union)
 
 from . import _lib
 from ._lib import C, cbl_error
 from ._util import CALLBACK_SCOPE, call_handle, call_json, check, cstr, dumps, in_callback
-from .database import Collection, Database
 from .errors import BadRequest, CBLiteError
+
+if TYPE_CHECKING:
+    from .database import Collection, Database
 
 __all__ = ["Replicator", "ReplicationEvent", "STATUS_FN", "DOCUMENT_FN", "FUNCTIONS",
            "OPTIONS", "build_config", "live_replicator_count", "stop_all_replicators"]
@@ -314,12 +316,13 @@ class Replicator:
     #: are dropped beyond that; the final status is always the newest).
     MAX_QUEUED_EVENTS = 10000
 
-    def __init__(self, collection: Union[Collection, Database],
+    def __init__(self, collection: Union["Collection", "Database"],
                  config: Union[Mapping[str, Any], str, bytes], *,
                  on_status: Optional[Callable[[dict], Any]] = None,
                  on_documents: Optional[Callable[[List[dict]], Any]] = None) -> None:
         self._handle: Optional[int] = None
         self._cfuncs: Optional[Tuple[Any, Any]] = None
+        from .database import Collection, Database  # imports this module
         if isinstance(collection, Database):
             collection = collection.default_collection
         if not isinstance(collection, Collection):
@@ -341,7 +344,7 @@ class Replicator:
         else:
             raise TypeError(f"config must be a dict or JSON text, not {type(config).__name__}")
         self._collection = collection
-        self._db: Database = collection.database
+        self._db: "Database" = collection.database
         self._lock = threading.Lock()
         self._events = _EventQueue(self.MAX_QUEUED_EVENTS)
         self._cfuncs = _make_callbacks(self._events, on_status, on_documents)
@@ -365,12 +368,12 @@ class Replicator:
         return handle
 
     @property
-    def collection(self) -> Collection:
+    def collection(self) -> "Collection":
         """The local collection replicated."""
         return self._collection
 
     @property
-    def database(self) -> Database:
+    def database(self) -> "Database":
         """The local database replicated."""
         return self._db
 
@@ -546,104 +549,3 @@ def stop_all_replicators() -> None:
 
 
 atexit.register(stop_all_replicators)
-
-
-# -- Collection.replicate / Database.replicate ---------------------------------------------
-
-def _collection_replicate(
-        self: Collection, url: str, *, direction: str = "both", continuous: bool = False,
-        create_target: Optional[bool] = None, filter: Optional[str] = None,
-        filter_params: Optional[Mapping[str, Any]] = None, pull_filter: Optional[str] = None,
-        pull_filter_params: Optional[Mapping[str, Any]] = None,
-        doc_ids: Optional[Iterable[str]] = None, channels: Optional[Iterable[str]] = None,
-        headers: Optional[Mapping[str, str]] = None, auth: Optional[Auth] = None,
-        remote_uuid: Optional[str] = None, heartbeat_ms: Optional[int] = None,
-        batch_size: Optional[int] = None, timeout_ms: Optional[int] = None,
-        max_retries: Optional[int] = None, retry_initial_ms: Optional[int] = None,
-        retry_max_ms: Optional[int] = None, tls: Optional[Mapping[str, str]] = None,
-        document_events: Optional[bool] = None,
-        on_status: Optional[Callable[[dict], Any]] = None,
-        on_documents: Optional[Callable[[List[dict]], Any]] = None) -> Replicator:
-    """Starts replicating this collection with the peer database at `url`
-    (``http[s]://[user:password@]host[:port]/db``) and returns its :class:`Replicator`.
-
-    Keyword arguments are the keys of ``cbl_replicator_start``'s configuration (None:
-    the library's default):
-
-    * ``direction``: ``"push"``, ``"pull"`` or ``"both"``; ``continuous``: run until
-      stopped, following changes on both sides (else stop when caught up);
-    * ``create_target``: push creates the peer's database when missing;
-    * ``filter`` (a name registered with :meth:`Database.set_filter`) and
-      ``filter_params``: which local changes are pushed; ``pull_filter`` /
-      ``pull_filter_params``: the peer's filter; ``doc_ids`` (both ways); ``channels``
-      (Sync Gateway);
-    * ``headers`` ({name: value}, sent with every request); ``auth``:
-      ``{"type": "basic"|"session", "username", "password"}``, ``{"type": "bearer",
-      "token"}``, or a ``(username, password)`` tuple for basic auth (credentials in the
-      URL mean basic auth too);
-    * ``remote_uuid``: a stable name for the peer in the replication's identity;
-    * ``heartbeat_ms``, ``batch_size``, ``timeout_ms``, ``max_retries``,
-      ``retry_initial_ms``, ``retry_max_ms``; ``tls``: ``{"pinned_sha256": hex}`` (e.g.
-      a :attr:`Server.tls_fingerprint`) or ``{"ca_file": path}``;
-    * ``document_events``: deliver every document to ``on_documents``, not only failures.
-
-    ``on_status`` / ``on_documents``: see :class:`Replicator`. Raises TypeError for an
-    unknown keyword or a value of the wrong type and ValueError for a NUL in `url`,
-    before anything starts; BadRequest (also a ValueError) when the library refuses the
-    configuration (invalid URL or value, tls options on an http URL, ...)."""
-    config = build_config(
-        url, direction=direction, continuous=continuous, create_target=create_target,
-        filter=filter, filter_params=filter_params, pull_filter=pull_filter,
-        pull_filter_params=pull_filter_params, doc_ids=doc_ids, channels=channels,
-        headers=headers, auth=auth, remote_uuid=remote_uuid, heartbeat_ms=heartbeat_ms,
-        batch_size=batch_size, timeout_ms=timeout_ms, max_retries=max_retries,
-        retry_initial_ms=retry_initial_ms, retry_max_ms=retry_max_ms, tls=tls,
-        document_events=document_events)
-    return Replicator(self, config, on_status=on_status, on_documents=on_documents)
-
-
-def _database_replicate(
-        self: Database, url: str, *, direction: str = "both", continuous: bool = False,
-        create_target: Optional[bool] = None, filter: Optional[str] = None,
-        filter_params: Optional[Mapping[str, Any]] = None, pull_filter: Optional[str] = None,
-        pull_filter_params: Optional[Mapping[str, Any]] = None,
-        doc_ids: Optional[Iterable[str]] = None, channels: Optional[Iterable[str]] = None,
-        headers: Optional[Mapping[str, str]] = None, auth: Optional[Auth] = None,
-        remote_uuid: Optional[str] = None, heartbeat_ms: Optional[int] = None,
-        batch_size: Optional[int] = None, timeout_ms: Optional[int] = None,
-        max_retries: Optional[int] = None, retry_initial_ms: Optional[int] = None,
-        retry_max_ms: Optional[int] = None, tls: Optional[Mapping[str, str]] = None,
-        document_events: Optional[bool] = None,
-        on_status: Optional[Callable[[dict], Any]] = None,
-        on_documents: Optional[Callable[[List[dict]], Any]] = None,
-        collection: Union[Collection, str, None] = None) -> Replicator:
-    """Starts replicating a collection of this database — the default one, or
-    `collection` (a :class:`Collection` of this database, or its name: ``"name"`` in the
-    default scope or ``"scope.name"``) — with the peer database at `url`. Arguments as
-    :meth:`Collection.replicate`; returns the :class:`Replicator`."""
-    if collection is None:
-        coll = self.default_collection
-    elif isinstance(collection, Collection):
-        if collection.database is not self:
-            raise ValueError("the collection belongs to another Database object")
-        coll = collection
-    elif isinstance(collection, str):
-        scope, _, name = collection.rpartition(".")
-        coll = self.collection(name, scope or None)
-    else:
-        raise TypeError("collection must be a cblite.Collection, a collection name or None")
-    return _collection_replicate(
-        coll, url, direction=direction, continuous=continuous, create_target=create_target,
-        filter=filter, filter_params=filter_params, pull_filter=pull_filter,
-        pull_filter_params=pull_filter_params, doc_ids=doc_ids, channels=channels,
-        headers=headers, auth=auth, remote_uuid=remote_uuid, heartbeat_ms=heartbeat_ms,
-        batch_size=batch_size, timeout_ms=timeout_ms, max_retries=max_retries,
-        retry_initial_ms=retry_initial_ms, retry_max_ms=retry_max_ms, tls=tls,
-        document_events=document_events, on_status=on_status, on_documents=on_documents)
-
-
-_collection_replicate.__name__ = _database_replicate.__name__ = "replicate"
-_collection_replicate.__qualname__ = "Collection.replicate"
-_database_replicate.__qualname__ = "Database.replicate"
-Collection.replicate = _collection_replicate  # type: ignore[attr-defined]
-Database.replicate = _database_replicate      # type: ignore[attr-defined]

@@ -165,8 +165,11 @@ def test_set_attachment_argument_rules(coll, db):
     with pytest.raises(TypeError):
         coll.set_attachment("d", "a", b"x", digest=EMPTY_DIGEST)
     rev = coll.set_attachment("d", "a", b"x")
+    rev = coll.set_attachment("d", "b", b"y")          # rev None: the current revision
+    assert coll.attachment_names("d") == ["a", "b"] and coll.get("d")["_rev"] == rev
     with pytest.raises(cblite.Conflict):
-        coll.set_attachment("d", "b", b"y")                       # exists: give the revision
+        coll.set_attachment("d", "c", b"z", rev="1-" + "0" * 32)  # a given rev must be current
+    assert coll.attachment_names("d") == ["a", "b"]
     with pytest.raises(cblite.BadRequest):
         coll.set_attachment("d", "b", b"y", content_type="nonsense", rev=rev)
     with pytest.raises(cblite.BadRequest):

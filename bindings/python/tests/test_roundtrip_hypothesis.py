@@ -11,10 +11,10 @@ import cblite
 # CBLITE_HYPOTHESIS_EXAMPLES=2000 for a longer run.
 EXAMPLES = int(os.environ.get("CBLITE_HYPOTHESIS_EXAMPLES", "200"))
 
-# JSON scalars; floats are finite (JSON has no NaN/Infinity); ints stay within the range
-# doubles represent exactly, which is all JSON promises to interoperate on.
+# JSON scalars; floats are finite (JSON has no NaN/Infinity); ints cover the whole signed
+# 64-bit range, which the library stores exactly.
 scalars = (st.none() | st.booleans()
-           | st.integers(min_value=-(2 ** 53), max_value=2 ** 53)
+           | st.integers(min_value=-(2 ** 63), max_value=2 ** 63 - 1)
            | st.floats(allow_nan=False, allow_infinity=False)
            | st.text(max_size=40))
 
@@ -57,13 +57,13 @@ def same_json(a, b):
 @given(body=bodies)
 def test_bodies_round_trip(prop_db, body):
     coll = prop_db.default_collection
-    doc_id, rev = coll.put(body)
+    doc_id, rev = coll.put(dict(body))
     got = coll.get(doc_id)
     assert got["_id"] == doc_id and got["_rev"] == rev
     assert same_json(strip(got), body)
     # an update with the same body on another document gives the same generation-1 rev
     # (the digest depends on the body, not on the ID)
-    _, rev2 = coll.put(body)
+    _, rev2 = coll.put(dict(body))
     assert rev2 == rev
     # the changes feed's include_docs returns the same body
     feed = coll.changes(since=coll.last_sequence - 2, include_docs=True)["results"]
@@ -82,7 +82,7 @@ def test_ids_round_trip(prop_db, doc_id, body):
             parent = existing["_rev"]
         except cblite.NotFound:
             parent = None
-        got_id, rev = coll.put(body, doc_id, parent_rev=parent)
+        got_id, rev = coll.put(dict(body), doc_id, parent_rev=parent)
         assert got_id == doc_id
         doc = coll[doc_id]
         assert doc["_id"] == doc_id
@@ -90,3 +90,21 @@ def test_ids_round_trip(prop_db, doc_id, body):
         assert doc_id in [r["id"] for r in coll.changes(since=coll.last_sequence - 1)["results"]]
     finally:
         coll.release()
+
+
+@settings(max_examples=max(1, EXAMPLES // 2), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(big=st.integers(min_value=2 ** 63) | st.integers(max_value=-(2 ** 63) - 1),
+       body=bodies)
+def test_ints_beyond_64_bits_are_refused_not_rounded(prop_db, big, body):
+    """An int the library would round (it holds numbers beyond int64 as doubles) raises
+    OverflowError before anything is written, wherever it sits in the document."""
+    coll = prop_db.default_collection
+    before = coll.last_sequence
+    nested = dict(body)
+    nested["deep"] = {"list": [1, {"n": big}]}
+    with pytest.raises(OverflowError, match="64-bit"):
+        coll.put(nested)
+    with pytest.raises(OverflowError):
+        coll.put_many([{"ok": 1}, {"n": big}])
+    assert coll.last_sequence == before

@@ -1,5 +1,6 @@
 """Views, queries, all-docs queries and live queries through the Python bindings."""
 
+import os
 import random
 import threading
 import time
@@ -196,19 +197,113 @@ def test_count_agrees_with_a_counting_reduce_across_pages(db, coll):
     python.release()
 
 
-def test_map_exception_fails_the_query(coll):
+def test_map_exception_skips_that_document_and_logs(coll, caplog):
+    """CouchDB's rule: a map function raising on one document logs it and indexes nothing
+    for that document (rows it emitted before raising included); the others are indexed."""
     coll.put({"k": 1}, "a")
+    coll.put({"k": "boom"}, "bad")
+    coll.put({"k": 3}, "c")
     v = coll.view("bad")
 
-    def bad_map(doc, emit):
-        raise RuntimeError("map bug")
-    v.set_map_reduce(bad_map, version="1")
-    with pytest.raises(RuntimeError, match="map bug"):
-        v.rows()
-    assert v.info()["last_sequence"] == 0
-    v.set_map_reduce(by_k, version="1")
-    assert keys(v) == [1]
+    def fragile(doc, emit):
+        emit("before", doc["_id"])
+        if doc["k"] == "boom":
+            raise RuntimeError("map bug")
+        emit(doc["k"])
+    v.set_map_reduce(fragile)
+    with caplog.at_level("ERROR", logger="cblite"):
+        rows = v.rows()
+    assert sorted((r.key, r.doc_id) for r in rows if r.key != "before") == [(1, "a"), (3, "c")]
+    assert sorted(r.value for r in rows if r.key == "before") == ["a", "c"]
+    assert any("map bug" in (r.exc_text or "") or "map function raised" in r.getMessage()
+               for r in caplog.records)
+    assert "'bad'" in caplog.text
+    # fixed later: the document is indexed once it changes
+    coll.put({"k": 2}, "bad", parent_rev=coll["bad"]["_rev"])
+    assert sorted(r.key for r in v.rows() if r.key != "before") == [1, 2, 3]
     v.release()
+
+
+def test_emit_of_an_unstorable_value_skips_the_document(coll, caplog):
+    coll.put({"k": 1}, "a")
+    coll.put({"k": 2}, "b")
+    v = coll.view("big")
+    v.set_map_reduce(lambda doc, emit: emit(doc["k"], 2 ** 64 if doc["k"] == 2 else 1))
+    with caplog.at_level("ERROR", logger="cblite"):
+        assert [r.doc_id for r in v.rows()] == ["a"]
+    assert "OverflowError" in caplog.text
+    v.release()
+
+
+def _map_one(doc, emit):
+    emit(doc["k"], 1)
+
+
+def _map_two(doc, emit):
+    emit(doc["k"], 2)
+
+
+def test_version_is_derived_from_the_code(coll):
+    """Without version=, editing the map function rebuilds the index; the same code
+    keeps it; an explicit version is honoured as given."""
+    coll.put({"k": 1}, "a")
+    v = coll.view("derived")
+    first = v.set_map_reduce(_map_one)
+    assert first == cblite.code_version(_map_one)
+    assert [r.value for r in v.rows()] == [1]
+    assert v.set_map_reduce(_map_one) == first            # same code: same version
+    info = v.info()
+    assert [r.value for r in v.rows()] == [1] and v.info()["last_sequence"] == info["last_sequence"]
+    second = v.set_map_reduce(_map_two)                   # new code: new version, rebuilt
+    assert second != first
+    assert [r.value for r in v.rows()] == [2]
+    assert v.set_map_reduce(_map_two, reduce="_sum") != second     # reduce is part of it
+    assert v.set_map_reduce(_map_two, reduce="_count") != v.set_map_reduce(_map_two, reduce="_sum")
+    # an explicit version wins: changing the code under the same version serves the old index
+    assert v.set_map_reduce(_map_one, version="7") == "7"
+    assert [r.value for r in v.rows(reduce=False)] == [1]
+    v.set_map_reduce(_map_two, version="7")
+    assert [r.value for r in v.rows(reduce=False)] == [1]
+    v.release()
+
+
+def test_code_version_is_stable_across_processes_and_needs_code():
+    """The derived version must not depend on hash randomisation (frozenset constants)."""
+    import subprocess
+    import sys
+    code = ("import cblite\n"
+            "def m(doc, emit):\n"
+            "    if doc.get('t') in {'a', 'b', 'c', 'd'}: emit(doc['t'], [1, 'x', None])\n"
+            "print(cblite.code_version(m, lambda k, v, r: sum(v)))\n")
+    outs = set()
+    for seed in ("1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=seed,
+                   PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        outs.add(subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                                capture_output=True, text=True).stdout)
+    assert len(outs) == 1
+    with pytest.raises(TypeError, match="version="):
+        cblite.code_version(len)
+
+
+def test_live_query_stops_when_the_database_closes(dbdir):
+    db = cblite.Database("livedb", dbdir)
+    coll = db.default_collection
+    coll.put({"k": 1}, "a")
+    v = coll.view("byK")
+    v.set_map_reduce(by_k)
+    calls = []
+    live = v.live_query(lambda rows: calls.append(len(rows)))
+    live.wait_idle()
+    assert live.running and views.live_query_count() >= 1
+    before = views.live_query_count()
+    v.release()
+    db.close()
+    assert not live.running
+    assert views.live_query_count() == before - 1
+    with pytest.raises(cblite.CBLiteError):
+        live.wait_idle()
+    live.stop()                       # harmless afterwards
 
 
 def test_incremental_updates(db, coll, view):
