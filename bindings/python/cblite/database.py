@@ -87,6 +87,8 @@ def _key_object(key) -> dict:
     if isinstance(key, dict):
         return key
     if isinstance(key, str):
+        if "\0" in key:   # C code below the JSON would cut the password there
+            raise ValueError("an encryption password must not contain NUL characters")
         return {"password": key}
     if isinstance(key, (bytes, bytearray)):
         if len(key) != 32:
@@ -268,6 +270,9 @@ class Database:
         self._filters: dict = {}          # name -> (owner key, FILTER_FN object)
         self._replicators: set = set()    # running cblite.Replicator objects (replicator.py)
         self._live_queries: "Set[LiveQuery]" = set()  # running live queries (views.py)
+        # One model object per document for this handle (models.py).
+        self._models: "weakref.WeakValueDictionary[Tuple[str, str], Any]" = \
+            weakref.WeakValueDictionary()
         self._default: Optional[Collection] = None
         self._txn = threading.local()
         options: dict = {}
@@ -745,7 +750,7 @@ class Database:
         """Same as ``default_collection.put``."""
         return self.default_collection.put(body, doc_id, parent_rev, allow_conflict)
 
-    def put_many(self, docs: Iterable[Body]) -> List[Dict[str, Any]]:
+    def put_many(self, docs: Union[Iterable[Body], str, bytes]) -> List[Dict[str, Any]]:
         """Same as ``default_collection.put_many``."""
         return self.default_collection.put_many(docs)
 
@@ -942,14 +947,17 @@ class Collection(ReleasableHandle):
 
     @property
     def database(self) -> Database:
+        """The Database this collection belongs to."""
         return self._db
 
     @property
     def name(self) -> str:
+        """The collection's name."""
         return call_str(C.cbl_collection_name, self._h)
 
     @property
     def scope(self) -> str:
+        """The name of the collection's scope."""
         return call_str(C.cbl_collection_scope, self._h)
 
     @property
@@ -1277,7 +1285,7 @@ class Collection(ReleasableHandle):
 
     # -- bulk writes ---------------------------------------------------------------------
 
-    def put_many(self, docs: Iterable[Body]) -> List[Dict[str, Any]]:
+    def put_many(self, docs: Union[Iterable[Body], str, bytes]) -> List[Dict[str, Any]]:
         """Saves many documents in one transaction (``_bulk_docs``): each as :meth:`put`
         takes it, ``_id`` optional, ``_rev`` the parent, ``_deleted`` for a tombstone.
         Returns one result per document, in order: ``{"ok": True, "id", "rev"}`` or
@@ -1285,6 +1293,8 @@ class Collection(ReleasableHandle):
         ``"bad_request"``); a failed document does not stop the others. Each dict given
         that was saved gets its new ``_id`` and ``_rev`` written back, so it can be
         changed and saved again."""
+        if isinstance(docs, (str, bytes)):
+            return self.save_many(docs)   # JSON text: nothing to write back into
         items = list(docs)
         results = self.save_many(items)
         for doc, result in zip(items, results):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
-from typing import Callable, NamedTuple
+from typing import Any, Callable, List, NamedTuple
 
 from ._lib import C, CHANGE_FN
 from ._util import CALLBACK_SCOPE, in_callback
@@ -93,7 +93,8 @@ class ListenerToken:
         return self._handle is not None
 
     @property
-    def callback(self):
+    def callback(self) -> Callable[[List[Change]], Any]:
+        """The registered callable."""
         return self._callback
 
     def remove(self) -> None:

@@ -48,6 +48,7 @@ class Server:
 
     @property
     def is_running(self) -> bool:
+        """True until stopped."""
         return self._handle is not None
 
     @property
