@@ -104,7 +104,9 @@ def _registry(coll: Collection) -> "weakref.WeakValueDictionary[Tuple[str, str],
 # -- conversions between field values and JSON --------------------------------------------
 
 def _type_name(tp: Any) -> str:
-    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+    if typing.get_origin(tp) is None and isinstance(tp, type):
+        return tp.__name__
+    return str(tp).replace("typing.", "").replace("datetime.", "")
 
 
 def _to_json(tp: Any, value: Any, where: str) -> Any:
@@ -118,14 +120,14 @@ def _to_json(tp: Any, value: Any, where: str) -> Any:
             if _NoneType in args:
                 return None
             raise ModelTypeError(f"{where} must be {_type_name(tp)}, not None")
-        errors = []
-        for arg in args:
-            if arg is _NoneType:
-                continue
+        others = [a for a in args if a is not _NoneType]
+        if len(others) == 1:   # Optional[T]: T's own message
+            return _to_json(others[0], value, where)
+        for arg in others:
             try:
                 return _to_json(arg, value, where)
-            except ModelTypeError as exc:
-                errors.append(str(exc))
+            except ModelTypeError:
+                continue
         raise ModelTypeError(f"{where} must be {_type_name(tp)}, not {type(value).__name__}")
     if origin in (list, List):
         (item,) = typing.get_args(tp) or (Any,)
@@ -179,7 +181,10 @@ def _from_json(tp: Any, value: Any, where: str, coll: Collection) -> Any:
         args = typing.get_args(tp)
         if value is None and _NoneType in args:
             return None
-        for arg in args:
+        others = [a for a in args if a is not _NoneType]
+        if len(others) == 1:   # Optional[T]: T's own message
+            return _from_json(others[0], value, where, coll)
+        for arg in others:
             if arg is _NoneType:
                 continue
             try:
