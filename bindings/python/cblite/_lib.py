@@ -21,7 +21,7 @@ import ctypes.util
 import glob
 import os
 import subprocess
-from typing import Iterator
+from typing import Any, Callable, Dict, Iterator
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char, c_char_p, c_int,
                     c_int32, c_int64, c_size_t, c_uint16, c_uint32, c_uint64, c_void_p)
 
@@ -81,7 +81,7 @@ _S = c_char_p                     # const char* argument
 _STATUS = c_int32
 
 # name: (restype, [argtypes]) — one entry for every function of include/cblite.h.
-FUNCTIONS = {
+FUNCTIONS: Dict[str, Any] = {
     # Library
     "cbl_version": (c_char_p, []),
     "cbl_version_number": (c_int32, []),
@@ -238,21 +238,25 @@ missing_functions: list[str] = []
 class _Functions:
     """Namespace of the declared C functions (``C.cbl_db_open(...)``)."""
 
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for a function never declared; typed Any for the checkers.
+        raise AttributeError(f"cblite: {name} is not declared")
+
 
 #: The declared functions. A function the library lacks is replaced by a stub that raises
 #: :class:`cblite.NotImplemented_` (status 501) so that the rest of the package still works.
 C = _Functions()
 
 
-def _missing_stub(name):
-    def stub(*args, **kwargs):
+def _missing_stub(name: str) -> Callable[..., Any]:
+    def stub(*args: Any, **kwargs: Any) -> Any:
         from .errors import error_for_status
         raise error_for_status(501, f"{name} is not exported by {library_path}")
     stub.__name__ = name
     return stub
 
 
-def declare(functions: dict) -> None:
+def declare(functions: Dict[str, Any]) -> None:
     """Gives each function of `functions` ({name: (restype, argtypes)}) its ctypes
     signature on `C` and records it in FUNCTIONS; a function the loaded library lacks
     becomes a stub raising a 501 (an older library than the bindings)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Any
+from typing import Any, Dict, List, Optional, TypeVar
 from ctypes import byref, c_int64, c_uint32, c_uint64, c_void_p
 
 from ._lib import cbl_error, enc, take_string
@@ -25,19 +25,20 @@ class CallbackScope:
 
     __slots__ = ()
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         callback_state.depth = getattr(callback_state, "depth", 0) + 1
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         callback_state.depth -= 1
-        return False
 
 
 CALLBACK_SCOPE = CallbackScope()
 
 
 def message_of(err: cbl_error) -> str:
-    return err.message.decode("utf-8", errors="replace")
+    """The error's message as text."""
+    message: bytes = err.message
+    return message.decode("utf-8", errors="replace")
 
 
 def check(status: int, err: cbl_error) -> None:
@@ -46,50 +47,68 @@ def check(status: int, err: cbl_error) -> None:
         raise error_for_status(status, message_of(err), err.detail)
 
 
-def call(fn, *args) -> None:
+def call(fn: Any, *args: Any) -> None:
     """Calls a status-returning function whose last parameter is ``cbl_error*``."""
     err = cbl_error()
     check(fn(*args, byref(err)), err)
 
 
-def call_str(fn, *args) -> str | None:
-    """Calls a function of the form ``f(..., char** out, cbl_error* err)``; returns *out."""
+def call_str(fn: Any, *args: Any) -> str:
+    """Calls a function of the form ``f(..., char** out, cbl_error* err)``; returns *out
+    (a NULL out on success is the library's bug: InternalError)."""
     out = c_void_p()
     err = cbl_error()
     status = fn(*args, byref(out), byref(err))
     text = take_string(out)  # frees it (it should be NULL on failure anyway)
     check(status, err)
+    if text is None:
+        raise error_for_status(500, f"{getattr(fn, '__name__', fn)} returned no string")
     return text
 
 
-def call_json(fn, *args):
+def call_json(fn: Any, *args: Any) -> Any:
     """Like :func:`call_str`, parsing the result as JSON."""
-    text = call_str(fn, *args)
-    return None if text is None else json.loads(text)
+    return json.loads(call_str(fn, *args))
 
 
-def call_u64(fn, *args) -> int:
+def call_dict(fn: Any, *args: Any) -> Dict[str, Any]:
+    """:func:`call_json` for a result that is a JSON object."""
+    value = call_json(fn, *args)
+    if not isinstance(value, dict):
+        raise error_for_status(500, f"{getattr(fn, '__name__', fn)}: expected a JSON object")
+    return value
+
+
+def call_list(fn: Any, *args: Any) -> List[Any]:
+    """:func:`call_json` for a result that is a JSON array."""
+    value = call_json(fn, *args)
+    if not isinstance(value, list):
+        raise error_for_status(500, f"{getattr(fn, '__name__', fn)}: expected a JSON array")
+    return value
+
+
+def call_u64(fn: Any, *args: Any) -> int:
     out = c_uint64()
     err = cbl_error()
     check(fn(*args, byref(out), byref(err)), err)
     return out.value
 
 
-def call_u32(fn, *args) -> int:
+def call_u32(fn: Any, *args: Any) -> int:
     out = c_uint32()
     err = cbl_error()
     check(fn(*args, byref(out), byref(err)), err)
     return out.value
 
 
-def call_i64(fn, *args) -> int:
+def call_i64(fn: Any, *args: Any) -> int:
     out = c_int64()
     err = cbl_error()
     check(fn(*args, byref(out), byref(err)), err)
     return out.value
 
 
-def call_handle(fn, *args) -> int:
+def call_handle(fn: Any, *args: Any) -> int:
     """Calls ``f(..., T** out, cbl_error* err)`` and returns the handle (an int)."""
     out = c_void_p()
     err = cbl_error()
@@ -152,8 +171,11 @@ def json_arg(value: Any, what: str = "argument") -> bytes:
     return dumps(value, what)
 
 
-def loads(text):
+def loads(text: Optional[str]) -> Any:
     return None if text is None else json.loads(text)
+
+
+_R = TypeVar("_R", bound="ReleasableHandle")
 
 
 class ReleasableHandle:
@@ -161,17 +183,21 @@ class ReleasableHandle:
     `release()`, `with` releases at the end, and garbage collection releases too (errors
     there are swallowed: the interpreter may be shutting down)."""
 
+    def release(self) -> None:
+        """Releases the handle (idempotent)."""
+        raise NotImplementedError
+
     def close(self) -> None:
+        """Same as :meth:`release`."""
         self.release()
 
-    def __enter__(self):
+    def __enter__(self: _R) -> _R:
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc: Any) -> None:
         self.release()
-        return False
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.release()
         except BaseException:

@@ -148,12 +148,11 @@ class BlobWriter:
     def __enter__(self) -> "BlobWriter":
         return self
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         if exc_type is None:
             self.finish()
         else:
             self.cancel()
-        return False
 
     def __del__(self) -> None:
         try:

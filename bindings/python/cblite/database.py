@@ -19,7 +19,8 @@ from typing import (Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, Map
 from ._lib import (C, CBL_GET_CONFLICTS, CBL_GET_DELETED, CBL_GET_LOCAL_SEQ,
                    CBL_GET_REVISIONS, CBL_PUT_ALLOW_CONFLICT, FILTER_FN, TRANSACTION_FN,
                    UPDATE_FN, VALIDATE_FN, cbl_error, enc, take_string)
-from ._util import (CALLBACK_SCOPE, ReleasableHandle, call, call_handle, call_i64, call_json, call_str,
+from ._util import (CALLBACK_SCOPE, ReleasableHandle, call, call_dict, call_handle, call_i64,
+                    call_json, call_list, call_str,
                     call_u32, call_u64, check, cstr, dumps, in_callback, json_arg)
 from .attachments import BlobReader, BlobWriter, Data, _digest_call, _pointer, store_stream
 from .errors import BadRequest, CBLiteError, Conflict, NotAcceptable, NotFound
@@ -36,6 +37,15 @@ Doc = Dict[str, Any]
 #: A document body as given: a dict (or mapping), or JSON text.
 Body = Union[Mapping[str, Any], str, bytes]
 _T = TypeVar("_T")
+#: When a document expires: a unix time, a datetime, a timedelta from now, or None.
+Expiration = Union[int, float, _dt.datetime, _dt.timedelta, None]
+#: An encryption key: a password, 32 raw key bytes, or {"password"} / {"raw_hex"}.
+EncryptionKey = Union[str, bytes, bytearray, Mapping[str, str]]
+#: Documents for the bulk calls: a list of dicts, {"docs": [...]}, or JSON text.
+Docs = Union[Iterable[Mapping[str, Any]], Mapping[str, Any], str, bytes]
+#: _bulk_get requests: dicts, document IDs or (id, rev) pairs; or {"docs": [...]}, or JSON.
+BulkGetRequests = Union[Iterable[Union[Mapping[str, Any], str, Tuple[str, Optional[str]]]],
+                        Mapping[str, Any], str, bytes]
 _MISSING: Any = object()
 
 
@@ -56,7 +66,7 @@ _open_databases: "weakref.WeakSet[Database]" = weakref.WeakSet()
 # Filters are registered per database file (every handle of it sees them): which
 # Database object registered each (bundle path, name) last, so that closing one object
 # removes only the filters it still owns. Guarded by _handle_lock.
-_filter_owners: dict = {}
+_filter_owners: Dict[Any, Any] = {}
 
 # Output-only metadata that must not be fed back as input (update callbacks).
 _OUTPUT_ONLY = ("_id", "_rev", "_conflicts", "_revisions", "_local_seq")
@@ -67,7 +77,7 @@ def _flags(deleted: bool, conflicts: bool, revisions: bool, local_seq: bool) -> 
             | (CBL_GET_REVISIONS if revisions else 0) | (CBL_GET_LOCAL_SEQ if local_seq else 0))
 
 
-def _unix_time(when) -> int:
+def _unix_time(when: Expiration) -> int:
     if when is None:
         return 0
     if isinstance(when, _dt.datetime):
@@ -79,7 +89,7 @@ def _unix_time(when) -> int:
     raise TypeError("expiration must be a unix time, a datetime, a timedelta or None")
 
 
-def _key_object(key) -> dict:
+def _key_object(key: EncryptionKey) -> Dict[str, Any]:
     """An encryption key as the library's JSON object.
 
     str: a password (stretched by SQLCipher's PBKDF2); bytes of length 32: a raw AES-256
@@ -105,7 +115,7 @@ def _write_message(buffer: int, size: int, message: str) -> None:
     ctypes.memmove(buffer, data + b"\0", len(data) + 1)
 
 
-def _with_base64_attachments(doc):
+def _with_base64_attachments(doc: Any) -> Any:
     """A document for the library: attachment ``data`` given as bytes becomes base64 text
     (the JSON form); the caller's dict is not modified."""
     if not isinstance(doc, dict):
@@ -124,7 +134,7 @@ def _with_base64_attachments(doc):
     return out
 
 
-def _docs_arg(docs, what: str) -> bytes:
+def _docs_arg(docs: Docs, what: str) -> bytes:
     """A list of documents (or ``{"docs": [...]}``, or JSON text) as the library's JSON."""
     if isinstance(docs, (str, bytes)):
         return json_arg(docs, what)
@@ -135,17 +145,18 @@ def _docs_arg(docs, what: str) -> bytes:
     return dumps([_with_base64_attachments(d) for d in docs])
 
 
-def _rev_list(revs, what: str) -> list:
+def _rev_list(revs: Iterable[str], what: str) -> List[str]:
     if isinstance(revs, (str, bytes)):
         raise TypeError(f"{what} must be a list of revision IDs, not a single string")
     return list(revs)
 
 
-def _revision_options(revisions: bool, latest: bool, attachments: bool, atts_since,
+def _revision_options(revisions: bool, latest: bool, attachments: bool,
+                      atts_since: Optional[Iterable[str]],
                       conflicts: bool, deleted_conflicts: bool, revs_info: bool,
                       local_seq: bool) -> Optional[bytes]:
     """CouchDB's read options (cbl_doc_open_revs / cbl_docs_bulk_get), only those set."""
-    o: dict = {}
+    o: Dict[Any, Any] = {}
     if revisions:
         o["revs"] = True
     if latest:
@@ -165,7 +176,7 @@ def _revision_options(revisions: bool, latest: bool, attachments: bool, atts_sin
     return dumps(o) if o else None
 
 
-def _bulk_get_request(requests) -> bytes:
+def _bulk_get_request(requests: BulkGetRequests) -> bytes:
     """``{"docs": [...]}`` from dicts ``{"id", "rev"?, "atts_since"?}``, plain IDs or
     ``(id, rev)`` pairs."""
     if isinstance(requests, (str, bytes)):
@@ -211,7 +222,7 @@ class Transaction:
         state.depth += 1
         return db
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         db = self._db
         state = db._txn_state()
         state.depth -= 1
@@ -220,7 +231,7 @@ class Transaction:
                 state.aborted = False
             if exc_type is None:
                 raise NotAcceptable("the transaction was aborted by a nested block")
-            return False
+            return
         handle = db._handle
         if exc_type is None:
             try:
@@ -235,10 +246,9 @@ class Transaction:
             _abort_quietly(handle)
             if state.depth > 0:
                 state.aborted = True
-        return False
 
 
-def _abort_quietly(handle) -> None:
+def _abort_quietly(handle: Optional[int]) -> None:
     if handle:
         C.cbl_db_abort(handle, None)
 
@@ -260,22 +270,23 @@ class Database:
     """
 
     def __init__(self, name: str, directory: Optional[str] = None, create: bool = True,
-                 busy_timeout_ms: Optional[int] = None, encryption_key=None):
-        self._handle = None
+                 busy_timeout_ms: Optional[int] = None,
+                 encryption_key: Optional[EncryptionKey] = None) -> None:
+        self._handle: Optional[int] = None
         self._closing = False
         self._lock = threading.RLock()
-        self._tokens: set = set()
+        self._tokens: Set[Any] = set()
         self._collections: "weakref.WeakSet[Collection]" = weakref.WeakSet()
-        self._validators: dict = {}
-        self._filters: dict = {}          # name -> (owner key, FILTER_FN object)
-        self._replicators: set = set()    # running cblite.Replicator objects (replicator.py)
+        self._validators: Dict[Any, Any] = {}
+        self._filters: Dict[Any, Any] = {}          # name -> (owner key, FILTER_FN object)
+        self._replicators: Set[Any] = set()    # running cblite.Replicator objects (replicator.py)
         self._live_queries: "Set[LiveQuery]" = set()  # running live queries (views.py)
         # One model object per document for this handle (models.py).
         self._models: "weakref.WeakValueDictionary[Tuple[str, str], Any]" = \
             weakref.WeakValueDictionary()
         self._default: Optional[Collection] = None
         self._txn = threading.local()
-        options: dict = {}
+        options: Dict[Any, Any] = {}
         if not create:
             options["create"] = False
         if busy_timeout_ms is not None:
@@ -300,7 +311,7 @@ class Database:
         """False once closed or deleted."""
         return self._handle is not None
 
-    def _txn_state(self):
+    def _txn_state(self) -> Any:
         state = self._txn
         if not hasattr(state, "depth"):
             state.depth = 0
@@ -358,7 +369,7 @@ class Database:
             self._cleanup()
         check(status, err)
 
-    def _remove_validators(self, only=None) -> None:
+    def _remove_validators(self, only: Optional["Collection"] = None) -> None:
         for key, (collection, cfunc) in list(self._validators.items()):
             if only is not None and collection is not only:
                 continue
@@ -375,7 +386,7 @@ class Database:
             if not removed:
                 _graveyard.append(cfunc)  # may still be registered: never free it
 
-    def _remove_filters(self, handle=None) -> None:
+    def _remove_filters(self, handle: Optional[int] = None) -> None:
         """Unregisters the filters this object registered and still owns (the library
         waits for their running calls); a filter that cannot be removed keeps its
         callback object alive forever."""
@@ -424,11 +435,10 @@ class Database:
     def __enter__(self) -> "Database":
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc: Any) -> None:
         self.close()
-        return False
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             if self._handle is not None and not self._tokens:
                 self.close()
@@ -464,9 +474,9 @@ class Database:
         return bool(found.value)
 
     @staticmethod
-    def list(directory: Optional[str] = None) -> "list[str]":
+    def list(directory: Optional[str] = None) -> List[str]:
         """Sorted names of the databases in `directory`."""
-        return call_json(C.cbl_db_list, enc(directory, "directory"))
+        return call_list(C.cbl_db_list, enc(directory, "directory"))
 
     @staticmethod
     def delete_named(name: str, directory: Optional[str] = None) -> None:
@@ -541,13 +551,13 @@ class Database:
         """Deletes a collection and all its documents."""
         call(C.cbl_db_delete_collection, self._h, enc(scope, "scope"), enc(name, "name"))
 
-    def scope_names(self) -> "list[str]":
+    def scope_names(self) -> List[str]:
         """Sorted names of the scopes that hold a collection."""
-        return call_json(C.cbl_db_scope_names, self._h)
+        return call_list(C.cbl_db_scope_names, self._h)
 
-    def collection_names(self, scope: Optional[str] = None) -> "list[str]":
+    def collection_names(self, scope: Optional[str] = None) -> List[str]:
         """Sorted names of the collections of a scope (default scope when None)."""
-        return call_json(C.cbl_db_collection_names, self._h, enc(scope, "scope"))
+        return call_list(C.cbl_db_collection_names, self._h, enc(scope, "scope"))
 
     # -- transactions ------------------------------------------------------------------
 
@@ -579,9 +589,9 @@ class Database:
         """Runs ``fn()`` inside a transaction through ``cbl_db_in_transaction``. It
         commits unless fn returns False (abort) or raises (abort, then re-raised).
         Returns True when committed, False when fn asked to abort."""
-        box: dict = {}
+        box: Dict[Any, Any] = {}
 
-        def body(_context):
+        def body(_context: Any) -> int:
             with CALLBACK_SCOPE:
                 try:
                     result = fn()
@@ -603,7 +613,7 @@ class Database:
 
     # -- notifications -----------------------------------------------------------------
 
-    def add_change_listener(self, fn: Callable[[list], Any]) -> ListenerToken:
+    def add_change_listener(self, fn: Callable[[List[Change]], Any]) -> ListenerToken:
         """Calls ``fn(changes)`` (a list of :class:`Change`) after every committed change
         of the default collection, through any handle of this database in this process."""
         h = self._h
@@ -632,7 +642,7 @@ class Database:
         return call_str(C.cbl_db_uuid, self._h)
 
     def set_filter(self, name: str,
-                   fn: Optional[Callable[[dict, dict], Any]]) -> None:
+                   fn: Optional[Callable[[Dict[str, Any], Dict[str, Any]], Any]]) -> None:
         """Registers the changes filter `name` (None removes it), for use as
         ``changes(filter=name, filter_params={...})``.
 
@@ -661,7 +671,7 @@ class Database:
         if not callable(fn):
             raise TypeError("a filter must be callable (or None to remove it)")
 
-        def trampoline(_context, doc_json, params_json):
+        def trampoline(_context: Any, doc_json: bytes, params_json: Optional[bytes]) -> int:
             with CALLBACK_SCOPE:
                 try:
                     doc = json.loads(doc_json.decode("utf-8", errors="surrogateescape"))
@@ -694,7 +704,7 @@ class Database:
         check(C.cbl_db_is_encrypted_v2(self._h, byref(encrypted), byref(err)), err)
         return bool(encrypted.value)
 
-    def change_encryption_key(self, key) -> None:
+    def change_encryption_key(self, key: Optional[EncryptionKey]) -> None:
         """Re-encrypts the database under `key` (same forms as ``encryption_key``), or
         with None decrypts it. All handles of this process follow; no other process may
         have it open meanwhile."""
@@ -711,7 +721,7 @@ class Database:
         """Refreshes the query planner's statistics."""
         call(C.cbl_db_optimize, self._h)
 
-    def integrity_check(self, raise_on_problem: bool = False) -> "list[str]":
+    def integrity_check(self, raise_on_problem: bool = False) -> List[str]:
         """Checks the file and the engine's structures. Returns the list of problems
         found ([] when sound). With raise_on_problem, raises InternalError instead."""
         out = c_void_p()
@@ -750,7 +760,8 @@ class Database:
         """Same as ``default_collection.put``."""
         return self.default_collection.put(body, doc_id, parent_rev, allow_conflict)
 
-    def put_many(self, docs: Union[Iterable[Body], str, bytes]) -> List[Dict[str, Any]]:
+    def put_many(self, docs: Union[Iterable[Mapping[str, Any]], str, bytes]
+                 ) -> List[Dict[str, Any]]:
         """Same as ``default_collection.put_many``."""
         return self.default_collection.put_many(docs)
 
@@ -886,7 +897,7 @@ class Database:
         """The length of stored content (NotFound when the store does not have it)."""
         return call_u64(C.cbl_db_blob_length, self._h, cstr(digest, "digest"))
 
-    def __getitem__(self, doc_id: str) -> dict:
+    def __getitem__(self, doc_id: str) -> Dict[str, Any]:
         return self.default_collection[doc_id]
 
     def __setitem__(self, doc_id: str, body: Body) -> None:
@@ -916,7 +927,7 @@ class Collection(ReleasableHandle):
 
     def __init__(self, db: Database, handle: int):
         self._db = db
-        self._handle = handle
+        self._handle: Optional[int] = handle
         db._collections.add(self)
 
     @property
@@ -1006,15 +1017,17 @@ class Collection(ReleasableHandle):
 
     def get_revision(self, doc_id: str, rev_id: str, deleted: bool = True,
                      conflicts: bool = False, revisions: bool = False,
-                     local_seq: bool = False) -> dict:
+                     local_seq: bool = False) -> Dict[str, Any]:
         """A given kept revision (NotFound when unknown or its body was dropped)."""
-        return call_json(C.cbl_doc_get_revision, self._h, enc(doc_id, "doc_id"), enc(rev_id, "rev_id"),
+        return call_dict(C.cbl_doc_get_revision, self._h, enc(doc_id, "doc_id"), enc(rev_id, "rev_id"),
                          _flags(deleted, conflicts, revisions, local_seq))
 
-    def __getitem__(self, doc_id: str) -> dict:
+    def __getitem__(self, doc_id: str) -> Dict[str, Any]:
         return self.get(doc_id)
 
-    def __contains__(self, doc_id) -> bool:
+    def __contains__(self, doc_id: object) -> bool:
+        if not isinstance(doc_id, str):
+            return False   # as a dict: a key of another type is not in it
         try:
             self.get(doc_id)
             return True
@@ -1030,7 +1043,7 @@ class Collection(ReleasableHandle):
                 yield change["id"]
 
     def put(self, body: Body, doc_id: Optional[str] = None, parent_rev: Optional[str] = None,
-            allow_conflict: bool = False) -> "tuple[str, str]":
+            allow_conflict: bool = False) -> Tuple[str, str]:
         """Saves a new revision; returns ``(doc_id, rev_id)``.
 
         `body` is a dict (or JSON text); a dict given gets the saved ``_id`` and the new
@@ -1066,7 +1079,7 @@ class Collection(ReleasableHandle):
     def __delitem__(self, doc_id: str) -> None:
         self.delete(doc_id)
 
-    def update(self, doc_id: str, fn: Callable[[Optional[dict]], Optional[Body]]
+    def update(self, doc_id: str, fn: Callable[[Optional[Dict[str, Any]]], Optional[Body]]
                ) -> Optional[str]:
         """Read-modify-write with automatic retry on conflict.
 
@@ -1074,9 +1087,9 @@ class Collection(ReleasableHandle):
         does not exist or is deleted) and returns the new body, or None to cancel. It may
         be called several times. Returns the new revision ID, or None when cancelled.
         An exception raised by fn cancels the update and is re-raised."""
-        state = {"exc": None, "cancelled": False}
+        state: Dict[str, Any] = {"exc": None, "cancelled": False}
 
-        def trampoline(_context, current_json, out_new_json):
+        def trampoline(_context: Any, current_json: Optional[bytes], out_new_json: Any) -> int:
             with CALLBACK_SCOPE:
                 try:
                     out_new_json[0] = None
@@ -1104,8 +1117,9 @@ class Collection(ReleasableHandle):
         status = C.cbl_doc_update(self._h, enc(doc_id, "doc_id"), cfunc, None, byref(out_rev),
                                   byref(err))
         rev = take_string(out_rev)
-        if state["exc"] is not None:
-            raise state["exc"]
+        exc = state["exc"]
+        if isinstance(exc, BaseException):
+            raise exc
         if status == 409 and state["cancelled"]:
             return None
         check(status, err)
@@ -1115,25 +1129,25 @@ class Collection(ReleasableHandle):
         """Removes every trace of a document (it leaves the changes feed too)."""
         call(C.cbl_doc_purge, self._h, enc(doc_id, "doc_id"))
 
-    def conflicts(self, doc_id: str) -> "list[str]":
+    def conflicts(self, doc_id: str) -> List[str]:
         """The undeleted leaf revision IDs, current first ([] for a deleted document)."""
-        return call_json(C.cbl_doc_conflicts, self._h, enc(doc_id, "doc_id"))
+        return call_list(C.cbl_doc_conflicts, self._h, enc(doc_id, "doc_id"))
 
-    def history(self, doc_id: str, rev: Optional[str] = None) -> "list[str]":
+    def history(self, doc_id: str, rev: Optional[str] = None) -> List[str]:
         """The ancestry of `rev` (None: the current revision), newest first."""
-        return call_json(C.cbl_doc_history, self._h, enc(doc_id, "doc_id"), enc(rev, "rev"))
+        return call_list(C.cbl_doc_history, self._h, enc(doc_id, "doc_id"), enc(rev, "rev"))
 
-    def revision_tree(self, doc_id: str) -> dict:
+    def revision_tree(self, doc_id: str) -> Dict[str, Any]:
         """The kept revision tree: ``{"id","current","sequence","revisions":[...]}``."""
-        return call_json(C.cbl_doc_revision_tree, self._h, enc(doc_id, "doc_id"))
+        return call_dict(C.cbl_doc_revision_tree, self._h, enc(doc_id, "doc_id"))
 
-    def put_existing(self, doc_id: str, body: Body, history: "list[str]") -> None:
+    def put_existing(self, doc_id: str, body: Body, history: List[str]) -> None:
         """Inserts a revision made elsewhere with its history (new revision first), the
         replicator's path. Listeners see the change as external."""
         hist = history if isinstance(history, (str, bytes)) else json.dumps(list(history))
         call(C.cbl_doc_put_existing, self._h, enc(doc_id, "doc_id"), dumps(body), enc(hist, "hist"))
 
-    def set_expiration(self, doc_id: str, when) -> None:
+    def set_expiration(self, doc_id: str, when: Expiration) -> None:
         """Sets when the document expires (is purged): a unix time in seconds, a
         datetime, a timedelta from now, or None to clear."""
         call(C.cbl_doc_set_expiration, self._h, enc(doc_id, "doc_id"), _unix_time(when))
@@ -1145,9 +1159,9 @@ class Collection(ReleasableHandle):
 
     # -- local documents -----------------------------------------------------------------
 
-    def get_local(self, local_id: str) -> dict:
+    def get_local(self, local_id: str) -> Dict[str, Any]:
         """A local (non-replicated) document, with ``_id`` and ``_rev``."""
-        return call_json(C.cbl_local_get, self._h, enc(local_id, "local_id"))
+        return call_dict(C.cbl_local_get, self._h, enc(local_id, "local_id"))
 
     def put_local(self, local_id: str, body: Body, rev: Optional[str] = None) -> str:
         """Saves a local document; `rev` must be its current revision (None to create).
@@ -1158,27 +1172,27 @@ class Collection(ReleasableHandle):
         """Deletes a local document (`rev` None: whatever its revision)."""
         call(C.cbl_local_delete, self._h, enc(local_id, "local_id"), enc(rev, "rev"))
 
-    def local_documents(self, include_docs: bool = False) -> "list[dict]":
+    def local_documents(self, include_docs: bool = False) -> List[Dict[str, Any]]:
         """The local documents by ID: ``[{"id", "rev", "doc"?}, ...]`` (``doc``, with
         ``_id`` and ``_rev``, when include_docs)."""
-        return call_json(C.cbl_local_list, self._h, 1 if include_docs else 0)
+        return call_list(C.cbl_local_list, self._h, 1 if include_docs else 0)
 
     # -- replication surface -------------------------------------------------------------
     # CouchDB's JSON shapes in and out (``_revs_diff``, ``_bulk_docs``, ``open_revs``,
     # ``_bulk_get``): per-document problems come back inside the result, as CouchDB
     # reports them; an exception means nothing was done.
 
-    def revs_diff(self, revs: "dict[str, list[str]]") -> dict:
+    def revs_diff(self, revs: Dict[str, List[str]]) -> Dict[str, Any]:
         """``_revs_diff``: which of a peer's revisions (``{doc_id: [rev, ...]}``) this
         collection lacks. Returns ``{doc_id: {"missing": [...], "possible_ancestors":
         [...]?}}`` for the documents with at least one missing revision only."""
         if isinstance(revs, (str, bytes)):
-            return call_json(C.cbl_revs_diff, self._h, json_arg(revs, "revs_diff request"))
+            return call_dict(C.cbl_revs_diff, self._h, json_arg(revs, "revs_diff request"))
         request = {doc_id: _rev_list(r, f"the revisions of {doc_id!r}")
                    for doc_id, r in revs.items()}
-        return call_json(C.cbl_revs_diff, self._h, dumps(request))
+        return call_dict(C.cbl_revs_diff, self._h, dumps(request))
 
-    def put_existing_revisions(self, docs) -> "list[dict]":
+    def put_existing_revisions(self, docs: Docs) -> List[Dict[str, Any]]:
         """Inserts revisions made elsewhere (``_bulk_docs`` with ``new_edits=false``) in
         one transaction, without inventing revision IDs. Each doc has ``_id``, ``_rev``,
         optionally ``_revisions`` (``{"start": N, "ids": [...]}``, newest first),
@@ -1187,20 +1201,20 @@ class Collection(ReleasableHandle):
         document, in order: ``{"ok": True, "id", "rev"}`` or ``{"id", "rev"?, "error",
         "reason"}`` (``bad_request``, ``forbidden``, ``file_exists`` for a stub of
         content not held). A revision already held succeeds without change."""
-        return call_json(C.cbl_docs_put_existing, self._h, _docs_arg(docs, "docs"))
+        return call_list(C.cbl_docs_put_existing, self._h, _docs_arg(docs, "docs"))
 
-    def save_many(self, docs) -> "list[dict]":
+    def save_many(self, docs: Docs) -> List[Dict[str, Any]]:
         """Saves new revisions (``_bulk_docs`` with ``new_edits=true``) in one
         transaction: each doc as :meth:`put` takes it (``_id`` optional, ``_rev`` the
         parent, ``_deleted`` for a tombstone). Results as :meth:`put_existing_revisions`,
         with ``"error": "conflict"`` for a stale or missing parent."""
-        return call_json(C.cbl_docs_save, self._h, _docs_arg(docs, "docs"))
+        return call_list(C.cbl_docs_save, self._h, _docs_arg(docs, "docs"))
 
-    def open_revs(self, doc_id: str, revs: Optional["list[str]"] = None, *,
+    def open_revs(self, doc_id: str, revs: Optional[List[str]] = None, *,
                   revisions: bool = False, latest: bool = False, attachments: bool = False,
-                  atts_since: Optional["list[str]"] = None, conflicts: bool = False,
+                  atts_since: Optional[List[str]] = None, conflicts: bool = False,
                   deleted_conflicts: bool = False, revs_info: bool = False,
-                  local_seq: bool = False) -> "list[dict]":
+                  local_seq: bool = False) -> List[Dict[str, Any]]:
         """Reads revisions of one document (``GET /db/doc?open_revs=...``): `revs` a list
         of revision IDs, or None (or ``"all"``) for every leaf, deleted ones included.
         Returns ``[{"ok": doc} | {"missing": rev}, ...]``.
@@ -1211,18 +1225,18 @@ class Collection(ReleasableHandle):
         ``atts_since`` (revisions the caller has); ``conflicts``, ``deleted_conflicts``,
         ``revs_info``, ``local_seq`` add those members. Raises NotFound when the document
         does not exist and all leaves were asked for."""
-        if revs is None or revs == "all":
+        if revs is None or revs == "all":  # type: ignore[comparison-overlap]
             wanted = None if revs is None else b'"all"'
         else:
             wanted = dumps(_rev_list(revs, "revs"))
         opts = _revision_options(revisions, latest, attachments, atts_since, conflicts,
                                  deleted_conflicts, revs_info, local_seq)
-        return call_json(C.cbl_doc_open_revs, self._h, cstr(doc_id, "doc_id"), wanted, opts)
+        return call_list(C.cbl_doc_open_revs, self._h, cstr(doc_id, "doc_id"), wanted, opts)
 
-    def bulk_get(self, requests, *, revisions: bool = False, latest: bool = False,
-                 attachments: bool = False, atts_since: Optional["list[str]"] = None,
+    def bulk_get(self, requests: BulkGetRequests, *, revisions: bool = False, latest: bool = False,
+                 attachments: bool = False, atts_since: Optional[List[str]] = None,
                  conflicts: bool = False, deleted_conflicts: bool = False,
-                 revs_info: bool = False, local_seq: bool = False) -> dict:
+                 revs_info: bool = False, local_seq: bool = False) -> Dict[str, Any]:
         """``_bulk_get``: many documents at once. Each request is a dict ``{"id", "rev"?,
         "atts_since"?}``, a document ID, or an ``(id, rev)`` pair; without a rev, the
         current revision (even a tombstone). Options as :meth:`open_revs`. Returns
@@ -1230,13 +1244,13 @@ class Collection(ReleasableHandle):
         "reason"}}]}, ...]}``."""
         opts = _revision_options(revisions, latest, attachments, atts_since, conflicts,
                                  deleted_conflicts, revs_info, local_seq)
-        return call_json(C.cbl_docs_bulk_get, self._h, _bulk_get_request(requests), opts)
+        return call_dict(C.cbl_docs_bulk_get, self._h, _bulk_get_request(requests), opts)
 
-    def purge_revisions(self, doc_id: str, revs: "list[str]") -> "list[str]":
+    def purge_revisions(self, doc_id: str, revs: List[str]) -> List[str]:
         """CouchDB's ``_purge``: removes the given leaf revisions and the ancestors no
         remaining leaf shares (the whole document when no leaf remains). Unknown and
         non-leaf revisions are ignored. Returns the purged revision IDs."""
-        return call_json(C.cbl_doc_purge_revisions, self._h, cstr(doc_id, "doc_id"),
+        return call_list(C.cbl_doc_purge_revisions, self._h, cstr(doc_id, "doc_id"),
                          dumps(_rev_list(revs, "revs")))
 
     def wait_for_changes(self, since: int, timeout: Optional[float] = 10.0) -> bool:
@@ -1285,7 +1299,8 @@ class Collection(ReleasableHandle):
 
     # -- bulk writes ---------------------------------------------------------------------
 
-    def put_many(self, docs: Union[Iterable[Body], str, bytes]) -> List[Dict[str, Any]]:
+    def put_many(self, docs: Union[Iterable[Mapping[str, Any]], str, bytes]
+                 ) -> List[Dict[str, Any]]:
         """Saves many documents in one transaction (``_bulk_docs``): each as :meth:`put`
         takes it, ``_id`` optional, ``_rev`` the parent, ``_deleted`` for a tombstone.
         Returns one result per document, in order: ``{"ok": True, "id", "rev"}`` or
@@ -1380,7 +1395,7 @@ class Collection(ReleasableHandle):
             if hasattr(data, "read"):
                 digest = store_stream(db, data)  # type: ignore[arg-type]
             else:
-                digest = db.put_blob(data)  # type: ignore[arg-type]
+                digest = db.put_blob(data)
         cdigest = cstr(digest, "digest")
         for _attempt in range(10):
             parent = crev if rev is not None else self._current_rev(doc_id)
@@ -1495,8 +1510,8 @@ class Collection(ReleasableHandle):
             max_retries: Optional[int] = None, retry_initial_ms: Optional[int] = None,
             retry_max_ms: Optional[int] = None, tls: Optional[Mapping[str, str]] = None,
             document_events: Optional[bool] = None,
-            on_status: Optional[Callable[[dict], Any]] = None,
-            on_documents: Optional[Callable[[List[dict]], Any]] = None) -> Replicator:
+            on_status: Optional[Callable[[Dict[str, Any]], Any]] = None,
+            on_documents: Optional[Callable[[List[Dict[str, Any]]], Any]] = None) -> Replicator:
         """Starts replicating this collection with the peer database at `url`
         (``http[s]://[user:password@]host[:port]/db``) and returns its :class:`Replicator`.
 
@@ -1536,7 +1551,7 @@ class Collection(ReleasableHandle):
 
     # -- validation ----------------------------------------------------------------------
 
-    def set_validator(self, name: str, fn: Optional[Callable[[dict, Optional[dict]], Any]]
+    def set_validator(self, name: str, fn: Optional[Callable[[Dict[str, Any], Optional[Dict[str, Any]]], Any]]
                       ) -> None:
         """Registers ``fn(new, current)`` under `name` (None removes it).
 
@@ -1553,7 +1568,8 @@ class Collection(ReleasableHandle):
             db._validators.pop(key, None)
             return
 
-        def trampoline(_context, new_json, current_json, message, message_size):
+        def trampoline(_context: Any, new_json: bytes, current_json: Optional[bytes],
+                       message: int, message_size: int) -> int:
             with CALLBACK_SCOPE:
                 try:
                     new = json.loads(new_json)
@@ -1586,8 +1602,8 @@ class Collection(ReleasableHandle):
 
     def changes(self, since: int = 0, limit: Optional[int] = None, include_docs: bool = False,
                 all_revs: bool = False, descending: bool = False, *,
-                doc_ids: Optional["list[str]"] = None, filter: Optional[str] = None,
-                filter_params: Optional[dict] = None, style: Optional[str] = None) -> dict:
+                doc_ids: Optional[List[str]] = None, filter: Optional[str] = None,
+                filter_params: Optional[Dict[str, Any]] = None, style: Optional[str] = None) -> Dict[str, Any]:
         """The changes feed after sequence `since`:
         ``{"results": [{"seq", "id", "changes": [{"rev"}], "deleted"?, "doc"?}],
         "last_seq": n}``.
@@ -1597,7 +1613,7 @@ class Collection(ReleasableHandle):
         filter registered with :meth:`Database.set_filter` (NotFound when none is), given
         ``filter_params``. With doc_ids or a filter, `limit` counts the entries that pass
         and ``last_seq`` is the last sequence examined: resume from it."""
-        options: dict = {}
+        options: Dict[Any, Any] = {}
         if limit is not None:
             options["limit"] = int(limit)
         if include_docs:
@@ -1615,10 +1631,10 @@ class Collection(ReleasableHandle):
         if filter_params is not None:
             options["filter_params"] = filter_params
         opts = dumps(options) if options else None
-        return call_json(C.cbl_collection_changes, self._h, int(since), opts)
+        return call_dict(C.cbl_collection_changes, self._h, int(since), opts)
 
     def iter_changes(self, since: int = 0, batch: int = 100, include_docs: bool = False,
-                     all_revs: bool = False, **options) -> Iterator[dict]:
+                     all_revs: bool = False, **options: Any) -> Iterator[Dict[str, Any]]:
         """Iterates over the changes feed after `since`, fetching `batch` entries at a
         time. `options`: ``doc_ids``, ``filter``, ``filter_params``, ``style`` as in
         :meth:`changes`."""
@@ -1634,7 +1650,7 @@ class Collection(ReleasableHandle):
                 return
             since = page.get("last_seq", results[-1]["seq"])
 
-    def add_change_listener(self, fn: Callable[[list], Any]) -> ListenerToken:
+    def add_change_listener(self, fn: Callable[[List[Change]], Any]) -> ListenerToken:
         """Calls ``fn(changes)`` (a list of :class:`Change`) after every committed batch
         of changes of this collection, whichever handle in this process made them."""
         h = self._h
@@ -1642,7 +1658,7 @@ class Collection(ReleasableHandle):
         return token._register(lambda cfunc: call_handle(
             C.cbl_collection_add_change_listener, h, cfunc, None))
 
-    def add_document_listener(self, doc_id: str, fn: Callable[[list], Any]) -> ListenerToken:
+    def add_document_listener(self, doc_id: str, fn: Callable[[List[Change]], Any]) -> ListenerToken:
         """Like :meth:`add_change_listener`, for the changes of one document."""
         h = self._h
         token = ListenerToken(self._db, fn, f"document listener {doc_id!r}")

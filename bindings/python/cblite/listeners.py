@@ -16,7 +16,7 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
-from typing import Any, Callable, List, NamedTuple
+from typing import Any, Callable, List, NamedTuple, Optional
 
 from ._lib import C, CHANGE_FN
 from ._util import CALLBACK_SCOPE, in_callback
@@ -29,7 +29,7 @@ _lock = threading.Lock()
 _live: dict[int, "ListenerToken"] = {}
 # CFUNCTYPE objects of listeners removed from inside a callback: the trampoline may still
 # be executing, so they are never freed (a few hundred bytes each).
-_graveyard: list = []
+_graveyard: List[Any] = []
 
 
 class Change(NamedTuple):
@@ -45,12 +45,12 @@ class Change(NamedTuple):
     external: bool
 
 
-def _decode(raw) -> str:
+def _decode(raw: Optional[bytes]) -> str:
     return "" if raw is None else raw.decode("utf-8", errors="surrogateescape")
 
 
-def _make_trampoline(callback: Callable[[list], object], what: str):
-    def trampoline(_context, changes, count):
+def _make_trampoline(callback: Callable[[List[Change]], object], what: str) -> Any:
+    def trampoline(_context: Any, changes: Any, count: int) -> None:
         with CALLBACK_SCOPE:
             try:
                 batch = []
@@ -72,14 +72,15 @@ class ListenerToken:
     unregister it. Removing twice is harmless; removing from inside the listener's own
     callback works."""
 
-    def __init__(self, owner, callback, description: str):
+    def __init__(self, owner: Any, callback: Callable[[List[Change]], Any],
+                 description: str) -> None:
         self._owner = owner           # the Database: keeps it alive while registered
         self._callback = callback
         self._description = description
         self._cfunc = _make_trampoline(callback, description)
-        self._handle = None
+        self._handle: Optional[int] = None
 
-    def _register(self, register_fn) -> "ListenerToken":
+    def _register(self, register_fn: Callable[[Any], int]) -> "ListenerToken":
         handle = register_fn(self._cfunc)
         with _lock:
             self._handle = handle
@@ -116,9 +117,8 @@ class ListenerToken:
     def __enter__(self) -> "ListenerToken":
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc: Any) -> None:
         self.remove()
-        return False
 
     def __repr__(self) -> str:
         state = "active" if self.active else "removed"

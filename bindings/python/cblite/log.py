@@ -7,7 +7,7 @@ import enum
 import json
 import sys
 import threading
-from typing import Callable, Optional
+from typing import Any, Callable, Dict, Optional, Union
 
 from ._lib import C, LOG_FN
 from ._util import CALLBACK_SCOPE, call, call_str
@@ -37,28 +37,28 @@ class LogLevel(enum.IntEnum):
     NONE = 5
 
 
-def _domain(domain) -> int:
+def _domain(domain: Union[LogDomain, int, str]) -> int:
     if isinstance(domain, str):
         return LogDomain[domain.upper()]
     return int(domain)
 
 
-def _level(level) -> int:
+def _level(level: Union[LogLevel, int, str]) -> int:
     if isinstance(level, str):
         return LogLevel[level.upper()]
     return int(level)
 
 
-def set_log_level(domain, level) -> None:
+def set_log_level(domain: Union[LogDomain, int, str], level: Union[LogLevel, int, str]) -> None:
     """Sets the minimum level of a log domain. `domain`/`level` are :class:`LogDomain` /
     :class:`LogLevel` values, ints or names (``"database"``, ``"debug"``). Raises
     BadRequest for an unknown domain or level."""
     call(C.cbl_log_set_level, _domain(domain), _level(level))
 
 
-def get_log_level(domain):
+def get_log_level(domain: Union[LogDomain, int, str]) -> Union[LogLevel, int]:
     """The current level of a domain (:class:`LogLevel`; NONE for an unknown domain)."""
-    value = C.cbl_log_get_level(_domain(domain))
+    value: int = C.cbl_log_get_level(_domain(domain))
     try:
         return LogLevel(value)
     except ValueError:
@@ -66,8 +66,8 @@ def get_log_level(domain):
 
 
 _log_lock = threading.Lock()
-_log_cfunc = None      # the registered CFUNCTYPE object, kept alive while installed
-_log_callback = None
+_log_cfunc: Any = None      # the registered CFUNCTYPE object, kept alive while installed
+_log_callback: Optional[Callable[[LogDomain, LogLevel, str], object]] = None
 
 
 def set_log_callback(fn: Optional[Callable[[LogDomain, LogLevel, str], object]]) -> None:
@@ -78,19 +78,19 @@ def set_log_callback(fn: Optional[Callable[[LogDomain, LogLevel, str], object]])
     if fn is None:
         cfunc = LOG_FN()  # NULL
     else:
-        def trampoline(_context, domain, level, message):
+        def trampoline(_context: Any, domain: int, level: int, message: Optional[bytes]) -> None:
             with CALLBACK_SCOPE:
                 try:
                     try:
-                        d = LogDomain(domain)
+                        d: Union[LogDomain, int] = LogDomain(domain)
                     except ValueError:
                         d = domain
                     try:
-                        lv = LogLevel(level)
+                        lv: Union[LogLevel, int] = LogLevel(level)
                     except ValueError:
                         lv = level
                     text = "" if message is None else message.decode("utf-8", "replace")
-                    fn(d, lv, text)
+                    fn(d, lv, text)  # type: ignore[arg-type]
                 except BaseException:
                     try:
                         import traceback
@@ -106,12 +106,12 @@ def set_log_callback(fn: Optional[Callable[[LogDomain, LogLevel, str], object]])
         _log_callback = fn
 
 
-def get_log_callback():
+def get_log_callback() -> Optional[Callable[[LogDomain, LogLevel, str], object]]:
     """The Python log callback currently installed, or None."""
     return _log_callback
 
 
-def _unset_log_callback_at_exit():
+def _unset_log_callback_at_exit() -> None:
     if _log_cfunc is not None:
         try:
             set_log_callback(None)
@@ -133,10 +133,11 @@ def version_number() -> int:
     return int(C.cbl_version_number())
 
 
-def storage_versions() -> dict:
+def storage_versions() -> Dict[str, Any]:
     """The SQLite / SQLCipher versions compiled into the library, e.g.
     ``{"sqlite": "3.46.1", "sqlcipher": "4.6.1 community"}``."""
-    return json.loads(call_str(C.cbl_storage_versions))
+    versions: Dict[str, Any] = json.loads(call_str(C.cbl_storage_versions))
+    return versions
 
 
 def instance_count() -> int:

@@ -235,6 +235,14 @@ class Model:
     #: The documents' ``"type"`` for this class (None: not registered, no "type" written).
     doc_type: ClassVar[Optional[str]] = None
     _fields_cache: ClassVar[Optional[Dict[str, Any]]] = None
+    _collection: Collection
+    _doc_id: str
+    _rev: Optional[str]
+    _extra: Dict[str, Any]
+    _saved: Optional[Dict[str, Any]]                 # the JSON last read or saved
+    _attachments: Dict[str, Dict[str, Any]]          # name -> stub
+    _pending_atts: Dict[str, Optional[Tuple[bytes, Optional[str]]]]  # None: removal
+    _deleted: bool
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

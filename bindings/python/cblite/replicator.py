@@ -40,7 +40,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Deque, Dict, Iterable, Iterato
 
 from . import _lib
 from ._lib import C, cbl_error
-from ._util import CALLBACK_SCOPE, call_handle, call_json, check, cstr, dumps, in_callback
+from ._util import CALLBACK_SCOPE, call_dict, call_handle, call_json, call_list, check, cstr, dumps, in_callback
 from .errors import BadRequest, CBLiteError
 
 if TYPE_CHECKING:
@@ -204,7 +204,7 @@ class _EventQueue:
         self.items: Deque[ReplicationEvent] = collections.deque(maxlen=capacity)
         self.dropped = 0
         self.ended = False                       # no event will come any more
-        self.last_status: Optional[dict] = None
+        self.last_status: Optional[Dict[str, Any]] = None
 
     def put(self, event: ReplicationEvent, final: bool = False) -> None:
         with self.cond:
@@ -245,8 +245,8 @@ def _log_callback_error(what: str, fn: Any) -> None:
         pass
 
 
-def _make_callbacks(events: _EventQueue, on_status: Optional[Callable[[dict], Any]],
-                    on_documents: Optional[Callable[[List[dict]], Any]]
+def _make_callbacks(events: _EventQueue, on_status: Optional[Callable[[Dict[str, Any]], Any]],
+                    on_documents: Optional[Callable[[List[Dict[str, Any]]], Any]]
                     ) -> Tuple[Any, Any]:
     """The CFUNCTYPE objects given to cbl_replicator_start."""
 
@@ -289,7 +289,7 @@ _live_lock = threading.Lock()
 _live: "Dict[int, Replicator]" = {}
 # Callback objects of replicators stopped from inside a callback: the library may still
 # call them (the final status), so they are never freed.
-_graveyard: list = []
+_graveyard: List[Any] = []
 
 
 class Replicator:
@@ -318,8 +318,8 @@ class Replicator:
 
     def __init__(self, collection: Union["Collection", "Database"],
                  config: Union[Mapping[str, Any], str, bytes], *,
-                 on_status: Optional[Callable[[dict], Any]] = None,
-                 on_documents: Optional[Callable[[List[dict]], Any]] = None) -> None:
+                 on_status: Optional[Callable[[Dict[str, Any]], Any]] = None,
+                 on_documents: Optional[Callable[[List[Dict[str, Any]]], Any]] = None) -> None:
         self._handle: Optional[int] = None
         self._cfuncs: Optional[Tuple[Any, Any]] = None
         from .database import Collection, Database  # imports this module
@@ -380,7 +380,8 @@ class Replicator:
     @property
     def config(self) -> Dict[str, Any]:
         """A copy of the configuration given to the library."""
-        return json.loads(json.dumps(self._config))
+        config: Dict[str, Any] = json.loads(json.dumps(self._config))
+        return config
 
     @property
     def url(self) -> str:
@@ -401,7 +402,7 @@ class Replicator:
         except CBLiteError:
             return False
 
-    def status(self) -> dict:
+    def status(self) -> Dict[str, Any]:
         """The current status: ``{"activity": "connecting"|"busy"|"idle"|"offline"|
         "stopped", "completed", "total", "documents_pushed", "documents_pulled",
         "document_failures", "error": {"status", "message"}?}`` (``error.status`` 0: the
@@ -409,14 +410,15 @@ class Replicator:
         handle = self._handle
         if handle is not None:
             try:
-                return call_json(C.cbl_replicator_status, handle)
+                return call_dict(C.cbl_replicator_status, handle)
             except BadRequest:
                 if self._handle is not None:
                     raise
         last = self._events.last_status
         if last is None:
             raise BadRequest("the replicator is stopped")
-        return json.loads(json.dumps(last))
+        copy: Dict[str, Any] = json.loads(json.dumps(last))
+        return copy
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Waits until the replication has stopped (a one-shot one stops when done or
@@ -451,7 +453,7 @@ class Replicator:
         """The IDs of documents with local changes the push has not sent yet, in change
         order (the filter and doc_ids apply). Raises BadRequest when the replicator does
         not push, or is stopped."""
-        return call_json(C.cbl_replicator_pending_documents, self._h)
+        return call_list(C.cbl_replicator_pending_documents, self._h)
 
     def is_document_pending(self, doc_id: str) -> bool:
         """True when `doc_id` has a local change the push has not sent yet. Raises as
@@ -512,9 +514,8 @@ class Replicator:
     def __enter__(self) -> "Replicator":
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> None:
         self.stop()
-        return False
 
     def __repr__(self) -> str:
         direction = self._config.get("direction", "both")

@@ -12,7 +12,7 @@ libraries) can then read, write and replicate the databases it serves. See
 from __future__ import annotations
 
 from ctypes import byref, c_uint16
-from typing import Any, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional
 
 from ._lib import C, cbl_error
 from ._util import call, call_handle, call_str, check, cstr, json_arg
@@ -36,7 +36,7 @@ class Server:
         settings.update(options)
         settings.setdefault("port", 0)
         self._handle: Optional[int] = None
-        self._served: dict = {}          # keeps served Database objects alive while served
+        self._served: Dict[str, Any] = {}          # keeps served Database objects alive while served
         self._handle = call_handle(C.cbl_server_start, json_arg(settings, "config"))
 
     @property
@@ -96,9 +96,8 @@ class Server:
     def __enter__(self) -> "Server":
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> None:
         self.stop()
-        return False
 
     def __del__(self) -> None:
         try:

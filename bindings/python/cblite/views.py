@@ -154,7 +154,7 @@ def _row(r: cbl_query_row) -> Row:
 
 
 def _read_rows(handle: int) -> List[Row]:
-    rows = []
+    rows: List[Row] = []
     row = cbl_query_row()
     has = c_int(0)
     err = cbl_error()
@@ -523,9 +523,8 @@ class LiveQuery:
     def __enter__(self) -> "LiveQuery":
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> None:
         self.stop()
-        return False
 
 
 def live_query_count() -> int:

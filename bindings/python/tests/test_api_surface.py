@@ -124,6 +124,7 @@ CASES = {
 # (where a NUL is escaped and arrives intact), or stay in Python.
 NOT_C_STRINGS = {
     "Collection.changes:doc_ids", "Collection.changes:filter", "Collection.changes:style",
+    "Collection.changes:filter_params",
     "Collection.bulk_get:atts_since", "Collection.open_revs:revs",
     "Collection.open_revs:atts_since", "Collection.purge_revisions:revs",
     "Collection.replicate:direction", "Collection.replicate:filter",
