@@ -129,8 +129,15 @@ test-header: include/cblite.h
 	  printf '#define CBL_NO_WARN_UNUSED\n#include "cblite.h"\n%s\n' "$$drop" | $$c -Wall -Werror -Iinclude -c -o /dev/null - || exit 1; \
 	done; echo "test-header: CBL_WARN_UNUSED warns, (void)! and CBL_NO_WARN_UNUSED silence it"
 
+# pytest (the suite also runs mypy --strict, the examples and the wheel in a fresh venv).
 test-python: lib
+	@$(PYTHON) -c 'import pytest, hypothesis, mypy' 2>/dev/null || $(PYTHON) -m pip install -q pytest hypothesis mypy
 	cd bindings/python && CBLITE_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SO_NAME) $(PYTHON) -m pytest -q tests
+
+# The platform wheel (py3-none-<platform>) with libcblite.so inside: build/wheel/*.whl
+.PHONY: wheel
+wheel: lib
+	$(PYTHON) bindings/python/build_wheel.py --lib $(BUILD)/lib/$(SO_REAL) --out $(BUILD)/wheel
 
 # The `cblite` tool's push / pull / sync against `cblite serve` (Tests/cli/test_replicate.sh).
 test-cli: cli
