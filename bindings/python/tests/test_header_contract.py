@@ -25,7 +25,9 @@ def declarations():
     declared together share the comment above the group."""
     text = open(HEADER, encoding="utf-8").read()
     out = []
-    for m in re.finditer(r"^(?!typedef)([a-z_][a-z_0-9 ]*?\**)\s*\b(cbl_[a-z0-9_]+)\(", text, re.M):
+    # CBL_WARN_UNUSED (the header's nodiscard marker) may precede the return type.
+    for m in re.finditer(r"^(?!typedef)(?:CBL_WARN_UNUSED )?([a-z_][a-z_0-9 ]*?\**)\s*"
+                         r"\b(cbl_[a-z0-9_]+)\(", text, re.M):
         before = text[:m.start()]
         comment = before[before.rfind("/*"):before.rfind("*/")]
         out.append((" ".join(m.group(1).split()), m.group(2), comment))
