@@ -78,12 +78,22 @@ def test_wheel_is_a_platform_wheel_carrying_the_library(wheel):
 @pytest.mark.no_instance_check
 def test_wheel_installs_and_runs_in_a_fresh_venv(wheel, tmp_path):
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = str(venv / "bin" / "python")
     env = {k: v for k, v in os.environ.items()
            if k not in ("CBLITE_LIBRARY", "PYTHONPATH", "PYTHONHOME")}
-    pip = subprocess.run([python, "-m", "pip", "install", "--no-index", "--no-deps", "-q",
-                          wheel], env=env, capture_output=True, text=True, timeout=300)
+    install = ["install", "--no-index", "--no-deps", "-q", wheel]
+    # A venv without its own pip, installed into by this interpreter's pip (--python,
+    # pip >= 22.3): fast, and works where ensurepip is not packaged (Debian without
+    # python3-venv). Else a venv with pip.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=300)
+    pip = subprocess.run([sys.executable, "-m", "pip", "--python", python, *install],
+                         env=env, capture_output=True, text=True, timeout=300)
+    if pip.returncode != 0 and "--python" in pip.stderr:
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True,
+                       timeout=300)
+        pip = subprocess.run([python, "-m", "pip", *install], env=env, capture_output=True,
+                             text=True, timeout=300)
     assert pip.returncode == 0, pip.stdout + pip.stderr
     # from an unrelated directory, so the source tree cannot be imported instead
     run = subprocess.run([python, "-c", SMOKE], env=env, cwd=str(tmp_path),
