@@ -26,7 +26,7 @@ from .errors import (BadRequest, Busy, CBLiteError, Conflict, Forbidden, Interna
                      NotAcceptable, NotFound, NotImplemented_, PreconditionFailed,
                      Unauthorized, error_for_status)
 from .listeners import Change, ListenerToken, live_listener_count, remove_all_listeners
-from . import models, views
+from . import aio, models, views
 from .models import Model, ModelTypeError
 from .views import LiveQuery, QueryResult, Row, View, code_version
 from .log import (LogDomain, LogLevel, default_directory, get_log_callback, get_log_level,
@@ -42,7 +42,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Database", "Collection", "Transaction", "Server", "Replicator", "ReplicationEvent",
     "Change", "ListenerToken", "BlobReader", "BlobWriter", "View", "Row", "QueryResult",
-    "LiveQuery", "code_version", "views", "models", "Model", "ModelTypeError",
+    "LiveQuery", "code_version", "views", "models", "aio", "Model", "ModelTypeError",
     "CBLiteError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "NotAcceptable",
     "Conflict", "PreconditionFailed", "InternalError", "NotImplemented_",
     "Busy", "error_for_status",

@@ -302,8 +302,9 @@ def test_star_import_does_not_shadow_builtins():
 
 
 def _public_objects():
+    import cblite.aio
     import cblite.models
-    modules = [cblite, cblite.views, cblite.models]
+    modules = [cblite, cblite.views, cblite.models, cblite.aio]
     seen = set()
     for module in modules:
         for name in module.__all__:
