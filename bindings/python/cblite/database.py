@@ -46,7 +46,14 @@ Docs = Union[Iterable[Mapping[str, Any]], Mapping[str, Any], str, bytes]
 #: _bulk_get requests: dicts, document IDs or (id, rev) pairs; or {"docs": [...]}, or JSON.
 BulkGetRequests = Union[Iterable[Union[Mapping[str, Any], str, Tuple[str, Optional[str]]]],
                         Mapping[str, Any], str, bytes]
-_MISSING: Any = object()
+class _Missing:
+    """The absent `default` of get() (a repr that says so, in signatures and docs)."""
+
+    def __repr__(self) -> str:
+        return "<no default: NotFound>"
+
+
+_MISSING: Any = _Missing()
 
 
 def _body_dict(body: Body) -> Dict[str, Any]:

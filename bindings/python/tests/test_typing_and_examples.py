@@ -56,3 +56,10 @@ def test_example_runs(example, tmp_path):
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip()
+
+
+def test_reference_is_generated_from_the_current_docstrings():
+    """REFERENCE.md is gen_reference.py's output for the code as it is."""
+    result = subprocess.run([sys.executable, os.path.join(PKG_ROOT, "gen_reference.py"),
+                             "--check"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
