@@ -298,3 +298,56 @@ print(cblite.version())
     r = run_isolated(code, env_extra={"CBLITE_LIBRARY": ""})
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0] == str(pkg / "libcblite.so.1")
+
+
+def _copy_package(tmp_path, with_library):
+    import shutil
+    pkg = tmp_path / "cblite"
+    shutil.copytree(os.path.join(PKG_ROOT, "cblite"), pkg,
+                    ignore=shutil.ignore_patterns("__pycache__", "libcblite.so*"))
+    if with_library:
+        shutil.copy(os.path.realpath(_lib.library_path), pkg / "libcblite.so.1")
+    return pkg
+
+
+_WHICH = """
+import os, sys
+sys.path.insert(0, {root!r})
+import cblite
+assert cblite.__file__.startswith({root!r}), cblite.__file__
+print(cblite.library_path)
+"""
+
+
+def test_bundled_library_comes_before_cblite_library(tmp_path):
+    """A wheel's own copy wins over $CBLITE_LIBRARY, so an installed wheel always runs
+    with the library it was built with."""
+    from helpers import run_isolated
+    pkg = _copy_package(tmp_path, with_library=True)
+    r = run_isolated(_WHICH.format(root=str(tmp_path)),
+                     env_extra={"CBLITE_LIBRARY": "/nonexistent/libcblite.so.1"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == str(pkg / "libcblite.so.1")
+
+
+def test_library_found_through_pkg_config(tmp_path):
+    """Without a bundled copy and without $CBLITE_LIBRARY (or with one that does not
+    load), the libdir pkg-config reports for cblite is used."""
+    import shutil
+    from helpers import run_isolated
+    _copy_package(tmp_path, with_library=False)
+    libdir = tmp_path / "prefix" / "lib"
+    libdir.mkdir(parents=True)
+    shutil.copy(os.path.realpath(_lib.library_path), libdir / "libcblite.so.1")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "pkg-config"
+    fake.write_text('#!/bin/sh\n[ "$1 $2" = "--variable=libdir cblite" ] && '
+                    f'echo {libdir} && exit 0\nexit 1\n')
+    fake.chmod(0o755)
+    path = str(bindir) + os.pathsep + os.environ.get("PATH", "")
+    for library in ("", "/nonexistent/libcblite.so.1"):
+        r = run_isolated(_WHICH.format(root=str(tmp_path)),
+                         env_extra={"CBLITE_LIBRARY": library, "PATH": path})
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.splitlines()[0] == str(libdir / "libcblite.so.1")
