@@ -63,3 +63,17 @@ def test_reference_is_generated_from_the_current_docstrings():
     result = subprocess.run([sys.executable, os.path.join(PKG_ROOT, "gen_reference.py"),
                              "--check"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.no_instance_check
+@pytest.mark.parametrize("index", range(len(readme_blocks())))
+def test_readme_block_runs(index, tmp_path):
+    """Each ```python block of the README runs as written (its paths moved under a
+    temporary directory)."""
+    block = readme_blocks()[index]
+    block = re.sub(r'"/tmp/', f'"{tmp_path}/', block).replace('"/data"', f'"{tmp_path}/data"')
+    env = dict(os.environ)
+    env["PYTHONPATH"] = PKG_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    result = subprocess.run([sys.executable, "-c", block], env=env, cwd=str(tmp_path),
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
