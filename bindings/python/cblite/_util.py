@@ -127,7 +127,8 @@ INT_MAX = (1 << 63) - 1
 def check_integers(value: Any) -> None:
     """Raises OverflowError when `value` holds an int the library cannot store exactly
     (outside the signed 64-bit range), as ``sqlite3`` does, instead of letting it come
-    back rounded as a float. Iterative: deep documents do not hit the recursion limit."""
+    back rounded as a float; TypeError for a dict key that is not a str (JSON would make
+    a string of it). Iterative: deep documents do not hit the recursion limit."""
     stack = [value]
     while stack:
         v = stack.pop()
@@ -137,6 +138,11 @@ def check_integers(value: Any) -> None:
                     f"int {v} is outside the 64-bit range cblite stores exactly "
                     f"[-2**63, 2**63-1]; store it as a str (or a float) instead")
         elif isinstance(v, dict):
+            for key in v:
+                if not isinstance(key, str):
+                    # json.dumps would silently turn 1, 1.5, True or None into a string
+                    raise TypeError(f"JSON object keys must be str, not "
+                                    f"{type(key).__name__} ({key!r})")
             stack.extend(v.values())
         elif isinstance(v, (list, tuple)):
             stack.extend(v)

@@ -282,6 +282,16 @@ def test_ints_beyond_64_bits_are_refused(coll, n):
     assert coll.last_sequence == seq and "d" not in coll
 
 
+@pytest.mark.parametrize("key", [1, 1.5, True, None])
+def test_non_string_keys_are_refused_not_converted(coll, key):
+    """json.dumps would store {1: "a"} as {"1": "a"}: the key would come back changed."""
+    with pytest.raises(TypeError, match="keys must be str"):
+        coll.put({"nested": [{key: "a"}]}, "d")
+    with pytest.raises(TypeError, match="keys must be str"):
+        coll.put({key: "a"}, "d")
+    assert "d" not in coll
+
+
 @pytest.mark.parametrize("n", [2 ** 63 - 1, -(2 ** 63), 2 ** 53 + 1, 0, -1])
 def test_ints_within_64_bits_round_trip_exactly(coll, n):
     coll.put({"n": n, "l": [n]}, "d")
