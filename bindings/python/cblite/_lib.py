@@ -22,7 +22,7 @@ import glob
 import os
 import subprocess
 from typing import Any, Callable, Dict, Iterator
-from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char, c_char_p, c_int,
+from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_int,
                     c_int32, c_int64, c_size_t, c_uint16, c_uint32, c_uint64, c_void_p)
 
 __all__ = [

@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import ctypes
 import io
-import os
 from ctypes import POINTER, byref, c_char, c_char_p, c_int32, c_size_t, c_uint64, c_void_p
 from typing import TYPE_CHECKING, Any, BinaryIO, Dict, Optional, Tuple, Union
 
 from . import _lib
-from ._lib import C, cbl_error, take_string
-from ._util import call, call_handle, check
+from ._lib import C, cbl_error
+from ._util import call, call_handle, call_str, check
 from .errors import BadRequest
 
 if TYPE_CHECKING:
@@ -95,17 +94,6 @@ def _pointer(data: Data) -> Tuple[Any, int, Any]:
     return b, n, b
 
 
-def _digest_call(fn: Any, *args: Any) -> str:
-    out = c_void_p()
-    err = cbl_error()
-    status = fn(*args, byref(out), byref(err))
-    digest = take_string(out)
-    check(status, err)
-    if digest is None:
-        raise BadRequest("the library returned no digest")
-    return digest
-
-
 class BlobWriter:
     """Streams content into a database's store in chunks (constant memory).
 
@@ -136,7 +124,7 @@ class BlobWriter:
                 return self.digest
             raise BadRequest("the blob writer is cancelled")
         handle, self._handle = self._handle, None
-        self.digest = _digest_call(C.cbl_blob_writer_finish, handle)
+        self.digest = call_str(C.cbl_blob_writer_finish, handle)
         return self.digest
 
     def cancel(self) -> None:

@@ -22,7 +22,7 @@ from ._lib import (C, CBL_GET_CONFLICTS, CBL_GET_DELETED, CBL_GET_LOCAL_SEQ,
 from ._util import (CALLBACK_SCOPE, ReleasableHandle, call, call_dict, call_handle, call_i64,
                     call_json, call_list, call_str,
                     call_u32, call_u64, check, cstr, dumps, in_callback, json_arg)
-from .attachments import BlobReader, BlobWriter, Data, _digest_call, _pointer, store_stream
+from .attachments import BlobReader, BlobWriter, Data, _pointer, store_stream
 from .errors import BadRequest, CBLiteError, Conflict, NotAcceptable, NotFound
 from .listeners import Change, ListenerToken, _graveyard
 from .replicator import Auth, Replicator, build_config
@@ -894,11 +894,11 @@ class Database:
     def put_blob(self, data: Data) -> str:
         """Stores bytes in the content store; returns their digest."""
         ptr, n, _keep = _pointer(data)
-        return _digest_call(C.cbl_db_blob_put, self._h, ptr, n)
+        return call_str(C.cbl_db_blob_put, self._h, ptr, n)
 
     def import_blob(self, path: Union[str, "os.PathLike[str]"]) -> str:
         """Stores a copy of a file (streamed); returns its digest."""
-        return _digest_call(C.cbl_db_blob_import_file, self._h, cstr(path, "path"))
+        return call_str(C.cbl_db_blob_import_file, self._h, cstr(path, "path"))
 
     def blob_length(self, digest: str) -> int:
         """The length of stored content (NotFound when the store does not have it)."""

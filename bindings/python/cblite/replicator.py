@@ -35,12 +35,12 @@ import threading
 import time
 import urllib.parse
 from ctypes import CFUNCTYPE, POINTER, byref, c_char_p, c_int, c_int32, c_void_p
-from typing import (TYPE_CHECKING, Any, Callable, Deque, Dict, Iterable, Iterator, List, Mapping, NamedTuple,
+from typing import (TYPE_CHECKING, Any, Callable, Deque, Dict, Iterator, List, Mapping, NamedTuple,
                     Optional, Tuple, Union)
 
 from . import _lib
 from ._lib import C, cbl_error
-from ._util import CALLBACK_SCOPE, call_dict, call_handle, call_json, call_list, check, cstr, dumps, in_callback
+from ._util import CALLBACK_SCOPE, call_dict, call_handle, call_list, check, cstr, dumps, in_callback
 from .errors import BadRequest, CBLiteError
 
 if TYPE_CHECKING:

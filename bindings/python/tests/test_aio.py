@@ -2,8 +2,6 @@
 
 import asyncio
 
-import pytest
-
 import cblite
 from cblite import aio
 

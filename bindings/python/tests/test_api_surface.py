@@ -3,7 +3,6 @@ store, `from cblite import *`, docstrings, and the mapping behaviour of collecti
 
 import inspect
 import io
-import os
 import typing
 
 import pytest

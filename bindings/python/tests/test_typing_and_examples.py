@@ -31,7 +31,7 @@ def test_mypy_strict(tmp_path):
     `mypy --strict` (`make test-python` installs mypy; run `pip install mypy` first when
     calling pytest directly)."""
     try:
-        import mypy  # noqa: F401
+        import mypy  # noqa: F401  (only: is it installed?)
     except ImportError:
         pytest.fail("mypy is not installed: pip install mypy (make test-python does)")
     files = []
