@@ -101,11 +101,13 @@ def _key_object(key: EncryptionKey) -> Dict[str, Any]:
 
     str: a password (stretched by SQLCipher's PBKDF2); bytes of length 32: a raw AES-256
     key; dict: passed as is ({"password": ...} or {"raw_hex": ...})."""
-    if isinstance(key, dict):
-        return key
+    password = key.get("password") if isinstance(key, Mapping) else key
+    if isinstance(password, str) and "\0" in password:
+        # the key derivation below the JSON takes a C string: it would cut it there
+        raise ValueError("an encryption password must not contain NUL characters")
+    if isinstance(key, Mapping):
+        return dict(key)
     if isinstance(key, str):
-        if "\0" in key:   # C code below the JSON would cut the password there
-            raise ValueError("an encryption password must not contain NUL characters")
         return {"password": key}
     if isinstance(key, (bytes, bytearray)):
         if len(key) != 32:

@@ -261,6 +261,14 @@ def test_database_shortcuts_refuse_nul_too(db):
     assert db["doc"]["v"] == 1 and db.count == 1
 
 
+def test_nul_in_a_password_given_as_a_dict(dbdir, db):
+    for call in (lambda: cblite.Database("enc", dbdir, encryption_key={"password": NUL}),
+                 lambda: db.change_encryption_key({"password": NUL})):
+        with pytest.raises(ValueError, match="NUL"):
+            call()
+    assert cblite.Database.list(dbdir) == ["testdb"] and not db.is_encrypted
+
+
 def test_nul_inside_json_values_is_data(coll):
     """Inside a dict body a NUL is ordinary data: JSON escapes it, it arrives intact."""
     coll.put({"s": "a\x00b", "k\x00": 1}, "doc")
