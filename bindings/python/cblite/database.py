@@ -922,7 +922,7 @@ class Database:
         return self.count
 
     def __iter__(self) -> Iterator[str]:
-        """The IDs of the live documents of the default collection, in sequence order."""
+        """The IDs of the live documents of the default collection (as :meth:`keys`)."""
         return iter(self.default_collection)
 
 
@@ -1047,9 +1047,8 @@ class Collection(ReleasableHandle):
         return self.count
 
     def __iter__(self) -> Iterator[str]:
-        for change in self.iter_changes():
-            if not change.get("deleted"):
-                yield change["id"]
+        """The IDs of the live documents in ID order, as a dict's iteration is its keys."""
+        return self.keys()
 
     def put(self, body: Body, doc_id: Optional[str] = None, parent_rev: Optional[str] = None,
             allow_conflict: bool = False) -> Tuple[str, str]:

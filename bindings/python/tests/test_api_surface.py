@@ -384,7 +384,7 @@ def test_keys_values_items(db, coll):
         coll.put({"n": i}, f"d{i}")
     coll.put({"n": 9}, "dead")
     coll.delete("dead")
-    assert list(coll.keys()) == ["d1", "d2", "d3"]
+    assert list(coll.keys()) == ["d1", "d2", "d3"] == list(coll) == list(db)
     assert [d["n"] for d in coll.values()] == [1, 2, 3]
     assert [(k, d["_id"], d["n"]) for k, d in coll.items()] == [
         ("d1", "d1", 1), ("d2", "d2", 2), ("d3", "d3", 3)]
