@@ -57,6 +57,7 @@ import base64
 import copy
 import datetime
 import threading
+import types
 import typing
 import uuid
 import weakref
@@ -75,6 +76,8 @@ _factory: Dict[str, Type["Model"]] = {}
 _factory_lock = threading.Lock()
 _MISSING: Any = object()
 _NoneType = type(None)
+# Optional[T] / Union[...], and T | None (types.UnionType, Python 3.10+)
+_UNIONS: Tuple[Any, ...] = (Union, getattr(types, "UnionType", Union))
 
 
 class ModelTypeError(TypeError):
@@ -114,7 +117,7 @@ def _to_json(tp: Any, value: Any, where: str) -> Any:
     origin = typing.get_origin(tp)
     if tp is Any:
         return value
-    if origin is Union:
+    if origin in _UNIONS:
         args = typing.get_args(tp)
         if value is None:
             if _NoneType in args:
@@ -177,7 +180,7 @@ def _from_json(tp: Any, value: Any, where: str, coll: Collection) -> Any:
     origin = typing.get_origin(tp)
     if tp is Any:
         return value
-    if origin is Union:
+    if origin in _UNIONS:
         args = typing.get_args(tp)
         if value is None and _NoneType in args:
             return None

@@ -2,6 +2,7 @@
 
 import datetime
 import gc
+import sys
 from typing import Any, Dict, List, Optional
 
 import pytest
@@ -228,3 +229,20 @@ def test_models_in_a_collection(db):
     with pytest.raises(TypeError):
         Person.get("not a db", "p")
     coll.release()
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="X | None needs Python 3.10")
+def test_pep604_and_builtin_generic_annotations(db):
+    ns = {}
+    exec("from cblite.models import Model\n"
+         "class Modern(Model):\n"
+         "    count: int | None = None\n"
+         "    names: list[str] = []\n"
+         "    scores: dict[str, float] = {}\n", ns)
+    modern = ns["Modern"].create(db, "m", count=3, names=["a"], scores={"x": 1.0})
+    modern.save()
+    with pytest.raises(ModelTypeError, match="count must be an int"):
+        modern.count = "three"
+    modern.count = None
+    modern.save()
+    assert "count" not in db["m"] and db["m"]["names"] == ["a"]
