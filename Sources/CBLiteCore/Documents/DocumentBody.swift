@@ -73,17 +73,20 @@ enum DocumentJSON {
     /// {"_id":..,"_rev":..,["_deleted":true,] <extras>, <body members>}
     static func render(docID: String, rev: String, deleted: Bool, body: [UInt8]?,
                        extras: [(String, JSONValue)] = []) -> [UInt8] {
-        var w = JSONWriter(capacity: (body?.count ?? 2) + docID.utf8.count + 80)
-        var id = docID, r = rev
-        id.withUTF8 { idBytes in
-            r.withUTF8 { revBytes in
-                if let body {
-                    body.withUnsafeBufferPointer { write(into: &w, docID: idBytes, rev: revBytes, deleted: deleted, body: $0, extras: extras) }
-                } else {
-                    write(into: &w, docID: idBytes, rev: revBytes, deleted: deleted, body: nil, extras: extras)
-                }
-            }
+        var r = rev
+        return r.withUTF8 { revBytes in
+            guard let body else { return render(docID: docID, rev: revBytes, deleted: deleted, body: nil, extras: extras) }
+            return body.withUnsafeBufferPointer { render(docID: docID, rev: revBytes, deleted: deleted, body: $0, extras: extras) }
         }
+    }
+
+    /// The same from bytes borrowed from the row's columns: a read copies the body once,
+    /// into the result, instead of first into an array of its own.
+    static func render(docID: String, rev: UnsafeBufferPointer<UInt8>, deleted: Bool, body: UnsafeBufferPointer<UInt8>?,
+                       extras: [(String, JSONValue)] = []) -> [UInt8] {
+        var w = JSONWriter(capacity: (body?.count ?? 2) + docID.utf8.count + rev.count + 48)
+        var id = docID
+        id.withUTF8 { write(into: &w, docID: $0, rev: rev, deleted: deleted, body: body, extras: extras) }
         return w.bytes
     }
 

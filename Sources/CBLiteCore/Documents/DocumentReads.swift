@@ -21,7 +21,8 @@ extension Collection {
                         let deleted = DocFlags(rawValue: s.int(1)).contains(.deleted)
                         if deleted && !options.contains(.deleted) { throw CBLError.notFound("document \"\(docID)\" is deleted") }
                         let extras: [(String, JSONValue)] = options.contains(.localSeq) ? [("_local_seq", .int(s.int(0)))] : []
-                        return DocumentJSON.render(docID: docID, rev: s.string(2) ?? "", deleted: deleted, body: s.bytes(3), extras: extras)
+                        let rev = s.borrowedNonEmpty(2) ?? UnsafeBufferPointer(start: nil, count: 0)
+                        return DocumentJSON.render(docID: docID, rev: rev, deleted: deleted, body: s.borrowedBytes(3), extras: extras)
                     }
                     guard let json else { throw CBLError.notFound("document \"\(docID)\" does not exist") }
                     return json
