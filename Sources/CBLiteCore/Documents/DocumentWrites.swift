@@ -233,10 +233,11 @@ extension Collection {
                            oldRow: DocumentRow?, oldCurrent: Int?, hasAttachments: Bool, external: Bool) throws {
         var tree = tree
         tree.prune(maxDepth: try txn.maxDepth(conn))
-        guard let w = tree.winner else { throw CBLError.internalError("revision tree of \"\(docID)\" has no leaf") }
+        let leaves = tree.leafIndexes       // once: the winner and the conflict flag both need them
+        guard let w = tree.winner(among: leaves) else { throw CBLError.internalError("revision tree of \"\(docID)\" has no leaf") }
         let winner = tree.nodes[w]
         var flags: DocFlags = winner.deleted ? [.deleted] : []
-        if tree.conflictingLeaves.count > 1 { flags.insert(.conflicted) }
+        if leaves.lazy.filter({ !tree.nodes[$0].deleted }).count > 1 { flags.insert(.conflicted) }   // conflictingLeaves.count, unsorted
         if hasAttachments || (oldRow?.flags.contains(.hasAttachments) ?? false) { flags.insert(.hasAttachments) }
         let wasLive = oldRow.map { !$0.deleted } ?? false
         let countDelta = Int64(winner.deleted ? 0 : 1) - Int64(wasLive ? 1 : 0)

@@ -33,8 +33,12 @@ public struct RevTree: Sendable {
 
     /// The seeds' winner: the undeleted leaf of highest generation, else the deleted leaf
     /// of highest generation; ties to the higher revision ID in ASCII order.
-    public var winner: Int? {
-        leafIndexes.max { a, b in
+    public var winner: Int? { winner(among: leafIndexes) }
+
+    /// The winner among `leaves` (this tree's leafIndexes, computed once by a caller that
+    /// needs them for more than the winner).
+    public func winner(among leaves: [Int]) -> Int? {
+        leaves.max { a, b in
             let na = nodes[a], nb = nodes[b]
             if na.deleted != nb.deleted { return na.deleted }   // undeleted wins
             return na.rev < nb.rev
