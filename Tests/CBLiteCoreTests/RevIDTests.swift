@@ -23,10 +23,15 @@ final class RevIDTests: XCTestCase {
                 XCTAssertEqual(r.string, String(gen) + "-" + digest)
                 XCTAssertEqual(r.description, r.string)
                 XCTAssertEqual(RevID(r.string), r)
+                var bytes: [UInt8] = [7]
+                r.appendUTF8(to: &bytes)
+                XCTAssertEqual(bytes, [7] + Array(r.string.utf8))
+                XCTAssertEqual(r.utf8Count, r.string.utf8.count)
             }
         }
         XCTAssertEqual(RevID(generation: 0, digest: "x").string, "0-x")
         XCTAssertEqual(RevID(generation: -3, digest: "x").string, "-3-x")
+        XCTAssertEqual(RevID(generation: -3, digest: "x").utf8Count, 4)
     }
 
     func testParseInvalid() {

@@ -51,21 +51,47 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
         var digest = self.digest
         return digest.withUTF8 { d in
             String(unsafeUninitializedCapacity: d.count + 21) { out in
-                var divisor = 1
-                while generation / divisor >= 10 { divisor *= 10 }
-                var n = 0, g = generation
-                while divisor > 0 {
-                    out[n] = UInt8(truncatingIfNeeded: 0x30 + g / divisor)
-                    g %= divisor
-                    divisor /= 10
-                    n += 1
-                }
+                var n = RevID.writeDigits(generation, into: out)
                 out[n] = UInt8(ascii: "-")
                 n += 1
                 for b in d { out[n] = b; n += 1 }
                 return n
             }
         }
+    }
+
+    /// The length of `string` in bytes.
+    var utf8Count: Int {
+        guard generation >= 0 else { return string.utf8.count }
+        var digits = 1, g = generation
+        while g >= 10 { g /= 10; digits += 1 }
+        return digits + 1 + digest.utf8.count
+    }
+
+    /// Appends `string`'s bytes without making the string (the tree encoder, the revision
+    /// ID hash: each string is a heap allocation).
+    func appendUTF8(to out: inout [UInt8]) {
+        guard generation >= 0 else { out.append(contentsOf: string.utf8); return }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buf in
+            let n = RevID.writeDigits(generation, into: buf)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[0..<n]))
+        }
+        out.append(UInt8(ascii: "-"))
+        out.append(contentsOf: digest.utf8)
+    }
+
+    /// Writes the decimal digits of `value` (>= 0) at the start of `out`; returns how many.
+    private static func writeDigits(_ value: Int, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var divisor = 1
+        while value / divisor >= 10 { divisor *= 10 }
+        var n = 0, g = value
+        while divisor > 0 {
+            out[n] = UInt8(truncatingIfNeeded: 0x30 + g / divisor)
+            g %= divisor
+            divisor /= 10
+            n += 1
+        }
+        return n
     }
 
     public static func < (a: RevID, b: RevID) -> Bool {
@@ -77,7 +103,11 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// (length-prefixed), the deletion flag and the canonical JSON body. Two peers that
     /// make the same change get the same ID.
     public static func make(parent: RevID?, deleted: Bool, canonicalBody: [UInt8]) -> RevID {
-        let parentBytes = Array((parent?.string ?? "").utf8)
+        var parentBytes: [UInt8] = []
+        if let parent {
+            parentBytes.reserveCapacity(parent.utf8Count)
+            parent.appendUTF8(to: &parentBytes)
+        }
         var prefix: UInt8 = UInt8(truncatingIfNeeded: min(parentBytes.count, 255))
         var flag: UInt8 = deleted ? 1 : 0
         // One call over the four pieces, on a context OpenSSL keeps per thread.

@@ -155,9 +155,8 @@ public struct RevTree: Sendable {
         out.append(1)  // format version
         Varint.put(UInt64(nodes.count), into: &out)
         for (i, n) in nodes.enumerated() {
-            let revBytes = Array(n.rev.string.utf8)
-            Varint.put(UInt64(revBytes.count), into: &out)
-            out.append(contentsOf: revBytes)
+            Varint.put(UInt64(n.rev.utf8Count), into: &out)
+            n.rev.appendUTF8(to: &out)
             Varint.put(UInt64(n.parent.map { $0 + 1 } ?? 0), into: &out)
             let body = i == current ? nil : n.body
             out.append((n.deleted ? 1 : 0) | (body != nil ? 2 : 0) | (i == current ? 4 : 0))
