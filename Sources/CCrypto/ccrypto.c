@@ -1,6 +1,9 @@
 // See include/ccrypto.h: the engine's cryptography on the system's OpenSSL 3 libcrypto,
 // replacing swift-crypto (one crypto library the OS patches instead of a vendored
 // BoringSSL copy, and ≈ 5 MB less in libcblite.so).
+// SHA1_Init/Update/Final are deprecated in OpenSSL 3 in favour of EVP, and still
+// maintained: ccrypto_digest_parts uses them for SHA-1 (see there).
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include "ccrypto.h"
 
 #include <limits.h>
@@ -18,6 +21,7 @@
 #include <openssl/params.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 #include <openssl/x509.h>
 
 void ccrypto_error(char *buf, size_t size) {
@@ -103,6 +107,17 @@ int ccrypto_digest_final(void *ctx, uint8_t *out) {
 void ccrypto_digest_free(void *ctx) { EVP_MD_CTX_free(ctx); }
 
 int ccrypto_digest_parts(ccrypto_digest_alg alg, const ccrypto_part *parts, size_t count, uint8_t *out) {
+    if (alg == CCRYPTO_SHA1) {
+        // Every save hashes its new revision ID this way. The low-level SHA-1 on a stack
+        // context skips what EVP does per digest (provider context made and freed): about
+        // two thirds of the hash's instructions (callgrind). Same digest, same assembly.
+        SHA_CTX c;
+        if (SHA1_Init(&c) != 1) return 0;
+        for (size_t i = 0; i < count; i++) {
+            if (parts[i].len > 0 && SHA1_Update(&c, parts[i].data, parts[i].len) != 1) return 0;
+        }
+        return SHA1_Final(out, &c) == 1;
+    }
     const EVP_MD *md = md_for(alg);
     if (md == NULL) return 0;
     EVP_MD_CTX *ctx = pthread_getspecific(tls_ctx_key);
