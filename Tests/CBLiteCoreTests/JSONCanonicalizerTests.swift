@@ -41,6 +41,16 @@ final class JSONCanonicalizerTests: XCTestCase {
         for s in inputs { assertAgree(s) }
     }
 
+    /// Decimals copied as written (the fast path) and those that are re-printed agree with
+    /// the tree's canonical form on both sides of every bound of the fast path.
+    func testDecimalsAgree() {
+        let numbers = ["12.3", "0.5", "-0.5", "0.0001", "0.00012", "0.00001", "0.000123456789012345",
+                       "0.0001234567890123456", "123456789012345.5", "12345678901234.5", "99999999999999.9",
+                       "999999999999999.9", "12.30", "1.0", "-0.0", "0.0", "00.5", "1.5e3", "1.5E-3", "-12.34",
+                       "100000000000000.1", "1.00000000000001", "0.1000", "9007199254740993.5", "3.14159265358979"]
+        for n in numbers { assertAgree(#"{"n":"# + n + "}") }
+    }
+
     func testInvalidUTF8Agrees() throws {
         let bytes: [UInt8] = Array(#"{"a":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8)
         try bytes.withUnsafeBufferPointer { buf in

@@ -238,6 +238,10 @@ public struct JSONCanonicalizer {
             }
             return
         }
+        if !isInteger && JSONCanonicalizer.isCanonicalDecimal(raw) {
+            out.append(contentsOf: raw)
+            return
+        }
         let text = String(decoding: raw, as: UTF8.self)
         var w = JSONWriter(capacity: 24)
         if isInteger, let i = Int64(text) {
@@ -247,6 +251,34 @@ public struct JSONCanonicalizer {
             w.write(.double(d))
         }
         out.append(contentsOf: w.bytes)
+    }
+}
+
+extension JSONCanonicalizer {
+    /// Whether a non-integer literal is already what JSONWriter writes for its Double
+    /// (Swift's shortest round-trip form): `-?(0|[1-9][0-9]*)\.[0-9]*[1-9]`, no exponent,
+    /// at most 15 significant digits (two such decimals never share a Double, so the
+    /// shortest form has exactly these digits), and below 1 at most three zeros after the
+    /// point (from 0.00001 on, Swift writes an exponent). Parsing and re-printing such a
+    /// number was most of the canonicalizer's cost on bodies with decimals (callgrind).
+    static func isCanonicalDecimal(_ raw: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = raw.first == UInt8(ascii: "-") ? 1 : 0
+        let intStart = i
+        while i < raw.count, raw[i] >= 0x30 && raw[i] <= 0x39 { i += 1 }
+        let intDigits = i - intStart
+        guard intDigits > 0, intDigits == 1 || raw[intStart] != 0x30,
+              i < raw.count, raw[i] == UInt8(ascii: ".") else { return false }
+        i += 1
+        let fracStart = i
+        while i < raw.count, raw[i] >= 0x30 && raw[i] <= 0x39 { i += 1 }
+        let fracDigits = i - fracStart
+        guard i == raw.count, fracDigits > 0, raw[raw.count - 1] != 0x30 else { return false }   // no exponent, no trailing zero
+        if intDigits == 1 && raw[intStart] == 0x30 {
+            var zeros = 0
+            while raw[fracStart + zeros] == 0x30 { zeros += 1 }
+            return zeros <= 3 && fracDigits - zeros <= 15
+        }
+        return intDigits + fracDigits <= 15
     }
 }
 
