@@ -215,11 +215,20 @@ struct CBLiteTool: ParsableCommand {
         commandName: "cblite",
         abstract: "Inspect and edit cblite databases.",
         discussion: """
-            DATABASE is a name (in --dir, else $CBLITE_DIR, else ~/.local/share/cblite) or the path             of a bundle (path/to/NAME.cblite2). Encrypted databases: --password (from             $CBLITE_DB_PASSWORD or a prompt) or --key (64 hex digits from $CBLITE_DB_KEY or a             prompt); keys are never taken from the command line nor echoed. --read-only changes             nothing on disk and opens read-only files and directories. Every command takes             --json. Long work shows a progress bar on a terminal, plain lines otherwise.
+            DATABASE is a name (in --dir, else $CBLITE_DIR, else ~/.local/share/cblite) or the path \
+            of a bundle (path/to/NAME.cblite2). Encrypted databases: --password (from \
+            $CBLITE_DB_PASSWORD or a prompt) or --key (64 hex digits from $CBLITE_DB_KEY or a \
+            prompt); keys are never taken from the command line nor echoed. --read-only changes \
+            nothing on disk and opens read-only files and directories. Every command takes \
+            --json. Long work shows a progress bar on a terminal, plain lines otherwise.
 
-            Exit codes: 0 success, 1 other error, 2 not found, 3 conflict, 4 bad request,             5 busy, 6 unauthorized (encrypted: wrong or missing key), 7 forbidden (e.g. a write             to a database opened --read-only), 8 not a database or damaged (also: problems             found by check, documents lost by export --salvage), 64 usage error. push, pull             and sync: 1 when the replication failed (see their --help).
+            Exit codes: 0 success, 1 other error, 2 not found, 3 conflict, 4 bad request, \
+            5 busy, 6 unauthorized (encrypted: wrong or missing key), 7 forbidden (e.g. a write \
+            to a database opened --read-only), 8 not a database or damaged (also: problems \
+            found by check, documents lost by export --salvage), 64 usage error. push, pull \
+            and sync: 1 when the replication failed (see their --help).
             """,
-        version: "cblite \(CBLiteVersion.string) (SQLite \(StorageInfo.sqliteVersionString))",
+        version: "cblite \(CBLiteVersion.string) (SQLite \(Connection.sqliteVersion))",
         subcommands: [Info.self, List.self, Get.self, Cat.self, Revs.self, Put.self, Edit.self, Remove.self, Purge.self,
                       Changes.self, Query.self, ListCollections.self, MakeCollection.self, AttachmentCommands.self,
                       Export.self, Import.self, Copy.self, Check.self, Compact.self, Reindex.self,

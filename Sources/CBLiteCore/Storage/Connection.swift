@@ -130,7 +130,7 @@ public final class Connection {
         guard rc == SQLITE_OK, let stmt else {
             // The SQL goes to the log, not into the message people read.
             let code = sqlite3_extended_errcode(db), message = String(cString: sqlite3_errmsg(db))
-            Loggers.storage.error("SQLite error \(code) (\(message)) preparing: \(sql)")
+            Loggers.storage.debug("SQLite error \(code) (\(message)) preparing: \(sql)")
             throw SQLiteError.make(code, message)
         }
         return Statement(stmt, self)
