@@ -139,8 +139,11 @@ test-python: lib
 wheel: lib
 	$(PYTHON) bindings/python/build_wheel.py --lib $(BUILD)/lib/$(SO_REAL) --out $(BUILD)/wheel
 
-# The `cblite` tool's push / pull / sync against `cblite serve` (Tests/cli/test_replicate.sh).
+# The `cblite` tool from the outside: inspection, diagnosis, export/import, salvage and the
+# progress bar under a pseudo-terminal (Tests/cli/test_tool.sh); push / pull / sync against
+# `cblite serve` (Tests/cli/test_replicate.sh).
 test-cli: cli
+	Tests/cli/test_tool.sh $(CURDIR)/$(BUILD)/bin/cblite
 	Tests/cli/test_replicate.sh $(CURDIR)/$(BUILD)/bin/cblite
 
 # The replicator against a CouchDB 3.5 peer made of its recorded answers

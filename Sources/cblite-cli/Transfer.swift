@@ -114,6 +114,7 @@ struct Export: ParsableCommand {
         let summaryFD: Int32 = out.fd == 1 ? 2 : 1
         var revisions = 0, documents = 0
         var lost: [JSONValue] = []
+        var unreadableRows = 0
         try db.withCollection { _, c in
             if salvage {
                 let report = try c.salvage { json in
@@ -122,9 +123,7 @@ struct Export: ParsableCommand {
                 }
                 documents = report.documents
                 lost = report.lost.map { .object(JSONObject([("id", .string($0.docID)), ("error", .string($0.message))])) }
-                if report.unreadableRows > 0 {
-                    lost.append(.object(JSONObject([("rows", .int(Int64(report.unreadableRows))), ("error", .string("rows whose document ID could not be read"))])))
-                }
+                unreadableRows = report.unreadableRows
             } else {
                 let ids = try c.documents(includeDeleted: true).map(\.docID)
                 let progress = Progress("export", total: ids.count, json: db.json)
@@ -143,21 +142,18 @@ struct Export: ParsableCommand {
         let target = output ?? "standard output"
         if db.json {
             var o = JSONObject([("documents", .int(Int64(documents))), ("revisions", .int(Int64(revisions))), ("output", .string(target))])
-            if salvage { o["lost"] = .array(lost) }
+            if salvage { o["lost"] = .array(lost); o["unreadable_rows"] = .int(Int64(unreadableRows)) }
             writeFD(summaryFD, o.jsonText + "\n")
         } else {
             var text = "exported \(documents) documents (\(revisions) revisions) to \(target)\n"
             if salvage {
-                text += lost.isEmpty ? "nothing was lost\n" : "lost \(lost.count):\n" + lost.map { "  " + ($0.objectValue.map(Self.describeLoss) ?? "") }.joined(separator: "\n") + "\n"
+                text += lost.isEmpty ? "no document known by ID was lost\n"
+                    : "lost \(lost.count) documents:\n" + lost.compactMap(\.objectValue).map { "  \($0["id"]?.stringValue ?? ""): \($0["error"]?.stringValue ?? "")" }.joined(separator: "\n") + "\n"
+                if unreadableRows > 0 { text += "\(unreadableRows) rows could not be read (documents whose ID is unknown may be among them)\n" }
             }
             writeFD(summaryFD, text)
         }
-        if salvage && !lost.isEmpty { throw ExitCode(8) }
-    }
-
-    static func describeLoss(_ o: JSONObject) -> String {
-        if let id = o["id"]?.stringValue { return "\(id): \(o["error"]?.stringValue ?? "")" }
-        return "\(o["rows"]?.jsonString ?? "?") rows: \(o["error"]?.stringValue ?? "")"
+        if salvage && (!lost.isEmpty || unreadableRows > 0) { throw ExitCode(8) }
     }
 }
 
