@@ -3,6 +3,7 @@
  * empty or missing database file, read-only opening, and salvage from a damaged page,
  * through libcblite.so as a C program sees it.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "check.h"
 
 #include <sys/stat.h>
@@ -30,7 +31,7 @@ static void make_db(const char* name, const char* options, int n) {
         snprintf(id, sizeof id, "d%d", i);
         snprintf(body, sizeof body, "{\"n\":%d,\"pad\":\"%s\"}", i, pad);
         char* rev = NULL;
-        CHECK_ST(cbl_doc_put(c, id, body, NULL, &rev, &E), CBL_OK);
+        CHECK_ST(cbl_doc_put(c, id, body, NULL, 0, NULL, &rev, &E), CBL_OK);
         cbl_free(rev);
     }
     cbl_collection_release(c);
@@ -98,10 +99,10 @@ static void test_read_only(void) {
     CHECK_ST(cbl_db_open("ro", g_dir, "{\"read_only\":true}", &db, &E), CBL_OK);
     cbl_collection* c = default_coll(db);
     char* json = NULL;
-    CHECK_ST(cbl_doc_get(c, "d1", &json, &E), CBL_OK);
+    CHECK_ST(cbl_doc_get(c, "d1", 0, &json, &E), CBL_OK);
     cbl_free(json);
     char* rev = NULL;
-    CHECK_ST(cbl_doc_put(c, "new", "{}", NULL, &rev, &E), CBL_FORBIDDEN);
+    CHECK_ST(cbl_doc_put(c, "new", "{}", NULL, 0, NULL, &rev, &E), CBL_FORBIDDEN);
     CHECK(rev == NULL);
     CHECK(strstr(E.message, "read-only") != NULL);
     /* One database, one setting per process: a read-write handle beside it is 406. */
