@@ -935,11 +935,19 @@ typedef struct cbl_change {
     const char* rev_id;     /* the document's current revision after the change */
     uint64_t    sequence;
     int32_t     deleted;    /* 1 when the current revision is a tombstone (or purged: rev_id "") */
-    int32_t     external;   /* 1 when inserted with cbl_doc_put_existing (replication) */
+    int32_t     external;   /* 1 when inserted with cbl_doc_put_existing (replication), or
+                               committed by another process (see below) */
 } cbl_change;
 
 /* Receives the changes of one committed transaction (or a part of it), in commit order,
- * after the commit, never for an aborted transaction. */
+ * after the commit, never for an aborted transaction.
+ * Changes committed by another process (another program, the `cblite` tool) reach the
+ * listeners too, marked external, within about 250 ms of their commit (SQLite's
+ * PRAGMA data_version, read every 250 ms by one thread per open database file while it
+ * has listeners; the thread stops when the file's last handle closes). They come on
+ * that thread, one batch per round, each document at its latest sequence (several
+ * changes to one document between two rounds arrive as one); purges by another
+ * process are not reported. */
 typedef void (*cbl_change_fn)(void* context, const cbl_change* changes, size_t count);
 
 /* A registered listener. Released by cbl_listener_remove. */

@@ -95,13 +95,11 @@ public final class Database: @unchecked Sendable {
             }
             return true
         }
-        guard FileSystem.isDirectory(bundle) else { return false }
-        // A bundle folder with content but no database file: a database whose file was lost.
-        if !(try FileSystem.list(bundle)).isEmpty {
-            throw CBLError(.internalError, "the database file of \"\(name)\" is missing from \(bundle): restore "
-                           + "\(DatabaseName.sqliteFile) from a copy, or delete the database to start over", detail: 26)
-        }
-        return false
+        guard FileSystem.exists(bundle) else { return false }
+        // A bundle folder without its database file: a database whose file was lost (a
+        // bundle is made with its file; a failed creation removes it).
+        throw CBLError(.internalError, "the database file of \"\(name)\" is missing from \(bundle): restore "
+                       + "\(DatabaseName.sqliteFile) from a copy, or delete the database to start over", detail: 26)
     }
 
     /// True when this handle was opened read-only (every write fails with 403).

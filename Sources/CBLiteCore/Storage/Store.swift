@@ -30,6 +30,8 @@ public final class Store: @unchecked Sendable {
     /// Collection IDs deleted in this process: handles to them fail with 404.
     private var deletedCollections = Set<Int64>()
     var expiration: ExpirationTimer?
+    /// Delivers other processes' commits to listeners (started by the first listener).
+    private var watcher: ExternalChangeWatcher?
 
     /// Opened read-only: every write fails with 403 and nothing on disk changes.
     let readOnly: Bool
@@ -156,10 +158,13 @@ public final class Store: @unchecked Sendable {
         let remaining = monitor.locked { () -> Int in depth -= 1; return depth }
         if remaining > 0 { return }
         let state = txn
+        let watching = monitor.locked { watcher }
+        if let state, let watching { watching.noteOwn(state.changes) }
         do {
             if let state { try state.flushCollectionMeta(writer) }
             try writer.prepare("COMMIT").run()
         } catch {
+            if let state, let watching { watching.forgetOwn(state.changes) }
             try? writer.exec("ROLLBACK")
             txn = nil
             releaseAll()
@@ -238,9 +243,22 @@ public final class Store: @unchecked Sendable {
         return try body(writer)
     }
 
+    /// Starts delivering other processes' commits to this file's listeners (idempotent).
+    /// Without a thread or a connection to give, listeners see only this process's changes.
+    func watchOtherProcesses() {
+        monitor.locked {
+            guard watcher == nil, !closed else { return }
+            do { watcher = try ExternalChangeWatcher(store: self) } catch {
+                Loggers.changes.warning("cannot watch for other processes' commits to \(filePath): \(error)")
+            }
+        }
+    }
+
     func close() {
         expiration?.stop()
         expiration = nil
+        let watching: ExternalChangeWatcher? = monitor.locked { defer { watcher = nil }; return watcher }
+        watching?.stop()
         let writerToClose: Connection? = monitor.locked {
             closed = true
             readers.removeAll()
@@ -291,6 +309,7 @@ public final class Store: @unchecked Sendable {
             key = newKey
             writer = try Connection(path: filePath, create: true, busyTimeoutMs: busyTimeoutMs, key: newKey)
             try writer.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            monitor.locked { watcher }?.reopen()
             try afterSwap()
         }
     }
