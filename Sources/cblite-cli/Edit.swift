@@ -26,7 +26,7 @@ struct Edit: ParsableCommand {
             var template = Array("/tmp/cblite-edit-XXXXXX.json".utf8CString)
             let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 5) }
             guard fd >= 0 else { throw CBLError.internalError("cannot create a temporary file: \(String(cString: strerror(errno)))") }
-            let path = String(cString: template)
+            let path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
             close(fd)
             let file = try OutputFile(path)
             try file.write(Array(original.utf8))

@@ -232,7 +232,7 @@ struct CBLiteTool: ParsableCommand {
         subcommands: [Info.self, List.self, Get.self, Cat.self, Revs.self, Put.self, Edit.self, Remove.self, Purge.self,
                       Changes.self, Query.self, ListCollections.self, MakeCollection.self, AttachmentCommands.self,
                       Export.self, Import.self, Copy.self, Check.self, Compact.self, Reindex.self,
-                      Encrypt.self, Decrypt.self, Rekey.self, Serve.self, Push.self, Pull.self, Sync.self])
+                      Encrypt.self, Decrypt.self, Rekey.self, Shell.self, Serve.self, Push.self, Pull.self, Sync.self])
 }
 
 func exitCode(for e: CBLError) -> Int32 {
@@ -248,16 +248,4 @@ func exitCode(for e: CBLError) -> Int32 {
     }
 }
 
-do {
-    var command = try CBLiteTool.parseAsRoot()
-    try command.run()
-} catch let e as CBLError {
-    var line = Array("cblite: \(e.message)\n".utf8)
-    _ = line.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
-    exit(exitCode(for: e))
-} catch ToolError.usage(let message) {
-    writeStderr("cblite: \(message)\n")
-    exit(64)
-} catch {
-    CBLiteTool.exit(withError: error)
-}
+exit(runTool(Array(CommandLine.arguments.dropFirst())))

@@ -232,5 +232,46 @@ assert "\r" in text and "[##############################] 100% 30/30 documents" 
 assert "export: 30/30" not in text, repr(text)      # no plain lines on a terminal
 PY
 
+# ---- the interactive shell: commands from a pipe; history and recall on a terminal ----------------
+run bash -c "printf 'ls --limit 2\nget p1 --json\nno-such-command\nquit\nls\n' | '$CBLITE' shell people.cblite2"
+expect_rc 0 "shell from a pipe"
+check "shell ran ls and get" bash -c "head -n 2 '$tmp/out' | tr '\n' ' ' | grep -qx 'p1 p10 ' && grep -q '\"_id\":\"p1\"' '$tmp/out'"
+check "shell reported the bad command and went on" grep -q "no-such-command" "$tmp/err"
+check "shell stopped at quit" [ "$(grep -c '^p' "$tmp/out")" = 2 ]
+printf 'ls --limit 1\n' >"$tmp/history"
+check "shell recalls the previous session's line with the up arrow and saves the history" "$PYTHON" - "$CBLITE" "$tmp/people.cblite2" "$tmp/history" <<'PY'
+import os, pty, sys, time
+cblite, bundle, hist = sys.argv[1:4]
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["CBLITE_HISTORY"] = hist
+    os.environ["TERM"] = "xterm"
+    os.execv(cblite, [cblite, "shell", bundle])
+out = b""
+def read_until(token, timeout=10):
+    global out
+    end = time.time() + timeout
+    while token not in out and time.time() < end:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    return token in out
+assert read_until(b"people> "), out
+os.write(fd, b"\x1b[A\r")                      # up arrow, enter: "ls --limit 1" again
+assert read_until(b"p1\r\n"), out
+os.write(fd, b"get p2 --json\r")
+assert read_until(b'"_id":"p2"'), out
+os.write(fd, b"quit\r")
+read_until(b"\x00", timeout=3)
+_, status = os.waitpid(pid, 0)
+assert os.waitstatus_to_exitcode(status) == 0, out
+lines = open(hist).read().splitlines()
+assert lines == ["ls --limit 1", "get p2 --json", "quit"], lines
+PY
+
 echo "# $failures failure(s)"
 [ "$failures" = 0 ]
