@@ -143,8 +143,8 @@ wheel: lib
 # The `cblite` tool from the outside: inspection, diagnosis, export/import, salvage and the
 # progress bar under a pseudo-terminal (Tests/cli/test_tool.sh); push / pull / sync against
 # `cblite serve` (Tests/cli/test_replicate.sh).
-test-cli: cli
-	Tests/cli/test_tool.sh $(CURDIR)/$(BUILD)/bin/cblite
+test-cli: cli lib
+	CBLITE_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SO_NAME) Tests/cli/test_tool.sh $(CURDIR)/$(BUILD)/bin/cblite
 	Tests/cli/test_replicate.sh $(CURDIR)/$(BUILD)/bin/cblite
 
 # The replicator against a CouchDB 3.5 peer made of its recorded answers

@@ -96,8 +96,8 @@ struct Query: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Query a view's index by name, or all documents (without a view name).",
         discussion: """
-            A view's map function lives in the program that defined it, so the tool reads the \
-            index as that program last left it (update=false). Keys are JSON (--key '"a"'). \
+            A view's map and reduce functions live in the program that defined them, so the tool \
+            reads the index's rows as that program last left it (update=false, unreduced). Keys are JSON (--key '"a"'). \
             --options takes CouchDB's query options as one JSON object; flags override it.
             """)
     @OptionGroup var db: DatabaseOptions
@@ -110,8 +110,6 @@ struct Query: ParsableCommand {
     @Flag(help: "Descending order.") var descending = false
     @Flag(name: .customLong("include-docs"), help: "Include each row's document.") var includeDocs = false
     @Flag(name: .customLong("include-deleted"), help: "All documents: include deleted ones.") var includeDeleted = false
-    @Option(name: .customLong("group-level"), help: "Group reduced rows by this many key elements.") var groupLevel: Int64?
-    @Flag(name: .customLong("no-reduce"), help: "Do not reduce (a view with a reduce function).") var noReduce = false
     @Option(help: "CouchDB query options as a JSON object.") var options: String?
 
     func run() throws {
@@ -122,12 +120,14 @@ struct Query: ParsableCommand {
         if let skip { o["skip"] = .int(skip) }
         if descending { o["descending"] = .bool(true) }
         if includeDocs { o["include_docs"] = .bool(true) }
-        if let groupLevel { o["group_level"] = .int(groupLevel) }
-        if noReduce { o["reduce"] = .bool(false) }
         if view != nil { o["update"] = .bool(false) }
         if includeDeleted { o["all_docs_mode"] = .string("include_deleted") }
         let q = try QueryOptions(object: o)
         try db.withCollection { _, c in
+            if let view, !(try c.viewNames().contains(view)) {
+                throw CBLError(.notFound, "view \"\(view)\" has no index in this collection (the tool reads indexes a program built; "
+                               + "views here: \((try c.viewNames()).joined(separator: ", ").nilIfEmpty ?? "none"))")
+            }
             let result = try view.map { try c.view(named: $0).query(q) } ?? c.allDocsQuery(q)
             var rows: [JSONValue] = []
             while let r = try result.next() {
@@ -201,4 +201,8 @@ struct Reindex: ParsableCommand {
         try db.withDatabase { d in try d.reindex() }
         if db.json { print("{\"reindexed\":true}") } else { print("reindexed") }
     }
+}
+
+extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
 }

@@ -8,6 +8,7 @@ set -euo pipefail
 CBLITE=${1:?usage: $0 path/to/cblite}
 CBLITE=$(cd "$(dirname "$CBLITE")" && pwd)/$(basename "$CBLITE")
 PYTHON=${PYTHON:-python3}
+BINDINGS=$(cd "$(dirname "$0")/../../bindings/python" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cblite-cli-tool.XXXXXX")
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 unset CBLITE_DIR CBLITE_DB_PASSWORD CBLITE_DB_KEY CBLITE_DB_NEW_PASSWORD CBLITE_DB_NEW_KEY
@@ -75,6 +76,25 @@ run "$CBLITE" query people.cblite2 --options '{"descending":true,"limit":1}' --j
 check "query --options" [ "$(json 'd["rows"][0]["id"]')" = p9 ]
 run "$CBLITE" query people.cblite2 --options '{"nope":1}'
 expect_rc 4 "query with an unknown option"
+run "$CBLITE" query people.cblite2 byName
+expect_rc 2 "query a view without an index"
+# A view's index, built by a program (the Python bindings over libcblite.so), read by name.
+if [ -n "${CBLITE_LIBRARY:-}" ]; then
+    PYTHONPATH="$BINDINGS" "$PYTHON" - "$tmp" <<'PY'
+import sys, cblite
+with cblite.Database("people", sys.argv[1], create=False) as db:
+    v = db.default_collection.view("byN")
+    v.set_map_reduce(lambda doc, emit: emit(doc["n"], doc["_id"]) if "n" in doc else None, "_count")
+    list(v.query(reduce=False))
+PY
+    run "$CBLITE" query people.cblite2 byN --start-key 3 --end-key 5 --json
+    expect_rc 0 "query a view by name"
+    check "the view's rows by key" [ "$(json '[r["key"] for r in d["rows"]]')" = "[3, 4, 5]" ]
+    run "$CBLITE" query people.cblite2 byN --descending --limit 1 --json
+    check "the view's rows, descending, with their values" [ "$(json 'd["rows"][0]["value"] + " " + str(d["total_rows"])')" = "p30 30" ]
+else
+    echo "# CBLITE_LIBRARY not set: the view query through a program's index is skipped"
+fi
 
 # ---- attachments --------------------------------------------------------------------------
 printf 'hello attachment' >"$tmp/a.txt"
