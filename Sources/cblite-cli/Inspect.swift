@@ -9,7 +9,7 @@ struct Check: ParsableCommand {
     @OptionGroup var db: DatabaseOptions
 
     func run() throws {
-        let problems = try db.withDatabase { d in try d.integrityCheck() }
+        let problems = try db.withDatabase { d in try Progress.activity("integrity check", json: db.json) { try d.integrityCheck() } }
         if db.json {
             print(JSONObject([("ok", .bool(problems.isEmpty)), ("problems", .array(problems.map { .string($0) }))]).jsonText)
         } else if problems.isEmpty {
@@ -198,7 +198,7 @@ struct Reindex: ParsableCommand {
     @OptionGroup var db: DatabaseOptions
 
     func run() throws {
-        try db.withDatabase { d in try d.reindex() }
+        try db.withDatabase { d in try Progress.activity("reindex", json: db.json) { try d.reindex() } }
         if db.json { print("{\"reindexed\":true}") } else { print("reindexed") }
     }
 }

@@ -17,8 +17,8 @@ struct NewKeyOptions: ParsableArguments {
     }
 }
 
-func changeKey(_ db: DatabaseOptions, to key: EncryptionKey?, verb: String) throws {
-    try db.withDatabase { d in try d.changeEncryptionKey(key) }
+func changeKey(_ db: DatabaseOptions, to key: EncryptionKey?, command: String, verb: String) throws {
+    try db.withDatabase { d in try Progress.activity(command, json: db.json) { try d.changeEncryptionKey(key) } }
     if db.json { print(JSONObject([(verb, .bool(true)), ("encrypted", .bool(key != nil))]).jsonText) }
     else { print("\(verb): \(key == nil ? "the database is no longer encrypted" : "the database is encrypted with the new key")") }
 }
@@ -29,7 +29,7 @@ struct Encrypt: ParsableCommand {
     @OptionGroup var new: NewKeyOptions
     func run() throws {
         if db.password || db.key { throw ToolError.usage("the database is not encrypted yet: use --new-password or --new-key") }
-        try changeKey(db, to: try new.key(), verb: "encrypted")
+        try changeKey(db, to: try new.key(), command: "encrypt", verb: "encrypted")
     }
 }
 
@@ -38,7 +38,7 @@ struct Decrypt: ParsableCommand {
     @OptionGroup var db: DatabaseOptions
     func run() throws {
         guard db.password || db.key else { throw ToolError.usage("give the database's key with --password or --key") }
-        try changeKey(db, to: nil, verb: "decrypted")
+        try changeKey(db, to: nil, command: "decrypt", verb: "decrypted")
     }
 }
 
@@ -48,6 +48,6 @@ struct Rekey: ParsableCommand {
     @OptionGroup var new: NewKeyOptions
     func run() throws {
         guard db.password || db.key else { throw ToolError.usage("give the database's current key with --password or --key") }
-        try changeKey(db, to: try new.key(), verb: "rekeyed")
+        try changeKey(db, to: try new.key(), command: "rekey", verb: "rekeyed")
     }
 }

@@ -52,6 +52,20 @@ final class Progress {
     }
 }
 
+extension Progress {
+    /// Long work without a count (compact, reindex, a key change): a line when it starts
+    /// and its duration when it ends, on standard error; nothing with --json.
+    static func activity<T>(_ label: String, json: Bool, _ body: () throws -> T) throws -> T {
+        if json { return try body() }
+        let started = now()
+        writeStderr(isatty(2) != 0 ? "\(label)…" : "\(label): started\n")
+        let result = try body()
+        let seconds = (now() - started) * 100
+        writeStderr("\(isatty(2) != 0 ? "\r" : "")\(label): done in \(Double(Int(seconds.rounded())) / 100) s\n")
+        return result
+    }
+}
+
 func writeStderr(_ text: String) {
     var bytes = Array(text.utf8)
     var off = 0

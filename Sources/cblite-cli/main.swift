@@ -202,11 +202,11 @@ struct Compact: ParsableCommand {
     func run() throws {
         let d = try db.open()
         defer { try? d.close() }
-        try d.compact()
-        let problems = try d.integrityCheck()
+        try Progress.activity("compact", json: db.json) { try d.compact() }
+        let problems = try Progress.activity("integrity check", json: db.json) { try d.integrityCheck() }
         if db.json { print(JSONValue.object(JSONObject([("compacted", .bool(true)), ("problems", .array(problems.map { .string($0) }))])).jsonString) }
         else { print(problems.isEmpty ? "compacted; integrity check passed" : "compacted; problems:\n" + problems.joined(separator: "\n")) }
-        if !problems.isEmpty { throw CBLError(.internalError, "integrity check failed") }
+        if !problems.isEmpty { throw ExitCode(8) }
     }
 }
 

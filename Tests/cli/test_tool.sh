@@ -154,6 +154,11 @@ expect_rc 0 "check on a sound database"
 check "check --json says ok" [ "$(json 'd["ok"]')" = True ]
 run "$CBLITE" reindex people.cblite2 --busy-timeout 2000
 expect_rc 0 "reindex"
+check "reindex reports its start and duration off a terminal" bash -c "grep -q '^reindex: started$' '$tmp/err' && grep -q '^reindex: done in [0-9.]* s$' '$tmp/err'"
+run "$CBLITE" compact people.cblite2 --json
+expect_rc 0 "compact --json"
+check "compact --json prints JSON only" [ "$(json 'd["compacted"]')" = True ]
+check "compact --json writes no progress" [ ! -s "$tmp/err" ]
 run "$CBLITE" ls people.cblite2 --busy-timeout -1
 expect_rc 64 "a negative busy timeout"
 
@@ -292,6 +297,14 @@ assert os.waitstatus_to_exitcode(status) == 0, out
 lines = open(hist).read().splitlines()
 assert lines == ["ls --limit 1", "get p2 --json", "quit"], lines
 PY
+
+# ---- serve --json: the URL as JSON ---------------------------------------------------------------
+"$CBLITE" serve --dir "$tmp" --port 0 --json >"$tmp/serve.json" 2>&1 &
+serve_pid=$!
+for _ in $(seq 1 100); do [ -s "$tmp/serve.json" ] && break; sleep 0.1; done
+check "serve --json prints its URL as JSON" "$PYTHON" -c "import json,sys; assert json.loads(open(sys.argv[1]).readline())['url'].startswith('http://')" "$tmp/serve.json"
+kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true
+check "serve --json says it stopped" grep -q '{"stopped":true}' "$tmp/serve.json"
 
 echo "# $failures failure(s)"
 [ "$failures" = 0 ]
