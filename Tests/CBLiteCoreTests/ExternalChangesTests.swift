@@ -61,6 +61,42 @@ final class ExternalChangesTests: XCTestCase {
         other.store.close()
     }
 
+    func testOwnAndOtherWritesInterleaved() throws {
+        let db = try Database.open(name: "mixed", directory: dir)
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        let recorder = ChangeRecorder()
+        let token = try c.addChangeListener(recorder.callback)
+        defer { token.remove() }
+        let other = try otherProcess(db)
+        defer { other.store.close() }
+        let oc = try other.defaultCollection()
+        for i in 0..<20 {
+            _ = try c.put(docID: "mine\(i)", json: "{}", parent: nil)
+            _ = try oc.put(docID: "theirs\(i)", json: "{}", parent: nil)
+        }
+        try c.purge(docID: "mine0")          // a purge names an old sequence: no block of ours
+        _ = try oc.put(docID: "theirs-last", json: "{}", parent: nil)
+        XCTAssertTrue(waitUntil { recorder.events.contains { $0.docID == "theirs-last" } })
+        usleep(UInt32(ExternalChangeWatcher.intervalMs * 2 * 1000))
+        let external = recorder.events.filter(\.external).map(\.docID)
+        XCTAssertEqual(Set(external), Set((0..<20).map { "theirs\($0)" } + ["theirs-last"]))
+        XCTAssertEqual(external.count, 21, "each of theirs once")
+        XCTAssertEqual(recorder.events.filter { !$0.external && $0.docID.hasPrefix("mine") }.count, 21)   // 20 saves + the purge
+    }
+
+    func testGapsSkipOwnBlocks() {
+        let own = ExternalChangeWatcher.merged([5...7, 8...9, 12...12, 20...30])
+        XCTAssertEqual(own, [5...9, 12...12, 20...30])
+        let gaps = ExternalChangeWatcher.gaps(after: 2, upTo: 25, skip: own).map { [$0.after, $0.last] }
+        XCTAssertEqual(gaps, [[2, 4], [9, 11], [12, 19]])
+        XCTAssertEqual(ExternalChangeWatcher.gaps(after: 30, upTo: 40, skip: own).map { [$0.after, $0.last] }, [[30, 40]])
+        XCTAssertTrue(ExternalChangeWatcher.gaps(after: 4, upTo: 9, skip: own).isEmpty)
+        // A failed commit's block comes out of a merged range.
+        XCTAssertEqual(ExternalChangeWatcher.subtracting(7...8, from: own), [5...6, 9...9, 12...12, 20...30])
+        XCTAssertEqual(ExternalChangeWatcher.subtracting(5...9, from: own), [12...12, 20...30])
+    }
+
     func testWatcherStopsWhenTheDatabaseCloses() throws {
         let db = try Database.open(name: "closing", directory: dir)
         let token = try db.defaultCollection().addChangeListener { _ in }
