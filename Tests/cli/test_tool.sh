@@ -298,6 +298,32 @@ lines = open(hist).read().splitlines()
 assert lines == ["ls --limit 1", "get p2 --json", "quit"], lines
 PY
 
+# ---- a write by the tool reaches another program's listener, marked external --------------------
+if [ -n "${CBLITE_LIBRARY:-}" ]; then
+    PYTHONPATH="$BINDINGS" "$PYTHON" - "$tmp" >"$tmp/listener.out" 2>&1 <<'PY' &
+import sys, threading, time, cblite
+seen = threading.Event()
+found = []
+def on_change(changes):
+    for c in changes:
+        if c.doc_id == "from-the-tool":
+            found.append(c)
+            seen.set()
+with cblite.Database("people", sys.argv[1], create=False) as db:
+    token = db.add_change_listener(on_change)
+    print("ready", flush=True)
+    started = time.monotonic()
+    ok = seen.wait(10)
+    token.remove()
+    print("seen" if ok and found[0].external else "missing", round(time.monotonic() - started, 2), flush=True)
+PY
+    listener_pid=$!
+    for _ in $(seq 1 100); do grep -q ready "$tmp/listener.out" && break; sleep 0.1; done
+    "$CBLITE" put people.cblite2 from-the-tool '{"by":"cblite"}' >/dev/null
+    wait "$listener_pid" || true
+    check "the tool's write reached a listener in another process, marked external" grep -q "^seen" "$tmp/listener.out"
+fi
+
 # ---- serve --json: the URL as JSON ---------------------------------------------------------------
 "$CBLITE" serve --dir "$tmp" --port 0 --json >"$tmp/serve.json" 2>&1 &
 serve_pid=$!
