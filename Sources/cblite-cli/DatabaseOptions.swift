@@ -57,7 +57,12 @@ struct DatabaseOptions: ParsableArguments {
 
     func open(create: Bool = false) throws -> Database {
         let (name, dir) = try location()
-        return try Database.open(name: name, directory: dir, options: try openOptions(create: create))
+        do {
+            return try Database.open(name: name, directory: dir, options: try openOptions(create: create))
+        } catch let e as CBLError where !readOnly && [8, 14].contains(e.detail & 0xFF) {
+            // SQLITE_READONLY / SQLITE_CANTOPEN: often a read-only file or directory.
+            throw CBLError(e.status, e.message + " (if the database or its directory is read-only, add --read-only)", detail: e.detail)
+        }
     }
 
     /// (scope, name) of --collection, nil for the default collection.

@@ -207,6 +207,19 @@ run "$CBLITE" ls nosuch.cblite2 --read-only
 expect_rc 2 "--read-only never creates"
 check "the database file is unchanged by read-only use" [ "$(cd ro.cblite2 && find . -name db.sqlite3 -exec sha256sum {} + | sort)" = "$(echo "$before" | grep 'db.sqlite3$')" ]
 
+# A read-only directory (a read-only bind mount, where the system allows one): SQLite cannot
+# make its -shm file there, and --read-only still opens the database.
+mkdir -p "$tmp/rodir" && cp -r people.cblite2 "$tmp/rodir/"
+if unshare -m --propagation private true 2>/dev/null; then
+    run unshare -m --propagation private bash -c "mount --bind -o ro '$tmp/rodir' '$tmp/rodir' && '$CBLITE' ls '$tmp/rodir/people.cblite2' --limit 2"
+    check "without --read-only a read-only directory fails, saying to use it" grep -q "add --read-only" "$tmp/err"
+    run unshare -m --propagation private bash -c "mount --bind -o ro '$tmp/rodir' '$tmp/rodir' && '$CBLITE' ls '$tmp/rodir/people.cblite2' --limit 2 --read-only"
+    expect_rc 0 "--read-only opens a database in a read-only directory"
+    check "and lists its documents" [ "$(tr '\n' ' ' <"$tmp/out")" = "p1 p10 " ]
+else
+    echo "# no mount namespace here: the read-only directory case is skipped"
+fi
+
 # ---- salvage: a damaged page; what is readable is exported, what is lost is listed -------------
 cp -r people.cblite2 damaged.cblite2
 "$PYTHON" - "$tmp/damaged.cblite2/db.sqlite3" <<'PY'
