@@ -14,6 +14,7 @@ import CCBLite
                 buf.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buf.count) { each(context, $0) }
             }
         }
-        return cString(report.json)
+        // The report is optional: made only when asked for (nobody would free it otherwise).
+        return out == nil ? nil : cString(report.json)
     }
 }
