@@ -102,7 +102,7 @@ $(BUILD)/tests/%: Tests/c/%.c Tests/c/check.h include/cblite.h $(BUILD)/lib/$(SO
 
 # The C test program (every function of the header), the header as C99 and C++, and a
 # host that links the system libsqlite3 beside libcblite (SQLite symbol interposition).
-test-c: lib test-header $(BUILD)/tests/test_cblite $(BUILD)/tests/test_interpose $(BUILD)/tests/test_views $(BUILD)/tests/test_attachments $(BUILD)/tests/test_sync $(BUILD)/tests/test_server $(BUILD)/tests/test_replicator
+test-c: lib test-header $(BUILD)/tests/test_cblite $(BUILD)/tests/test_interpose $(BUILD)/tests/test_views $(BUILD)/tests/test_attachments $(BUILD)/tests/test_sync $(BUILD)/tests/test_server $(BUILD)/tests/test_replicator $(BUILD)/tests/test_diagnosis
 	$(BUILD)/tests/test_cblite
 	$(BUILD)/tests/test_interpose
 	$(BUILD)/tests/test_views
@@ -110,6 +110,7 @@ test-c: lib test-header $(BUILD)/tests/test_cblite $(BUILD)/tests/test_interpose
 	$(BUILD)/tests/test_sync
 	$(BUILD)/tests/test_server
 	$(BUILD)/tests/test_replicator
+	$(BUILD)/tests/test_diagnosis
 
 $(BUILD)/tests/test_interpose: Tests/c/test_interpose.c include/cblite.h $(BUILD)/lib/$(SO_REAL)
 	@mkdir -p $(BUILD)/tests
@@ -139,8 +140,11 @@ test-python: lib
 wheel: lib
 	$(PYTHON) bindings/python/build_wheel.py --lib $(BUILD)/lib/$(SO_REAL) --out $(BUILD)/wheel
 
-# The `cblite` tool's push / pull / sync against `cblite serve` (Tests/cli/test_replicate.sh).
-test-cli: cli
+# The `cblite` tool from the outside: inspection, diagnosis, export/import, salvage and the
+# progress bar under a pseudo-terminal (Tests/cli/test_tool.sh); push / pull / sync against
+# `cblite serve` (Tests/cli/test_replicate.sh).
+test-cli: cli lib
+	CBLITE_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SO_NAME) Tests/cli/test_tool.sh $(CURDIR)/$(BUILD)/bin/cblite
 	Tests/cli/test_replicate.sh $(CURDIR)/$(BUILD)/bin/cblite
 
 # The replicator against a CouchDB 3.5 peer made of its recorded answers

@@ -159,6 +159,13 @@ typedef int32_t cbl_status;
 
 #define CBL_ERROR_MESSAGE_SIZE 512
 
+/* Values of cbl_error.detail that say the database file itself is unusable (with status
+ * 500): SQLite's SQLITE_NOTADB (not a database, a damaged header, an empty or missing
+ * file in an existing bundle) and SQLITE_CORRUPT (a damaged page: see
+ * cbl_collection_salvage). Compare `detail & 0xFF`: SQLite may extend the code. */
+#define CBL_DETAIL_NOT_A_DATABASE 26
+#define CBL_DETAIL_CORRUPT        11
+
 /* Filled by fallible calls when non-NULL. Plain data: nothing to free. */
 typedef struct cbl_error {
     cbl_status code;                        /* same value the call returned */
@@ -265,12 +272,21 @@ CBL_WARN_UNUSED cbl_status cbl_default_directory(char** out_path, cbl_error* err
  *                       creates) an encrypted database: SQLCipher, AES-256; a password is
  *                       stretched by SQLCipher's PBKDF2, a raw key is used as is.
  *                       A missing or wrong key fails with 401 and touches no file.
+ *   "read_only": bool (default false) — writes nothing: every write through the handle
+ *                       fails with 403, no expiration timer runs, and create is false.
+ *                       A database in a read-only directory opens too (SQLite then
+ *                       reads the file as immutable: a -wal file left there by a crashed
+ *                       writer is not read). All handles of one database in a process
+ *                       are read-only or all read-write: mixing is 406.
  * Several handles may be open on one database at once, in one process or several;
  * handles in one process share notifications.
  * Errors: 400 (bad name or options; dir is ""), 404 (absent, or dir missing, and
- * create=false), 401 (encrypted and no key or a wrong one given, a key given for a plain
- * database, or a file that is not a database at all: SQLCipher cannot tell these apart),
- * 503 (locked), 500 (I/O; dir cannot be created). */
+ * create=false or read_only), 401 (encrypted and no key or a wrong one given, or a key
+ * given for a plain database), 406 (open in this process with the other read_only
+ * setting), 503 (locked), 500 (I/O; dir cannot be created), 500 with detail
+ * CBL_DETAIL_NOT_A_DATABASE (not a database, or one whose header is damaged — told
+ * apart from an encrypted one by the file's bytes; also an existing bundle whose
+ * database file is empty or missing: never silently replaced by a new database). */
 CBL_WARN_UNUSED cbl_status cbl_db_open(const char* name, const char* dir, const char* options_json,
                        cbl_db** out_db, cbl_error* err);
 
@@ -895,17 +911,43 @@ void cbl_replicator_stop(cbl_replicator* replicator);
 CBL_WARN_UNUSED cbl_status cbl_collection_changes(cbl_collection* coll, uint64_t since,
                                   const char* options_json, char** out_json, cbl_error* err);
 
+/* Salvage: reads what is still readable from a damaged collection, whose listing and
+ * changes feed fail at the first damaged page while most documents still read by ID. It
+ * finds document IDs through the docid index (from both ends) and row by row, then reads
+ * each document on its own. `each` receives every readable leaf revision as JSON, in
+ * CouchDB's open_revs form (_id, _rev, _revisions, _deleted, _attachments inline in
+ * base64, the content): what cbl_docs_put_existing takes back into a new
+ * database. The JSON is valid during the call only; `each` runs on the calling thread and
+ * must not use this collection. out_report (optional) receives, caller frees:
+ *   {"documents": n, "revisions": n, "lost": [{"id": .., "error": ..}, ...],
+ *    "unreadable_rows": n}
+ * "lost" lists documents known by ID that could not be read; "unreadable_rows" counts row
+ * lookups that failed (documents whose ID is unknown may be among them). Opening the
+ * database read-only ("read_only" in cbl_db_open) keeps it as found.
+ * Errors: 400 (each NULL), 500 (nothing could be read at all). Thread-safe. */
+typedef void (*cbl_revision_fn)(void* context, const char* revision_json);
+CBL_WARN_UNUSED cbl_status cbl_collection_salvage(cbl_collection* coll, cbl_revision_fn each, void* context,
+                                  char** out_report, cbl_error* err);
+
 /* One change delivered to a listener. Pointers are valid during the callback only. */
 typedef struct cbl_change {
     const char* doc_id;
     const char* rev_id;     /* the document's current revision after the change */
     uint64_t    sequence;
     int32_t     deleted;    /* 1 when the current revision is a tombstone (or purged: rev_id "") */
-    int32_t     external;   /* 1 when inserted with cbl_doc_put_existing (replication) */
+    int32_t     external;   /* 1 when inserted with cbl_doc_put_existing (replication), or
+                               committed by another process (see below) */
 } cbl_change;
 
 /* Receives the changes of one committed transaction (or a part of it), in commit order,
- * after the commit, never for an aborted transaction. */
+ * after the commit, never for an aborted transaction.
+ * Changes committed by another process (another program, the `cblite` tool) reach the
+ * listeners too, marked external, within about 250 ms of their commit (SQLite's
+ * PRAGMA data_version, read every 250 ms by one thread per open database file while it
+ * has listeners; the thread stops when the file's last handle closes). They come on
+ * that thread, one batch per round, each document at its latest sequence (several
+ * changes to one document between two rounds arrive as one); purges by another
+ * process are not reported. */
 typedef void (*cbl_change_fn)(void* context, const cbl_change* changes, size_t count);
 
 /* A registered listener. Released by cbl_listener_remove. */

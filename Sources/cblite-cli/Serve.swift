@@ -42,6 +42,9 @@ struct Serve: ParsableCommand {
     @Option(name: .long, help: "HTTPS private key (PEM file).")
     var tlsKey: String?
 
+    @Flag(name: .long, help: "Print {\"url\", \"tls_sha256\"} and {\"stopped\": true} as JSON lines.")
+    var json = false
+
     func run() throws {
         var members = JSONObject()
         if let config {
@@ -83,13 +86,19 @@ struct Serve: ParsableCommand {
 
         let listener = try Listener(configuration: JSONValue.object(members).jsonString)
         try listener.start()
-        print("cblite listening on \(listener.url)")
-        if let fp = listener.tlsCertificateSHA256 { print("TLS certificate SHA-256: \(fp)") }
+        if json {
+            var o = JSONObject([("url", .string(listener.url))])
+            if let fp = listener.tlsCertificateSHA256 { o["tls_sha256"] = .string(fp) }
+            print(o.jsonText)
+        } else {
+            print("cblite listening on \(listener.url)")
+            if let fp = listener.tlsCertificateSHA256 { print("TLS certificate SHA-256: \(fp)") }
+        }
         fflush(nil)
         var received: Int32 = 0
         sigwait(&signals, &received)
         listener.stop()
-        print("cblite stopped")
+        print(json ? "{\"stopped\":true}" : "cblite stopped")
         fflush(nil)
     }
 }

@@ -4,49 +4,10 @@ import Glibc
 
 // `cblite`: inspect and edit cblite databases from a shell.
 // Exit codes: 0 success, 1 other error, 2 not found (404), 3 conflict (409),
-// 4 bad request (400), 5 busy (503), 6 unauthorized (401), 7 forbidden (403), 64 usage
-// (ArgumentParser's, EX_USAGE). push/pull/sync: 1 when the replication failed (Replicate.swift).
-
-struct DatabaseOptions: ParsableArguments {
-    @Option(name: .long, help: "Directory holding the database (default: $CBLITE_DIR or ~/.local/share/cblite).")
-    var dir: String?
-
-    @Option(name: .long, help: "Collection as SCOPE.NAME or NAME (default: the default collection).")
-    var collection: String?
-
-    @Flag(name: .long, help: "Print JSON instead of text.")
-    var json = false
-
-    @Argument(help: "Database name.")
-    var database: String
-
-    func open(create: Bool = false) throws -> Database {
-        var o = OpenOptions()
-        o.create = create
-        return try Database.open(name: database, directory: dir, options: o)
-    }
-
-    func withCollection<T>(create: Bool = false, _ body: (Database, Collection) throws -> T) throws -> T {
-        let db = try open(create: create)
-        defer { try? db.close() }
-        let coll: Collection
-        if let spec = collection {
-            let parts = spec.split(separator: ".", maxSplits: 1).map(String.init)
-            let (scope, name) = parts.count == 2 ? (parts[0], parts[1]) : (nil, parts[0])
-            if create {
-                coll = try db.createCollection(scope: scope, name: name)
-            } else {
-                guard let c = try db.collection(scope: scope, name: name) else {
-                    throw CBLError(.notFound, "collection \(spec) does not exist")
-                }
-                coll = c
-            }
-        } else {
-            coll = try db.defaultCollection()
-        }
-        return try body(db, coll)
-    }
-}
+// 4 bad request (400), 5 busy (503), 6 unauthorized (401), 7 forbidden (403), 8 not a
+// database or damaged (500 with SQLite's NOTADB/CORRUPT detail; `check` and `export
+// --salvage` found problems), 64 usage (EX_USAGE, as ArgumentParser's own).
+// push/pull/sync: 1 when the replication failed (Replicate.swift).
 
 func printJSON(_ bytes: [UInt8]) { print(String(decoding: bytes, as: UTF8.self)) }
 
@@ -241,11 +202,11 @@ struct Compact: ParsableCommand {
     func run() throws {
         let d = try db.open()
         defer { try? d.close() }
-        try d.compact()
-        let problems = try d.integrityCheck()
+        try Progress.activity("compact", json: db.json) { try d.compact() }
+        let problems = try Progress.activity("integrity check", json: db.json) { try d.integrityCheck() }
         if db.json { print(JSONValue.object(JSONObject([("compacted", .bool(true)), ("problems", .array(problems.map { .string($0) }))])).jsonString) }
         else { print(problems.isEmpty ? "compacted; integrity check passed" : "compacted; problems:\n" + problems.joined(separator: "\n")) }
-        if !problems.isEmpty { throw CBLError(.internalError, "integrity check failed") }
+        if !problems.isEmpty { throw ExitCode(8) }
     }
 }
 
@@ -253,12 +214,29 @@ struct CBLiteTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cblite",
         abstract: "Inspect and edit cblite databases.",
-        discussion: "Exit codes: 0 success, 1 other error, 2 not found, 3 conflict, 4 bad request, 5 busy, 6 unauthorized, 7 forbidden, 64 usage error. push, pull and sync: 1 when the replication failed (see their --help).",
-        subcommands: [Info.self, List.self, Get.self, Put.self, Remove.self, Purge.self, Changes.self, Compact.self, Serve.self,
-                      Push.self, Pull.self, Sync.self])
+        discussion: """
+            DATABASE is a name (in --dir, else $CBLITE_DIR, else ~/.local/share/cblite) or the path \
+            of a bundle (path/to/NAME.cblite2). Encrypted databases: --password (from \
+            $CBLITE_DB_PASSWORD or a prompt) or --key (64 hex digits from $CBLITE_DB_KEY or a \
+            prompt); keys are never taken from the command line nor echoed. --read-only changes \
+            nothing on disk and opens read-only files and directories. Every command takes \
+            --json. Long work shows a progress bar on a terminal, plain lines otherwise.
+
+            Exit codes: 0 success, 1 other error, 2 not found, 3 conflict, 4 bad request, \
+            5 busy, 6 unauthorized (encrypted: wrong or missing key), 7 forbidden (e.g. a write \
+            to a database opened --read-only), 8 not a database or damaged (also: problems \
+            found by check, documents lost by export --salvage), 64 usage error. push, pull \
+            and sync: 1 when the replication failed (see their --help).
+            """,
+        version: "cblite \(CBLiteVersion.string) (SQLite \(Connection.sqliteVersion))",
+        subcommands: [Info.self, List.self, Get.self, Cat.self, Revs.self, Put.self, Edit.self, Remove.self, Purge.self,
+                      Changes.self, Query.self, ListCollections.self, MakeCollection.self, AttachmentCommands.self,
+                      Export.self, Import.self, Copy.self, Check.self, Compact.self, Reindex.self,
+                      Encrypt.self, Decrypt.self, Rekey.self, Shell.self, Serve.self, Push.self, Pull.self, Sync.self])
 }
 
 func exitCode(for e: CBLError) -> Int32 {
+    if e.status == .internalError && (e.detail & 0xFF == 26 || e.detail & 0xFF == 11) { return 8 }
     switch e.status {
     case .notFound: return 2
     case .conflict: return 3
@@ -270,13 +248,4 @@ func exitCode(for e: CBLError) -> Int32 {
     }
 }
 
-do {
-    var command = try CBLiteTool.parseAsRoot()
-    try command.run()
-} catch let e as CBLError {
-    var line = Array("cblite: \(e.message)\n".utf8)
-    _ = line.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
-    exit(exitCode(for: e))
-} catch {
-    CBLiteTool.exit(withError: error)
-}
+exit(runTool(Array(CommandLine.arguments.dropFirst())))

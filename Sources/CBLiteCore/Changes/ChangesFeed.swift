@@ -212,6 +212,7 @@ extension Collection {
         try check()
         if let docID { try DocumentBody.validateDocID(docID) }
         let id = store.notifier.addListener(collectionID: self.id, docID: docID, callback: callback)
+        store.watchOtherProcesses()
         return ListenerToken(store: store, id: id)
     }
 }

@@ -3,6 +3,8 @@ public struct OpenOptions: Sendable {
     public var create = true
     public var busyTimeoutMs = 10_000
     public var encryptionKey: EncryptionKey?
+    /// Opens without writing anything (no expiration timer, no clean-up); implies no create.
+    public var readOnly = false
 
     public init() {}
 
@@ -13,6 +15,7 @@ public struct OpenOptions: Sendable {
             switch k {
             case "create": create = try v.boolOption(k)
             case "busy_timeout_ms": busyTimeoutMs = Int(try v.intOption(k, in: 0...3_600_000))
+            case "read_only": readOnly = try v.boolOption(k)
             case "encryption_key":
                 encryptionKey = v.isNull ? nil : try EncryptionKey(json: v)
             default:
@@ -43,23 +46,29 @@ public final class Database: @unchecked Sendable {
 
     public static func open(name: String, directory: String?, options: OpenOptions = OpenOptions()) throws -> Database {
         try DatabaseName.validate(name)
-        let dir = try resolveDirectory(directory, create: options.create)
+        let create = options.create && !options.readOnly
+        let dir = try resolveDirectory(directory, create: create)
         let bundle = dir + "/" + DatabaseName.bundleName(name)
-        let exists = FileSystem.exists(bundle + "/" + DatabaseName.sqliteFile)
+        let exists = try checkBundle(bundle, name: name)
         if !exists {
-            guard options.create else { throw CBLError.notFound("database \"\(name)\" does not exist in \(dir)") }
+            guard create else { throw CBLError.notFound("database \"\(name)\" does not exist in \(dir)") }
             try FileSystem.createDirectory(bundle)
         }
         let store: Store
         do {
-            store = try StoreRegistry.shared.acquire(bundlePath: bundle, create: options.create,
-                                                     busyTimeoutMs: options.busyTimeoutMs, key: options.encryptionKey)
+            store = try StoreRegistry.shared.acquire(bundlePath: bundle, create: create,
+                                                     busyTimeoutMs: options.busyTimeoutMs, key: options.encryptionKey,
+                                                     readOnly: options.readOnly)
         } catch {
             // A database this call created but could not initialise leaves nothing behind.
             if !exists { try? FileSystem.remove(bundle) }
             throw error
         }
         let db = Database(name: name, directory: dir, store: store, busyTimeoutMs: options.busyTimeoutMs)
+        if options.readOnly {
+            Loggers.database.info("opened \(name) at \(bundle) read-only")
+            return db
+        }
         AttachmentRekey.recover(bundle: bundle, key: options.encryptionKey)
         // Temporary attachment files a crashed writer left (live writers hold a lock on theirs).
         BlobStore(directory: AttachmentRekey.attachments(bundle), key: options.encryptionKey).cleanTemporaryFiles()
@@ -72,6 +81,29 @@ public final class Database: @unchecked Sendable {
         Loggers.database.info("opened \(name) at \(bundle)")
         return db
     }
+
+    /// Whether the bundle holds a database (false: none yet, it may be created). An existing
+    /// bundle whose database file is missing or empty is an error, never a new database:
+    /// creating one there would hide the loss of everything it held.
+    static func checkBundle(_ bundle: String, name: String) throws -> Bool {
+        let file = bundle + "/" + DatabaseName.sqliteFile
+        if FileSystem.exists(file) {
+            if FileSystem.fileSize(file) == 0 && FileSystem.fileSize(file + "-wal") <= 0 {
+                throw CBLError(.internalError, "the database file of \"\(name)\" is empty (0 bytes): its data is lost or "
+                               + "was never written; restore \(file) from a copy, or delete the database to start over",
+                               detail: 26)
+            }
+            return true
+        }
+        guard FileSystem.exists(bundle) else { return false }
+        // A bundle folder without its database file: a database whose file was lost (a
+        // bundle is made with its file; a failed creation removes it).
+        throw CBLError(.internalError, "the database file of \"\(name)\" is missing from \(bundle): restore "
+                       + "\(DatabaseName.sqliteFile) from a copy, or delete the database to start over", detail: 26)
+    }
+
+    /// True when this handle was opened read-only (every write fails with 403).
+    public var isReadOnly: Bool { store.readOnly }
 
     init(name: String, directory: String, store: Store, busyTimeoutMs: Int? = nil) {
         self.name = name

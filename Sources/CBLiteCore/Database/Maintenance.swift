@@ -26,6 +26,14 @@ extension Database {
         Loggers.database.info("compacted \(name)")
     }
 
+    /// Rebuilds every SQL index from its table (SQLite's REINDEX): repairs an index an
+    /// integrity check reports, and re-sorts after a collation change. 406 in a transaction.
+    public func reindex() throws {
+        try checkOpen()
+        try store.exclusive(timeoutMs: busyTimeoutMs) { conn in try conn.exec("REINDEX") }
+        Loggers.database.info("reindexed \(name)")
+    }
+
     /// Refreshes the query planner's statistics.
     public func optimize() throws {
         try checkOpen()

@@ -5,9 +5,16 @@ final class StoreRegistry: @unchecked Sendable {
     private let monitor = Monitor()
     private var stores: [String: (store: Store, handles: Int)] = [:]
 
-    func acquire(bundlePath: String, create: Bool, busyTimeoutMs: Int, key: EncryptionKey?) throws -> Store {
+    func acquire(bundlePath: String, create: Bool, busyTimeoutMs: Int, key: EncryptionKey?,
+                 readOnly: Bool = false) throws -> Store {
         try monitor.locked {
             if let entry = stores[bundlePath] {
+                // One open file per database: its handles are all read-only or all read-write.
+                guard entry.store.readOnly == readOnly else {
+                    throw CBLError(.notAcceptable, entry.store.readOnly
+                        ? "the database is open read-only in this process: close those handles to open it read-write"
+                        : "the database is open read-write in this process: use that handle, or close it to open read-only")
+                }
                 // Handles share the open file: a second handle must know the same key.
                 guard entry.store.key == key else {
                     throw CBLError(.unauthorized, key == nil ? "the database is encrypted: an encryption key is required"
@@ -17,7 +24,7 @@ final class StoreRegistry: @unchecked Sendable {
                 return entry.store
             }
             let store = try Store(bundlePath: bundlePath, filePath: bundlePath + "/" + DatabaseName.sqliteFile,
-                                  create: create, busyTimeoutMs: busyTimeoutMs, key: key)
+                                  create: create, busyTimeoutMs: busyTimeoutMs, key: key, readOnly: readOnly)
             stores[bundlePath] = (store, 1)
             return store
         }

@@ -26,11 +26,15 @@ public final class Connection {
     public let path: String
 
     // Once `db` is set, a throwing init still runs deinit, which closes the handle.
-    public init(path: String, create: Bool, busyTimeoutMs: Int, key: EncryptionKey? = nil) throws {
+    /// `readOnly`: SQLITE_OPEN_READONLY; `immutable` also tells SQLite that nobody writes
+    /// the file (no -shm needed: a WAL database in a read-only directory).
+    public init(path: String, create: Bool, busyTimeoutMs: Int, key: EncryptionKey? = nil,
+                readOnly: Bool = false, immutable: Bool = false) throws {
         _ = sqlcipherConfigured
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0)
-        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0))
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        let rc = sqlite3_open_v2(Connection.uri(path, readOnly: readOnly, immutable: immutable), &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let handle { sqlite3_close_v2(handle) }
@@ -60,13 +64,35 @@ public final class Connection {
         let vt = cblite_register_index_rows(db)
         if vt != SQLITE_OK { throw SQLiteError.make(vt, "could not register cblite_index_rows") }
         // The first read tells a wrong (or missing) key: SQLITE_NOTADB, mapped to 401.
+        // A file that is not a database at all (or has a damaged header) gives the same
+        // code: FileDiagnosis tells them apart.
         do {
             _ = try queryInt("SELECT count(*) FROM sqlite_master")
         } catch let e as CBLError where e.status == .unauthorized {
-            throw CBLError(.unauthorized, key == nil
-                ? "the database is encrypted (or is not a database): an encryption key is required"
-                : "wrong encryption key (or the database is not encrypted, or not a database)", detail: e.detail)
+            throw FileDiagnosis.notADatabaseError(path, keyGiven: key != nil, detail: e.detail)
         }
+    }
+
+    /// A file: URI for `path` (every byte outside the unreserved set percent-encoded, so
+    /// '?', '#' and '%' in a path stay part of it).
+    static func uri(_ path: String, readOnly: Bool, immutable: Bool) -> String {
+        if path == ":memory:" { return path }
+        let hex = Array("0123456789ABCDEF")
+        var out = "file:"
+        for b in path.utf8 {
+            switch b {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "/"), UInt8(ascii: "-"),
+                 UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                out.append(Character(Unicode.Scalar(b)))
+            default:
+                out += "%" + String(hex[Int(b >> 4)]) + String(hex[Int(b & 15)])
+            }
+        }
+        var query: [String] = []
+        if readOnly { query.append("mode=ro") }
+        if immutable { query.append("immutable=1") }
+        return query.isEmpty ? out : out + "?" + query.joined(separator: "&")
     }
 
     private var isOpen = true
@@ -102,7 +128,10 @@ public final class Connection {
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
         guard rc == SQLITE_OK, let stmt else {
-            throw SQLiteError.make(sqlite3_extended_errcode(db), String(cString: sqlite3_errmsg(db)) + " in: \(sql)")
+            // The SQL goes to the log, not into the message people read.
+            let code = sqlite3_extended_errcode(db), message = String(cString: sqlite3_errmsg(db))
+            Loggers.storage.debug("SQLite error \(code) (\(message)) preparing: \(sql)")
+            throw SQLiteError.make(code, message)
         }
         return Statement(stmt, self)
     }
@@ -134,6 +163,10 @@ public final class Connection {
 
     public var changes: Int { Int(sqlite3_changes(db)) }
     public var isInTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
+
+    /// SQLite's PRAGMA data_version: changes when another connection (of this process or
+    /// another) committed since this connection's last look.
+    public func dataVersion() throws -> Int64 { try queryInt("PRAGMA data_version") ?? 0 }
 
     public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
 }

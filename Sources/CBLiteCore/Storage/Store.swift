@@ -30,12 +30,34 @@ public final class Store: @unchecked Sendable {
     /// Collection IDs deleted in this process: handles to them fail with 404.
     private var deletedCollections = Set<Int64>()
     var expiration: ExpirationTimer?
+    /// Delivers other processes' commits to listeners (started by the first listener).
+    private var watcher: ExternalChangeWatcher?
 
-    init(bundlePath: String, filePath: String, create: Bool, busyTimeoutMs: Int, key: EncryptionKey?) throws {
+    /// Opened read-only: every write fails with 403 and nothing on disk changes.
+    let readOnly: Bool
+    /// Read-only and SQLite could not make the WAL's -shm file (a read-only directory):
+    /// connections open the file as immutable.
+    private var immutable = false
+
+    init(bundlePath: String, filePath: String, create: Bool, busyTimeoutMs: Int, key: EncryptionKey?,
+         readOnly: Bool = false) throws {
         self.bundlePath = bundlePath
         self.filePath = filePath
         self.busyTimeoutMs = busyTimeoutMs
         self.key = key
+        self.readOnly = readOnly
+        if readOnly {
+            do {
+                writer = try Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key, readOnly: true)
+            } catch let e as CBLError where e.detail & 0xFF == SQLITE_CANTOPEN || e.detail & 0xFF == SQLITE_READONLY {
+                Loggers.storage.info("\(filePath): read-only directory, opening the file as immutable")
+                immutable = true
+                writer = try Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key,
+                                        readOnly: true, immutable: true)
+            }
+            Loggers.storage.debug("opened \(filePath) read-only\(immutable ? " (immutable)" : "")")
+            return
+        }
         // The writer may create files (ATTACH during a key change needs it); whether the
         // database may be created was decided by Database.open before this.
         writer = try Connection(path: filePath, create: true, busyTimeoutMs: busyTimeoutMs, key: key)
@@ -102,6 +124,7 @@ public final class Store: @unchecked Sendable {
     /// Begins (or joins, on the same thread) a transaction. `timeoutMs` bounds the wait
     /// for the lock, held in this process or (through SQLite's busy handler) by another.
     public func begin(timeoutMs: Int? = nil) throws {
+        try refuseIfReadOnly()
         let timeout = timeoutMs ?? busyTimeoutMs
         try acquire(timeoutMs: timeout)
         if monitor.locked({ depth }) == 1 {
@@ -114,6 +137,10 @@ public final class Store: @unchecked Sendable {
             }
             txn = TransactionState()
         }
+    }
+
+    func refuseIfReadOnly() throws {
+        if readOnly { throw CBLError(.forbidden, "the database was opened read-only") }
     }
 
     private func requireOwner(_ what: String) throws {
@@ -131,10 +158,13 @@ public final class Store: @unchecked Sendable {
         let remaining = monitor.locked { () -> Int in depth -= 1; return depth }
         if remaining > 0 { return }
         let state = txn
+        let watching = monitor.locked { watcher }
+        if let state, let watching { watching.noteOwn(state.changes) }
         do {
             if let state { try state.flushCollectionMeta(writer) }
             try writer.prepare("COMMIT").run()
         } catch {
+            if let state, let watching { watching.forgetOwn(state.changes) }
             try? writer.exec("ROLLBACK")
             txn = nil
             releaseAll()
@@ -198,7 +228,8 @@ public final class Store: @unchecked Sendable {
         let conn: Connection = try monitor.locked {
             if closed { throw CBLError.badRequest("database is closed") }
             return readers.popLast()
-        } ?? Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key)
+        } ?? Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key,
+                        readOnly: readOnly, immutable: immutable)
         defer { monitor.locked { if !closed { readers.append(conn) } } }
         return try body(conn)
     }
@@ -206,14 +237,28 @@ public final class Store: @unchecked Sendable {
     /// Runs `body` on the writer connection outside any transaction (VACUUM, checks).
     func exclusive<T>(timeoutMs: Int? = nil, _ body: (Connection) throws -> T) throws -> T {
         if ownedByCurrentThread { throw CBLError(.notAcceptable, "not allowed inside a transaction") }
+        try refuseIfReadOnly()
         try acquire(timeoutMs: timeoutMs ?? busyTimeoutMs)
         defer { releaseAll() }
         return try body(writer)
     }
 
+    /// Starts delivering other processes' commits to this file's listeners (idempotent).
+    /// Without a thread or a connection to give, listeners see only this process's changes.
+    func watchOtherProcesses() {
+        monitor.locked {
+            guard watcher == nil, !closed else { return }
+            do { watcher = try ExternalChangeWatcher(store: self) } catch {
+                Loggers.changes.warning("cannot watch for other processes' commits to \(filePath): \(error)")
+            }
+        }
+    }
+
     func close() {
         expiration?.stop()
         expiration = nil
+        let watching: ExternalChangeWatcher? = monitor.locked { defer { watcher = nil }; return watcher }
+        watching?.stop()
         let writerToClose: Connection? = monitor.locked {
             closed = true
             readers.removeAll()
@@ -264,6 +309,7 @@ public final class Store: @unchecked Sendable {
             key = newKey
             writer = try Connection(path: filePath, create: true, busyTimeoutMs: busyTimeoutMs, key: newKey)
             try writer.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            monitor.locked { watcher }?.reopen()
             try afterSwap()
         }
     }

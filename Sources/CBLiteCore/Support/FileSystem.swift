@@ -9,6 +9,12 @@ enum FileSystem {
         return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// The file's size in bytes, -1 when it does not exist.
+    static func fileSize(_ path: String) -> Int64 {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int64(st.st_size) : -1
+    }
+
     static func errnoMessage() -> String { String(cString: strerror(errno)) }
 
     /// mkdir -p.

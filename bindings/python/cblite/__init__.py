@@ -22,8 +22,8 @@ from .database import Collection, Database, Transaction
 from .server import Server
 from .replicator import ReplicationEvent, Replicator
 from .attachments import BlobReader, BlobWriter
-from .errors import (BadRequest, Busy, CBLiteError, Conflict, Forbidden, InternalError,
-                     NotAcceptable, NotFound, NotImplemented_, PreconditionFailed,
+from .errors import (BadRequest, Busy, CBLiteError, Conflict, DatabaseDamaged, Forbidden,
+                     InternalError, NotAcceptable, NotFound, NotImplemented_, PreconditionFailed,
                      Unauthorized, error_for_status)
 from .listeners import Change, ListenerToken, live_listener_count, remove_all_listeners
 from . import aio, models, views
@@ -45,7 +45,7 @@ __all__ = [
     "LiveQuery", "code_version", "views", "models", "aio", "Model", "ModelTypeError",
     "CBLiteError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "NotAcceptable",
     "Conflict", "PreconditionFailed", "InternalError", "NotImplemented_",
-    "Busy", "error_for_status",
+    "Busy", "DatabaseDamaged", "error_for_status",
     "LogDomain", "LogLevel", "set_log_level", "get_log_level", "set_log_callback",
     "get_log_callback", "version", "version_number", "storage_versions", "instance_count", "status_name",
     "default_directory", "library_path", "missing_functions", "live_listener_count",

@@ -27,7 +27,7 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_int,
 
 __all__ = [
     "lib", "C", "library_path", "cbl_error", "cbl_change", "missing_functions",
-    "LOG_FN", "TRANSACTION_FN", "UPDATE_FN", "VALIDATE_FN", "CHANGE_FN", "FILTER_FN",
+    "LOG_FN", "TRANSACTION_FN", "UPDATE_FN", "VALIDATE_FN", "CHANGE_FN", "FILTER_FN", "REVISION_FN",
     "take_string", "new_error", "enc", "FUNCTIONS",
     "CBL_GET_DELETED", "CBL_GET_CONFLICTS", "CBL_GET_REVISIONS", "CBL_GET_LOCAL_SEQ",
     "CBL_PUT_ALLOW_CONFLICT", "CBL_ERROR_MESSAGE_SIZE",
@@ -72,6 +72,7 @@ UPDATE_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, POINTER(c_void_p))
 VALIDATE_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p, c_void_p, c_size_t)
 CHANGE_FN = CFUNCTYPE(None, c_void_p, POINTER(cbl_change), c_size_t)
 FILTER_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p)
+REVISION_FN = CFUNCTYPE(None, c_void_p, c_char_p)
 
 _ERR = POINTER(cbl_error)
 _OUT_STR = POINTER(c_void_p)      # char**  (read as void* so that we can cbl_free it)
@@ -170,6 +171,7 @@ FUNCTIONS: Dict[str, Any] = {
     "cbl_server_stop": (None, [_H, c_int32]),
     # Changes
     "cbl_collection_changes": (_STATUS, [_H, c_uint64, _S, _OUT_STR, _ERR]),
+    "cbl_collection_salvage": (_STATUS, [_H, REVISION_FN, c_void_p, _OUT_STR, _ERR]),
     "cbl_collection_add_change_listener": (_STATUS, [_H, CHANGE_FN, c_void_p, _OUT_HANDLE, _ERR]),
     "cbl_collection_add_document_listener": (_STATUS, [_H, _S, CHANGE_FN, c_void_p, _OUT_HANDLE, _ERR]),
     "cbl_db_add_change_listener": (_STATUS, [_H, CHANGE_FN, c_void_p, _OUT_HANDLE, _ERR]),

@@ -269,7 +269,9 @@ class Database:
     encryption_key=None)`` opens it, creating it unless ``create`` is False (then a
     missing database raises NotFound). ``encryption_key`` opens or creates an encrypted
     database: a str password, 32 raw key bytes, or ``{"password": ...}`` /
-    ``{"raw_hex": ...}``; a missing or wrong key raises Unauthorized.
+    ``{"raw_hex": ...}``; a missing or wrong key raises Unauthorized. ``read_only=True``
+    writes nothing (every write raises Forbidden; never creates). A file that is not a
+    database, is damaged, or is empty in an existing bundle raises DatabaseDamaged.
     ``directory`` None means :func:`default_directory`. Usable as a context manager,
     which closes it. Methods such as :meth:`get`, :meth:`put`, ``db[id]`` address the
     default collection.
@@ -280,7 +282,8 @@ class Database:
 
     def __init__(self, name: str, directory: Optional[str] = None, create: bool = True,
                  busy_timeout_ms: Optional[int] = None,
-                 encryption_key: Optional[EncryptionKey] = None) -> None:
+                 encryption_key: Optional[EncryptionKey] = None,
+                 read_only: bool = False) -> None:
         self._handle: Optional[int] = None
         self._closing = False
         self._lock = threading.RLock()
@@ -302,6 +305,8 @@ class Database:
             options["busy_timeout_ms"] = int(busy_timeout_ms)
         if encryption_key is not None:
             options["encryption_key"] = _key_object(encryption_key)
+        if read_only:
+            options["read_only"] = True
         opts = json.dumps(options).encode() if options else None
         self._handle = call_handle(C.cbl_db_open, enc(name, "name"), enc(directory, "directory"), opts)
         _open_databases.add(self)

@@ -5,7 +5,7 @@ from __future__ import annotations
 __all__ = [
     "CBLiteError", "BadRequest", "Unauthorized", "Forbidden", "NotFound",
     "NotAcceptable", "Conflict", "PreconditionFailed", "InternalError",
-    "NotImplemented_", "Busy", "error_for_status", "STATUS_CLASSES",
+    "NotImplemented_", "Busy", "DatabaseDamaged", "error_for_status", "STATUS_CLASSES",
 ]
 
 
@@ -79,6 +79,14 @@ class InternalError(CBLiteError):
     code = 500
 
 
+class DatabaseDamaged(InternalError):
+    """500 with detail CBL_DETAIL_NOT_A_DATABASE or CBL_DETAIL_CORRUPT: the file is not a
+    database, is damaged, or is empty or missing in an existing bundle (not Unauthorized:
+    an encrypted database without its key raises that)."""
+
+    DETAILS = (26, 11)
+
+
 class NotImplemented_(CBLiteError, NotImplementedError):
     """501: feature not available in this build (exported as ``cblite.NotImplemented``)."""
     code = 501
@@ -98,6 +106,8 @@ STATUS_CLASSES = {
 
 def error_for_status(code: int, message: str = "", detail: int = 0) -> CBLiteError:
     """Builds the exception instance matching a status code."""
+    if code == InternalError.code and (detail & 0xFF) in DatabaseDamaged.DETAILS:
+        return DatabaseDamaged(message, detail=detail)
     cls = STATUS_CLASSES.get(code)
     if cls is None:
         return CBLiteError(message, code=code, detail=detail)

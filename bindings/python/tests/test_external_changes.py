@@ -1,0 +1,60 @@
+"""Changes committed by another process reach this process's listeners, marked external,
+within the documented delay (about 250 ms; the test allows 5 s on a loaded machine)."""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import cblite
+
+WRITER = """
+import sys, cblite
+with cblite.Database(sys.argv[1], sys.argv[2], create=False) as db:
+    for doc_id in sys.argv[3:]:
+        db.put({"from": "the other process"}, doc_id)
+"""
+
+
+def _wait_for(predicate, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+def test_another_processes_commits_reach_listeners(dbdir):
+    seen = []
+    lock = threading.Lock()
+
+    def on_change(changes):
+        with lock:
+            seen.extend(changes)
+
+    with cblite.Database("shared", dbdir) as db:
+        db.put({"mine": True}, "local-before")
+        token = db.add_change_listener(on_change)
+        try:
+            db.put({"mine": True}, "local")
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(sys.path)
+            started = time.monotonic()
+            subprocess.run([sys.executable, "-c", WRITER, "shared", dbdir, "ext1", "ext2"],
+                           check=True, env=env, timeout=60)
+            assert _wait_for(lambda: {"ext1", "ext2"} <= {c.doc_id for c in seen}), seen
+            delay = time.monotonic() - started
+            with lock:
+                by_id = {c.doc_id: c for c in seen}
+                local = [c for c in seen if c.doc_id == "local"]
+            assert by_id["ext1"].external and by_id["ext2"].external
+            assert by_id["ext1"].rev_id == db["ext1"]["_rev"]
+            # This process's own change came once, not external, and was not repeated.
+            time.sleep(0.6)
+            assert len(local) == 1 and not local[0].external
+            assert "local-before" not in {c.doc_id for c in seen}
+            assert delay < 5.0
+        finally:
+            token.remove()
