@@ -39,7 +39,9 @@ struct DatabaseOptions: ParsableArguments {
         let slash = arg.lastIndex(of: "/")
         let base = slash.map { String(arg[arg.index(after: $0)...]) } ?? arg
         let parent = slash.map { $0 == arg.startIndex ? "/" : String(arg[..<$0]) } ?? "."
-        let name = String(base.dropLast(".cblite2".count).map { $0 == ":" ? "/" : $0 })
+        guard let name = DatabaseName.name(fromBundle: base) else {
+            throw ToolError.usage("\(base) is not the bundle of a database (NAME.cblite2, a valid database name)")
+        }
         return (name, parent)
     }
 

@@ -103,13 +103,11 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     func reopen() { monitor.locked { reopenRequested = true } }
 
     func stop() {
-        let t: ServiceThread? = monitor.locked {
+        ServiceThread.stop(monitor) {
             stopped = true
-            monitor.broadcast()
             defer { thread = nil }
             return thread
         }
-        t?.join()
     }
 
     private func run() {

@@ -32,7 +32,9 @@ public enum DatabaseName {
         String(name.map { $0 == "/" ? ":" : $0 }) + ".cblite2"
     }
 
-    static func name(fromBundle file: String) -> String? {
+    /// The database name a bundle folder's name stands for; nil when it is not one
+    /// (no .cblite2 suffix, or not a valid name once ':' is turned back into '/').
+    public static func name(fromBundle file: String) -> String? {
         guard file.hasSuffix(".cblite2") else { return nil }
         let base = String(file.dropLast(".cblite2".count))
         let name = String(base.map { $0 == ":" ? "/" : $0 })

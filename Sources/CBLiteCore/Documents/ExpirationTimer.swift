@@ -23,13 +23,11 @@ final class ExpirationTimer: @unchecked Sendable {
     /// Stops the thread and waits for it, unless called from it (a listener closing the
     /// database while the timer delivers a purge).
     func stop() {
-        let t: ServiceThread? = monitor.locked {
+        ServiceThread.stop(monitor) {
             stopped = true
-            monitor.broadcast()
             defer { thread = nil }
             return thread
         }
-        t?.join()
     }
 
     private func run() {

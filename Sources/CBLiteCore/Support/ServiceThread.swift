@@ -36,6 +36,18 @@ public final class ServiceThread: @unchecked Sendable {
         if isCurrent { pthread_detach(thread) } else { pthread_join(thread, nil) }
     }
 
+    /// Stops a service whose thread sleeps on `monitor`: `markStopped` runs under the lock
+    /// (sets the service's flag and hands over its thread), then the thread is woken and
+    /// joined.
+    public static func stop(_ monitor: Monitor, _ markStopped: () -> ServiceThread?) {
+        let t: ServiceThread? = monitor.locked {
+            let t = markStopped()
+            monitor.broadcast()
+            return t
+        }
+        t?.join()
+    }
+
     /// Runs `body` on a thread nobody joins (a one-off task), or here if none can start.
     public static func detached(_ body: @escaping () -> Void) {
         var t = pthread_t()
