@@ -37,6 +37,9 @@ final class JSONCanonicalizerTests: XCTestCase {
             #"{"a":}"#, #"{"a":1,}"#, #"[1,]"#, #"{"a":"\ud800"}"#, #"{"a":01}"#, #"{"a":1e999}"#,
             #"{"a":tru}"#, #"{"a":[{"c":1,"b":[{"z":0,"y":1}]}]}"#, "{\"a\":\"\u{7}\"}", "{\"a\":1} x",
             #""just a string""#, #"42"#, #"{"":1," ":2}"#, #"{"a":"x\/y"}"#,
+            // escaped and plain keys mixed, out of order; a duplicate spelled two ways
+            #"{"b\u0062":1,"é":2,"a":3,"\u00e9x":4,"ab":5}"#, #"{"a":1,"\u0061":2}"#, #"{"\u0061":1,"b":2,"a":3}"#,
+            #"{"z":{"é":"\u00e9","e":"é"},"y":["\"",""]}"#, "{\"\u{E9}\":1,\"e\":2}",
         ]
         for s in inputs { assertAgree(s) }
     }

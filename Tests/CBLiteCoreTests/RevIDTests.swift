@@ -54,6 +54,29 @@ final class RevIDTests: XCTestCase {
         XCTAssertEqual(sorted, ["1-z", "2-B", "2-a", "2-b", "3-a", "10-a"])
     }
 
+    /// The digest's inputs, fixed by vectors computed outside Swift (Python's hashlib):
+    /// SHA-1 of [length of the parent ID] + parent ID + [deleted] + canonical body. Stored
+    /// and replicated revision IDs depend on these bytes never changing.
+    func testMakeMatchesIndependentlyComputedVectors() throws {
+        let body = Array(#"{"a":1}"#.utf8)
+        let root = RevID.make(parent: nil, deleted: false, canonicalBody: body)
+        XCTAssertEqual(root.string, "1-66c183b8980c2066b2d6ecd701d3823bc0c1b838")
+        XCTAssertEqual(root.digest, "66c183b8980c2066b2d6ecd701d3823bc0c1b838")
+        let child = RevID.make(parent: root, deleted: false, canonicalBody: body)
+        XCTAssertEqual(child.string, "2-5a989424663f7ed413623fad0613483a7cf70bbd")
+        // The parent given as parsed text (kept as given) hashes the same as the one made.
+        let parsedParent = try XCTUnwrap(RevID(root.string))
+        XCTAssertEqual(RevID.make(parent: parsedParent, deleted: false, canonicalBody: body), child)
+        XCTAssertEqual(RevID.make(parent: root, deleted: true, canonicalBody: body).string,
+                       "2-6c10ceba3efd125bf9654ae15c6162e4def7c4cb")
+        // An upper-case 32-digit digest is stored lower-cased; its digest and order follow.
+        let upper = try XCTUnwrap(RevID("7-ABCDEF0123456789ABCDEF0123456789"))
+        XCTAssertEqual(upper.string, "7-abcdef0123456789abcdef0123456789")
+        XCTAssertEqual(upper.digest, "abcdef0123456789abcdef0123456789")
+        XCTAssertEqual(upper, RevID(generation: 7, digest: "abcdef0123456789abcdef0123456789"))
+        XCTAssertEqual(Set([upper, RevID("7-abcdef0123456789abcdef0123456789")!]).count, 1, "equal IDs hash alike")
+    }
+
     func testMakeIsDeterministicAndDependsOnItsInputs() throws {
         let body = Array(#"{"a":1}"#.utf8)
         let root = RevID.make(parent: nil, deleted: false, canonicalBody: body)

@@ -102,6 +102,19 @@ public struct SHA1 {
     public static func hash(_ bytes: [UInt8]) -> [UInt8] { bytes.withUnsafeBytes { hash($0) } }
     /// The digest of the concatenation of `parts`.
     public static func hash(parts: [UnsafeRawBufferPointer]) -> [UInt8] { DigestState.hash(CCRYPTO_SHA1, parts: parts) }
+    /// The digest of four pieces one after the other, into `out` (byteCount bytes), with
+    /// nothing allocated: a revision ID is hashed on every save.
+    static func hash(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, _ c: UnsafeRawBufferPointer,
+                     _ d: UnsafeRawBufferPointer, into out: UnsafeMutableBufferPointer<UInt8>) {
+        precondition(out.count >= byteCount)
+        withUnsafeTemporaryAllocation(of: ccrypto_part.self, capacity: 4) { p in
+            p[0] = ccrypto_part(data: a.baseAddress, len: a.count)
+            p[1] = ccrypto_part(data: b.baseAddress, len: b.count)
+            p[2] = ccrypto_part(data: c.baseAddress, len: c.count)
+            p[3] = ccrypto_part(data: d.baseAddress, len: d.count)
+            guard ccrypto_digest_parts(CCRYPTO_SHA1, p.baseAddress, 4, out.baseAddress) == 1 else { openSSLTrap("digest") }
+        }
+    }
 }
 
 public struct SHA256 {

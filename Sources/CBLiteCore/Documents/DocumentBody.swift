@@ -58,13 +58,17 @@ struct DocumentBody {
 
     /// 1–1024 bytes of UTF-8, no control characters, not starting with '_'.
     static func validateDocID(_ id: String, what: String = "document ID") throws {
-        let u = id.utf8
-        guard !u.isEmpty else { throw CBLError.badRequest("\(what) is empty") }
-        guard u.count <= 1024 else { throw CBLError.badRequest("\(what) is longer than 1024 bytes") }
-        guard u.first != UInt8(ascii: "_") else { throw CBLError.badRequest("\(what) must not start with '_'") }
-        guard !u.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
-            throw CBLError.badRequest("\(what) must not contain control characters")
+        // Over the contiguous bytes: the generic contains(where:) on the UTF-8 view cost
+        // ~450 instructions a read (callgrind).
+        var copy = id
+        let problem: String? = copy.withUTF8 { u in
+            guard !u.isEmpty else { return "is empty" }
+            guard u.count <= 1024 else { return "is longer than 1024 bytes" }
+            guard u[0] != UInt8(ascii: "_") else { return "must not start with '_'" }
+            for c in u where c < 0x20 || c == 0x7F { return "must not contain control characters" }
+            return nil
         }
+        if let problem { throw CBLError.badRequest("\(what) \(problem)") }
     }
 }
 

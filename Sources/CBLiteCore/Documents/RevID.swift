@@ -2,11 +2,33 @@
 /// generation numerically, then the digest by plain ASCII bytes.
 public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let generation: Int
-    public let digest: String
+    /// "<generation>-<digest>": the stored form. It is bound, returned and sent several
+    /// times per save, and making it from its parts cost ~800 instructions a time
+    /// (callgrind), so it is made once, or kept as parsed.
+    public let string: String
+    /// Where the digest starts in `string`'s UTF-8 (after the '-').
+    private let digestStart: Int
+
+    /// The part after "<generation>-".
+    public var digest: String { String(decoding: string.utf8.dropFirst(digestStart), as: UTF8.self) }
 
     public init(generation: Int, digest: String) {
         self.generation = generation
-        self.digest = digest
+        var d = digest
+        if generation >= 0 {
+            string = d.withUTF8 { d in
+                String(unsafeUninitializedCapacity: d.count + 21) { out in
+                    var n = RevID.writeDigits(generation, into: out)
+                    out[n] = UInt8(ascii: "-")
+                    n += 1
+                    for b in d { out[n] = b; n += 1 }
+                    return n
+                }
+            }
+        } else {
+            string = "\(generation)-\(digest)"
+        }
+        digestStart = string.utf8.count - digest.utf8.count
     }
 
     /// Parses "<gen>-<digest>": gen a positive decimal, digest 1–128 printable ASCII
@@ -14,7 +36,7 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// lower-cased, as CouchDB does.
     public init?(_ string: String) {
         var copy = string
-        let parsed: (Int, String)? = copy.withUTF8 { buf in
+        let parsed: (Int, String?)? = copy.withUTF8 { buf in
             guard buf.count <= 160 else { return nil }
             var gen = 0
             var i = 0
@@ -34,50 +56,33 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
             if digest.count == 32, digest.allSatisfy({ Hex.isDigit($0) }), digest.contains(where: { $0 >= 0x41 && $0 <= 0x46 }) {
                 return (gen, String(decoding: digest.map { $0 >= 0x41 && $0 <= 0x46 ? $0 + 0x20 : $0 }, as: UTF8.self))
             }
-            return (gen, String(decoding: digest, as: UTF8.self))
+            return (gen, nil)      // the string is already canonical
         }
         guard let (gen, digest) = parsed else { return nil }
-        generation = gen
-        self.digest = digest
+        if let digest {
+            self.init(generation: gen, digest: digest)
+        } else {
+            // As given, no copy; no leading zeros, so the digest starts after gen's digits and '-'.
+            self.init(generation: gen, string: string, digestStart: RevID.digitCount(gen) + 1)
+
+        }
     }
 
     public var description: String { string }
 
-    /// "<generation>-<digest>", written straight into one buffer: the save path makes
-    /// this string several times a document, and interpolation cost ~500 instructions
-    /// a time (callgrind).
-    public var string: String {
-        guard generation >= 0 else { return "\(generation)-\(digest)" }
-        var digest = self.digest
-        return digest.withUTF8 { d in
-            String(unsafeUninitializedCapacity: d.count + 21) { out in
-                var n = RevID.writeDigits(generation, into: out)
-                out[n] = UInt8(ascii: "-")
-                n += 1
-                for b in d { out[n] = b; n += 1 }
-                return n
-            }
-        }
-    }
-
     /// The length of `string` in bytes.
-    var utf8Count: Int {
-        guard generation >= 0 else { return string.utf8.count }
-        var digits = 1, g = generation
-        while g >= 10 { g /= 10; digits += 1 }
-        return digits + 1 + digest.utf8.count
+    var utf8Count: Int { string.utf8.count }
+
+    /// Appends `string`'s bytes (the tree encoder).
+    func appendUTF8(to out: inout [UInt8]) {
+        var s = string
+        s.withUTF8 { out.append(contentsOf: $0) }
     }
 
-    /// Appends `string`'s bytes without making the string (the tree encoder, the revision
-    /// ID hash: each string is a heap allocation).
-    func appendUTF8(to out: inout [UInt8]) {
-        guard generation >= 0 else { out.append(contentsOf: string.utf8); return }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buf in
-            let n = RevID.writeDigits(generation, into: buf)
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[0..<n]))
-        }
-        out.append(UInt8(ascii: "-"))
-        out.append(contentsOf: digest.utf8)
+    private static func digitCount(_ value: Int) -> Int {
+        var digits = 1, g = value
+        while g >= 10 { g /= 10; digits += 1 }
+        return digits
     }
 
     /// Writes the decimal digits of `value` (>= 0) at the start of `out`; returns how many.
@@ -96,28 +101,51 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     public static func < (a: RevID, b: RevID) -> Bool {
         if a.generation != b.generation { return a.generation < b.generation }
-        return a.digest.utf8.lexicographicallyPrecedes(b.digest.utf8)
+        // Same generation, so the same "<generation>-" prefix: the strings order as the digests.
+        return a.string.utf8.lexicographicallyPrecedes(b.string.utf8)
     }
 
     /// The ID of a new revision: generation parent+1, digest SHA-1 over the parent's ID
     /// (length-prefixed), the deletion flag and the canonical JSON body. Two peers that
     /// make the same change get the same ID.
     public static func make(parent: RevID?, deleted: Bool, canonicalBody: [UInt8]) -> RevID {
-        var parentBytes: [UInt8] = []
-        if let parent {
-            parentBytes.reserveCapacity(parent.utf8Count)
-            parent.appendUTF8(to: &parentBytes)
-        }
-        var prefix: UInt8 = UInt8(truncatingIfNeeded: min(parentBytes.count, 255))
-        var flag: UInt8 = deleted ? 1 : 0
-        // One call over the four pieces, on a context OpenSSL keeps per thread.
-        let digest = withUnsafeBytes(of: &prefix) { p in
-            withUnsafeBytes(of: &flag) { f in
-                parentBytes.withUnsafeBytes { parentBuf in
-                    canonicalBody.withUnsafeBytes { body in SHA1.hash(parts: [p, parentBuf, f, body]) }
-                }
+        // The parent's ID, the length prefix, the flag and the digest on the stack: this
+        // runs on every save (arrays for them cost ~1,500 instructions; callgrind).
+        let parentCount = parent?.utf8Count ?? 0
+        let generation = (parent?.generation ?? 0) + 1
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: parentCount + 2 + SHA1.byteCount) { buf in
+            if let parent { parent.write(into: buf) }
+            buf[parentCount] = UInt8(truncatingIfNeeded: min(parentCount, 255))     // length prefix
+            buf[parentCount + 1] = deleted ? 1 : 0
+            let raw = UnsafeRawBufferPointer(buf)
+            let digest = UnsafeMutableBufferPointer(rebasing: buf[(parentCount + 2)...])
+            canonicalBody.withUnsafeBytes { body in
+                SHA1.hash(UnsafeRawBufferPointer(rebasing: raw[parentCount..<(parentCount + 1)]),
+                          UnsafeRawBufferPointer(rebasing: raw[0..<parentCount]),
+                          UnsafeRawBufferPointer(rebasing: raw[(parentCount + 1)..<(parentCount + 2)]),
+                          body, into: digest)
             }
+            var digestStart = 0
+            let string = String(unsafeUninitializedCapacity: 21 + 2 * SHA1.byteCount) { out in
+                var n = RevID.writeDigits(generation, into: out)
+                out[n] = UInt8(ascii: "-")
+                n += 1
+                digestStart = n
+                return n + Hex.write(UnsafeBufferPointer(digest), into: UnsafeMutableBufferPointer(rebasing: out[n...]))
+            }
+            return RevID(generation: generation, string: string, digestStart: digestStart)
         }
-        return RevID(generation: (parent?.generation ?? 0) + 1, digest: Hex.encode(digest))
+    }
+
+    private init(generation: Int, string: String, digestStart: Int) {
+        self.generation = generation
+        self.string = string
+        self.digestStart = digestStart
+    }
+
+    /// Writes `string`'s utf8Count bytes at the start of `out`.
+    private func write(into out: UnsafeMutableBufferPointer<UInt8>) {
+        var s = string
+        s.withUTF8 { for (i, b) in $0.enumerated() { out[i] = b } }
     }
 }

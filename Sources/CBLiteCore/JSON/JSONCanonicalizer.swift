@@ -39,12 +39,14 @@ public struct JSONCanonicalizer {
     private let end: Int
     private var out: [UInt8] = []
     private var keys: [UInt8] = []        // decoded keys of the objects being written
+    private var scratch: [UInt8] = []     // an unsorted object's members while they are reordered
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
         input = bytes
         base = bytes.baseAddress
         end = bytes.count
         out.reserveCapacity(bytes.count + 16)
+        keys.reserveCapacity(128)
     }
 
     private func error(_ message: String) -> CBLError { CBLError.badRequest("invalid JSON: \(message) at byte \(pos)") }
@@ -76,10 +78,15 @@ public struct JSONCanonicalizer {
             guard depth < JSONParser.maxDepth else { throw error("nesting deeper than \(JSONParser.maxDepth)") }
             try array(depth: depth + 1)
         case UInt8(ascii: "\""):
-            let k = keys.count
-            try stringIntoKeys()
-            writeString(keysFrom: k)
-            keys.removeSubrange(k...)
+            if let raw = try plainString() {
+                // No escapes: the literal, quotes included, is already canonical.
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: input[(raw.lowerBound - 1)...raw.upperBound]))
+            } else {
+                let k = keys.count
+                try escapedStringIntoKeys()
+                writeString(keysFrom: k)
+                keys.removeLast(keys.count - k)
+            }
         case UInt8(ascii: "t"): try literal("true")
         case UInt8(ascii: "f"): try literal("false")
         case UInt8(ascii: "n"): try literal("null")
@@ -98,21 +105,29 @@ public struct JSONCanonicalizer {
         out.append(UInt8(ascii: "{"))
         skipSpace()
         if peek() == UInt8(ascii: "}") { pos += 1; out.append(UInt8(ascii: "}")); return }
+        members.reserveCapacity(8)      // one allocation for typical objects, not one per doubling
         var sorted = true
         while true {
             skipSpace()
             guard peek() == UInt8(ascii: "\"") else { throw error("expected a string key") }
             let keyStart = keys.count
-            try stringIntoKeys()
+            let commaPos = out.count
+            if !members.isEmpty { out.append(UInt8(ascii: ",")) }
+            let memberStart = out.count
+            if let raw = try plainString() {
+                // No escapes: the decoded key is the raw bytes, and the literal is canonical.
+                let literal = UnsafeBufferPointer(rebasing: input[(raw.lowerBound - 1)...raw.upperBound])
+                keys.append(contentsOf: UnsafeBufferPointer(rebasing: literal[1..<(literal.count - 1)]))
+                out.append(contentsOf: literal)
+            } else {
+                try escapedStringIntoKeys()
+                writeString(keysFrom: keyStart, to: keys.count)
+            }
             let keyEnd = keys.count
             skipSpace()
             guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
             pos += 1
             skipSpace()
-            let commaPos = out.count
-            if !members.isEmpty { out.append(UInt8(ascii: ",")) }
-            let memberStart = out.count
-            writeString(keysFrom: keyStart, to: keyEnd)
             out.append(UInt8(ascii: ":"))
             let valueStart = pos
             try value(depth: depth)
@@ -124,10 +139,12 @@ public struct JSONCanonicalizer {
             }
             if keep {
                 let m = Member(keyStart: keyStart, keyEnd: keyEnd, outStart: memberStart, outEnd: out.count)
-                if let last = members.last, !keyLess(last, m) { sorted = false }
+                if sorted, let last = members.last, !keys.withUnsafeBufferPointer({ JSONCanonicalizer.keyLess($0, last, m) }) {
+                    sorted = false
+                }
                 members.append(m)
             } else {
-                out.removeSubrange(commaPos...)
+                out.removeLast(out.count - commaPos)
             }
             skipSpace()
             guard let c = peek() else { throw error("unterminated object") }
@@ -135,31 +152,47 @@ public struct JSONCanonicalizer {
             if c == UInt8(ascii: "}") { break }
             guard c == UInt8(ascii: ",") else { throw error("expected ',' or '}'") }
         }
-        if !sorted {
-            members.sort { keyLess($0, $1) }
-            for i in 1..<members.count where keyEqual(members[i - 1], members[i]) {
-                throw error("duplicate key \"\(String(decoding: keys[members[i].keyStart..<members[i].keyEnd], as: UTF8.self))\"")
+        if !sorted { try reorder(&members, objectStart: objectStart) }   // else: strictly ascending, so no duplicates either
+        out.append(UInt8(ascii: "}"))
+        keys.removeLast(keys.count - keysBase)
+    }
+
+    /// Sorts an object's members by key (a stable insertion sort: objects are small),
+    /// rejects a duplicate key, and rewrites the members in that order after `{`.
+    private mutating func reorder(_ members: inout [Member], objectStart: Int) throws {
+        let duplicate: Int? = keys.withUnsafeBufferPointer { k in
+            members.withUnsafeMutableBufferPointer { m in
+                for i in 1..<m.count {
+                    let x = m[i]
+                    var j = i
+                    while j > 0 && JSONCanonicalizer.keyLess(k, x, m[j - 1]) { m[j] = m[j - 1]; j -= 1 }
+                    m[j] = x
+                }
+                for i in 1..<m.count where !JSONCanonicalizer.keyLess(k, m[i - 1], m[i]) { return i }
+                return nil
             }
-            let written = Array(out[(objectStart + 1)...])
-            out.removeSubrange((objectStart + 1)...)
+        }
+        if let i = duplicate {
+            throw error("duplicate key \"\(String(decoding: keys[members[i].keyStart..<members[i].keyEnd], as: UTF8.self))\"")
+        }
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: out[(objectStart + 1)...])
+        out.removeLast(out.count - objectStart - 1)
+        scratch.withUnsafeBufferPointer { written in
             for (i, m) in members.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                out.append(contentsOf: written[(m.outStart - objectStart - 1)..<(m.outEnd - objectStart - 1)])
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: written[(m.outStart - objectStart - 1)..<(m.outEnd - objectStart - 1)]))
             }
-        }   // else: strictly ascending keys, so no duplicates either
-        out.append(UInt8(ascii: "}"))
-        keys.removeSubrange(keysBase...)
+        }
     }
 
-    private func keyLess(_ a: Member, _ b: Member) -> Bool {
+    /// Key order: UTF-8 bytes, a prefix first.
+    @inline(__always)
+    private static func keyLess(_ k: UnsafeBufferPointer<UInt8>, _ a: Member, _ b: Member) -> Bool {
         let la = a.keyEnd - a.keyStart, lb = b.keyEnd - b.keyStart
         let n = min(la, lb)
-        let r = n == 0 ? 0 : keys.withUnsafeBufferPointer { memcmp($0.baseAddress! + a.keyStart, $0.baseAddress! + b.keyStart, n) }
+        let r = n == 0 ? 0 : memcmp(k.baseAddress! + a.keyStart, k.baseAddress! + b.keyStart, n)
         return r != 0 ? r < 0 : la < lb
-    }
-
-    private func keyEqual(_ a: Member, _ b: Member) -> Bool {
-        a.keyEnd - a.keyStart == b.keyEnd - b.keyStart && keys[a.keyStart..<a.keyEnd] == keys[b.keyStart..<b.keyEnd]
     }
 
     private mutating func array(depth: Int) throws {
@@ -180,26 +213,34 @@ public struct JSONCanonicalizer {
         out.append(UInt8(ascii: "]"))
     }
 
-    /// Decodes a string literal's content (validated UTF-8) onto `keys`.
-    private mutating func stringIntoKeys() throws {
-        pos += 1
-        let start = pos
-        while pos < end {
-            let c = base![pos]
+    /// At a string literal without escapes: validates it, moves past it and returns its
+    /// content's range in `input` (the quotes are just outside it). nil, not moved, when the
+    /// literal has escapes (`escapedStringIntoKeys` decodes those).
+    private mutating func plainString() throws -> Range<Int>? {
+        let start = pos + 1
+        var i = start
+        var high: UInt8 = 0
+        while i < end {
+            let c = base![i]
             if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { break }
-            if c < 0x20 { throw error("control character in string") }
-            pos += 1
+            if c < 0x20 { pos = i; throw error("control character in string") }
+            high |= c
+            i += 1
         }
-        guard pos < end else { throw error("unterminated string") }
-        let raw = UnsafeBufferPointer(rebasing: input[start..<pos])
-        if base![pos] == UInt8(ascii: "\"") {
-            guard UTF8Validation.isValid(raw) else { throw error("invalid UTF-8 in string") }
-            keys.append(contentsOf: raw)
-            pos += 1
-            return
+        guard i < end else { pos = i; throw error("unterminated string") }
+        guard base![i] == UInt8(ascii: "\"") else { return nil }
+        if high >= 0x80 {
+            guard UTF8Validation.isValid(UnsafeBufferPointer(rebasing: input[start..<i])) else {
+                pos = i
+                throw error("invalid UTF-8 in string")
+            }
         }
-        // Escapes present: reuse the parser's decoding for the rest of the literal.
-        pos = start - 1
+        pos = i + 1
+        return start..<i
+    }
+
+    /// Decodes a string literal with escapes onto `keys`, with the parser's exact rules.
+    private mutating func escapedStringIntoKeys() throws {
         var p = JSONParserProxy(input: input, pos: pos)
         let s = try p.string()
         pos = p.pos

@@ -1,17 +1,28 @@
 /// Lowercase hexadecimal, as revision digests, UUIDs, raw keys, session cookies and
 /// fingerprints are written: one encoder and one decoder for the engine and the listener.
 public enum Hex {
-    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
-
     public static func encode<C: Swift.Collection>(_ bytes: C) -> String where C.Element == UInt8 {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        if let s = bytes.withContiguousStorageIfAvailable({ encode($0) }) { return s }
+        return Array(bytes).withUnsafeBufferPointer { encode($0) }
     }
+
+    /// Written straight into the string's storage: no intermediate array.
+    public static func encode(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { write(bytes, into: $0) }
+    }
+
+    /// Writes the digits of `bytes` at the start of `out` (room for 2 per byte); returns how many.
+    static func write(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var n = 0
+        for b in bytes {
+            out[n] = digit(b >> 4)
+            out[n + 1] = digit(b & 15)
+            n += 2
+        }
+        return n
+    }
+
+    @inline(__always) private static func digit(_ v: UInt8) -> UInt8 { v < 10 ? 0x30 + v : 0x57 + v }
 
     /// Upper- or lowercase digits, an even number of them; nil for anything else.
     public static func decode(_ text: String) -> [UInt8]? {
