@@ -26,7 +26,7 @@ struct DocumentStore {
             current = SQLText("SELECT sequence, flags, revid, body FROM \(t) WHERE docid=?")
             summary = SQLText("SELECT sequence, flags, revid FROM \(t) WHERE docid=?")
             insertFirst = SQLText("INSERT INTO \(t)(docid, sequence, flags, revid, body) VALUES (?,?,?,?,?)")
-            update = SQLText("UPDATE \(t) SET sequence=?, flags=?, revid=?, body=?, revtree=? WHERE docid=?")
+            update = SQLText("UPDATE \(t) SET sequence=?, flags=?, revid=?, body=?, revtree=? WHERE sequence=?")
             insert = SQLText("INSERT INTO \(t)(docid, sequence, flags, revid, body, revtree) VALUES (?,?,?,?,?,?)")
             setTree = SQLText("UPDATE \(t) SET revtree=? WHERE docid=?")
             delete = SQLText("DELETE FROM \(t) WHERE docid=?")
@@ -71,13 +71,17 @@ struct DocumentStore {
     }
 
     /// Writes the document's new state under a new sequence: an update of the existing
-    /// row (`exists`) or an insert.
-    func write(_ conn: Connection, docID: String, exists: Bool, sequence: Int64, flags: DocFlags, revID: RevID,
-               body: [UInt8]?, tree: [UInt8]?) throws {
-        if exists {
+    /// row, found by its current sequence (`replacing`: a rowid lookup, where the document
+    /// ID would cost a search of its index; callgrind), or an insert.
+    func write(_ conn: Connection, docID: String, replacing oldSequence: Int64?, sequence: Int64, flags: DocFlags,
+               revID: RevID, body: [UInt8]?, tree: [UInt8]?) throws {
+        if let oldSequence {
             let s = try conn.prepare(sql.update)
-            s.bind(1, sequence).bind(2, flags.rawValue).bind(3, revID.string).bindText(4, body).bindBlob(5, tree).bind(6, docID)
+            s.bind(1, sequence).bind(2, flags.rawValue).bind(3, revID.string).bindText(4, body).bindBlob(5, tree).bind(6, oldSequence)
             try s.run()
+            guard conn.changes == 1 else {
+                throw CBLError.internalError("the row of \"\(docID)\" is no longer at sequence \(oldSequence)")
+            }
         } else {
             let s = try conn.prepare(sql.insert)
             s.bind(1, docID).bind(2, sequence).bind(3, flags.rawValue).bind(4, revID.string).bindText(5, body).bindBlob(6, tree)

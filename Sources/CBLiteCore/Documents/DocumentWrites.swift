@@ -243,7 +243,7 @@ extension Collection {
         let countDelta = Int64(winner.deleted ? 0 : 1) - Int64(wasLive ? 1 : 0)
         let seq = try txn.meta(id, conn).lastSeq + 1      // taken only once the row is written
         let encoded = tree.encode(omitBodyOf: w)
-        try docStore.write(conn, docID: docID, exists: oldRow != nil, sequence: seq, flags: flags, revID: winner.rev,
+        try docStore.write(conn, docID: docID, replacing: oldRow?.sequence, sequence: seq, flags: flags, revID: winner.rev,
                             body: winner.body, tree: encoded)
         _ = try txn.nextSequence(id, countDelta: countDelta, conn)
         txn.changes.append(ChangeEvent(collectionID: id, docID: docID, revID: winner.rev.string, sequence: seq,

@@ -17,36 +17,43 @@ public struct JSONCanonicalizer {
             _ = try JSONParser.parse(bytes: bytes)
             throw CBLError.badRequest("\(what) must be a JSON object")
         }
+        defer { c.deallocate() }
         try withoutActuallyEscaping(metadata) { try c.object(depth: 1, metadata: $0) }
         c.skipSpace()
         guard c.pos == c.end else { throw c.error("unexpected data after the JSON value") }
-        return c.out
+        return Array(c.out.bytes)
     }
 
     /// Canonical form of any JSON value.
     public static func canonicalize(_ bytes: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
         var c = JSONCanonicalizer(bytes)
+        defer { c.deallocate() }
         c.skipSpace()
         try c.value(depth: 0)
         c.skipSpace()
         guard c.pos == c.end else { throw c.error("unexpected data after the JSON value") }
-        return c.out
+        return Array(c.out.bytes)
     }
 
     private let base: UnsafePointer<UInt8>?
     private let input: UnsafeBufferPointer<UInt8>
     private var pos = 0
     private let end: Int
-    private var out: [UInt8] = []
-    private var keys: [UInt8] = []        // decoded keys of the objects being written
-    private var scratch: [UInt8] = []     // an unsorted object's members while they are reordered
+    private var out: ByteBuffer
+    private var keys: ByteBuffer          // decoded keys of the objects being written
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
         input = bytes
         base = bytes.baseAddress
         end = bytes.count
-        out.reserveCapacity(bytes.count + 16)
-        keys.reserveCapacity(128)
+        out = ByteBuffer(capacity: bytes.count + 16)
+        keys = ByteBuffer(capacity: 128)
+    }
+
+    /// Frees the buffers (once, by the entry point that made this canonicalizer).
+    private func deallocate() {
+        out.deallocate()
+        keys.deallocate()
     }
 
     private func error(_ message: String) -> CBLError { CBLError.badRequest("invalid JSON: \(message) at byte \(pos)") }
@@ -64,7 +71,7 @@ public struct JSONCanonicalizer {
         let n = text.utf8CodeUnitCount
         guard end - pos >= n else { throw error("truncated literal") }
         for i in 0..<n where base![pos + i] != text.utf8Start[i] { throw error("invalid literal") }
-        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: n))
+        out.append(UnsafeBufferPointer(start: text.utf8Start, count: n))
         pos += n
     }
 
@@ -80,12 +87,12 @@ public struct JSONCanonicalizer {
         case UInt8(ascii: "\""):
             if let raw = try plainString() {
                 // No escapes: the literal, quotes included, is already canonical.
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: input[(raw.lowerBound - 1)...raw.upperBound]))
+                out.append(UnsafeBufferPointer(rebasing: input[(raw.lowerBound - 1)...raw.upperBound]))
             } else {
                 let k = keys.count
                 try escapedStringIntoKeys()
                 writeString(keysFrom: k)
-                keys.removeLast(keys.count - k)
+                keys.truncate(to: k)
             }
         case UInt8(ascii: "t"): try literal("true")
         case UInt8(ascii: "f"): try literal("false")
@@ -117,8 +124,8 @@ public struct JSONCanonicalizer {
             if let raw = try plainString() {
                 // No escapes: the decoded key is the raw bytes, and the literal is canonical.
                 let literal = UnsafeBufferPointer(rebasing: input[(raw.lowerBound - 1)...raw.upperBound])
-                keys.append(contentsOf: UnsafeBufferPointer(rebasing: literal[1..<(literal.count - 1)]))
-                out.append(contentsOf: literal)
+                keys.append(UnsafeBufferPointer(rebasing: literal[1..<(literal.count - 1)]))
+                out.append(literal)
             } else {
                 try escapedStringIntoKeys()
                 writeString(keysFrom: keyStart, to: keys.count)
@@ -133,18 +140,18 @@ public struct JSONCanonicalizer {
             try value(depth: depth)
             var keep = true
             if let metadata, keyEnd > keyStart, keys[keyStart] == UInt8(ascii: "_") {
-                let key = String(decoding: keys[keyStart..<keyEnd], as: UTF8.self)
+                let key = String(decoding: keys.slice(keyStart..<keyEnd), as: UTF8.self)
                 let v = try JSONParser.parse(bytes: UnsafeBufferPointer(rebasing: input[valueStart..<pos]))
                 keep = try metadata(key, v)
             }
             if keep {
                 let m = Member(keyStart: keyStart, keyEnd: keyEnd, outStart: memberStart, outEnd: out.count)
-                if sorted, let last = members.last, !keys.withUnsafeBufferPointer({ JSONCanonicalizer.keyLess($0, last, m) }) {
+                if sorted, let last = members.last, !JSONCanonicalizer.keyLess(keys.bytes, last, m) {
                     sorted = false
                 }
                 members.append(m)
             } else {
-                out.removeLast(out.count - commaPos)
+                out.truncate(to: commaPos)
             }
             skipSpace()
             guard let c = peek() else { throw error("unterminated object") }
@@ -154,36 +161,36 @@ public struct JSONCanonicalizer {
         }
         if !sorted { try reorder(&members, objectStart: objectStart) }   // else: strictly ascending, so no duplicates either
         out.append(UInt8(ascii: "}"))
-        keys.removeLast(keys.count - keysBase)
+        keys.truncate(to: keysBase)
     }
 
     /// Sorts an object's members by key (a stable insertion sort: objects are small),
     /// rejects a duplicate key, and rewrites the members in that order after `{`.
     private mutating func reorder(_ members: inout [Member], objectStart: Int) throws {
-        let duplicate: Int? = keys.withUnsafeBufferPointer { k in
-            members.withUnsafeMutableBufferPointer { m in
-                for i in 1..<m.count {
-                    let x = m[i]
-                    var j = i
-                    while j > 0 && JSONCanonicalizer.keyLess(k, x, m[j - 1]) { m[j] = m[j - 1]; j -= 1 }
-                    m[j] = x
-                }
-                for i in 1..<m.count where !JSONCanonicalizer.keyLess(k, m[i - 1], m[i]) { return i }
-                return nil
+        let k = keys.bytes
+        let duplicate: Int? = members.withUnsafeMutableBufferPointer { m in
+            for i in 1..<m.count {
+                let x = m[i]
+                var j = i
+                while j > 0 && JSONCanonicalizer.keyLess(k, x, m[j - 1]) { m[j] = m[j - 1]; j -= 1 }
+                m[j] = x
             }
+            for i in 1..<m.count where !JSONCanonicalizer.keyLess(k, m[i - 1], m[i]) { return i }
+            return nil
         }
         if let i = duplicate {
-            throw error("duplicate key \"\(String(decoding: keys[members[i].keyStart..<members[i].keyEnd], as: UTF8.self))\"")
+            throw error("duplicate key \"\(String(decoding: keys.slice(members[i].keyStart..<members[i].keyEnd), as: UTF8.self))\"")
         }
-        scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: out[(objectStart + 1)...])
-        out.removeLast(out.count - objectStart - 1)
-        scratch.withUnsafeBufferPointer { written in
-            for (i, m) in members.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: written[(m.outStart - objectStart - 1)..<(m.outEnd - objectStart - 1)]))
-            }
+        // The members in order after the written ones, then moved down over them (the
+        // same bytes and commas, so the same length).
+        let unsortedStart = objectStart + 1, sortedStart = out.count
+        for (i, m) in members.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.appendOwn(m.outStart..<m.outEnd)
         }
+        let length = out.count - sortedStart
+        (out.base + unsortedStart).update(from: out.base + sortedStart, count: length)
+        out.truncate(to: unsortedStart + length)
     }
 
     /// Key order: UTF-8 bytes, a prefix first.
@@ -242,26 +249,27 @@ public struct JSONCanonicalizer {
     /// Decodes a string literal with escapes onto `keys`, with the parser's exact rules.
     private mutating func escapedStringIntoKeys() throws {
         var p = JSONParserProxy(input: input, pos: pos)
-        let s = try p.string()
+        var decoded = try p.string()
         pos = p.pos
-        keys.append(contentsOf: s.utf8)
+        decoded.withUTF8 { keys.append($0) }
     }
 
     private mutating func writeString(keysFrom start: Int, to stop: Int? = nil) {
         let stop = stop ?? keys.count
         out.append(UInt8(ascii: "\""))
-        keys.withUnsafeBufferPointer { k in
+        do {
+            let k = keys.bytes
             var runStart = start
             for i in start..<stop {
                 let c = k[i]
                 guard c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 else { continue }
-                if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: k[runStart..<i])) }
+                if i > runStart { out.append(UnsafeBufferPointer(rebasing: k[runStart..<i])) }
                 var w = JSONWriter(capacity: 8)
                 w.writeString(String(decoding: [c], as: UTF8.self))
-                out.append(contentsOf: w.bytes.dropFirst().dropLast())
+                w.bytes.dropFirst().dropLast().withUnsafeBufferPointer { out.append($0) }
                 runStart = i + 1
             }
-            if runStart < stop { out.append(contentsOf: UnsafeBufferPointer(rebasing: k[runStart..<stop])) }
+            if runStart < stop { out.append(UnsafeBufferPointer(rebasing: k[runStart..<stop])) }
         }
         out.append(UInt8(ascii: "\""))
     }
@@ -275,12 +283,12 @@ public struct JSONCanonicalizer {
             if raw.count == 2 && raw[0] == UInt8(ascii: "-") && raw[1] == UInt8(ascii: "0") {
                 out.append(UInt8(ascii: "0"))
             } else {
-                out.append(contentsOf: raw)
+                out.append(raw)
             }
             return
         }
         if !isInteger && JSONCanonicalizer.isCanonicalDecimal(raw) {
-            out.append(contentsOf: raw)
+            out.append(raw)
             return
         }
         let text = String(decoding: raw, as: UTF8.self)
@@ -291,7 +299,7 @@ public struct JSONCanonicalizer {
             guard let d = Double(text), d.isFinite else { throw error("number out of range") }
             w.write(.double(d))
         }
-        out.append(contentsOf: w.bytes)
+        w.bytes.withUnsafeBufferPointer { out.append($0) }
     }
 }
 

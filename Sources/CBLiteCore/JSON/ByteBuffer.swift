@@ -1,0 +1,58 @@
+/// A growable run of bytes on the heap for the save path's one-pass writers. Appending a
+/// few bytes is a capacity check and a copy; `Array.append(contentsOf:)` cost ~150
+/// instructions a call in the canonicalizer's loop (callgrind). It is a plain value over
+/// a pointer with no deinit: its owner calls `deallocate()` exactly once, and copies of it
+/// must not outlive that (the canonicalizer keeps it private and frees it on exit).
+struct ByteBuffer {
+    private(set) var base: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 16)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    func deallocate() { base.deallocate() }
+
+    @inline(__always) mutating func append(_ byte: UInt8) {
+        if count == capacity { grow(to: count + 1) }
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always) mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let p = bytes.baseAddress, bytes.count > 0 else { return }
+        if count + bytes.count > capacity { grow(to: count + bytes.count) }
+        (base + count).update(from: p, count: bytes.count)
+        count += bytes.count
+    }
+
+    /// Appends bytes `range` of this buffer itself (safe across a reallocation).
+    mutating func appendOwn(_ range: Range<Int>) {
+        if count + range.count > capacity { grow(to: count + range.count) }
+        (base + count).update(from: base + range.lowerBound, count: range.count)
+        count += range.count
+    }
+
+    /// Drops everything from `length` on.
+    @inline(__always) mutating func truncate(to length: Int) { count = length }
+
+    @inline(__always) subscript(i: Int) -> UInt8 { base[i] }
+
+    var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+
+    func slice(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: base + range.lowerBound, count: range.count)
+    }
+
+    private mutating func grow(to needed: Int) {
+        var c = capacity * 2
+        while c < needed { c *= 2 }
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: c)
+        grown.update(from: base, count: count)
+        base.deallocate()
+        base = grown
+        capacity = c
+    }
+}
