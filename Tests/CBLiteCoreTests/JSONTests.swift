@@ -10,6 +10,19 @@ final class JSONTests: XCTestCase {
 
     // MARK: strictness
 
+    func testIntegersAreWrittenAsTheirDecimalDigits() {
+        var values: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, 12345, Int64.max, Int64.min, Int64.max - 1, Int64.min + 1]
+        var g = SystemRandomNumberGenerator()
+        for _ in 0..<200 { values.append(Int64.random(in: Int64.min...Int64.max, using: &g) >> Int64.random(in: 0...62, using: &g)) }
+        for v in values {
+            XCTAssertEqual(JSONWriter.canonicalString(.int(v)), String(v))
+            var w = JSONWriter()
+            w.appendInt(v)
+            XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), String(v))
+        }
+        XCTAssertEqual(JSONWriter.canonicalString(.double(-3.0)), "-3", "integral doubles too")
+    }
+
     func testInvalidJSONIsBadRequest() {
         let bad = [
             "", " ", "{", "}", "[", "[1,]", "[,1]", "{\"a\":1,}", "{'a':1}", "{a:1}", "{\"a\" 1}", "{\"a\":}",

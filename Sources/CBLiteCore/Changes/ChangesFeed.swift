@@ -178,7 +178,9 @@ extension Collection {
             let seq = s.int(0)
             if firstSeq == nil { firstSeq = seq }
             lastSeq = seq
-            w.append("{\"seq\":\(seq),\"id\":")
+            w.append("{\"seq\":")
+            w.appendInt(seq)
+            w.append(",\"id\":")
             s.withBytes(1) { w.writeString(utf8: $0) }
             w.append(",\"changes\":[")
             if let revs {
@@ -201,7 +203,9 @@ extension Collection {
             }
             w.appendByte(UInt8(ascii: "}"))
         }
-        w.append("],\"last_seq\":\(options.descending ? (firstSeq ?? since) : max(lastSeq, scanned))}")
+        w.append("],\"last_seq\":")
+        w.appendInt(options.descending ? (firstSeq ?? since) : max(lastSeq, scanned))
+        w.appendByte(UInt8(ascii: "}"))
         return w.bytes
     }
 

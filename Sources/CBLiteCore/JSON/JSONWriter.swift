@@ -33,7 +33,7 @@ public struct JSONWriter {
         switch value {
         case .null: append("null")
         case .bool(let b): append(b ? "true" : "false")
-        case .int(let i): append(String(i))
+        case .int(let i): appendInt(i)
         case .double(let d): writeDouble(d)
         case .string(let s): writeString(s)
         case .array(let items):
@@ -66,13 +66,32 @@ public struct JSONWriter {
 
     /// Appends already-serialized JSON (e.g. a stored body).
     public mutating func appendRaw<C: Swift.Collection>(_ raw: C) where C.Element == UInt8 { bytes.append(contentsOf: raw) }
-    public mutating func append(_ s: String) { bytes.append(contentsOf: s.utf8) }
+    public mutating func append(_ s: String) {
+        var s = s      // contiguous UTF-8: one copy, not the UTF8View's generic iteration (callgrind)
+        s.withUTF8 { bytes.append(contentsOf: $0) }
+    }
     public mutating func appendByte(_ b: UInt8) { bytes.append(b) }
+
+    /// Appends an integer's decimal digits, with no String made on the way (the changes
+    /// feed writes one per entry).
+    public mutating func appendInt(_ value: Int64) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buf in
+            var n = 20
+            var m = value.magnitude
+            repeat {
+                n -= 1
+                buf[n] = UInt8(truncatingIfNeeded: 0x30 + m % 10)
+                m /= 10
+            } while m > 0
+            if value < 0 { bytes.append(UInt8(ascii: "-")) }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[n..<20]))
+        }
+    }
 
     private mutating func writeDouble(_ d: Double) {
         // Integral values print as integers so that 1.0 and 1 have one canonical form.
         if d.rounded() == d && abs(d) < 9.007199254740992e15 {
-            append(String(Int64(d)))
+            appendInt(Int64(d))
         } else {
             append(String(describing: d))
         }
