@@ -5,7 +5,7 @@
 #                         Then the listener phase (bench_listener.c), the replication phase
 #                         (bench_replication.c: push and pull over loopback, BENCH_REPLICATION_N)
 #                         and the library's size by dependency (size_report.sh).
-#                         Then concurrency (1, 2, 4 readers beside a writer) and the cold open
+#                         Then concurrency (1, 2, 4 readers alone, beside a paced writer, beside a flat-out writer) and the cold open
 #                         (bench_concurrency.c). BENCH_SCALE=1 adds bench-scale.
 #   make bench-scale      the workload at N = 10,000, 100,000 and 1,000,000 (BENCH_SCALE_NS):
 #                         per-item cost of each phase at each N (bench/scale_report.py).

@@ -3,18 +3,26 @@
  *
  *   concurrency: N workload documents, then for R = 1, 2 and 4 reader threads, each
  *     reading documents by ID (cbl_doc_get, the workload's shuffled order) for
- *     --seconds while one writer thread inserts new documents in transactions of 100
- *     (cbl_db_begin / cbl_doc_put / cbl_db_commit), all on one database handle as the
- *     header allows. Reads/s with R readers, the ratio to one reader, the writer's
+ *     --seconds, all on one database handle as the header allows, beside a writer
+ *     thread that inserts new documents in transactions of 100 (cbl_db_begin /
+ *     cbl_doc_put / cbl_db_commit) in three ways:
+ *       none    no writer: how reads scale with threads alone;
+ *       paced   the writer inserts --writer-rate docs/s (default 2,000: an application
+ *               writing steadily), sleeping between its transactions;
+ *       full    the writer inserts as fast as it can. On a 2-core machine it then holds
+ *               one core, so 2 readers share the other and cannot reach 2x one reader:
+ *               this mode measures the scheduler as much as the library.
+ *     Reads/s with R readers, the ratio to one reader in the same mode, the writer's
  *     docs/s, and the slowest single read (a reader that waited for the writer's
  *     transaction would show it here: with WAL, none should).
  *   cold open: a fresh process opens the N-document database and reads one document;
  *     the milliseconds from before cbl_db_open to the document in hand (the files are
  *     in the page cache: the cost measured is the library's, not the disk's).
  *
- * Usage: bench_concurrency --n N --dir DIR [--seconds S] [--runs R] [--json FILE]
+ * Usage: bench_concurrency --n N --dir DIR [--seconds S] [--runs R] [--writer-rate D] [--json FILE]
  * Prints per run, then the medians:
- *   concurrency readers <R> reads_per_s <x> ratio_to_one <x> writer_docs_per_s <x> max_read_ms <x>
+ *   concurrency writer <none|paced|full> readers <R> reads_per_s <x> ratio_to_one <x>
+ *     writer_docs_per_s <x> max_read_ms <x>
  *   cold_open_ms <ms> (n <N>)
  */
 #define _GNU_SOURCE
@@ -30,7 +38,9 @@
 #define MAX_READERS 4
 #define WRITER_BATCH 100
 static const int READER_COUNTS[] = {1, 2, 4};
-#define NCONFIGS ((int)(sizeof READER_COUNTS / sizeof READER_COUNTS[0]))
+#define NREADERS ((int)(sizeof READER_COUNTS / sizeof READER_COUNTS[0]))
+enum { WRITER_NONE, WRITER_PACED, WRITER_FULL, NMODES };
+static const char* const MODE_NAMES[NMODES] = {"none", "paced", "full"};
 
 static void ck(cbl_status st, const cbl_error* e, const char* call) {
     if (st != CBL_OK) bench_die("%s: %d %s", call, e->code, e->message);
@@ -56,6 +66,7 @@ typedef struct reader {
 typedef struct writer {
     pthread_t thread;
     shared* sh;
+    double rate;                /* docs/s; 0: as fast as it can */
     long written;
     long next_id;
 } writer;
@@ -87,7 +98,12 @@ static void* write_loop(void* arg) {
     cbl_error e;
     char body[BENCH_BODY_SIZE];
     while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE)) {}
+    double t0 = bench_now_ms();
     while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
+        if (w->rate > 0) {      /* paced: the next batch is due once the last ones' time has passed */
+            double due = t0 + w->written / w->rate * 1000.0, now = bench_now_ms();
+            if (due > now) { usleep((useconds_t)((due - now) * 1000.0 > 20000 ? 20000 : (due - now) * 1000.0)); continue; }
+        }
         ck(cbl_db_begin(sh->db, &e), &e, "cbl_db_begin");
         for (int i = 0; i < WRITER_BATCH; i++, w->next_id++) {
             char id[32];
@@ -101,11 +117,11 @@ static void* write_loop(void* arg) {
     return NULL;
 }
 
-/* One configuration: `readers` reader threads and the writer for `seconds`. */
-static void run_config(shared* sh, int readers, double seconds, long* next_id, double* reads_per_s,
-                       double* writer_per_s, double* max_ms) {
+/* One configuration: `readers` reader threads and the writer (`mode`) for `seconds`. */
+static void run_config(shared* sh, int readers, int mode, double rate, double seconds, long* next_id,
+                       double* reads_per_s, double* writer_per_s, double* max_ms) {
     reader rs[MAX_READERS];
-    writer w = {.sh = sh, .next_id = *next_id};
+    writer w = {.sh = sh, .next_id = *next_id, .rate = mode == WRITER_PACED ? rate : 0};
     memset(rs, 0, sizeof rs);
     sh->stop = 0;
     sh->go = 0;
@@ -114,7 +130,7 @@ static void run_config(shared* sh, int readers, double seconds, long* next_id, d
         rs[i].index = i;
         if (pthread_create(&rs[i].thread, NULL, read_loop, &rs[i]) != 0) bench_die("pthread_create");
     }
-    if (pthread_create(&w.thread, NULL, write_loop, &w) != 0) bench_die("pthread_create");
+    if (mode != WRITER_NONE && pthread_create(&w.thread, NULL, write_loop, &w) != 0) bench_die("pthread_create");
     double t0 = bench_now_ms();
     __atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
     usleep((useconds_t)(seconds * 1e6));
@@ -126,7 +142,7 @@ static void run_config(shared* sh, int readers, double seconds, long* next_id, d
         reads += rs[i].reads;
         if (rs[i].max_ms > *max_ms) *max_ms = rs[i].max_ms;
     }
-    pthread_join(w.thread, NULL);
+    if (mode != WRITER_NONE) pthread_join(w.thread, NULL);
     double elapsed = bench_now_ms() - t0;
     *reads_per_s = reads / elapsed * 1000.0;
     *writer_per_s = w.written / elapsed * 1000.0;
@@ -201,7 +217,7 @@ static double cold_open_in_child(const char* dir, long n) {
 int main(int argc, char** argv) {
     long n = 100000;
     int runs = 3, cold_only = 0;
-    double seconds = 2.0;
+    double seconds = 2.0, rate = 2000;
     const char* dir = NULL;
     const char* json_path = NULL;
     for (int i = 1; i < argc; i++) {
@@ -210,16 +226,18 @@ int main(int argc, char** argv) {
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
+        else if (!strcmp(argv[i], "--writer-rate") && i + 1 < argc) rate = atof(argv[++i]);
         else if (!strcmp(argv[i], "--cold-open")) cold_only = 1;
-        else bench_die("usage: bench_concurrency --n N --dir DIR [--seconds S] [--runs R] [--json FILE]");
+        else bench_die("usage: bench_concurrency --n N --dir DIR [--seconds S] [--runs R] [--writer-rate D] [--json FILE]");
     }
-    if (!dir || n < MAX_READERS || runs < 1 || runs > 99 || seconds <= 0) bench_die("bench_concurrency: bad arguments");
+    if (!dir || n < MAX_READERS || runs < 1 || runs > 99 || seconds <= 0 || rate <= 0)
+        bench_die("bench_concurrency: bad arguments");
     if (cold_only) {
         printf("cold_open_ms %.3f\n", cold_open(dir, n));
         return 0;
     }
 
-    double rps[NCONFIGS][99], wps[NCONFIGS][99], maxms[NCONFIGS][99], cold[99];
+    static double rps[NMODES][NREADERS][99], wps[NMODES][NREADERS][99], maxms[NMODES][NREADERS][99], cold[99];
     long* order = bench_read_order(n);
     for (int run = 0; run < runs; run++) {
         bench_remove_tree(dir);
@@ -230,34 +248,45 @@ int main(int argc, char** argv) {
         ck(cbl_db_default_collection(sh.db, &sh.coll, &e), &e, "cbl_db_default_collection");
         load(sh.coll, n);
         long next_id = 0;
-        for (int c = 0; c < NCONFIGS; c++)
-            run_config(&sh, READER_COUNTS[c], seconds, &next_id, &rps[c][run], &wps[c][run], &maxms[c][run]);
+        for (int m = 0; m < NMODES; m++)
+            for (int c = 0; c < NREADERS; c++)
+                run_config(&sh, READER_COUNTS[c], m, rate, seconds, &next_id, &rps[m][c][run], &wps[m][c][run],
+                           &maxms[m][c][run]);
         cbl_collection_release(sh.coll);
         ck(cbl_db_close(sh.db, &e), &e, "cbl_db_close");
         cold[run] = cold_open_in_child(dir, n);
         printf("run %d:", run + 1);
-        for (int c = 0; c < NCONFIGS; c++) printf(" %d reader(s) %.0f reads/s;", READER_COUNTS[c], rps[c][run]);
+        for (int m = 0; m < NMODES; m++) {
+            printf(" writer %s:", MODE_NAMES[m]);
+            for (int c = 0; c < NREADERS; c++) printf(" %.0f", rps[m][c][run]);
+            printf(" reads/s;");
+        }
         printf(" cold open %.1f ms\n", cold[run]);
     }
-    double med_rps[NCONFIGS], med_wps[NCONFIGS], med_max[NCONFIGS];
-    for (int c = 0; c < NCONFIGS; c++) {
-        med_rps[c] = bench_median(rps[c], runs);
-        med_wps[c] = bench_median(wps[c], runs);
-        med_max[c] = bench_median(maxms[c], runs);
-    }
+    double med_rps[NMODES][NREADERS], med_wps[NMODES][NREADERS], med_max[NMODES][NREADERS];
+    for (int m = 0; m < NMODES; m++)
+        for (int c = 0; c < NREADERS; c++) {
+            med_rps[m][c] = bench_median(rps[m][c], runs);
+            med_wps[m][c] = bench_median(wps[m][c], runs);
+            med_max[m][c] = bench_median(maxms[m][c], runs);
+        }
     double med_cold = bench_median(cold, runs);
-    for (int c = 0; c < NCONFIGS; c++)
-        printf("concurrency readers %d reads_per_s %.0f ratio_to_one %.2f writer_docs_per_s %.0f max_read_ms %.2f\n",
-               READER_COUNTS[c], med_rps[c], med_rps[c] / med_rps[0], med_wps[c], med_max[c]);
+    for (int m = 0; m < NMODES; m++)
+        for (int c = 0; c < NREADERS; c++)
+            printf("concurrency writer %s readers %d reads_per_s %.0f ratio_to_one %.2f writer_docs_per_s %.0f max_read_ms %.2f\n",
+                   MODE_NAMES[m], READER_COUNTS[c], med_rps[m][c], med_rps[m][c] / med_rps[m][0], med_wps[m][c],
+                   med_max[m][c]);
     printf("cold_open_ms %.2f (n %ld)\n", med_cold, n);
     if (json_path) {
         FILE* f = fopen(json_path, "w");
         if (!f) bench_die("cannot write %s", json_path);
-        fprintf(f, "{\"n\": %ld, \"runs\": %d, \"seconds\": %.1f, \"concurrency\": [", n, runs, seconds);
-        for (int c = 0; c < NCONFIGS; c++)
-            fprintf(f, "%s{\"readers\": %d, \"reads_per_s\": %.0f, \"ratio_to_one\": %.3f, \"writer_docs_per_s\": %.0f, "
-                       "\"max_read_ms\": %.3f}", c ? ", " : "", READER_COUNTS[c], med_rps[c], med_rps[c] / med_rps[0],
-                    med_wps[c], med_max[c]);
+        fprintf(f, "{\"n\": %ld, \"runs\": %d, \"seconds\": %.1f, \"writer_rate\": %.0f, \"concurrency\": [",
+                n, runs, seconds, rate);
+        for (int m = 0; m < NMODES; m++)
+            for (int c = 0; c < NREADERS; c++)
+                fprintf(f, "%s{\"writer\": \"%s\", \"readers\": %d, \"reads_per_s\": %.0f, \"ratio_to_one\": %.3f, "
+                           "\"writer_docs_per_s\": %.0f, \"max_read_ms\": %.3f}", m || c ? ", " : "", MODE_NAMES[m],
+                        READER_COUNTS[c], med_rps[m][c], med_rps[m][c] / med_rps[m][0], med_wps[m][c], med_max[m][c]);
         fprintf(f, "], \"cold_open_ms\": %.3f}\n", med_cold);
         fclose(f);
     }
