@@ -10,6 +10,32 @@ final class JSONTests: XCTestCase {
 
     // MARK: strictness
 
+    /// The word-at-a-time scan for bytes that need an escape agrees with a byte loop on
+    /// every special byte at every position of buffers of every length up to 40, and on
+    /// random bytes (UTF-8 above 0x7F included).
+    func testEscapeScanAgreesWithAByteLoop() {
+        func naive(_ b: [UInt8]) -> Int { b.firstIndex { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 } ?? b.count }
+        func fast(_ b: [UInt8]) -> Int { b.withUnsafeBufferPointer { JSONWriter.escapeFreePrefix($0) } }
+        for length in 0...40 {
+            let plain = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+            XCTAssertEqual(fast(plain), length)
+            for position in 0..<length {
+                for special: UInt8 in [0x00, 0x01, 0x1F, 0x22, 0x5C, 0x20, 0x21, 0x5B, 0x5D, 0x7F, 0x80, 0xC3, 0xFF] {
+                    var b = plain
+                    b[position] = special
+                    XCTAssertEqual(fast(b), naive(b), "length \(length), byte \(special) at \(position)")
+                    if position + 1 < length { b[position + 1] = 0x00 }        // a second hit just after
+                    XCTAssertEqual(fast(b), naive(b))
+                }
+            }
+        }
+        var g = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let b = (0..<Int.random(in: 0...64, using: &g)).map { _ in UInt8.random(in: 0x18...0xFF, using: &g) }
+            XCTAssertEqual(fast(b), naive(b))
+        }
+    }
+
     func testIntegersAreWrittenAsTheirDecimalDigits() {
         var values: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, 12345, Int64.max, Int64.min, Int64.max - 1, Int64.min + 1]
         var g = SystemRandomNumberGenerator()

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Options for opening a database (JSON in the C ABI).
 public struct OpenOptions: Sendable {
     public var create = true
@@ -34,6 +36,9 @@ public final class Database: @unchecked Sendable {
     let busyTimeoutMs: Int
     private let monitor = Monitor()
     private var closed = false
+    /// `closed`, readable without the lock: every call checks it, and reader threads
+    /// sharing a handle would otherwise contend on this handle's lock.
+    private let closedFlag = Atomic<Bool>(false)
     /// Transaction levels begun through this handle and not yet ended.
     private var ownTransactions = 0
     /// What runs on this handle (live queries): stopped when it closes.
@@ -120,10 +125,10 @@ public final class Database: @unchecked Sendable {
         return try FileSystem.realPath(dir)
     }
 
-    public var isClosed: Bool { monitor.locked { closed } }
+    public var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
 
     public func checkOpen() throws {
-        if monitor.locked({ closed }) { throw CBLError.badRequest("database \"\(name)\" is closed") }
+        if closedFlag.load(ordering: .acquiring) { throw CBLError.badRequest("database \"\(name)\" is closed") }
     }
 
     /// Closes this handle. 406 while a transaction begun through it is open.
@@ -134,6 +139,7 @@ public final class Database: @unchecked Sendable {
                 throw CBLError(.notAcceptable, "cannot close \"\(name)\": a transaction is open")
             }
             closed = true
+            closedFlag.store(true, ordering: .releasing)
         }
         // Stop what runs on this handle first (outside our lock: a stop waits for its thread).
         let running = monitor.locked { () -> [() -> Void] in

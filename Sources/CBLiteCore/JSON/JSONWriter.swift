@@ -108,8 +108,14 @@ public struct JSONWriter {
     public mutating func writeString(utf8 buf: UnsafeBufferPointer<UInt8>) {
         do {
             bytes.append(UInt8(ascii: "\""))
+            let clean = JSONWriter.escapeFreePrefix(buf)
+            if clean == buf.count {
+                bytes.append(contentsOf: buf)
+                bytes.append(UInt8(ascii: "\""))
+                return
+            }
             var start = 0
-            for i in 0..<buf.count {
+            for i in clean..<buf.count {
                 let c = buf[i]
                 guard c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 else { continue }
                 if i > start { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[start..<i])) }
@@ -119,6 +125,30 @@ public struct JSONWriter {
             if start < buf.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[start...])) }
             bytes.append(UInt8(ascii: "\""))
         }
+    }
+
+    /// How many leading bytes need no escape, found 8 at a time: a byte that is '"', '\\'
+    /// or below 0x20 sets its high bit in one of the three masks (SWAR; a borrow can flag
+    /// a byte after a real hit, never before one, so the first word with a hit is then
+    /// scanned byte by byte). Document IDs and revision IDs are written on every read.
+    static func escapeFreePrefix(_ buf: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let p = buf.baseAddress else { return 0 }
+        let n = buf.count
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        var i = 0
+        while i + 8 <= n {
+            let x = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+            let quote = x ^ (ones &* 0x22), backslash = x ^ (ones &* 0x5C)
+            let hit = ((x &- ones &* 0x20) & ~x) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+            if hit & highs != 0 { break }
+            i += 8
+        }
+        while i < n {
+            let c = p[i]
+            if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { return i }
+            i += 1
+        }
+        return n
     }
 
     private mutating func appendEscape(_ c: UInt8) {

@@ -1,4 +1,5 @@
 import CSQLCipher
+import Synchronization
 
 /// One open database file, shared by every handle on it in this process:
 /// one writer connection behind a recursive, thread-owned write lock, a pool of reader
@@ -29,6 +30,10 @@ public final class Store: @unchecked Sendable {
 
     /// Collection IDs deleted in this process: handles to them fail with 404.
     private var deletedCollections = Set<Int64>()
+    /// How many: every call checks its collection, and while none was deleted (nearly
+    /// always) that check reads this atomically instead of taking the store's lock, which
+    /// reader threads would otherwise contend on.
+    private let deletedCollectionCount = Atomic<Int>(0)
     var expiration: ExpirationTimer?
     /// Delivers other processes' commits to listeners (started by the first listener).
     private var watcher: ExternalChangeWatcher?
@@ -221,15 +226,24 @@ public final class Store: @unchecked Sendable {
         return r
     }
 
+    private enum ReaderPick { case writer, reader(Connection), new }
+
     /// Runs `body` on a connection that sees the latest committed state, or the calling
     /// thread's own uncommitted writes when it is inside a transaction.
     func read<T>(_ body: (Connection) throws -> T) throws -> T {
-        if ownedByCurrentThread { return try body(writer) }
-        let conn: Connection = try monitor.locked {
+        // One lock for both questions: is this thread the writer, and which reader is free.
+        let pick: ReaderPick = try monitor.locked {
+            if owner == ThreadID.current { return .writer }
             if closed { throw CBLError.badRequest("database is closed") }
-            return readers.popLast()
-        } ?? Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key,
-                        readOnly: readOnly, immutable: immutable)
+            return readers.popLast().map { .reader($0) } ?? .new
+        }
+        let conn: Connection
+        switch pick {
+        case .writer: return try body(writer)
+        case .reader(let c): conn = c
+        case .new: conn = try Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key,
+                                         readOnly: readOnly, immutable: immutable)
+        }
         defer { monitor.locked { if !closed { readers.append(conn) } } }
         return try body(conn)
     }
@@ -316,8 +330,15 @@ public final class Store: @unchecked Sendable {
 
     // MARK: collections
 
-    func markCollectionDeleted(_ id: Int64) { monitor.locked { _ = deletedCollections.insert(id) } }
-    func isCollectionDeleted(_ id: Int64) -> Bool { monitor.locked { deletedCollections.contains(id) } }
+    func markCollectionDeleted(_ id: Int64) {
+        monitor.locked {
+            if deletedCollections.insert(id).inserted { deletedCollectionCount.add(1, ordering: .releasing) }
+        }
+    }
+    func isCollectionDeleted(_ id: Int64) -> Bool {
+        if deletedCollectionCount.load(ordering: .acquiring) == 0 { return false }
+        return monitor.locked { deletedCollections.contains(id) }
+    }
 
     /// last_seq and doc_count, including the calling thread's uncommitted changes.
     func collectionMeta(_ id: Int64) throws -> CollectionMeta {
