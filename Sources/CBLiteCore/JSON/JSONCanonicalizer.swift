@@ -11,13 +11,13 @@ public struct JSONCanonicalizer {
     public static func canonicalizeObject(_ bytes: UnsafeBufferPointer<UInt8>, what: String = "body",
                                           metadata: (String, JSONValue) throws -> Bool) throws -> [UInt8] {
         var c = JSONCanonicalizer(bytes)
+        defer { c.deallocate() }        // on every way out, the early ones included
         c.skipSpace()
         guard c.peek() == UInt8(ascii: "{") else {
             // Not an object: report a syntax error first, as the parser would.
             _ = try JSONParser.parse(bytes: bytes)
             throw CBLError.badRequest("\(what) must be a JSON object")
         }
-        defer { c.deallocate() }
         try withoutActuallyEscaping(metadata) { try c.object(depth: 1, metadata: $0) }
         c.skipSpace()
         guard c.pos == c.end else { throw c.error("unexpected data after the JSON value") }
@@ -39,15 +39,15 @@ public struct JSONCanonicalizer {
     private let input: UnsafeBufferPointer<UInt8>
     private var pos = 0
     private let end: Int
-    private var out: ByteBuffer
-    private var keys: ByteBuffer          // decoded keys of the objects being written
+    private var out: RawByteBuffer
+    private var keys: RawByteBuffer          // decoded keys of the objects being written
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
         input = bytes
         base = bytes.baseAddress
         end = bytes.count
-        out = ByteBuffer(capacity: bytes.count + 16)
-        keys = ByteBuffer(capacity: 128)
+        out = RawByteBuffer(capacity: bytes.count + 16)
+        keys = RawByteBuffer(capacity: 128)
     }
 
     /// Frees the buffers (once, by the entry point that made this canonicalizer).

@@ -1,9 +1,10 @@
-/// A growable run of bytes on the heap for the save path's one-pass writers. Appending a
+/// A growable run of bytes on the heap for the save path's one-pass writers (not NIO's
+/// ByteBuffer: no reference counting, and its owner frees it). Appending a
 /// few bytes is a capacity check and a copy; `Array.append(contentsOf:)` cost ~150
 /// instructions a call in the canonicalizer's loop (callgrind). It is a plain value over
 /// a pointer with no deinit: its owner calls `deallocate()` exactly once, and copies of it
 /// must not outlive that (the canonicalizer keeps it private and frees it on exit).
-struct ByteBuffer {
+struct RawByteBuffer {
     private(set) var base: UnsafeMutablePointer<UInt8>
     private(set) var count = 0
     private var capacity: Int
