@@ -190,7 +190,8 @@ public struct BlobStore: Sendable {
             guard actual == expected else { throw digestMismatch(expected: expected, actual: actual) }
             return BlobInfo(digest: actual, length: UInt64(bytes.count))
         }
-        let w = try makeWriter(expected: expected)
+        // Inside a transaction the file is written in its group folder at once (no move).
+        let w = try BlobWriter(store: self, expected: expected, group: try transactionGroup())
         do {
             try w.write(bytes)
             return try w.finish()

@@ -20,14 +20,22 @@ public final class BlobWriter: @unchecked Sendable {
     private var count: UInt64 = 0
     private var result: BlobInfo?
 
-    init(store: BlobStore, expected: BlobDigest?) throws {
+    /// `group`: write directly into the calling thread's transaction's group folder (a
+    /// put from memory, finished by the same call); else into tmp/.
+    init(store: BlobStore, expected: BlobDigest?, group: PendingBlobs? = nil) throws {
         self.store = store
         self.expected = expected
-        try store.ensureDirectories()
-        tempPath = store.tempDirectory + "/" + FileSystem.uuid() + ".tmp"
-        let f = try BlobFile.create(tempPath)
-        // The lock tells compaction's clean-up that this file is being written.
-        _ = f.tryLock()
+        let f: BlobFile
+        if let group {
+            tempPath = group.newTemporaryPath()     // the group's lock keeps it from clean-up
+            f = try BlobFile.create(tempPath)
+        } else {
+            try store.ensureDirectories()
+            tempPath = store.tempDirectory + "/" + FileSystem.uuid() + ".tmp"
+            f = try BlobFile.create(tempPath)
+            // The lock tells compaction's clean-up that this file is being written.
+            _ = f.tryLock()
+        }
         do {
             encoder = try store.format.makeEncoder(for: f)
         } catch {

@@ -77,12 +77,19 @@ final class PendingBlobs {
 
     func contains(_ digest: BlobDigest) -> Bool { entries[digest] != nil }
 
+    /// A new file's path in the group folder (BlobStore.put writes there directly).
+    func newTemporaryPath() -> String { groupDirectory + "/" + FileSystem.uuid() + ".tmp" }
+
     /// Takes over the complete, verified (not yet synced) file at `tempPath`, whose
-    /// content is `digest`, to be installed at `targetPath` by `install()`.
+    /// content is `digest`, to be installed at `targetPath` by `install()`. A file
+    /// elsewhere (a streaming writer's, in tmp/) is moved into the group folder.
     func adopt(tempPath: String, digest: BlobDigest, targetPath: String) throws {
         precondition(entries[digest] == nil, "content already pending")
-        let pending = groupDirectory + "/" + String(order.count) + ".blob"
-        try FileSystem.rename(tempPath, pending)
+        var pending = tempPath
+        if !tempPath.hasPrefix(groupDirectory + "/") {
+            pending = newTemporaryPath()
+            try FileSystem.rename(tempPath, pending)
+        }
         entries[digest] = Entry(pendingPath: pending, targetPath: targetPath)
         order.append(digest)
     }
@@ -94,12 +101,8 @@ final class PendingBlobs {
     /// they are orphans that compaction deletes.
     func install() throws {
         guard !order.isEmpty else { discard(); return }
-        // Writeback started at put time; start it again for any page still dirty, for
-        // all files before waiting on the first one.
-        for digest in order {
-            let path = entries[digest]!.pendingPath
-            try BlobDurability.withFile(path) { fd in BlobDurability.startWriteback(fd, path: path) }
-        }
+        // Each file's writeback started at its put, so by now most of the data is on
+        // disk and these syncs mostly wait for the rest and for the metadata.
         for digest in order {
             let path = entries[digest]!.pendingPath
             try BlobDurability.withFile(path) { fd in try BlobDurability.dataSync(fd, path: path) }
