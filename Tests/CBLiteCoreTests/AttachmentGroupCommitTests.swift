@@ -85,7 +85,8 @@ final class AttachmentGroupCommitTests: CBLTestCase {
         XCTAssertEqual(events.get().count, 5, "writeback started for each new file")
         // Another thread does not see uncommitted content.
         let seen = Locked<Bool?>(nil)
-        runOnThreads(1) { _ in seen.set(store.contains(digests[1])) }
+        let second = digests[1]
+        runOnThreads(1) { _ in seen.set(store.contains(second)) }
         XCTAssertEqual(seen.get(), false)
 
         try db.commit()
@@ -104,7 +105,7 @@ final class AttachmentGroupCommitTests: CBLTestCase {
             XCTAssertEqual(try store.read(d), bytes)
         }
         XCTAssertEqual(tmpEntries(store), [], "the transaction's group folder is gone")
-        runOnThreads(1) { _ in seen.set(store.contains(digests[1])) }
+        runOnThreads(1) { _ in seen.set(store.contains(second)) }
         XCTAssertEqual(seen.get(), true)
         for i in 0..<5 { XCTAssertEqual(try c.attachmentContent(docID: "d\(i)", name: "a"), all[i]) }
         // A transaction that puts no new content syncs nothing.
