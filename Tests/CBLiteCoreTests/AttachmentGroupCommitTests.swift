@@ -19,7 +19,7 @@ final class AttachmentGroupCommitTests: CBLTestCase {
         BlobDurability.testHook = { event in
             let path: String
             switch event {
-            case .writeback(let p), .fileSync(let p), .directorySync(let p): path = p
+            case .writeback(let p), .fileSync(let p), .directorySync(let p), .fileSystemSync(let p): path = p
             case .rename(let from, _): path = from
             }
             guard path.hasPrefix(mine) else { return }
@@ -30,6 +30,7 @@ final class AttachmentGroupCommitTests: CBLTestCase {
 
     override func tearDown() {
         BlobDurability.testHook = nil
+        PendingBlobs.syncfsThreshold = 16
         super.tearDown()
     }
 
@@ -270,5 +271,51 @@ final class AttachmentGroupCommitTests: CBLTestCase {
         try db.close()
         let again = try open("enc", options: options)
         XCTAssertEqual(try again.defaultCollection().attachmentContent(docID: "d", name: "big"), big)
+    }
+
+    /// Many files: one syncfs() makes them all durable (one flush of the disk), before the
+    /// renames and the folder sync; a failing syncfs fails the commit.
+    func testManyFilesAreMadeDurableWithOneFileSystemSync() throws {
+        XCTAssertTrue(BlobDurability.canSyncFileSystem)
+        PendingBlobs.syncfsThreshold = 4
+        let db = try open()
+        let c = try db.defaultCollection()
+        let store = try db.blobStore
+        try db.begin()
+        var digests: [BlobDigest] = []
+        for i in 0..<6 {
+            let info = try store.put(content(i))
+            digests.append(info.digest)
+            _ = try c.setAttachment(docID: "d\(i)", parent: nil, name: "a", contentType: nil, digest: info.digest.string)
+        }
+        try db.commit()
+        let e = syncs()
+        XCTAssertEqual(e.count, 8, "\(e)")       // one syncfs, 6 renames, one folder sync
+        guard e.count == 8 else { return }
+        guard case .fileSystemSync = e[0] else { return XCTFail("\(e)") }
+        for k in 1..<7 { guard case .rename = e[k] else { return XCTFail("\(e)") } }
+        XCTAssertEqual(e[7], .directorySync(store.directory))
+        for (i, d) in digests.enumerated() { XCTAssertEqual(try store.read(d), content(i)) }
+        // Below the threshold: one fdatasync per file.
+        events.set([])
+        try db.begin()
+        for i in 10..<13 { _ = try store.put(content(i)) }
+        try db.commit()
+        XCTAssertEqual(syncs().filter { if case .fileSync = $0 { return true }; return false }.count, 3)
+        // A failing syncfs fails the commit: nothing committed, nothing installed.
+        events.set([])
+        try db.begin()
+        var more: [BlobDigest] = []
+        for i in 20..<25 {
+            let info = try store.put(content(i))
+            more.append(info.digest)
+            _ = try c.setAttachment(docID: "m\(i)", parent: nil, name: "a", contentType: nil, digest: info.digest.string)
+        }
+        failOn.set { if case .fileSystemSync = $0 { return true }; return false }
+        assertStatus(.internalError, try db.commit())
+        failOn.set(nil)
+        for i in 20..<25 { assertStatus(.notFound, try c.get(docID: "m\(i)")) }
+        for d in more { XCTAssertFalse(store.contains(d)) }
+        XCTAssertEqual(tmpEntries(store), [])
     }
 }

@@ -9,9 +9,19 @@ import Glibc
 /// transaction's group folder `attachments/tmp/txn-<uuid>.pending/` without syncing it:
 /// the transaction's own thread can read, attach and verify it at once (BlobStore looks
 /// here first), nobody else sees it. Store.commit calls `install()` BEFORE SQLite's
-/// COMMIT: every file is fdatasync'ed (their writeback started at put time, so the later
-/// ones find their data on disk already), then renamed to its digest's name, then the
-/// attachments folder is fsync'ed once. So:
+/// COMMIT: the files are made durable (their writeback started at put time), then each
+/// is renamed to its digest's name, then the attachments folder is fsync'ed once.
+///
+/// Making them durable: a few files (fewer than `syncfsThreshold`) are fdatasync'ed one
+/// by one. Every fdatasync ends with a flush of the disk's write cache, which on a busy
+/// disk costs milliseconds even when the data is written already (measured: 1,000
+/// fdatasyncs of files written back 2.1–3.1 s under load, 65 ms idle). So from
+/// `syncfsThreshold` files on, one syncfs() of the file system makes them all durable
+/// with one flush (81–356 ms for the same 1,000 files under the same load): it also
+/// writes back other dirty files of that file system, which is the price of the single
+/// flush. syncfs reports any write-back error on the file system since the group folder
+/// was opened (Linux 5.8+), i.e. since before the first of these files was written; an
+/// error fails the commit. So:
 ///
 /// - a name `<digest>.blob` only ever appears for a file whose bytes are synced: after a
 ///   crash or power loss at any moment, a file under a digest's name is complete, and a
@@ -72,6 +82,10 @@ final class PendingBlobs {
 
     static let suffix = ".pending"
 
+    /// From this many files on, the commit makes them durable with one syncfs() instead of
+    /// one fdatasync each (see the type's comment). Tests change it.
+    nonisolated(unsafe) static var syncfsThreshold = 16
+
     /// Where the transaction's own copy of `digest` is, when it put it.
     func path(for digest: BlobDigest) -> String? { entries[digest]?.pendingPath }
 
@@ -102,10 +116,14 @@ final class PendingBlobs {
     func install() throws {
         guard !order.isEmpty else { discard(); return }
         // Each file's writeback started at its put, so by now most of the data is on
-        // disk and these syncs mostly wait for the rest and for the metadata.
-        for digest in order {
-            let path = entries[digest]!.pendingPath
-            try BlobDurability.withFile(path) { fd in try BlobDurability.dataSync(fd, path: path) }
+        // disk and these syncs mostly wait for the rest, for the metadata, and the flush.
+        if order.count >= PendingBlobs.syncfsThreshold && BlobDurability.canSyncFileSystem {
+            try BlobDurability.syncFileSystem(lockFD, path: groupDirectory)
+        } else {
+            for digest in order {
+                let path = entries[digest]!.pendingPath
+                try BlobDurability.withFile(path) { fd in try BlobDurability.dataSync(fd, path: path) }
+            }
         }
         for digest in order {
             let e = entries[digest]!
@@ -141,6 +159,8 @@ enum BlobDurability {
         case rename(from: String, to: String)
         /// fsync of a folder
         case directorySync(String)
+        /// syncfs of the file system holding this path
+        case fileSystemSync(String)
     }
 
     /// Called before each step; a throw makes the step fail as an I/O error would.
@@ -196,6 +216,27 @@ enum BlobDurability {
             throw CBLError.internalError("fsync failed on \(path): \(FileSystem.errnoMessage())")
         }
     }
+
+    /// Whether syncfs() is available (Linux, glibc 2.14+).
+    static var canSyncFileSystem: Bool { syncfsFunction != nil }
+
+    /// syncfs(): every dirty file of the file system holding `fd` written and its metadata
+    /// too, then one flush of the disk's cache. Fails with the write-back errors the file
+    /// system had since `fd` was opened.
+    static func syncFileSystem(_ fd: Int32, path: String) throws {
+        try testHook?(.fileSystemSync(path))
+        guard let f = syncfsFunction else { throw CBLError.internalError("syncfs is not available") }
+        while f(fd) != 0 {
+            if errno == EINTR { continue }
+            throw CBLError.internalError("syncfs failed on \(path): \(FileSystem.errnoMessage())")
+        }
+    }
+
+    private typealias SyncFS = @convention(c) (Int32) -> Int32
+    private static let syncfsFunction: SyncFS? = {
+        guard let sym = dlsym(nil, "syncfs") else { return nil }   // nil: RTLD_DEFAULT
+        return unsafeBitCast(sym, to: SyncFS.self)
+    }()
 
     /// glibc's sync_file_range (Linux), which the Glibc module does not import.
     private typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
