@@ -354,8 +354,10 @@ CBL_WARN_UNUSED cbl_status cbl_db_set_max_rev_tree_depth(cbl_db* db, uint32_t de
  * Attachment content stored inside the transaction (cbl_db_blob_put,
  * cbl_db_blob_import_file, cbl_blob_writer_finish, inline "data") is made durable by
  * the outermost commit, all of it at once, BEFORE the documents are committed: the
- * commit syncs the new files, moves them to their final names and syncs the attachment
- * folder, then commits. If any of that fails the commit fails with 500 and the whole
+ * commit syncs the new files (one fdatasync each; from 16 files on, one syncfs() of the
+ * file system instead, which also writes back other files' pending data but flushes the
+ * disk's cache once), moves them to their final names and syncs the attachment folder,
+ * then commits. If any of that fails the commit fails with 500 and the whole
  * transaction is rolled back (nothing is committed, the new content is discarded). So
  * a committed document never names content that a crash or power loss could lose or
  * tear. abort (or a failed commit) discards content stored in the transaction; content
