@@ -5,8 +5,9 @@ import Glibc
 ///
 /// Outside a transaction a put syncs its file, renames it to its digest's name and syncs
 /// the directory before it returns (two syncs per put). Inside one, the put writes and
-/// verifies its file, starts its writeback (sync_file_range), and moves it into this
-/// transaction's group folder `attachments/tmp/txn-<uuid>.pending/` without syncing it:
+/// verifies its file in this transaction's group folder
+/// `attachments/tmp/txn-<uuid>.pending/` (a streaming writer's file is moved there at its
+/// finish), and starts its writeback (sync_file_range) without waiting for it:
 /// the transaction's own thread can read, attach and verify it at once (BlobStore looks
 /// here first), nobody else sees it. Store.commit calls `install()` BEFORE SQLite's
 /// COMMIT: the files are made durable (their writeback started at put time), then each
@@ -19,9 +20,9 @@ import Glibc
 /// `syncfsThreshold` files on, one syncfs() of the file system makes them all durable
 /// with one flush (81–356 ms for the same 1,000 files under the same load): it also
 /// writes back other dirty files of that file system, which is the price of the single
-/// flush. syncfs reports any write-back error on the file system since the group folder
-/// was opened (Linux 5.8+), i.e. since before the first of these files was written; an
-/// error fails the commit. So:
+/// flush. syncfs reports the file system's write-back errors (Linux 5.8+: those since the
+/// group folder was opened, and earlier ones nobody was told of yet); an error fails the
+/// commit. So:
 ///
 /// - a name `<digest>.blob` only ever appears for a file whose bytes are synced: after a
 ///   crash or power loss at any moment, a file under a digest's name is complete, and a
@@ -109,7 +110,8 @@ final class PendingBlobs {
     }
 
     /// Makes every pending file durable under its digest's name (see the type's comment):
-    /// fdatasync each, rename each, fsync the attachments folder once. Called by the
+    /// fdatasync each (from `syncfsThreshold` files on, one syncfs instead), rename each,
+    /// fsync the attachments folder once. Called by the
     /// commit before SQLite's COMMIT; throws (and the commit rolls back) on any failure.
     /// Files already renamed when a later step fails stay installed: complete and synced,
     /// they are orphans that compaction deletes.
