@@ -1031,7 +1031,9 @@ CBL_WARN_UNUSED cbl_status cbl_db_wait_notifications(cbl_db* db, uint32_t timeou
  *    usual); other threads and processes see it only after the commit. If the
  *    transaction is aborted, or the process dies before the commit, the content is
  *    discarded (it was never durable); put it again in a later transaction.
- *  - content already stored (the same digest) is never written again: it is durable.
+ *  - content already stored (the same digest) is not written again: it is durable
+ *    (unless its file does not have the size that content needs, e.g. it was cut short
+ *    behind the library's back: then it is written again, as new content).
  * In every case a committed document names only durable content, and a file under a
  * digest's name is always complete: a crash never leaves torn content that a later put
  * of the same bytes would trust.
