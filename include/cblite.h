@@ -349,7 +349,20 @@ CBL_WARN_UNUSED cbl_status cbl_db_set_max_rev_tree_depth(cbl_db* db, uint32_t de
 /* Transactions. Begin and end on the same thread; nested begins fold into the outermost
  * (only the outermost commit writes). abort rolls everything back, notifications
  * included, and ends the whole nesting. Errors: 406 (commit/abort without begin, or from
- * another thread), 503 (lock not obtained within the busy timeout), 400, 500. */
+ * another thread), 503 (lock not obtained within the busy timeout), 400, 500.
+ *
+ * Attachment content stored inside the transaction (cbl_db_blob_put,
+ * cbl_db_blob_import_file, cbl_blob_writer_finish, inline "data") is made durable by
+ * the outermost commit, all of it at once, BEFORE the documents are committed: the
+ * commit syncs the new files (one fdatasync each; from 16 files on, one syncfs() of the
+ * file system instead, which also writes back other files' pending data but flushes the
+ * disk's cache once), moves them to their final names and syncs the attachment folder,
+ * then commits. If any of that fails the commit fails with 500 and the whole
+ * transaction is rolled back (nothing is committed, the new content is discarded). So
+ * a committed document never names content that a crash or power loss could lose or
+ * tear. abort (or a failed commit) discards content stored in the transaction; content
+ * that was already in the store stays. See "Attachments" below for when stored content
+ * is durable. */
 CBL_WARN_UNUSED cbl_status cbl_db_begin(cbl_db* db, cbl_error* err);
 CBL_WARN_UNUSED cbl_status cbl_db_commit(cbl_db* db, cbl_error* err);
 CBL_WARN_UNUSED cbl_status cbl_db_abort(cbl_db* db, cbl_error* err);
@@ -1004,7 +1017,26 @@ CBL_WARN_UNUSED cbl_status cbl_db_wait_notifications(cbl_db* db, uint32_t timeou
  * Content is addressed by its digest, so equal content is stored once whatever the
  * number of documents and names that refer to it. It is written to a temporary file and
  * becomes visible only once complete, synced and verified; a crash mid-write leaves
- * nothing visible (the next cbl_db_compact deletes the leftover).
+ * nothing visible (the next open or cbl_db_compact deletes the leftover).
+ *
+ * Durability of stored content (cbl_db_blob_put, cbl_db_blob_import_file,
+ * cbl_blob_writer_finish, inline "data" of a save):
+ *  - called OUTSIDE a transaction: the content is durable when the call returns (its
+ *    file and the folder entry are synced: two fsyncs per new content).
+ *  - called by the thread that has a transaction open (cbl_db_begin): the file is
+ *    written and verified, and the syncs are deferred to the transaction's commit,
+ *    which syncs all the transaction's new content together before it commits the
+ *    documents (see cbl_db_begin/cbl_db_commit). Until then the content is readable,
+ *    attachable and its length known by that thread (the call returns its digest as
+ *    usual); other threads and processes see it only after the commit. If the
+ *    transaction is aborted, or the process dies before the commit, the content is
+ *    discarded (it was never durable); put it again in a later transaction.
+ *  - content already stored (the same digest) is not written again: it is durable
+ *    (unless its file does not have the size that content needs, e.g. it was cut short
+ *    behind the library's back: then it is written again, as new content).
+ * In every case a committed document names only durable content, and a file under a
+ * digest's name is always complete: a crash never leaves torn content that a later put
+ * of the same bytes would trust.
  *
  * Saving a revision (cbl_doc_put, cbl_doc_update, cbl_doc_put_existing) with
  * "_attachments":
@@ -1053,7 +1085,9 @@ CBL_WARN_UNUSED cbl_status cbl_blob_writer_write(cbl_blob_writer* writer, const 
 
 /* Completes the content, verifies it, makes it visible in the store, and RELEASES the
  * writer (on failure too). *out_digest (optional) receives its digest; caller frees.
- * Errors: 400 (invalid handle), 500 (I/O; nothing becomes visible). */
+ * Durable when it returns, or, called inside a transaction, at its commit (see
+ * "Durability of stored content" above). Errors: 400 (invalid handle), 500 (I/O;
+ * nothing becomes visible). */
 CBL_WARN_UNUSED cbl_status cbl_blob_writer_finish(cbl_blob_writer* writer, char** out_digest, cbl_error* err);
 
 /* Abandons the content (nothing becomes visible) and releases the writer. NULL and
@@ -1061,7 +1095,9 @@ CBL_WARN_UNUSED cbl_status cbl_blob_writer_finish(cbl_blob_writer* writer, char*
 void cbl_blob_writer_cancel(cbl_blob_writer* writer);
 
 /* Stores `length` bytes from memory (`data` may be NULL when length is 0).
- * *out_digest (optional) receives the digest; caller frees. Errors: 400, 500. */
+ * *out_digest (optional) receives the digest; caller frees. Durable when it returns;
+ * called inside a transaction, durable at its commit, which syncs all the transaction's
+ * new content at once (see "Durability of stored content" above). Errors: 400, 500. */
 CBL_WARN_UNUSED cbl_status cbl_db_blob_put(cbl_db* db, const void* data, size_t length, char** out_digest,
                            cbl_error* err);
 

@@ -376,7 +376,10 @@ final class AttachmentTests: CBLTestCase {
         XCTAssertEqual(try c.attachmentNames(docID: "tx"), ["a"])
         try db.abort()
         assertStatus(.notFound, try c.attachmentNames(docID: "tx"))
-        XCTAssertEqual(try blobFiles(db).count, 1, "content stays until compaction")
+        // Content stored inside the transaction was never installed: the abort discards it
+        // (group commit, PendingBlobs), and nothing is left for compaction either.
+        XCTAssertEqual(try blobFiles(db).count, 0, "content stored in the aborted transaction is discarded")
+        XCTAssertEqual(try FileSystem.list(db.path + "/attachments/tmp"), [])
         try db.compact()
         XCTAssertEqual(try blobFiles(db).count, 0)
     }

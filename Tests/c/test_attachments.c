@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -557,6 +558,146 @@ static void test_crash_safety(void) {
     RELEASE_AND_CLOSE(c, db);
 }
 
+/* ---- Group commit: content stored inside a transaction ---------------------------------- */
+
+#define TXN_SIZE (3 * CHUNK + 17)
+
+static void fill(unsigned char* buf, size_t n, unsigned seed) { for (size_t i = 0; i < n; i++) buf[i] = pat(i, seed); }
+
+/* The length of `digest` as another thread sees it (status; *out_len when found). */
+struct other_length { cbl_db* db; const char* digest; cbl_status st; uint64_t len; };
+static void* other_length_thread(void* arg) {
+    struct other_length* o = arg;
+    cbl_error err;
+    o->st = cbl_db_blob_length(o->db, o->digest, &o->len, &err);
+    return NULL;
+}
+static cbl_status length_from_other_thread(cbl_db* db, const char* digest) {
+    struct other_length o = {db, digest, -1, 0};
+    pthread_t t;
+    if (pthread_create(&t, NULL, other_length_thread, &o) != 0) return -1;
+    pthread_join(t, NULL);
+    return o.st;
+}
+
+/* Child mode: stores content and attaches it inside a transaction, then dies before the commit. */
+static int txn_crash_child(const char* dir) {
+    cbl_db* db = NULL;
+    cbl_collection* c = NULL;
+    if (cbl_db_open("att", dir, NULL, &db, NULL) != CBL_OK) return 3;
+    if (cbl_db_default_collection(db, &c, NULL) != CBL_OK) return 4;
+    if (cbl_db_begin(db, NULL) != CBL_OK) return 5;
+    unsigned char* buf = malloc(TXN_SIZE);
+    if (!buf) return 6;
+    fill(buf, TXN_SIZE, 99);
+    char* d = NULL;
+    if (cbl_db_blob_put(db, buf, TXN_SIZE, &d, NULL) != CBL_OK) return 7;
+    if (cbl_doc_set_attachment(c, "crashed", NULL, "a", NULL, d, NULL, NULL) != CBL_OK) return 8;
+    _exit(0);    /* no commit: as if killed (or the power went) before it */
+}
+
+static void test_group_commit(void) {
+    char dir[512], bundle[600], attdir[700], tmpdir[720];
+    cbl_collection* c; cbl_db* db = setup("txn", dir, sizeof dir, &c);
+    db_path(db, bundle, sizeof bundle);
+    snprintf(attdir, sizeof attdir, "%s/attachments", bundle);
+    snprintf(tmpdir, sizeof tmpdir, "%s/tmp", attdir);
+    unsigned char* buf = malloc(TXN_SIZE);
+    CHECK(buf != NULL);
+    if (!buf) return;
+    char digests[3][64], id[16];
+
+    /* stored in a transaction: readable and attachable at once by this thread, invisible
+     * to others and not under its digest's name until the commit */
+    CHECK_ST(cbl_db_begin(db, &E), CBL_OK);
+    for (int k = 0; k < 3; k++) {
+        fill(buf, TXN_SIZE, (unsigned)k + 10);
+        CHECK_ST(blob_put(db, buf, TXN_SIZE, digests[k], sizeof digests[k]), CBL_OK);
+        uint64_t len = 0;
+        CHECK_ST(cbl_db_blob_length(db, digests[k], &len, &E), CBL_OK);
+        CHECK(len == TXN_SIZE);
+        snprintf(id, sizeof id, "t%d", k);
+        CHECK_ST(set_att(c, id, NULL, "a", NULL, digests[k], NULL, 0), CBL_OK);
+        void* bytes = NULL; size_t n = 0;
+        CHECK_ST(cbl_doc_get_attachment(c, id, "a", &bytes, &n, &E), CBL_OK);
+        CHECK(n == TXN_SIZE && bytes && memcmp(bytes, buf, n) == 0);
+        cbl_free(bytes);
+    }
+    CHECK(count_files(attdir, ".blob") == 0);
+    CHECK(count_containing(tmpdir, ".pending") == 1);
+    CHECK(length_from_other_thread(db, digests[0]) == CBL_NOT_FOUND);
+    CHECK_ST(cbl_db_commit(db, &E), CBL_OK);
+    CHECK(count_files(attdir, ".blob") == 3);
+    CHECK(count_containing(tmpdir, ".pending") == 0);
+    CHECK(length_from_other_thread(db, digests[2]) == CBL_OK);
+    for (int k = 0; k < 3; k++) {
+        fill(buf, TXN_SIZE, (unsigned)k + 10);
+        snprintf(id, sizeof id, "t%d", k);
+        void* bytes = NULL; size_t n = 0;
+        CHECK_ST(cbl_doc_get_attachment(c, id, "a", &bytes, &n, &E), CBL_OK);
+        CHECK(n == TXN_SIZE && bytes && memcmp(bytes, buf, n) == 0);
+        cbl_free(bytes);
+    }
+
+    /* abort: the content stored in the transaction is gone, what was there stays */
+    char aborted[64];
+    CHECK_ST(cbl_db_begin(db, &E), CBL_OK);
+    fill(buf, TXN_SIZE, 50);
+    CHECK_ST(blob_put(db, buf, TXN_SIZE, aborted, sizeof aborted), CBL_OK);
+    CHECK_ST(set_att(c, "ab", NULL, "a", NULL, aborted, NULL, 0), CBL_OK);
+    CHECK_ST(set_att(c, "t0", NULL, "b", NULL, digests[0], NULL, 0), CBL_CONFLICT);   /* exists: needs its rev */
+    CHECK_ST(cbl_db_abort(db, &E), CBL_OK);
+    uint64_t len = 0;
+    CHECK_ST(cbl_db_blob_length(db, aborted, &len, &E), CBL_NOT_FOUND);
+    CHECK_ST(cbl_db_blob_length(db, digests[0], &len, &E), CBL_OK);
+    CHECK(get(c, "ab") == NULL);
+    CHECK(count_files(attdir, ".blob") == 3 && count_containing(tmpdir, ".pending") == 0);
+
+    /* a process that dies before its commit: nothing of it is visible or trusted */
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "test_attachments", "--txn-crash-child", dir, (char*)NULL);
+        _exit(2);
+    }
+    int status = -1;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(count_containing(tmpdir, ".pending") == 1);          /* its folder is left over ... */
+    CHECK(count_files(attdir, ".blob") == 3);                  /* ... nothing was installed */
+    char* json = get(c, "crashed");
+    CHECK(json == NULL);
+    cbl_free(json);
+    fill(buf, TXN_SIZE, 99);
+    char crashed[64];
+    cbl_db* again = open_db("att", dir);                       /* an open cleans the leftover */
+    CHECK(count_containing(tmpdir, ".pending") == 0);
+    CHECK_ST(blob_put(again, buf, TXN_SIZE, crashed, sizeof crashed), CBL_OK);
+    CHECK_ST(cbl_db_blob_length(db, crashed, &len, &E), CBL_OK);
+    CHECK(len == TXN_SIZE);
+    CHECK_ST(cbl_db_close(again, &E), CBL_OK);
+
+    /* a file cut short under its digest's name is not trusted: a put inside a
+     * transaction replaces it at the commit */
+    char hex[41], path[800];
+    CHECK(digest_hex(digests[1], hex));
+    snprintf(path, sizeof path, "%s/%s.blob", attdir, hex);
+    CHECK(truncate(path, CHUNK) == 0);
+    fill(buf, TXN_SIZE, 11);
+    char again_digest[64];
+    CHECK_ST(cbl_db_begin(db, &E), CBL_OK);
+    CHECK_ST(blob_put(db, buf, TXN_SIZE, again_digest, sizeof again_digest), CBL_OK);
+    CHECK(strcmp(again_digest, digests[1]) == 0);
+    CHECK_ST(cbl_db_commit(db, &E), CBL_OK);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && st.st_size == TXN_SIZE);
+    void* bytes = NULL; size_t n = 0;
+    CHECK_ST(cbl_doc_get_attachment(c, "t1", "a", &bytes, &n, &E), CBL_OK);
+    CHECK(n == TXN_SIZE && bytes && memcmp(bytes, buf, n) == 0);
+    cbl_free(bytes);
+    free(buf);
+    RELEASE_AND_CLOSE(c, db);
+}
+
 /* ---- Hostile names and corrupt content ------------------------------------------------ */
 
 static void test_hostile_names(void) {
@@ -665,6 +806,7 @@ static void test_bad_handles(void) {
 
 int main(int argc, char** argv) {
     if (argc == 3 && strcmp(argv[1], "--crash-child") == 0) return crash_child(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "--txn-crash-child") == 0) return txn_crash_child(argv[2]);
     setvbuf(stdout, NULL, _IONBF, 0);
     snprintf(g_root, sizeof g_root, "/tmp/cblite-att-test-XXXXXX");
     if (!mkdtemp(g_root)) { perror("mkdtemp"); return 2; }
@@ -677,6 +819,7 @@ int main(int argc, char** argv) {
     test_streaming();
     test_dedup_and_compaction();
     test_crash_safety();
+    test_group_commit();
     test_hostile_names();
     test_bad_handles();
 

@@ -14,6 +14,9 @@
  *     the previously verified revision among its ancestors);
  *   - a re-encryption (cbl_db_change_encryption_key, now and then) in flight at the kill
  *     leaves the database openable with exactly the old or the new key, data intact;
+ *   - every live document that names an attachment (stored with cbl_db_blob_put inside
+ *     the transactions, so its durability is deferred to their commit) reads it back
+ *     whole and matching its digest;
  *   - cbl_db_count matches the model, cbl_db_integrity_check passes, and SQLite's own
  *     `PRAGMA integrity_check` (through the system libsqlite3, on the closed file) says ok.
  *
@@ -65,6 +68,21 @@ static void make_body(char* buf, size_t sz, long long op, long long tx, int dele
     pad[plen] = 0;
     snprintf(buf, sz, "{%s\"op\":%lld,\"tx\":%lld,\"pad\":\"%s\",\"nested\":{\"a\":[1,2,{\"b\":%lld}]}}",
              deleted ? "\"_deleted\":true," : "", op, tx, pad, op * 7);
+}
+
+/* Attachment content of op `op`: "att-op-<op>-" then pseudo-random bytes, 100 B to 40 KB. */
+static size_t make_attachment(unsigned char* buf, size_t cap, long long op, rel_rng* r) {
+    size_t n = 100 + rel_below(r, 40000);
+    if (n > cap) n = cap;
+    int h = snprintf((char*)buf, cap, "att-op-%lld-", op);
+    for (size_t i = (size_t)h; i < n; i++) buf[i] = (unsigned char)rel_below(r, 256);
+    return n;
+}
+
+/* A transaction's body that names content put with cbl_db_blob_put. */
+static void make_body_with_attachment(char* buf, size_t sz, long long op, long long tx, const char* digest) {
+    snprintf(buf, sz, "{\"op\":%lld,\"tx\":%lld,\"_attachments\":{\"a.bin\":{\"digest\":\"%s\",\"stub\":true}}}",
+             op, tx, digest);
 }
 
 typedef struct { long long op; rel_rng* r; } upd_ctx;
@@ -169,6 +187,14 @@ static int child_main(const char* dir, uint64_t seed, long long opbase, int ndoc
                 char* rev = NULL;
                 op++;
                 make_body(body, sizeof body, op, tx, del, &r);
+                if (!del && rel_below(&r, 3) == 0) {       /* with an attachment stored in the transaction */
+                    static unsigned char att[40000];
+                    size_t n = make_attachment(att, sizeof att, op, &r);
+                    char* digest = NULL;
+                    if (cbl_db_blob_put(db, att, n, &digest, &e) != CBL_OK) { emit("F %lld blob_put %d %s", op, e.code, e.message); return 2; }
+                    make_body_with_attachment(body, sizeof body, op, tx, digest);
+                    cbl_free(digest);
+                }
                 emit("I %lld %s %c", op, id, del ? 'X' : 'P');
                 cbl_status st = cbl_doc_put(c, id, body, g_cdocs[i].exists ? g_cdocs[i].rev : NULL, 0,
                                             NULL, &rev, &e);
@@ -222,6 +248,7 @@ static int g_enc, g_rekey_pending = -1;
 static long long g_rekeys, g_rekey_inflight_new, g_rekey_inflight_old;
 static int g_compacting;
 static long long g_compactions, g_compact_kills;
+static long long g_attachments_checked;
 
 static int doc_index(const char* id) {
     return (id[0] == 'd') ? atoi(id + 1) : -1;
@@ -291,6 +318,17 @@ static void read_actual(cbl_collection* c, int i, actual_doc* a) {
         a->deleted = rel_json_true(json, "_deleted");
         rel_json_str(json, "_rev", a->rev, sizeof a->rev);
         a->op = rel_json_int(json, "op", -1);
+        if (!a->deleted && strstr(json, "\"_attachments\"")) {
+            /* A committed document never names content that is missing or torn. */
+            void* bytes = NULL;
+            size_t n = 0;
+            cbl_error e;
+            cbl_status ast = cbl_doc_get_attachment(c, id, "a.bin", &bytes, &n, &e);
+            if (ast != CBL_OK) rel_failf("%s: attachment unreadable: %d %s (%s)", id, ast, e.message, json);
+            else if (n < 8 || memcmp(bytes, "att-op-", 7) != 0) rel_failf("%s: attachment content wrong (%zu bytes)", id, n);
+            else g_attachments_checked++;
+            cbl_free(bytes);
+        }
     } else if (st != CBL_NOT_FOUND) {
         rel_failf("cbl_doc_get(%s) -> %d", id, st);
     }
@@ -568,10 +606,10 @@ int main(int argc, char** argv) {
     double secs = rel_now() - t0;
     printf("crash_test: %d kills survived (%lld during open), %lld acknowledged operations verified exactly, "
            "%lld more in flight or aborted checked; in-flight single ops there/absent %lld/%lld; transactions committed %lld, "
-           "aborted %lld, in flight at kill there/absent %lld/%lld; re-encryptions %lld acknowledged, in flight at kill new/old key %lld/%lld; compactions %lld, %lld killed midway; %.1f s\n",
+           "aborted %lld, in flight at kill there/absent %lld/%lld; re-encryptions %lld acknowledged, in flight at kill new/old key %lld/%lld; compactions %lld, %lld killed midway; attachments read back %lld; %.1f s\n",
            round - 1, g_kill_during_open, g_acked_ops, g_verified_ops, g_inflight_there, g_inflight_absent,
            g_tx_committed, g_tx_aborted, g_tx_inflight_there, g_tx_inflight_absent, g_rekeys, g_rekey_inflight_new,
-           g_rekey_inflight_old, g_compactions, g_compact_kills, secs);
+           g_rekey_inflight_old, g_compactions, g_compact_kills, g_attachments_checked, secs);
     free(buf);
     if (!dir_arg && g_fail == 0) rel_rm_rf(dir);
     else printf("crash_test: database kept in %s\n", dir);

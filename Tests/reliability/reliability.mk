@@ -144,16 +144,16 @@ endef
 test-asan: $(REL_OUT)/asan/lib/libcblite.so
 	@if [ ! -e $(REL_OUT)/asan/lib/libcblite.so ]; then echo "test-asan: SKIPPED (no ASan build of the library, see above)"; \
 	else $(MAKE) -f $(REL_MK) --no-print-directory asan-run; fi
-asan-run: $(REL_OUT)/asan/test_cblite $(REL_OUT)/asan/test_views $(REL_OUT)/asan/bad_input_test $(REL_OUT)/asan/stress_test \
+asan-run: $(REL_OUT)/asan/test_cblite $(REL_OUT)/asan/test_views $(REL_OUT)/asan/test_attachments $(REL_OUT)/asan/bad_input_test $(REL_OUT)/asan/stress_test \
           $(REL_OUT)/asan/test_sync $(REL_OUT)/asan/test_server $(REL_OUT)/asan/test_replicator $(REL_OUT)/asan/test_diagnosis
-	$(call SAN_RUN,asan,$(SAN_RUN_ENV) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66,$(REL_OUT)/asan/test_cblite ;; $(REL_OUT)/asan/test_views ;; $(REL_OUT)/asan/bad_input_test ;; $(REL_OUT)/asan/stress_test --threads 6 --ops 300 ;; $(REL_OUT)/asan/test_sync ;; $(REL_OUT)/asan/test_server ;; $(REL_OUT)/asan/test_replicator ;; $(REL_OUT)/asan/test_diagnosis)
+	$(call SAN_RUN,asan,$(SAN_RUN_ENV) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66,$(REL_OUT)/asan/test_cblite ;; $(REL_OUT)/asan/test_views ;; $(REL_OUT)/asan/test_attachments ;; $(REL_OUT)/asan/bad_input_test ;; $(REL_OUT)/asan/stress_test --threads 6 --ops 300 ;; $(REL_OUT)/asan/test_sync ;; $(REL_OUT)/asan/test_server ;; $(REL_OUT)/asan/test_replicator ;; $(REL_OUT)/asan/test_diagnosis)
 
 test-tsan: $(REL_OUT)/tsan/lib/libcblite.so
 	@if [ ! -e $(REL_OUT)/tsan/lib/libcblite.so ]; then echo "test-tsan: SKIPPED (no TSan build of the library, see above)"; \
 	else $(MAKE) -f $(REL_MK) --no-print-directory tsan-run; fi
-tsan-run: $(REL_OUT)/tsan/test_cblite $(REL_OUT)/tsan/test_views $(REL_OUT)/tsan/bad_input_test $(REL_OUT)/tsan/stress_test \
+tsan-run: $(REL_OUT)/tsan/test_cblite $(REL_OUT)/tsan/test_views $(REL_OUT)/tsan/test_attachments $(REL_OUT)/tsan/bad_input_test $(REL_OUT)/tsan/stress_test \
           $(REL_OUT)/tsan/test_sync $(REL_OUT)/tsan/test_server $(REL_OUT)/tsan/test_replicator $(REL_OUT)/tsan/test_diagnosis $(TSAN_SUPP_ALL)
-	$(call SAN_RUN,tsan,$(SAN_RUN_ENV) TSAN_OPTIONS=suppressions=$(CURDIR)/$(TSAN_SUPP_ALL):halt_on_error=0:exitcode=66,$(REL_OUT)/tsan/test_cblite ;; $(REL_OUT)/tsan/test_views ;; $(REL_OUT)/tsan/bad_input_test ;; $(REL_OUT)/tsan/stress_test --threads 4 --ops 150 ;; $(REL_OUT)/tsan/test_sync ;; $(REL_OUT)/tsan/test_server ;; $(REL_OUT)/tsan/test_replicator ;; $(REL_OUT)/tsan/test_diagnosis)
+	$(call SAN_RUN,tsan,$(SAN_RUN_ENV) TSAN_OPTIONS=suppressions=$(CURDIR)/$(TSAN_SUPP_ALL):halt_on_error=0:exitcode=66,$(REL_OUT)/tsan/test_cblite ;; $(REL_OUT)/tsan/test_views ;; $(REL_OUT)/tsan/test_attachments ;; $(REL_OUT)/tsan/bad_input_test ;; $(REL_OUT)/tsan/stress_test --threads 4 --ops 150 ;; $(REL_OUT)/tsan/test_sync ;; $(REL_OUT)/tsan/test_server ;; $(REL_OUT)/tsan/test_replicator ;; $(REL_OUT)/tsan/test_diagnosis)
 
 $(REL_OUT)/test_%: Tests/c/test_%.c Tests/c/check.h include/cblite.h $(REL_LIB_DEP)
 	@mkdir -p $(REL_OUT)

@@ -25,6 +25,9 @@ protocol BlobFileFormat: Sendable {
     /// right after writing it returns the page cache's copy of the bytes just hashed,
     /// which proves nothing: BlobWriter reads back only formats that transform them.
     var storesPlaintext: Bool { get }
+    /// The size of a complete file holding `length` bytes of content: a put trusts an
+    /// existing file under the content's name only when it has this size.
+    func fileSize(forLength length: UInt64) -> UInt64
 }
 
 /// Turns plaintext into file bytes, appended to the file in order.
@@ -50,6 +53,7 @@ struct PlainBlobFileFormat: BlobFileFormat {
     func makeEncoder(for file: BlobFile) throws -> any BlobFileEncoder { PlainEncoder(file) }
     func makeDecoder(for file: BlobFile) throws -> any BlobFileDecoder { PlainDecoder(file, length: try file.size()) }
     var storesPlaintext: Bool { true }
+    func fileSize(forLength length: UInt64) -> UInt64 { length }
 
     private final class PlainEncoder: BlobFileEncoder {
         let file: BlobFile

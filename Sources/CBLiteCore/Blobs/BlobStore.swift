@@ -11,7 +11,14 @@ public struct BlobInfo: Hashable, Sendable {
 /// scheme), so equal content is stored once. Files are written under a temporary name
 /// in `attachments/tmp/` and renamed into place only once complete, synced and their
 /// digest verified: a crash mid-write leaves at most a temporary file, which is never
-/// looked up and is deleted by the next compaction.
+/// looked up and is deleted by the next compaction. So a file under a digest's name is
+/// always complete and durable, and a later put of the same content trusts it.
+///
+/// When: outside a transaction a put (or a writer's finish) syncs the file, renames it
+/// into place and syncs the folder before it returns. Inside an explicit transaction
+/// the syncs are deferred to the commit and done for all the transaction's files at
+/// once (PendingBlobs, group commit); until then the content is readable by the
+/// transaction's own thread only, from the transaction's group folder.
 ///
 /// Content no kept revision refers to is deleted by compaction (including content put
 /// into the store and never attached to a document).
@@ -21,23 +28,28 @@ public struct BlobStore: Sendable {
     /// `<bundle>/attachments`
     public let directory: String
     let format: any BlobFileFormat
+    /// The database whose transactions defer syncs to their commit (nil: every put is
+    /// synced at once, e.g. the stores of a key change).
+    let database: Store?
 
-    init(directory: String, format: any BlobFileFormat) {
+    init(directory: String, format: any BlobFileFormat, database: Store? = nil) {
         self.directory = directory
         self.format = format
+        self.database = database
     }
 
     /// The attachment store of a database file.
     // ENCRYPTION SEAM: the one place that picks the file format (and, with it, the
     // naming) for a Store; an encrypted store gets a keyed format here.
     init(store: Store) {
-        self.init(directory: store.bundlePath + "/attachments", key: store.key)
+        self.init(directory: store.bundlePath + "/attachments", key: store.key, database: store)
     }
 
     /// The store in `directory` for a database with `key` (nil: unencrypted): encrypted
     /// databases get encrypted files with keyed names (EncryptedBlobFileFormat).
-    init(directory: String, key: EncryptionKey?) {
-        self.init(directory: directory, format: key.map { EncryptedBlobFileFormat(key: $0) } ?? PlainBlobFileFormat())
+    init(directory: String, key: EncryptionKey?, database: Store? = nil) {
+        self.init(directory: directory, format: key.map { EncryptedBlobFileFormat(key: $0) } ?? PlainBlobFileFormat(),
+                  database: database)
     }
 
     /// Where files being written live until they are complete.
@@ -61,15 +73,47 @@ public struct BlobStore: Sendable {
         }
     }
 
+    /// Where content `digest` is installed (durable).
     func path(for digest: BlobDigest) -> String { directory + "/" + fileName(forDigest: digest) }
+
+    /// The files the calling thread's transaction put so far (nil outside a transaction
+    /// or when it put none).
+    var pendingGroup: PendingBlobs? { database?.currentTransaction?.pendingBlobs }
+
+    /// The calling thread's transaction's group of pending files, made on first use; nil
+    /// outside a transaction (a put is then synced at once).
+    func transactionGroup() throws -> PendingBlobs? {
+        guard let database, let txn = database.currentTransaction else { return nil }
+        if let group = txn.pendingBlobs { return group }
+        let group = try PendingBlobs(store: self)
+        txn.pendingBlobs = group
+        return group
+    }
+
+    /// Where the calling thread reads content `digest`: its transaction's pending copy
+    /// when it put it in this transaction, else the installed file.
+    func readablePath(for digest: BlobDigest) -> String {
+        pendingGroup?.path(for: digest) ?? path(for: digest)
+    }
+
+    /// Whether content `digest` of `length` bytes is stored and need not be written
+    /// again: put in the calling thread's transaction, or installed with the size its
+    /// file must have. Installed files are synced before they get their name, so they are
+    /// complete; the size check is a second line against a file truncated behind the
+    /// store's back (a damaged disk, a copy cut short, an older writer): such a file is
+    /// replaced by the new put instead of being trusted.
+    func hasIntact(_ digest: BlobDigest, length: UInt64) -> Bool {
+        if pendingGroup?.contains(digest) == true { return true }
+        return FileSystem.fileSize(path(for: digest)) == Int64(clamping: format.fileSize(forLength: length))
+    }
 
     // MARK: reading
 
-    public func contains(_ digest: BlobDigest) -> Bool { FileSystem.exists(path(for: digest)) }
+    public func contains(_ digest: BlobDigest) -> Bool { FileSystem.exists(readablePath(for: digest)) }
 
     /// Opens the stored content of `digest`: 404 when the store does not have it.
     func openDecoder(_ digest: BlobDigest) throws -> (BlobFile, any BlobFileDecoder) {
-        let file = try BlobFile.openForReading(path(for: digest), what: "attachment content \(digest)")
+        let file = try BlobFile.openForReading(readablePath(for: digest), what: "attachment content \(digest)")
         return (file, try format.makeDecoder(for: file))
     }
 
@@ -140,13 +184,14 @@ public struct BlobStore: Sendable {
     /// Stores bytes from memory.
     @discardableResult
     public func put(_ bytes: UnsafeRawBufferPointer, expected: BlobDigest? = nil) throws -> BlobInfo {
-        if let expected, contains(expected) {
+        if let expected, hasIntact(expected, length: UInt64(bytes.count)) {
             // Already stored: check the claim without writing anything.
             let actual = BlobDigest.of(bytes)
             guard actual == expected else { throw digestMismatch(expected: expected, actual: actual) }
             return BlobInfo(digest: actual, length: UInt64(bytes.count))
         }
-        let w = try makeWriter(expected: expected)
+        // Inside a transaction the file is written in its group folder at once (no move).
+        let w = try BlobWriter(store: self, expected: expected, group: try transactionGroup())
         do {
             try w.write(bytes)
             return try w.finish()
@@ -191,10 +236,7 @@ public struct BlobStore: Sendable {
     }
 
     /// fsync of the folder, so that a rename into it is durable.
-    func syncDirectory() {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 { fsync(fd); close(fd) }
-    }
+    func syncDirectory() throws { try BlobDurability.syncDirectory(directory) }
 
     // MARK: clean-up (compaction)
 
@@ -219,7 +261,9 @@ public struct BlobStore: Sendable {
     }
 
     /// Deletes temporary files left by writers that ended without finishing (a crash, a
-    /// killed process). A live writer holds an exclusive lock on its file, which keeps it.
+    /// killed process), and the group folders of transactions that never committed
+    /// (PendingBlobs). A live writer holds an exclusive lock on its file, a live
+    /// transaction on its folder, which keeps them.
     @discardableResult
     func cleanTemporaryFiles() -> Int {
         guard let names = try? FileSystem.list(tempDirectory) else { return 0 }
@@ -231,7 +275,14 @@ public struct BlobStore: Sendable {
                 if unlink(p) == 0 { removed += 1 }      // e.g. a symlink: not ours either way
                 continue
             }
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 && unlink(p) == 0 { removed += 1 }
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+                var st = stat()
+                if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+                    if (try? FileSystem.remove(p)) != nil { removed += 1 }
+                } else if unlink(p) == 0 {
+                    removed += 1
+                }
+            }
             close(fd)
         }
         return removed

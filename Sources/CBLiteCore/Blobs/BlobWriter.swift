@@ -1,10 +1,14 @@
 import Glibc
 
 /// Writes attachment content in chunks (constant memory whatever the size) into a
-/// temporary file; `finish` syncs it, reads it back to verify its digest, and renames it
-/// to its digest's name (or drops it when that content is stored already). Until then
-/// nothing is visible in the store; `cancel`, a failure, or deinit delete the temporary
-/// file. Thread-safe (calls are serialized).
+/// temporary file; `finish` syncs it, reads it back to verify its digest (encrypted
+/// formats), renames it to its digest's name and syncs the folder (or drops it when that
+/// content is stored already). Until then nothing is visible in the store; `cancel`, a
+/// failure, or deinit delete the temporary file. Thread-safe (calls are serialized).
+///
+/// A finish called by a thread inside an explicit transaction defers the syncs and the
+/// rename to the commit (PendingBlobs): the content is readable at once by that thread,
+/// durable and visible to others once the transaction commits, gone if it rolls back.
 public final class BlobWriter: @unchecked Sendable {
     private let store: BlobStore
     private let expected: BlobDigest?
@@ -16,14 +20,22 @@ public final class BlobWriter: @unchecked Sendable {
     private var count: UInt64 = 0
     private var result: BlobInfo?
 
-    init(store: BlobStore, expected: BlobDigest?) throws {
+    /// `group`: write directly into the calling thread's transaction's group folder (a
+    /// put from memory, finished by the same call); else into tmp/.
+    init(store: BlobStore, expected: BlobDigest?, group: PendingBlobs? = nil) throws {
         self.store = store
         self.expected = expected
-        try store.ensureDirectories()
-        tempPath = store.tempDirectory + "/" + FileSystem.uuid() + ".tmp"
-        let f = try BlobFile.create(tempPath)
-        // The lock tells compaction's clean-up that this file is being written.
-        _ = f.tryLock()
+        let f: BlobFile
+        if let group {
+            tempPath = group.newTemporaryPath()     // the group's lock keeps it from clean-up
+            f = try BlobFile.create(tempPath)
+        } else {
+            try store.ensureDirectories()
+            tempPath = store.tempDirectory + "/" + FileSystem.uuid() + ".tmp"
+            f = try BlobFile.create(tempPath)
+            // The lock tells compaction's clean-up that this file is being written.
+            _ = f.tryLock()
+        }
         do {
             encoder = try store.format.makeEncoder(for: f)
         } catch {
@@ -67,17 +79,28 @@ public final class BlobWriter: @unchecked Sendable {
                 let digest = BlobDigest(hasher: &hasher)
                 if let expected, expected != digest { throw store.digestMismatch(expected: expected, actual: digest) }
                 try encoder.finish()
-                try file.sync()
-                if !store.format.storesPlaintext { try verify(file, digest: digest) }
                 let target = store.path(for: digest)
-                if FileSystem.exists(target) {
+                // A file under its digest's name is complete and synced (never renamed
+                // there before its sync): the same content stored already is trusted
+                // (when its file has the right size; else this one replaces it).
+                if store.hasIntact(digest, length: count) {
                     discardLocked()                       // the same content is stored already
-                } else {
-                    try FileSystem.rename(tempPath, target)
+                } else if let group = try store.transactionGroup() {
+                    // Group commit: verified now, synced and installed by the commit.
+                    if !store.format.storesPlaintext { try verify(file, digest: digest) }
+                    BlobDurability.startWriteback(file.fd, path: tempPath)
+                    try group.adopt(tempPath: tempPath, digest: digest, targetPath: target)
                     self.encoder = nil
                     self.file = nil
                     file.close()
-                    store.syncDirectory()
+                } else {
+                    try BlobDurability.fullSync(file.fd, path: tempPath)
+                    if !store.format.storesPlaintext { try verify(file, digest: digest) }
+                    try BlobDurability.rename(tempPath, target)
+                    self.encoder = nil
+                    self.file = nil
+                    file.close()
+                    try store.syncDirectory()
                 }
                 let info = BlobInfo(digest: digest, length: count)
                 result = info

@@ -63,6 +63,13 @@ struct EncryptedBlobFileFormat: BlobFileFormat {
     /// Chunks of ciphertext: a file just written is read back and hashed (BlobWriter).
     var storesPlaintext: Bool { false }
 
+    /// Header, then the content in chunks of `chunkSize`, each with its tag; the last chunk
+    /// is never full (content of a multiple of the chunk size ends with an empty one).
+    func fileSize(forLength length: UInt64) -> UInt64 {
+        let chunks = length / UInt64(chunkSize) + 1
+        return UInt64(EncryptedBlobFileFormat.headerSize) + length + chunks * UInt64(EncryptedBlobFileFormat.tagSize)
+    }
+
     func makeDecoder(for file: BlobFile) throws -> any BlobFileDecoder {
         var header = [UInt8](repeating: 0, count: EncryptedBlobFileFormat.headerSize)
         let n = try header.withUnsafeMutableBytes { try file.read(at: 0, into: $0) }

@@ -166,10 +166,16 @@ public final class Store: @unchecked Sendable {
         let watching = monitor.locked { watcher }
         if let state, let watching { watching.noteOwn(state.changes) }
         do {
-            if let state { try state.flushCollectionMeta(writer) }
+            if let state {
+                try state.flushCollectionMeta(writer)
+                // Attachment files put in the transaction become durable before the
+                // COMMIT that may name them (group commit: Blobs/PendingBlobs.swift).
+                try state.pendingBlobs?.install()
+            }
             try writer.prepare("COMMIT").run()
         } catch {
             if let state, let watching { watching.forgetOwn(state.changes) }
+            state?.pendingBlobs?.discard()
             try? writer.exec("ROLLBACK")
             txn = nil
             releaseAll()
@@ -186,6 +192,7 @@ public final class Store: @unchecked Sendable {
     public func abort() throws {
         try requireOwner("abort")
         try? writer.exec("ROLLBACK")
+        txn?.pendingBlobs?.discard()
         txn = nil
         releaseAll()
     }

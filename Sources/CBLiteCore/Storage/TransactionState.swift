@@ -3,6 +3,9 @@
 final class TransactionState {
     private(set) var metas: [Int64: CollectionMeta] = [:]
     var changes: [ChangeEvent] = []
+    /// Attachment files put in this transaction: synced and installed by the commit
+    /// before COMMIT, deleted by a rollback (Blobs/PendingBlobs.swift).
+    var pendingBlobs: PendingBlobs?
 
     struct Snapshot { let metas: [Int64: CollectionMeta]; let changeCount: Int }
 

@@ -8,7 +8,11 @@ section of include/cblite.h for the rules; in short:
 * a body without an ``_attachments`` key keeps the parent revision's attachments (a
   body-only update copies nothing); ``"_attachments": {}`` removes them all;
 * a stub must name content the store has (:class:`PreconditionFailed` otherwise);
-* compaction deletes content no kept revision refers to.
+* compaction deletes content no kept revision refers to;
+* stored content is durable when the call returns; stored inside a transaction, it is
+  readable and attachable at once on that thread and made durable by the commit, all of
+  the transaction's content together, before the documents are committed (an abort
+  discards it).
 
 Usage::
 

@@ -899,7 +899,9 @@ class Database:
         return BlobWriter(self)
 
     def put_blob(self, data: Data) -> str:
-        """Stores bytes in the content store; returns their digest."""
+        """Stores bytes in the content store; returns their digest. Durable when it
+        returns; inside a transaction, readable at once on this thread and made durable
+        by the commit (before the documents are), discarded by an abort."""
         ptr, n, _keep = _pointer(data)
         return call_str(C.cbl_db_blob_put, self._h, ptr, n)
 

@@ -6,12 +6,13 @@ import hashlib
 import io
 import json
 import os
+import threading
 
 import pytest
 
 import cblite
 from cblite import _lib
-from helpers import run_isolated
+from helpers import run_isolated, run_with_timeout
 
 EMPTY_DIGEST = "sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk="
 
@@ -362,3 +363,118 @@ def test_buffered_reader_and_readinto(coll):
         buf = bytearray(5)
         assert f.readinto(buf) == 5 and bytes(buf) == b"one\nt"
     assert coll["t"]["_attachments"]["lines.txt"]["content_type"] == "text/plain; charset=utf-8"
+
+
+# -- content stored inside a transaction (group commit) -----------------------------------
+
+
+def pending_folders(db):
+    return [f for f in temp_files(db) if f.endswith(".pending")]
+
+
+def length_seen_by_another_thread(db, digest):
+    """The length another thread sees for `digest` (None when NotFound)."""
+    def other():
+        try:
+            return db.blob_length(digest)
+        except cblite.NotFound:
+            return None
+    return run_with_timeout(other)
+
+
+def test_content_stored_in_a_transaction_is_installed_by_its_commit(coll, db):
+    contents = [pattern(70_000, seed=s) for s in range(4)]
+    with db.transaction():
+        digests = []
+        for i, data in enumerate(contents):
+            d = db.put_blob(data)
+            digests.append(d)
+            assert db.blob_length(d) == len(data)                 # at once, on this thread
+            coll.set_attachment(f"d{i}", "a", digest=d)
+            assert coll.get_attachment(f"d{i}", "a") == data
+        assert blob_files(db) == []                               # not under its name yet
+        assert len(pending_folders(db)) == 1
+        assert length_seen_by_another_thread(db, digests[0]) is None
+    assert blob_files(db) == sorted(file_name(c) for c in contents)
+    assert temp_files(db) == []
+    assert length_seen_by_another_thread(db, digests[0]) == len(contents[0])
+    for i, data in enumerate(contents):
+        assert coll.get_attachment(f"d{i}", "a") == data
+
+
+def test_content_stored_in_an_aborted_transaction_is_discarded(coll, db):
+    kept = db.put_blob(b"stored before")
+    with pytest.raises(RuntimeError):
+        with db.transaction():
+            d = db.put_blob(b"stored inside" * 1000)
+            assert db.put_blob(b"stored before") == kept
+            coll.set_attachment("x", "a", digest=d)
+            raise RuntimeError("abort")
+    with pytest.raises(cblite.NotFound):
+        db.blob_length(d)
+    assert "x" not in coll
+    assert db.blob_length(kept) == len(b"stored before")
+    assert blob_files(db) == [file_name(b"stored before")]
+    assert temp_files(db) == []
+    with pytest.raises(cblite.PreconditionFailed):
+        coll.set_attachment("x", "a", digest=d)
+
+
+def test_blob_writer_in_a_transaction(coll, db):
+    data = pattern(200_000, seed=7)
+    db.begin()
+    with db.blob_writer() as w:
+        w.write(data[:50_000])
+        w.write(data[50_000:])
+    coll.set_attachment("w", "a", digest=w.digest)
+    assert blob_files(db) == []
+    assert coll.get_attachment("w", "a") == data
+    db.commit()
+    assert blob_files(db) == [file_name(data)]
+    assert temp_files(db) == []
+
+
+def test_process_dying_before_the_commit_leaves_nothing(dbdir):
+    data = pattern(100_000, seed=3)
+    code = f"""
+        import hashlib, os, cblite
+        out = bytearray()
+        i = 0
+        while len(out) < 100_000:
+            out += hashlib.sha256(f"3:{{i}}".encode()).digest()
+            i += 1
+        db = cblite.Database("crash", {dbdir!r})
+        db.begin()
+        d = db.put_blob(bytes(out[:100_000]))
+        assert d == {digest_of(data)!r}
+        db.default_collection.set_attachment("doc", "a", digest=d)
+        os._exit(0)
+    """
+    proc = run_isolated(code)
+    assert proc.returncode == 0, proc.stderr
+    folder = os.path.join(dbdir, "crash.cblite2", "attachments", "tmp")
+    assert [f for f in os.listdir(folder) if f.endswith(".pending")], "the dead transaction left its folder"
+    with cblite.Database("crash", dbdir) as db:
+        assert temp_files(db) == []                    # removed on open
+        assert blob_files(db) == []                    # never installed
+        assert "doc" not in db.default_collection
+        with pytest.raises(cblite.NotFound):
+            db.blob_length(digest_of(data))
+        d = db.put_blob(data)                          # stored again, whole
+        assert db.blob_length(d) == len(data)
+        with open(os.path.join(db.path, "attachments", file_name(data)), "rb") as f:
+            assert f.read() == data
+
+
+def test_truncated_file_under_its_name_is_replaced_by_a_new_put(coll, db):
+    data = pattern(150_000, seed=5)
+    d = db.put_blob(data)
+    coll.set_attachment("t", "a", digest=d)
+    path = os.path.join(db.path, "attachments", file_name(data))
+    os.truncate(path, 1000)                            # damaged behind the store's back
+    with pytest.raises(cblite.CBLiteError):
+        coll.get_attachment("t", "a")
+    with db.transaction():
+        assert db.put_blob(data) == d
+    assert os.path.getsize(path) == len(data)
+    assert coll.get_attachment("t", "a") == data
