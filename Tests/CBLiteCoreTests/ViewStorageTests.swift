@@ -236,6 +236,21 @@ final class ViewStorageTests: CBLCollectionTestCase {
         assertSound(db)
     }
 
+    /// Making the document-ID index lets its sort spill to a file (temporary storage in
+    /// memory would hold every entry) and puts the connection's setting back; no file is
+    /// ever memory-mapped (the sort's spilled runs would count in the resident set).
+    func testTheDocumentIndexSortSpillsAndRestoresTemporaryStorage() throws {
+        for i in 0..<50 { try put(String(format: "d%02d", i), "{\"k\":\(i)}") }
+        let v = try keyView(coll)
+        XCTAssertEqual(try rows(v).count, 50)
+        XCTAssertTrue(try docIndexExists(v))
+        try db.store.write { conn, _ in
+            XCTAssertEqual(try conn.queryInt("PRAGMA temp_store"), 0, "back to the build's default")
+            _ = try conn.queryInt("PRAGMA mmap_size = 1048576")
+            XCTAssertEqual(try conn.queryInt("PRAGMA mmap_size"), 0, "memory-mapping is off process-wide")
+        }
+    }
+
     /// Plain integer keys skip the JSON parser; anything else takes it (and errors stay).
     func testPlainIntegerFastPath() {
         func p(_ s: String) -> Int64? { var t = s; return t.withUTF8 { MappedBatch.plainInteger($0) } }

@@ -58,7 +58,13 @@ enum ViewStorage {
             s.bind(1, docIndex(id))
             exists = try s.step() && s.int(0) > 0
         }
-        if !exists { try conn.exec("CREATE INDEX IF NOT EXISTS \(docIndex(id)) ON \(table(id))(docid)") }
+        guard !exists else { return }
+        // The sort spills to a temporary file beyond the page cache's size: with temporary
+        // storage in memory (SQLITE_TEMP_STORE=2) it would hold every entry, 40 MiB for a
+        // 1,000,000-row index. (Allowed in a transaction: no TEMP schema is ever opened.)
+        let spill = (try? conn.exec("PRAGMA temp_store = FILE")) != nil
+        defer { if spill { try? conn.exec("PRAGMA temp_store = DEFAULT") } }
+        try conn.exec("CREATE INDEX IF NOT EXISTS \(docIndex(id)) ON \(table(id))(docid)")
     }
 
     /// The registry's state of one view.
