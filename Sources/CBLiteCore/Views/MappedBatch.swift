@@ -143,11 +143,21 @@ final class MappedBatch {
                 if c != 0 { return c < 0 }
                 return aLength == bLength ? nil : aLength < bLength
             }
+            // Documents whose IDs ascend in batch (sequence) order, as when IDs are made in
+            // order: rows of equal keys are ordered by their document's place in the batch,
+            // without comparing IDs. (The order only decides whether rows append; the
+            // primary key orders the index whatever it is.)
+            var idsAscend = true
+            for i in docs.indices.dropFirst() {
+                let a = docs[i - 1], b = docs[i]
+                if less(a.idStart, a.idLength, b.idStart, b.idLength) != true { idsAscend = false; break }
+            }
             order.sort { a, b in
                 let x = rows[Int(a)], y = rows[Int(b)]
                 if x.keyPrefix != y.keyPrefix { return x.keyPrefix < y.keyPrefix }
                 if let l = less(x.keyStart, x.keyLength, y.keyStart, y.keyLength) { return l }
                 if x.doc == y.doc { return x.n < y.n }
+                if idsAscend { return x.doc < y.doc }
                 let dx = docs[Int(x.doc)], dy = docs[Int(y.doc)]
                 return less(dx.idStart, dx.idLength, dy.idStart, dy.idLength) ?? (x.doc < y.doc)
             }
