@@ -161,6 +161,96 @@ final class ViewStorageTests: CBLCollectionTestCase {
         XCTAssertEqual(try keys(v), ["0", "1", "2"])
     }
 
+    private func docIndexExists(_ v: View) throws -> Bool {
+        try db.store.read { conn in
+            try conn.queryInt("SELECT count(*) FROM sqlite_master WHERE type='index' AND name GLOB 'view_index_*_doc'") ?? 0 > 0
+        }
+    }
+
+    /// A build from an empty index in several batches (each written in its own
+    /// transaction) gives the rows of a build in one, with the document-ID index made at
+    /// its end; a document changed between two batches (it had rows from an earlier one)
+    /// keeps only its new rows.
+    func testABuildInSeveralBatchesReplacesRowsOfDocumentsChangedBetweenThem() throws {
+        let n = 3 * View.chunkSize - 36                        // three batches of one chunk each
+        try db.begin()
+        for i in 0..<n { try put(String(format: "d%04d", i), "{\"k\":\(i % 10)}") }
+        try db.commit()
+        let changedOnce = Locked(false)
+        let c = coll!
+        let v = try coll.view(named: "batches")
+        v.maxBatchRows = 1
+        v.setMapReduce(map: { doc, e in
+            if doc.docID == String(format: "d%04d", n - 100) && !changedOnce.get() {   // in the last batch
+                changedOnce.set(true)
+                let rev = try c.doc("d0003")["_rev"]!.stringValue!                       // indexed by the first
+                _ = try c.put(docID: "d0003", json: "{\"k\":77}", parent: rev)
+            }
+            if let k = try doc.object["k"] { e.emit(k, nil) }
+        }, reduce: nil, version: "1")
+        let got = try rows(v)
+        XCTAssertTrue(changedOnce.get())
+        XCTAssertEqual(got.count, n)
+        XCTAssertEqual(got.filter { $0.docID == "d0003" }.map(\.keyJSON), ["77"])
+        XCTAssertEqual(try v.totalRows, Int64(n))
+        XCTAssertEqual(try v.lastSequenceIndexed, try coll.lastSequence)
+        XCTAssertTrue(try docIndexExists(v))
+        // The same rows as a build in one batch.
+        let one = try keyView(coll, "oneBatch")
+        let oneRows = try rows(one).map { "\($0.keyJSON) \($0.docID!)" }
+        XCTAssertTrue(oneRows == got.map { "\($0.keyJSON) \($0.docID!)" }, "the rows of a build in one batch differ")
+        assertSound(db)
+    }
+
+    /// A build interrupted between batches (its map fails) leaves the batches written so
+    /// far; the next update goes on from there, makes the document-ID index, and later
+    /// updates replace rows as usual.
+    func testAnInterruptedBuildGoesOnAndMakesItsDocumentIndex() throws {
+        let n = 2 * View.chunkSize + 100
+        try db.begin()
+        for i in 0..<n { try put(String(format: "d%04d", i), "{\"k\":\(i % 7)}") }
+        try db.commit()
+        let failing = Locked(true)
+        let v = try coll.view(named: "interrupted")
+        v.maxBatchRows = 1
+        v.setMapReduce(map: { doc, e in
+            if doc.docID == String(format: "d%04d", View.chunkSize + 10) && failing.get() {
+                throw CBLError.badRequest("map failed")
+            }
+            if let k = try doc.object["k"] { e.emit(k, nil) }
+        }, reduce: nil, version: "1")
+        assertStatus(.badRequest, try v.query())
+        XCTAssertEqual(try v.lastSequenceIndexed, Int64(View.chunkSize))
+        XCTAssertEqual(try v.totalRows, Int64(View.chunkSize))
+        XCTAssertFalse(try docIndexExists(v), "made at the end of the build")
+        failing.set(false)
+        XCTAssertEqual(try rows(v).count, n)
+        XCTAssertTrue(try docIndexExists(v))
+        let rev = try coll.doc("d0001")["_rev"]!.stringValue!
+        _ = try coll.put(docID: "d0001", json: "{\"k\":100}", parent: rev)
+        try coll.purge(docID: "d0002")
+        let after = try rows(v)
+        XCTAssertEqual(after.count, n - 1)
+        XCTAssertEqual(after.last.map { "\($0.keyJSON) \($0.docID!)" }, "100 d0001")
+        XCTAssertEqual(try v.totalRows, Int64(n - 1))
+        assertSound(db)
+    }
+
+    /// Making the document-ID index lets its sort spill to a file (temporary storage in
+    /// memory would hold every entry) and puts the connection's setting back; no file is
+    /// ever memory-mapped (the sort's spilled runs would count in the resident set).
+    func testTheDocumentIndexSortSpillsAndRestoresTemporaryStorage() throws {
+        for i in 0..<50 { try put(String(format: "d%02d", i), "{\"k\":\(i)}") }
+        let v = try keyView(coll)
+        XCTAssertEqual(try rows(v).count, 50)
+        XCTAssertTrue(try docIndexExists(v))
+        try db.store.write { conn, _ in
+            XCTAssertEqual(try conn.queryInt("PRAGMA temp_store"), 0, "back to the build's default")
+            _ = try conn.queryInt("PRAGMA mmap_size = 1048576")
+            XCTAssertEqual(try conn.queryInt("PRAGMA mmap_size"), 0, "memory-mapping is off process-wide")
+        }
+    }
+
     /// Plain integer keys skip the JSON parser; anything else takes it (and errors stay).
     func testPlainIntegerFastPath() {
         func p(_ s: String) -> Int64? { var t = s; return t.withUTF8 { MappedBatch.plainInteger($0) } }

@@ -68,7 +68,7 @@ public enum CollatableKey {
         out.append(number)
         let bits = (d == 0 ? 0.0 : d).bitPattern          // -0 and 0 are one key
         let ordered = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
-        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: ordered >> UInt64(shift))) }
+        withUnsafeBytes(of: ordered.bigEndian) { out.append(contentsOf: $0) }
     }
 
     /// -1, 0 or 1: memcmp order, shorter first on a common prefix.

@@ -15,26 +15,35 @@ struct IndexRow {
     var keyJSON: UnsafeBufferPointer<UInt8>
     var value: UnsafeBufferPointer<UInt8>?
 
-    /// Appends the stored form to `out`, whose bytes at `docID` hold the document ID
-    /// (the batch being indexed keeps each ID once, in the same buffer).
-    static func append(sequence: Int64, n: UInt32, docID: Range<Int>, keyJSON: UnsafeBufferPointer<UInt8>,
-                       value: [UInt8]?, to out: inout [UInt8]) {
-        func put(_ value: UInt64) {
-            var v = value
-            while v >= 0x80 { out.append(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
-            out.append(UInt8(v))
-        }
-        put(UInt64(bitPattern: sequence))
-        put(UInt64(n))
-        put(UInt64(docID.count))
-        put(UInt64(keyJSON.count))
-        for i in docID { out.append(out[i]) }
-        out.append(0)
-        out.append(contentsOf: keyJSON)
-        out.append(0)
-        if let value {
-            out.append(contentsOf: value)
-            out.append(0)
+    /// Appends the stored form to `out`.
+    static func append(sequence: Int64, n: UInt32, docID: UnsafeBufferPointer<UInt8>, keyJSON: UnsafeBufferPointer<UInt8>,
+                       value: UnsafeBufferPointer<UInt8>?, to out: inout [UInt8]) {
+        // Assembled in scratch memory and appended at once (appending byte by byte costs a
+        // capacity check each).
+        let size = 40 + docID.count + keyJSON.count + (value?.count ?? 0) + 3
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { buf in
+            let p = buf.baseAddress!
+            var pos = 0
+            func put(_ value: UInt64) {
+                var v = value
+                while v >= 0x80 { p[pos] = UInt8(truncatingIfNeeded: v) | 0x80; pos += 1; v >>= 7 }
+                p[pos] = UInt8(v)
+                pos += 1
+            }
+            func copy(_ src: UnsafeBufferPointer<UInt8>) {
+                if let b = src.baseAddress, src.count > 0 { (p + pos).update(from: b, count: src.count) }
+                pos += src.count
+                p[pos] = 0
+                pos += 1
+            }
+            put(UInt64(bitPattern: sequence))
+            put(UInt64(n))
+            put(UInt64(docID.count))
+            put(UInt64(keyJSON.count))
+            copy(docID)
+            copy(keyJSON)
+            if let value { copy(value) }
+            out.append(contentsOf: UnsafeBufferPointer(start: p, count: pos))
         }
     }
 

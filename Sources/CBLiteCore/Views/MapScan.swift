@@ -19,12 +19,10 @@ final class MapScan: RowSource {
     private var done = false
     static let pageSize = 2048
 
-    /// A row of the current page: its stored IndexRow was copied into the arena (texts
-    /// already 0-terminated there); these are the parts of it.
+    /// A row of the current page: its stored IndexRow, copied into the arena (texts
+    /// already 0-terminated there), read when the row is lent; its CollatableKey when asked for.
     private struct PageRow {
-        var key: RowArena.Span, keyJSON: RowArena.Span, value: RowArena.Span
-        var docID: RowArena.Span, sourceDocID: RowArena.Span
-        var seq: Int64, n: Int64
+        var stored: RowArena.Span, key: RowArena.Span
     }
 
     init(store: Store, table: String?, options: QueryOptions, withCollatableKeys: Bool = false) {
@@ -45,13 +43,20 @@ final class MapScan: RowSource {
         }
         let r = rows[rowIndex]
         rowIndex += 1
-        row.key = arena.buffer(r.keyJSON)!
-        row.value = arena.buffer(r.value)
-        row.docID = arena.buffer(r.docID)
-        row.sourceDocID = arena.buffer(r.sourceDocID)
+        var stored = try IndexRow.read(arena.buffer(r.stored))
+        var docID = stored.docID
+        if let v = stored.value, v.first == UInt8(ascii: "{"), let target = MapScan.redirect(v) {
+            let span = arena.store(target)                     // may move the arena: read the row again
+            stored = try IndexRow.read(arena.buffer(r.stored))
+            docID = arena.buffer(span)!
+        }
+        row.key = stored.keyJSON
+        row.value = stored.value
+        row.docID = docID
+        row.sourceDocID = stored.docID
         row.doc = nil
         row.error = nil
-        row.sequence = r.seq
+        row.sequence = stored.sequence
         row.collatableKey = arena.buffer(r.key)
         return true
     }
@@ -99,12 +104,13 @@ final class MapScan: RowSource {
             while try s.step() {
                 let stored = arena.store(s.borrowedNonEmpty(0))
                 let key: RowArena.Span = withKeys ? arena.store(s.borrowedBytes(1)) : .none
-                try rows.append(pageRow(stored, key: key))
+                rows.append(PageRow(stored: stored, key: key))
             }
         }
         if let last = rows.last {
-            let key = try JSONParser.parse(bytes: arena.buffer(last.keyJSON)!)
-            cursor = (CollatableKey.encode(key), String(decoding: arena.buffer(last.sourceDocID)!, as: UTF8.self), last.n)
+            let stored = try IndexRow.read(arena.buffer(last.stored))
+            let key = try JSONParser.parse(bytes: stored.keyJSON)
+            cursor = (CollatableKey.encode(key), String(decoding: stored.docID, as: UTF8.self), stored.n)
         }
         if rows.count < MapScan.pageSize {
             if keys != nil {
@@ -114,21 +120,6 @@ final class MapScan: RowSource {
                 done = true
             }
         }
-    }
-
-    /// Locates the parts of a stored row copied into the arena.
-    private func pageRow(_ stored: RowArena.Span, key: RowArena.Span) throws -> PageRow {
-        let bytes = arena.buffer(stored)
-        let r = try IndexRow.read(bytes)
-        let base = bytes!.baseAddress!
-        func span(_ part: UnsafeBufferPointer<UInt8>?) -> RowArena.Span {
-            guard let part else { return .none }
-            return RowArena.Span(offset: stored.offset + Int32(part.baseAddress! - base), length: Int32(part.count))
-        }
-        let docID = span(r.docID)
-        let redirected = MapScan.redirect(r.value).map { arena.store($0) }
-        return PageRow(key: key, keyJSON: span(r.keyJSON), value: span(r.value), docID: redirected ?? docID,
-                       sourceDocID: docID, seq: r.sequence, n: r.n)
     }
 
     /// The seeds' redirection: a value that is an object with a string "_id" names the

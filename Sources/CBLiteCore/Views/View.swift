@@ -12,6 +12,9 @@ public final class View: @unchecked Sendable {
 
     /// Documents read per indexing step (the map runs between steps, outside locks).
     static let chunkSize = 512
+    /// Most rows mapped before they are written (one write transaction per batch): what an
+    /// index update holds in memory, about 120 bytes a row (MappedBatch). Tests lower it.
+    var maxBatchRows = MappedBatch.maxRows
     /// Most changed keys an update reports before it reports "everything".
     static let maxChangedKeys = 2048
 
@@ -119,15 +122,23 @@ public final class View: @unchecked Sendable {
         var changedKeys: [[UInt8]]? = []
         var restarts = 0
         var ownIncrements: Int64 = 0
+        // A build from an empty index: documents at or below this sequence (the
+        // collection's last when the build started) have no rows in the index yet, as long
+        // as every batch since was written by this update. Their rows are appended without
+        // looking up old ones, and the document-ID index is made once, at the end.
+        var freshThrough: Int64? = nil
         while true {
             let from = state.lastSeq
-            let batch = MappedBatch()
-            let upTo = try mapBatch(map: map, from: from, into: batch)
+            let batch = MappedBatch(maxRows: maxBatchRows)
+            let mapped = try mapBatch(map: map, from: from, into: batch)
+            let upTo = mapped.upTo
             if upTo <= from { break }
+            if from == 0 { freshThrough = mapped.collectionLast }
             var wroteChanges = false
+            let fresh = freshThrough
             let result = try store.write(timeoutMs: timeout) { conn, _ in
-                try write(batch, from: from, upTo: upTo, version: version, conn: conn,
-                          changedKeys: &changedKeys, changed: &wroteChanges)
+                try write(batch, from: from, upTo: upTo, freshThrough: fresh, last: mapped.reachedEnd, version: version,
+                          conn: conn, changedKeys: &changedKeys, changed: &wroteChanges)
             }
             if let result {
                 if wroteChanges { ownIncrements += 1 }
@@ -136,6 +147,7 @@ public final class View: @unchecked Sendable {
                 restarts += 1
                 if restarts > 100 { throw CBLError(.busy, "view \"\(name)\" keeps being re-indexed concurrently") }
                 changedKeys = nil
+                freshThrough = nil
                 guard let st = try store.read({ conn in try ViewStorage.load(conn, collectionID: collID, name: name) }),
                       st.version == version else {
                     state = try store.write(timeoutMs: timeout) { conn, _ in
@@ -153,15 +165,22 @@ public final class View: @unchecked Sendable {
 
     /// Maps the documents after sequence `from`, chunk by chunk, outside any lock, until the
     /// batch is full or the collection's end is reached. Returns the sequence the batch
-    /// covers up to (`from` when there is nothing to index).
-    private func mapBatch(map: MapFunction, from: Int64, into batch: MappedBatch) throws -> Int64 {
+    /// covers up to (`from` when there is nothing to index), the collection's last
+    /// sequence when mapping began, and whether the batch reached the collection's end.
+    private func mapBatch(map: MapFunction, from: Int64, into batch: MappedBatch) throws
+        -> (upTo: Int64, collectionLast: Int64, reachedEnd: Bool) {
         let docStore = collection.docStore
         var upTo = from
+        var firstLast: Int64 = from
         let emitter = Emitter(batch: batch)
-        while !batch.isFull {
+        while true {
             let collLast = try store.collectionMeta(collection.id).lastSeq
-            if collLast <= upTo { break }
-            if upTo == from { batch.reserve(documents: Int(clamping: collLast - from)) }
+            if collLast <= upTo { return (upTo, max(firstLast, upTo), true) }
+            if batch.isFull { return (upTo, firstLast, false) }
+            if upTo == from {
+                firstLast = collLast
+                batch.reserve(documents: Int(clamping: collLast - from))
+            }
             let chunkFrom = upTo
             let chunk = try store.read { conn in
                 try MapChunk.read(conn, docStore: docStore, from: chunkFrom, to: collLast, limit: View.chunkSize)
@@ -173,13 +192,14 @@ public final class View: @unchecked Sendable {
             let docs = chunk.entries
             upTo = docs.count < View.chunkSize ? collLast : docs.last!.sequence
         }
-        return upTo
     }
 
     /// Writes a mapped batch covering (from, upTo] (inside the write transaction); nil
-    /// when someone else moved the index on meanwhile.
-    private func write(_ batch: MappedBatch, from: Int64, upTo: Int64, version: String, conn: Connection,
-                       changedKeys: inout [[UInt8]]?, changed: inout Bool) throws -> ViewStorage.State? {
+    /// when someone else moved the index on meanwhile. Documents at or below
+    /// `freshThrough` have no rows in the index (a build from an empty index; see update);
+    /// `last`: the batch reaches the collection's end.
+    private func write(_ batch: MappedBatch, from: Int64, upTo: Int64, freshThrough: Int64?, last: Bool, version: String,
+                       conn: Connection, changedKeys: inout [[UInt8]]?, changed: inout Bool) throws -> ViewStorage.State? {
         guard var st = try ViewStorage.load(conn, collectionID: collection.id, name: name),
               st.version == version, st.lastSeq == from else { return nil }   // someone else indexed
         let docStore = collection.docStore
@@ -189,17 +209,39 @@ public final class View: @unchecked Sendable {
         // sequence read, so when the range still holds as many documents as were read,
         // none of them changed; otherwise each is checked.
         let unchanged = try docStore.count(conn, after: from, through: upTo) == batch.docs.count
-        // A first build starts from an empty index: nothing to look up or replace.
-        let emptyIndex = from == 0
+        // A build from an empty index: nothing to look up or replace for documents that
+        // were there when it began (batch documents are in sequence order).
+        let freshLimit = from == 0 ? Int64.max : (freshThrough ?? 0)
+        let allFresh = (batch.docs.last?.sequence ?? 0) <= freshLimit
+        // The document-ID index serves only lookups of old rows: a build from an empty index
+        // drops it and makes it once at its end (CREATE INDEX sorts in bulk, where inserting
+        // rows in key order would write it at random); a batch that looks rows up first
+        // makes sure it exists (an interrupted build leaves it missing).
+        var docIndexMade = false
+        if from == 0 {
+            try ViewStorage.dropDocIndex(conn, st.id)
+        } else if !allFresh {
+            try ViewStorage.ensureDocIndex(conn, st.id)
+            docIndexMade = true
+        }
+        if changedKeys != nil && unchanged {
+            // Every row of a fresh document is a change: when they alone are too many keys,
+            // say "many" at once instead of collecting them first.
+            var freshRows = 0
+            for doc in batch.docs where doc.sequence <= freshLimit { freshRows += Int(doc.rowCount) }
+            if changedKeys!.count + freshRows > View.maxChangedKeys { changedKeys = nil }
+        }
         let old = try conn.prepare("SELECT key, row FROM \(vt) WHERE docid=? ORDER BY n")
         let del = try conn.prepare("DELETE FROM \(vt) WHERE docid=?")
-        var toInsert: [Int] = []              // documents whose rows are written
-        toInsert.reserveCapacity(batch.docs.count)
+        let insertAll = allFresh && unchanged      // every row of the batch is new
+        var toInsert: [Int] = []              // documents whose rows are written (unless all are)
+        if !insertAll { toInsert.reserveCapacity(batch.docs.count) }
         var anyChange = false
         for (i, doc) in batch.docs.enumerated() {
-            if emptyIndex && unchanged {           // a first build: every document's rows are new
+            let fresh = doc.sequence <= freshLimit
+            if fresh && unchanged {                // every row of this document is new
                 guard doc.rowCount > 0 else { continue }
-                toInsert.append(i)
+                if !insertAll { toInsert.append(i) }
                 anyChange = true
                 st.totalRows += Int64(doc.rowCount)
                 if changedKeys != nil {
@@ -218,7 +260,7 @@ public final class View: @unchecked Sendable {
             }
             let newCount = purged ? 0 : Int(doc.rowCount)
             var oldRows: [EmittedRow] = []
-            if !emptyIndex {
+            if !fresh {
                 old.bind(1, docID)
                 defer { old.reset() }
                 while try old.step() {
@@ -247,7 +289,9 @@ public final class View: @unchecked Sendable {
                 if changedKeys!.count > View.maxChangedKeys { changedKeys = nil }
             }
         }
-        try batch.insert(documents: toInsert, into: vt, conn: conn, bulk: emptyIndex)
+        try batch.insert(documents: insertAll ? nil : toInsert, into: vt, conn: conn)
+        batch.clear()                              // before the document-ID index's sort needs memory
+        if last && !docIndexMade { try ViewStorage.ensureDocIndex(conn, st.id) }
         st.lastSeq = upTo
         if anyChange { st.generation += 1 }
         changed = anyChange

@@ -40,6 +40,33 @@ enum ViewStorage {
         """
     }
 
+    /// The document-ID index of a view's table (it serves the lookups of a document's old
+    /// rows). A build from an empty index drops it and makes it at its end.
+    static func docIndex(_ id: Int64) -> String { "\(table(id))_doc" }
+
+    static func dropDocIndex(_ conn: Connection, _ id: Int64) throws {
+        try conn.exec("DROP INDEX IF EXISTS \(docIndex(id))")
+    }
+
+    /// Creates the document-ID index when it is missing (checked first: cheaper than
+    /// parsing a CREATE INDEX on every incremental update).
+    static func ensureDocIndex(_ conn: Connection, _ id: Int64) throws {
+        let s = try conn.prepare("SELECT count(*) FROM sqlite_master WHERE type='index' AND name=?")
+        let exists: Bool
+        do {
+            defer { s.reset() }
+            s.bind(1, docIndex(id))
+            exists = try s.step() && s.int(0) > 0
+        }
+        guard !exists else { return }
+        // The sort spills to a temporary file beyond the page cache's size: with temporary
+        // storage in memory (SQLITE_TEMP_STORE=2) it would hold every entry, 40 MiB for a
+        // 1,000,000-row index. (Allowed in a transaction: no TEMP schema is ever opened.)
+        let spill = (try? conn.exec("PRAGMA temp_store = FILE")) != nil
+        defer { if spill { try? conn.exec("PRAGMA temp_store = DEFAULT") } }
+        try conn.exec("CREATE INDEX IF NOT EXISTS \(docIndex(id)) ON \(table(id))(docid)")
+    }
+
     /// The registry's state of one view.
     struct State: Equatable {
         var id: Int64
@@ -60,8 +87,14 @@ enum ViewStorage {
     /// The view's index state, nil when it has none; `anyFormat` false also gives nil for an
     /// index in another key format (it cannot be read).
     static func load(_ conn: Connection, collectionID: Int64, name: String, anyFormat: Bool = false) throws -> State? {
-        guard try registryExists(conn) else { return nil }
-        let s = try conn.prepare("SELECT id, version, format, last_seq, total_rows, generation FROM view_indexes WHERE coll=? AND name=?")
+        // No registry yet: the statement does not prepare (once it exists, it stays cached:
+        // no query of sqlite_master on every load).
+        let s: Statement
+        do {
+            s = try conn.prepare("SELECT id, version, format, last_seq, total_rows, generation FROM view_indexes WHERE coll=? AND name=?")
+        } catch let e as CBLError where e.message.contains("no such table") {
+            return nil
+        }
         defer { s.reset() }
         s.bind(1, collectionID).bind(2, name)
         guard try s.step() else { return nil }

@@ -8,4 +8,8 @@
  * passed in SQLCipher's blob-literal form x'<64 hex digits>'. */
 int cblite_sqlcipher_key(sqlite3* db, const void* key, int length);
 
+/* Process-wide settings that sqlite3_config (variadic: not callable from Swift) takes:
+ * no memory-mapped files. Call once, before the first connection opens. */
+int cblite_sqlite_configure(void);
+
 #endif
