@@ -158,9 +158,7 @@ final class BlobFile {
         return done
     }
 
-    func sync() throws {
-        guard fsync(fd) == 0 else { throw CBLError.internalError("fsync failed on \(path): \(FileSystem.errnoMessage())") }
-    }
+    func sync() throws { try BlobDurability.fullSync(fd, path: path) }
 
     /// Takes an exclusive advisory lock; false when another open file holds it.
     func tryLock() -> Bool { flock(fd, LOCK_EX | LOCK_NB) == 0 }

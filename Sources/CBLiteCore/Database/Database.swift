@@ -35,9 +35,9 @@ public final class Database: @unchecked Sendable {
     /// How long this handle's writes wait for the database's lock (its open option).
     let busyTimeoutMs: Int
     private let monitor = Monitor()
-    private var closed = false
-    /// `closed`, readable without the lock: every call checks it, and reader threads
-    /// sharing a handle would otherwise contend on this handle's lock.
+    /// Whether this handle is closed: set once, under `monitor` (with the transaction
+    /// count and the activities); read without it, since every call checks it and reader
+    /// threads sharing a handle would otherwise contend on this handle's lock.
     private let closedFlag = Atomic<Bool>(false)
     /// Transaction levels begun through this handle and not yet ended.
     private var ownTransactions = 0
@@ -128,17 +128,16 @@ public final class Database: @unchecked Sendable {
     public var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
 
     public func checkOpen() throws {
-        if closedFlag.load(ordering: .acquiring) { throw CBLError.badRequest("database \"\(name)\" is closed") }
+        if isClosed { throw CBLError.badRequest("database \"\(name)\" is closed") }
     }
 
     /// Closes this handle. 406 while a transaction begun through it is open.
     public func close() throws {
         try monitor.locked {
-            if closed { throw CBLError.badRequest("database \"\(name)\" is already closed") }
+            if isClosed { throw CBLError.badRequest("database \"\(name)\" is already closed") }
             if ownTransactions > 0 {
                 throw CBLError(.notAcceptable, "cannot close \"\(name)\": a transaction is open")
             }
-            closed = true
             closedFlag.store(true, ordering: .releasing)
         }
         // Stop what runs on this handle first (outside our lock: a stop waits for its thread).
@@ -173,7 +172,7 @@ public final class Database: @unchecked Sendable {
     /// `unregisterActivity`; fails once closed.
     public func registerActivity(_ stop: @escaping () -> Void) throws -> Int {
         try monitor.locked {
-            if closed { throw CBLError.badRequest("database \"\(name)\" is closed") }
+            if isClosed { throw CBLError.badRequest("database \"\(name)\" is closed") }
             nextActivity += 1
             activities[nextActivity] = stop
             return nextActivity

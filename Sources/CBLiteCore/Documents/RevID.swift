@@ -13,22 +13,30 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public var digest: String { String(decoding: string.utf8.dropFirst(digestStart), as: UTF8.self) }
 
     public init(generation: Int, digest: String) {
-        self.generation = generation
-        var d = digest
-        if generation >= 0 {
-            string = d.withUTF8 { d in
-                String(unsafeUninitializedCapacity: d.count + 21) { out in
-                    var n = RevID.writeDigits(generation, into: out)
-                    out[n] = UInt8(ascii: "-")
-                    n += 1
-                    for b in d { out[n] = b; n += 1 }
-                    return n
-                }
-            }
-        } else {
-            string = "\(generation)-\(digest)"
+        guard generation >= 0 else {
+            self.init(generation: generation, string: "\(generation)-\(digest)", digestStart: "\(generation)-".utf8.count)
+            return
         }
-        digestStart = string.utf8.count - digest.utf8.count
+        var d = digest
+        self = d.withUTF8 { d in
+            RevID.compose(generation: generation, digestCount: d.count) { out in
+                for (i, b) in d.enumerated() { out[i] = b }
+            }
+        }
+    }
+
+    /// Makes "<generation>-<digest>" in one buffer: the digits, '-', then `writeDigest`
+    /// fills the last `digestCount` bytes.
+    private static func compose(generation: Int, digestCount: Int,
+                                _ writeDigest: (UnsafeMutableBufferPointer<UInt8>) -> Void) -> RevID {
+        let prefix = DecimalText.count(UInt64(generation)) + 1
+        let string = String(unsafeUninitializedCapacity: prefix + digestCount) { out in
+            DecimalText.write(UInt64(generation), into: out)
+            out[prefix - 1] = UInt8(ascii: "-")
+            writeDigest(UnsafeMutableBufferPointer(rebasing: out[prefix..<(prefix + digestCount)]))
+            return prefix + digestCount
+        }
+        return RevID(generation: generation, string: string, digestStart: prefix)
     }
 
     /// Parses "<gen>-<digest>": gen a positive decimal, digest 1–128 printable ASCII
@@ -63,7 +71,7 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
             self.init(generation: gen, digest: digest)
         } else {
             // As given, no copy; no leading zeros, so the digest starts after gen's digits and '-'.
-            self.init(generation: gen, string: string, digestStart: RevID.digitCount(gen) + 1)
+            self.init(generation: gen, string: string, digestStart: DecimalText.count(UInt64(gen)) + 1)
 
         }
     }
@@ -77,26 +85,6 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
     func appendUTF8(to out: inout [UInt8]) {
         var s = string
         s.withUTF8 { out.append(contentsOf: $0) }
-    }
-
-    private static func digitCount(_ value: Int) -> Int {
-        var digits = 1, g = value
-        while g >= 10 { g /= 10; digits += 1 }
-        return digits
-    }
-
-    /// Writes the decimal digits of `value` (>= 0) at the start of `out`; returns how many.
-    private static func writeDigits(_ value: Int, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
-        var divisor = 1
-        while value / divisor >= 10 { divisor *= 10 }
-        var n = 0, g = value
-        while divisor > 0 {
-            out[n] = UInt8(truncatingIfNeeded: 0x30 + g / divisor)
-            g %= divisor
-            divisor /= 10
-            n += 1
-        }
-        return n
     }
 
     public static func < (a: RevID, b: RevID) -> Bool {
@@ -125,15 +113,9 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
                           UnsafeRawBufferPointer(rebasing: raw[(parentCount + 1)..<(parentCount + 2)]),
                           body, into: digest)
             }
-            var digestStart = 0
-            let string = String(unsafeUninitializedCapacity: 21 + 2 * SHA1.byteCount) { out in
-                var n = RevID.writeDigits(generation, into: out)
-                out[n] = UInt8(ascii: "-")
-                n += 1
-                digestStart = n
-                return n + Hex.write(UnsafeBufferPointer(digest), into: UnsafeMutableBufferPointer(rebasing: out[n...]))
+            return RevID.compose(generation: generation, digestCount: 2 * SHA1.byteCount) {
+                _ = Hex.write(UnsafeBufferPointer(digest), into: $0)
             }
-            return RevID(generation: generation, string: string, digestStart: digestStart)
         }
     }
 

@@ -223,6 +223,8 @@ public struct JSONCanonicalizer {
     /// At a string literal without escapes: validates it, moves past it and returns its
     /// content's range in `input` (the quotes are just outside it). nil, not moved, when the
     /// literal has escapes (`escapedStringIntoKeys` decodes those).
+    /// (A byte loop, not JSONWriter.escapeFreePrefix's 8-byte scan: keys and values of
+    /// bodies are short, and that scan plus a separate UTF-8 check measured +4% on inserts.)
     private mutating func plainString() throws -> Range<Int>? {
         let start = pos + 1
         var i = start

@@ -75,16 +75,9 @@ public struct JSONWriter {
     /// Appends an integer's decimal digits, with no String made on the way (the changes
     /// feed writes one per entry).
     public mutating func appendInt(_ value: Int64) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buf in
-            var n = 20
-            var m = value.magnitude
-            repeat {
-                n -= 1
-                buf[n] = UInt8(truncatingIfNeeded: 0x30 + m % 10)
-                m /= 10
-            } while m > 0
-            if value < 0 { bytes.append(UInt8(ascii: "-")) }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[n..<20]))
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[0..<DecimalText.write(value.magnitude, into: buf)]))
         }
     }
 

@@ -92,6 +92,9 @@ public final class Store: @unchecked Sendable {
     /// True when the calling thread holds the write lock (is inside a transaction).
     var ownedByCurrentThread: Bool { monitor.locked { owner == ThreadID.current } }
 
+    /// The calling thread's open transaction (nil when it has none, or the database is closed).
+    var currentTransaction: TransactionState? { ownedByCurrentThread ? txn : nil }
+
     private func acquire(timeoutMs: Int) throws {
         let me = ThreadID.current
         let started = MonotonicTime.now()
