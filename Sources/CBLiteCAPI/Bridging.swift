@@ -86,6 +86,11 @@ func jsonCall(_ out: OutString?, _ err: ErrorOut?, _ name: String, _ body: () th
     outCall(out, name, empty: nil, err) { cString(try body()) }
 }
 
+/// The same for a text the engine rendered straight into a malloc'ed string.
+func textCall(_ out: OutString?, _ err: ErrorOut?, _ name: String, _ body: () throws -> MallocedText) -> cbl_status {
+    outCall(out, name, empty: nil, err) { try body().pointer }
+}
+
 /// A call that returns a new handle: *out is NULL on failure.
 func handleCall(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ name: String, _ err: ErrorOut?,
                 _ make: () throws -> AnyObject) -> cbl_status {

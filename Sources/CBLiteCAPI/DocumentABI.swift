@@ -4,8 +4,8 @@ import Glibc
 
 @c @implementation public func cbl_doc_get(_ coll: OpaquePointer?, _ docID: UnsafePointer<CChar>?, _ flags: UInt32, _ out: OutString?,
                                            _ err: ErrorOut?) -> cbl_status {
-    jsonCall(out, err, "out_json") {
-        try collection(coll).get(docID: try string(docID, "doc_id"), options: Collection.GetOptions(rawValue: flags))
+    textCall(out, err, "out_json") {
+        try collection(coll).getText(docID: try string(docID, "doc_id"), options: Collection.GetOptions(rawValue: flags))
     }
 }
 

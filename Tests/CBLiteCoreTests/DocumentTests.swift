@@ -231,6 +231,58 @@ final class DocumentTests: CBLCollectionTestCase {
         assertStatus(.notFound, try coll.get(docID: "other", options: [.revisions]))
     }
 
+    /// A plain read renders straight into storage of its computed size; it must give the
+    /// bytes the general writer gives, for IDs that need escaping too, and both outputs
+    /// (array and malloc'ed C string) must agree.
+    func testRenderedDocumentMatchesTheGeneralWriter() throws {
+        let ids = ["d", "doc-000042", "quote\"d", "back\\slash", "tab\tid", "caf\u{e9}", "emoji\u{1F600}", String(repeating: "x", count: 300)]
+        let bodies: [[UInt8]?] = [nil, Array("{}".utf8), Array(#"{"a":1}"#.utf8), Array(#"{"a":"\u0000","b":[1,{"c":null}]}"#.utf8)]
+        let extrasCases: [[(String, JSONValue)]] = [[], [("_local_seq", .int(7))]]
+        for id in ids {
+            for rev in ["1-abc", "12-0123456789abcdef0123456789abcdef01234567"] {
+                for deleted in [false, true] {
+                    for body in bodies {
+                        for extras in extrasCases {
+                            var w = JSONWriter()
+                            var idCopy = id, revCopy = rev
+                            idCopy.withUTF8 { i in revCopy.withUTF8 { r in
+                                body.withUnsafeBufferPointerIfAny { b in
+                                    DocumentJSON.write(into: &w, docID: i, rev: r, deleted: deleted, body: b, extras: extras)
+                                }
+                            } }
+                            let rendered = revCopy.withUTF8 { r in
+                                body.withUnsafeBufferPointerIfAny { b in
+                                    (DocumentJSON.render(as: [UInt8].self, docID: id, rev: r, deleted: deleted, body: b, extras: extras),
+                                     DocumentJSON.render(as: MallocedText.self, docID: id, rev: r, deleted: deleted, body: b, extras: extras))
+                                }
+                            }
+                            let what = "id \(id.debugDescription) rev \(rev) deleted \(deleted) body \(body.map { String(decoding: $0, as: UTF8.self) } ?? "nil") extras \(extras.count)"
+                            XCTAssertEqual(rendered.0, w.bytes, what)
+                            let c = rendered.1
+                            defer { free(c.pointer) }
+                            XCTAssertEqual(c.count, w.bytes.count, what)
+                            XCTAssertEqual(Array(UnsafeRawBufferPointer(start: c.pointer, count: c.count)), w.bytes, what)
+                            XCTAssertEqual(c.pointer[c.count], 0, "NUL-terminated: \(what)")
+                            XCTAssertNoThrow(try JSONParser.parse(String(decoding: w.bytes, as: UTF8.self)), what)
+                        }
+                    }
+                }
+            }
+        }
+        // And through the collection: the stored document read back by both entry points.
+        for id in ids where !id.contains("\t") {     // control characters are not allowed in stored IDs
+            let r = try coll.put(docID: id, json: #"{"k":"v","n":[1,2]}"#, parent: nil)
+            let bytes = try coll.get(docID: id)
+            let text = try coll.getText(docID: id)
+            defer { free(text.pointer) }
+            XCTAssertEqual(Array(UnsafeRawBufferPointer(start: text.pointer, count: text.count)), bytes)
+            let parsed = try JSONParser.parseObject(String(decoding: bytes, as: UTF8.self), what: "doc")
+            XCTAssertEqual(parsed["_id"], .string(id))
+            XCTAssertEqual(parsed["_rev"], .string(r.revID))
+            XCTAssertEqual(parsed["n"], .array([.int(1), .int(2)]))
+        }
+    }
+
     func testGetSpecificRevision() throws {
         let r1 = try coll.put(docID: "d", json: #"{"v":1}"#, parent: nil)
         let r2 = try coll.put(docID: "d", json: #"{"v":2}"#, parent: r1.revID)
@@ -685,5 +737,14 @@ final class DocumentTests: CBLCollectionTestCase {
         XCTAssertEqual(rec.events.map(\.revID), [winner], "the change reports the current revision")
         XCTAssertEqual(rec.events.map(\.deleted), [false])
         assertSound(db)
+    }
+}
+
+private extension Optional where Wrapped == [UInt8] {
+    func withUnsafeBufferPointerIfAny<T>(_ body: (UnsafeBufferPointer<UInt8>?) -> T) -> T {
+        switch self {
+        case .none: return body(nil)
+        case .some(let a): return a.withUnsafeBufferPointer { body($0) }
+        }
     }
 }

@@ -746,6 +746,17 @@ static void test_documents_basic(void) {
     CHECK_OUT(cbl_doc_get_revision(c, "nodoc", rev1, 0, &J, &E), CBL_NOT_FOUND, 1);
     CHECK_OUT(cbl_doc_get_revision(c, "doc", "garbage", 0, &J, &E), CBL_BAD_REQUEST, 1);
     CHECK_OUT(cbl_doc_get(c, "missing", 0, &J, &E), CBL_NOT_FOUND, 1);
+    /* the exact text of a read: metadata first, then the body's members; an ID that needs
+     * escaping is escaped; an empty body gives only the metadata */
+    {
+        char want[256];
+        CHECK_ST(put(c, "exact", "{\"b\":[1,2],\"a\":\"x\"}", NULL, rev1, sizeof rev1), CBL_OK);
+        snprintf(want, sizeof want, "{\"_id\":\"exact\",\"_rev\":\"%s\",\"a\":\"x\",\"b\":[1,2]}", rev1);
+        CHECK_OUT(cbl_doc_get(c, "exact", 0, &J, &E), CBL_OK, strcmp(J, want) == 0);
+        CHECK_ST(put(c, "q\"uote\\d", "{}", NULL, rev1, sizeof rev1), CBL_OK);
+        snprintf(want, sizeof want, "{\"_id\":\"q\\\"uote\\\\d\",\"_rev\":\"%s\"}", rev1);
+        CHECK_OUT(cbl_doc_get(c, "q\"uote\\d", 0, &J, &E), CBL_OK, strcmp(J, want) == 0);
+    }
     /* delete: 404 afterwards unless CBL_GET_DELETED */
     char tomb[128];
     CHECK_OUT(cbl_doc_delete(c, "doc", rev2, &J, &E), CBL_CONFLICT, 1); /* parent not current */

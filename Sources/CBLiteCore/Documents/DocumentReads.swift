@@ -12,6 +12,16 @@ extension Collection {
 
     /// The current revision as JSON with its metadata.
     public func get(docID: String, options: GetOptions = []) throws -> [UInt8] {
+        try get(docID: docID, options: options, as: [UInt8].self)
+    }
+
+    /// The same as a malloc'ed C string that the caller owns (the C ABI's cbl_doc_get: the
+    /// document is rendered straight into it).
+    public func getText(docID: String, options: GetOptions = []) throws -> MallocedText {
+        try get(docID: docID, options: options, as: MallocedText.self)
+    }
+
+    private func get<Out: TextOutput>(docID: String, options: GetOptions, as: Out.Type) throws -> Out {
         try check()
         try DocumentBody.validateDocID(docID)
         return try mapMissingTable {
@@ -22,14 +32,15 @@ extension Collection {
                         if deleted && !options.contains(.deleted) { throw CBLError.notFound("document \"\(docID)\" is deleted") }
                         let extras: [(String, JSONValue)] = options.contains(.localSeq) ? [("_local_seq", .int(s.int(0)))] : []
                         let rev = s.borrowedNonEmpty(2) ?? UnsafeBufferPointer(start: nil, count: 0)
-                        return DocumentJSON.render(docID: docID, rev: rev, deleted: deleted, body: s.borrowedBytes(3), extras: extras)
+                        return DocumentJSON.render(as: Out.self, docID: docID, rev: rev, deleted: deleted, body: s.borrowedBytes(3),
+                                                   extras: extras)
                     }
                     guard let json else { throw CBLError.notFound("document \"\(docID)\" does not exist") }
                     return json
                 }
                 let row = try loadLive(conn, docID: docID, includeDeleted: options.contains(.deleted))
                 let (tree, current) = try row.tree()
-                return row.json(extras: extras(tree: tree, index: current, row: row, options: options))
+                return .copying(row.json(extras: extras(tree: tree, index: current, row: row, options: options)))
             }
         }
     }

@@ -48,10 +48,7 @@ struct DocumentStore {
     /// The current revision without the tree (a plain read): `read` gets the statement
     /// positioned on columns 0 sequence, 1 flags, 2 revid, 3 body. nil when absent.
     func current<T>(_ conn: Connection, docID: String, _ read: (Statement) throws -> T) throws -> T? {
-        let s = try conn.prepare(sql.current)
-        defer { s.reset() }
-        s.bind(1, docID)
-        return try s.step() ? try read(s) : nil
+        try conn.prepare(sql.current).withBoundText(1, docID) { s in try s.step() ? try read(s) : nil }
     }
 
     /// Sequence, flags and current revision, or nil when absent.

@@ -80,6 +80,22 @@ public final class Statement {
         _ = try step()
     }
 
+    /// Runs `body` with `text` bound at `index` without SQLite copying it, then resets the
+    /// statement, so the binding never outlives the string's bytes. For lookups by a
+    /// string key: the copy cost a read ~150 instructions (callgrind).
+    public func withBoundText<T>(_ index: Int32, _ text: String, _ body: (Statement) throws -> T) rethrows -> T {
+        var t = text
+        return try t.withUTF8 { u in
+            defer { reset() }
+            if let p = u.baseAddress {
+                sqlite3_bind_text(handle, index, UnsafeRawPointer(p).assumingMemoryBound(to: CChar.self), Int32(u.count), nil)
+            } else {
+                bind(index, "")     // an empty string may have no storage to point at
+            }
+            return try body(self)
+        }
+    }
+
     public func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
