@@ -107,6 +107,40 @@ final class ConcurrencyTests: CBLTestCase {
         assertSound(db)
     }
 
+    /// Readers take a connection from the idle slot or the pool and give it back; a close
+    /// racing with them must leave no connection open (the WAL is removed only when the
+    /// last one closes), and reads after it fail with 400.
+    func testCloseDuringReadsLeavesNoConnectionOpen() throws {
+        for round in 0..<5 {
+            let db = try open("race\(round)")
+            let c = try db.defaultCollection()
+            for i in 0..<20 { _ = try c.put(docID: "d\(i)", json: #"{"i":\#(i)}"#, parent: nil) }
+            let path = db.store.filePath
+            let errors = Locked<[String]>([])
+            let closedSeen = Locked(0)
+            runOnThreads(4) { t in
+                for n in 0..<300 {
+                    if t == 0 && n == 100 + round * 20 {
+                        do { try db.close() } catch { errors.with { $0.append("close: \(error)") } }
+                    }
+                    do {
+                        _ = try c.get(docID: "d\((n + t) % 20)")
+                    } catch let e as CBLError where e.status == .badRequest {
+                        closedSeen.with { $0 += 1 }
+                    } catch {
+                        errors.with { $0.append("read: \(error)") }
+                    }
+                }
+            }
+            XCTAssertEqual(errors.get(), [])
+            XCTAssertGreaterThan(closedSeen.get(), 0, "reads after close fail with 400")
+            XCTAssertThrowsError(try c.get(docID: "d0"))
+            for suffix in ["-wal", "-shm"] {
+                XCTAssertFalse(FileManager.default.fileExists(atPath: path + suffix), "round \(round): \(suffix) left: a connection is still open")
+            }
+        }
+    }
+
     func testTransactionsOnSeveralThreadsSerialize() throws {
         let db = try open()
         let c = try db.defaultCollection()

@@ -23,9 +23,14 @@ public final class Store: @unchecked Sendable {
     private(set) var key: EncryptionKey?
     private let monitor = Monitor()         // guards the fields below
     private var owner: ThreadID?
+    /// `owner`'s pthread_t (0: none), set with it under the lock and read without it: only
+    /// the owning thread ever finds its own ID there, so "is it me" needs no lock.
+    private let ownerThread = Atomic<UInt>(0)
     private var depth = 0
     private var readers: [Connection] = []
-    private var closed = false
+    private let idleReader = IdleReader()
+    /// Set under the lock; read without it by every read.
+    private let closed = Atomic<Bool>(false)
     private(set) var txn: TransactionState?
 
     /// Collection IDs deleted in this process: handles to them fail with 404.
@@ -90,7 +95,7 @@ public final class Store: @unchecked Sendable {
     // MARK: write lock and transactions
 
     /// True when the calling thread holds the write lock (is inside a transaction).
-    var ownedByCurrentThread: Bool { monitor.locked { owner == ThreadID.current } }
+    var ownedByCurrentThread: Bool { ownerThread.load(ordering: .relaxed) == ThreadID.current.raw }
 
     /// The calling thread's open transaction (nil when it has none, or the database is closed).
     var currentTransaction: TransactionState? { ownedByCurrentThread ? txn : nil }
@@ -100,7 +105,7 @@ public final class Store: @unchecked Sendable {
         let started = MonotonicTime.now()
         let deadline = started.adding(milliseconds: timeoutMs)
         let waited: Bool = try monitor.locked {
-            if closed { throw CBLError.badRequest("database is closed") }
+            if closed.load(ordering: .relaxed) { throw CBLError.badRequest("database is closed") }
             var waited = false
             while let o = owner, o != me {
                 waited = true
@@ -108,9 +113,10 @@ public final class Store: @unchecked Sendable {
                     Loggers.storage.info("gave up waiting \(timeoutMs) ms for the write lock of \(filePath): another thread holds a transaction open")
                     throw CBLError(.busy, "database is busy: another thread holds a transaction open longer than \(timeoutMs) ms")
                 }
-                if closed { throw CBLError.badRequest("database is closed") }
+                if closed.load(ordering: .relaxed) { throw CBLError.badRequest("database is closed") }
             }
             owner = me
+            ownerThread.store(me.raw, ordering: .relaxed)
             depth += 1
             return waited
         }
@@ -124,6 +130,7 @@ public final class Store: @unchecked Sendable {
     private func releaseAll() {
         monitor.locked {
             owner = nil
+            ownerThread.store(0, ordering: .relaxed)
             depth = 0
             monitor.broadcast()
         }
@@ -236,26 +243,25 @@ public final class Store: @unchecked Sendable {
         return r
     }
 
-    private enum ReaderPick { case writer, reader(Connection), new }
-
     /// Runs `body` on a connection that sees the latest committed state, or the calling
     /// thread's own uncommitted writes when it is inside a transaction.
     func read<T>(_ body: (Connection) throws -> T) throws -> T {
-        // One lock for both questions: is this thread the writer, and which reader is free.
-        let pick: ReaderPick = try monitor.locked {
-            if owner == ThreadID.current { return .writer }
-            if closed { throw CBLError.badRequest("database is closed") }
-            return readers.popLast().map { .reader($0) } ?? .new
-        }
-        let conn: Connection
-        switch pick {
-        case .writer: return try body(writer)
-        case .reader(let c): conn = c
-        case .new: conn = try Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key,
-                                         readOnly: readOnly, immutable: immutable)
-        }
-        defer { monitor.locked { if !closed { readers.append(conn) } } }
+        if ownedByCurrentThread { return try body(writer) }
+        if closed.load(ordering: .acquiring) { throw CBLError.badRequest("database is closed") }
+        let conn = try idleReader.take() ?? monitor.locked({ readers.popLast() })
+            ?? Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key, readOnly: readOnly, immutable: immutable)
+        defer { giveBack(conn) }
         return try body(conn)
+    }
+
+    /// Returns a reader to the idle slot or the pool; after close, drops it.
+    private func giveBack(_ conn: Connection) {
+        if idleReader.offer(conn) {
+            // close() may have drained the slot just before: look again, drop it if so.
+            if closed.load(ordering: .acquiring) { idleReader.drain() }
+            return
+        }
+        monitor.locked { if !closed.load(ordering: .relaxed) { readers.append(conn) } }
     }
 
     /// Runs `body` on the writer connection outside any transaction (VACUUM, checks).
@@ -271,7 +277,7 @@ public final class Store: @unchecked Sendable {
     /// Without a thread or a connection to give, listeners see only this process's changes.
     func watchOtherProcesses() {
         monitor.locked {
-            guard watcher == nil, !closed else { return }
+            guard watcher == nil, !closed.load(ordering: .relaxed) else { return }
             do { watcher = try ExternalChangeWatcher(store: self) } catch {
                 Loggers.changes.warning("cannot watch for other processes' commits to \(filePath): \(error)")
             }
@@ -284,11 +290,12 @@ public final class Store: @unchecked Sendable {
         let watching: ExternalChangeWatcher? = monitor.locked { defer { watcher = nil }; return watcher }
         watching?.stop()
         let writerToClose: Connection? = monitor.locked {
-            closed = true
+            closed.store(true, ordering: .releasing)
             readers.removeAll()
             monitor.broadcast()
             return owner == nil ? writer : nil     // an open transaction keeps it until deinit
         }
+        idleReader.drain()
         writerToClose?.close()                    // releases the file (WAL checkpoint) now
     }
 
@@ -322,6 +329,7 @@ public final class Store: @unchecked Sendable {
             }
             // Swap files with no connection open on the old one.
             monitor.locked { readers.removeAll() }
+            idleReader.drain()
             writer = try Connection(path: ":memory:", create: true, busyTimeoutMs: 0)
             do {
                 for suffix in ["-wal", "-shm"] { try? FileSystem.remove(filePath + suffix) }
