@@ -357,9 +357,12 @@ int bench_mkdirs(const char* path) {
 
 /* ---- phases -------------------------------------------------------------------------- */
 
+static void print_smaps(const char* phase);
+
 void bench_side_init(bench_side* s, const char* side) {
     s->side = side;
     s->start_rss_kib = bench_rss_kib();
+    print_smaps("start");
     s->phase = -1;
     s->t0 = 0;
     s->max_peak_kib = 0;
@@ -378,9 +381,53 @@ void bench_phase_begin(bench_side* s, int phase) {
 #else
     (void)callgrind_dumps;
 #endif
+    if (s->phase < 0 && phase == 0) print_smaps("before-first-phase");
     bench_rss_reset_peak();
     s->phase = phase;
     s->t0 = bench_now_ms();
+}
+
+/* BENCH_SMAPS=N: after each phase, the N mappings with the most resident memory
+ * (/proc/self/smaps), to see what a phase's peak is made of: heap, page caches, or
+ * library code and data paged in by first use. */
+static void print_smaps(const char* phase) {
+    const char* env = getenv("BENCH_SMAPS");
+    int top = env ? atoi(env) : 0;
+    if (top <= 0) return;
+    enum { MAX = 64 };
+    struct { long rss; char name[160]; } best[MAX];
+    int n = 0;
+    if (top > MAX) top = MAX;
+    FILE* f = fopen("/proc/self/smaps", "r");
+    if (!f) return;
+    char line[512], name[160] = "";
+    long total = 0, anon = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char path[400] = "";
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %399s", &lo, &hi, path) >= 2 && strchr(line, '-') < strchr(line, ' ')) {
+            const char* base = strrchr(path, '/');
+            snprintf(name, sizeof name, "%s", path[0] ? (base ? base + 1 : path) : "[anon]");
+            continue;
+        }
+        long kib;
+        if (sscanf(line, "Rss: %ld kB", &kib) == 1 && kib > 0) {
+            total += kib;
+            if (!strcmp(name, "[anon]") || !strcmp(name, "[heap]")) anon += kib;
+            int i = 0;
+            while (i < n && strcmp(best[i].name, name) != 0) i++;
+            if (i == n && n < MAX) { best[n].rss = 0; snprintf(best[n].name, sizeof best[n].name, "%s", name); n++; }
+            if (i < n) best[i].rss += kib;
+        }
+    }
+    fclose(f);
+    for (int i = 0; i < n; i++)       /* largest first */
+        for (int j = i + 1; j < n; j++)
+            if (best[j].rss > best[i].rss) { long r = best[i].rss; char t[160]; memcpy(t, best[i].name, sizeof t);
+                best[i] = best[j]; best[j].rss = r; memcpy(best[j].name, t, sizeof t); }
+    printf("smaps %s total %ld KiB, anonymous and heap %ld KiB:", phase, total, anon);
+    for (int i = 0; i < n && i < top; i++) printf(" %s %ld;", best[i].name, best[i].rss);
+    printf("\n");
 }
 
 void bench_phase_end(bench_side* s, long count) {
@@ -395,6 +442,7 @@ void bench_phase_end(bench_side* s, long count) {
     long peak = bench_rss_peak_kib() - s->start_rss_kib;
     if (peak > s->max_peak_kib) s->max_peak_kib = peak;
     printf("phase %s %.3f %ld %ld\n", bench_phase_names[s->phase], ms, count, peak < 0 ? 0 : peak);
+    print_smaps(bench_phase_names[s->phase]);
     fflush(stdout);
     s->phase = -1;
 }
