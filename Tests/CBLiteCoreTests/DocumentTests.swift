@@ -283,6 +283,27 @@ final class DocumentTests: CBLCollectionTestCase {
         }
     }
 
+    /// Tombstones kept (CouchDB's doc_del_count): counted after a delete, inside a
+    /// transaction with its own changes, and no longer once purged.
+    func testDeletedCount() throws {
+        XCTAssertEqual(try coll.deletedCount, 0)
+        let a = try coll.put(docID: "a", json: "{}", parent: nil)
+        _ = try coll.put(docID: "b", json: "{}", parent: nil)
+        let tomb = try coll.delete(docID: "a", parent: a.revID)
+        XCTAssertEqual(try coll.deletedCount, 1)
+        XCTAssertEqual(try coll.count, 1)
+        try db.begin()
+        _ = try coll.delete(docID: "b", parent: nil)
+        XCTAssertEqual(try coll.deletedCount, 2, "the transaction's own delete")
+        try db.abort()
+        XCTAssertEqual(try coll.deletedCount, 1)
+        _ = try coll.purge(docID: "a", revs: [tomb])
+        XCTAssertEqual(try coll.deletedCount, 0)
+        _ = try coll.put(docID: "a", json: "{}", parent: nil)    // re-created after the purge: live
+        XCTAssertEqual(try coll.deletedCount, 0)
+        XCTAssertEqual(try coll.count, 2)
+    }
+
     func testGetSpecificRevision() throws {
         let r1 = try coll.put(docID: "d", json: #"{"v":1}"#, parent: nil)
         let r2 = try coll.put(docID: "d", json: #"{"v":2}"#, parent: r1.revID)

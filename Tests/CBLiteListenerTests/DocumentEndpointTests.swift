@@ -38,6 +38,10 @@ final class DocumentEndpointTests: ListenerTestCase {
         let after = try c.request("GET", "/db/doc1")
         XCTAssertEqual(after.status, 404)
         XCTAssertEqual(after.object["reason"], .string("deleted"))
+        // The database's counts: doc1 is a tombstone, the posted document lives.
+        let info = try c.request("GET", "/db").object
+        XCTAssertEqual(info["doc_count"], .int(1))
+        XCTAssertEqual(info["doc_del_count"], .int(1))
         let missing = try c.request("GET", "/db/nothing")
         XCTAssertEqual(missing.status, 404)
         XCTAssertEqual(missing.object["reason"], .string("missing"))

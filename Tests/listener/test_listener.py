@@ -23,7 +23,17 @@ def test_welcome_headers_and_database_lifecycle(serve):
     status, err = s.json("PUT", "/db")
     assert (status, err["error"]) == (412, "file_exists")
     status, info = s.json("GET", "/db")
-    assert status == 200 and info["db_name"] == "db" and info["doc_count"] == 0
+    assert status == 200 and info["db_name"] == "db" and info["doc_count"] == 0 and info["doc_del_count"] == 0
+    rev = s.json("PUT", "/db/gone", {"x": 1})[1]["rev"]
+    assert s.json("PUT", "/db/kept", {"x": 2})[0] == 201
+    status, r = s.json("DELETE", "/db/gone?rev=" + rev)
+    assert status == 200
+    status, info = s.json("GET", "/db")
+    assert (info["doc_count"], info["doc_del_count"]) == (1, 1)
+    assert s.json("DELETE", "/db/kept?rev=" + s.json("GET", "/db/kept")[1]["_rev"])[0] == 200
+    assert s.json("POST", "/db/_purge", {"gone": [r["rev"]]})[0] == 201     # a purged tombstone is not counted
+    status, info = s.json("GET", "/db")
+    assert (info["doc_count"], info["doc_del_count"]) == (0, 1)
     assert s.json("GET", "/_all_dbs") == (200, ["db"])
     assert s.json("GET", "/nope")[0] == 404
 

@@ -27,6 +27,26 @@ public final class Collection: @unchecked Sendable {
         get throws { try check(); return try store.collectionMeta(id).docCount }
     }
 
+    /// Deleted documents whose tombstones are kept (CouchDB's doc_del_count): the stored
+    /// documents less the live ones, both from one snapshot (inside the calling thread's
+    /// transaction, with its changes). The live count is kept as documents change; this
+    /// one counts the table, so its cost grows with the collection.
+    public var deletedCount: Int64 {
+        get throws {
+            try check()
+            return try mapMissingTable {
+                if store.ownedByCurrentThread {
+                    return try store.read { try docStore.storedCount($0) } - store.collectionMeta(id).docCount
+                }
+                return try store.read { conn in
+                    try conn.exec("BEGIN")          // one snapshot for both counts
+                    defer { try? conn.exec("COMMIT") }
+                    return try docStore.storedCount(conn) - CollectionMeta.load(id, conn).docCount
+                }
+            }
+        }
+    }
+
     public var lastSequence: Int64 {
         get throws { try check(); return try store.collectionMeta(id).lastSeq }
     }

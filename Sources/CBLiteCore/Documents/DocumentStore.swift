@@ -192,6 +192,12 @@ struct DocumentStore {
 
     // MARK: whole-table scans (maintenance)
 
+    /// Every stored document: live ones and tombstones (purged ones are gone). SQLite
+    /// counts the entries of the smallest index (docid's), so the cost grows with the table.
+    func storedCount(_ conn: Connection) throws -> Int64 {
+        try conn.queryInt("SELECT count(*) FROM \(table)") ?? 0
+    }
+
     /// Which rows a maintenance scan visits.
     enum Rows { case all, withTrees, withAttachments }
 

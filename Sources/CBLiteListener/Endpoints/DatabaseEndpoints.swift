@@ -33,7 +33,7 @@ extension Router {
         return JSONObject([
             ("db_name", .string(name)),
             ("doc_count", .int(try coll.count)),
-            ("doc_del_count", .int(0)),
+            ("doc_del_count", .int(try coll.deletedCount)),
             ("update_seq", .int(try coll.lastSequence)),
             ("purge_seq", .int(0)),
             ("instance_start_time", .string(String(db.instanceStartTime))),
