@@ -309,8 +309,8 @@ CBL_WARN_UNUSED cbl_status cbl_db_delete_named(const char* name, const char* dir
 /* Sets *out_exists to 1 when the database `name` exists in `dir` (NULL = default), else
  * 0 — also when `dir` does not exist. It looks for the database's file and opens
  * nothing, so an encrypted database counts without its key. Thread-safe.
- * Errors: 400 (name NULL or not a valid database name, dir NULL and no default
- * directory, NULL out_exists). */
+ * Errors: 400 (name NULL or not a valid database name, dir empty, dir NULL and no
+ * default directory, NULL out_exists). */
 CBL_WARN_UNUSED cbl_status cbl_db_exists_v2(const char* name, const char* dir, int* out_exists,
                             cbl_error* err);
 
@@ -320,8 +320,8 @@ CBL_WARN_UNUSED cbl_status cbl_db_exists_v2(const char* name, const char* dir, i
 CBL_WARN_UNUSED int cbl_db_exists(const char* name, const char* dir);
 
 /* The names of the databases in `dir` (NULL = default), as a sorted JSON array of
- * strings ("[]" when `dir` does not exist). Caller frees. Errors: 400 (no default
- * directory), 500 (dir cannot be read). */
+ * strings ("[]" when `dir` does not exist). Caller frees. Errors: 400 (dir empty; dir
+ * NULL and no default directory), 500 (dir cannot be read). */
 CBL_WARN_UNUSED cbl_status cbl_db_list(const char* dir, char** out_json, cbl_error* err);
 
 /* Installs a prebuilt database: copies the bundle folder `source_path` (a

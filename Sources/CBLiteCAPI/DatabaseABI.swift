@@ -37,20 +37,14 @@ import CCBLite
 @c @implementation public func cbl_db_exists_v2(_ name: UnsafePointer<CChar>?, _ dir: UnsafePointer<CChar>?,
                                                 _ out: UnsafeMutablePointer<Int32>?, _ err: ErrorOut?) -> cbl_status {
     outCall(out, "out_exists", empty: 0, err) {
-        let n = try string(name, "name")
-        let d = try optionalString(dir, "dir") ?? DatabaseName.defaultDirectory()
-        try DatabaseName.validate(n)
-        return Database.exists(name: n, directory: d) ? 1 : 0
+        try Database.exists(name: try string(name, "name"), directory: try optionalString(dir, "dir")) ? 1 : 0
     }
 }
 
 /// Deprecated form of cbl_db_exists_v2: every error reads as "does not exist".
 @c @implementation public func cbl_db_exists(_ name: UnsafePointer<CChar>?, _ dir: UnsafePointer<CChar>?) -> Int32 {
-    do {
-        return Database.exists(name: try string(name, "name"), directory: try optionalString(dir, "dir")) ? 1 : 0
-    } catch {
-        return 0
-    }
+    let exists = try? Database.exists(name: string(name, "name"), directory: optionalString(dir, "dir"))
+    return exists == true ? 1 : 0
 }
 
 @c @implementation public func cbl_db_list(_ dir: UnsafePointer<CChar>?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {

@@ -11,9 +11,21 @@ final class DatabaseTests: CBLTestCase {
                      "../x", ".x", String(repeating: "a", count: 240)] {
             assertStatus(.badRequest, try DatabaseName.validate(name), name.debugDescription)
             assertStatus(.badRequest, try Database.open(name: name, directory: dir), name.debugDescription)
-            XCTAssertFalse(Database.exists(name: name, directory: dir))
+            assertStatus(.badRequest, try Database.exists(name: name, directory: dir), name.debugDescription)
         }
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir), [], "nothing created for bad names")
+    }
+
+    /// An empty directory is 400 for every call that takes one (it would put the files
+    /// at the root of the file system); a missing one is "no databases".
+    func testEmptyAndMissingDirectories() throws {
+        assertStatus(.badRequest, try Database.open(name: "db", directory: ""))
+        assertStatus(.badRequest, try Database.exists(name: "db", directory: ""))
+        assertStatus(.badRequest, try Database.list(directory: ""))
+        assertStatus(.badRequest, try Database.delete(name: "db", directory: ""))
+        XCTAssertFalse(try Database.exists(name: "db", directory: dir + "/missing"))
+        XCTAssertEqual(try Database.list(directory: dir + "/missing"), [])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/missing"), "asking creates nothing")
     }
 
     func testSlashInNameStaysInsideTheDirectory() throws {
@@ -23,7 +35,7 @@ final class DatabaseTests: CBLTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: dir + "/a:b.cblite2/db.sqlite3"))
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/a"), "no subdirectory made from the name")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir), ["a:b.cblite2"])
-        XCTAssertTrue(Database.exists(name: "a/b", directory: dir))
+        XCTAssertTrue(try Database.exists(name: "a/b", directory: dir))
         XCTAssertEqual(try Database.list(directory: dir), ["a/b"])
         // Several slashes stay in `dir` too.
         let deep = try open("x/y/z")
@@ -34,14 +46,14 @@ final class DatabaseTests: CBLTestCase {
 
     func testOpenCreatesOrRefuses() throws {
         assertStatus(.notFound, try Database.open(name: "absent", directory: dir, options: OpenOptions(json: #"{"create":false}"#)))
-        XCTAssertFalse(Database.exists(name: "absent", directory: dir))
+        XCTAssertFalse(try Database.exists(name: "absent", directory: dir))
         XCTAssertEqual(try Database.list(directory: dir), [])
 
         let db = try open("made")
         let c = try db.defaultCollection()
         _ = try c.put(docID: "d", json: #"{"v":1}"#, parent: nil)
         try db.close()
-        XCTAssertTrue(Database.exists(name: "made", directory: dir))
+        XCTAssertTrue(try Database.exists(name: "made", directory: dir))
 
         let again = try open("made", options: #"{"create":false}"#)
         XCTAssertEqual(try again.defaultCollection().doc("d")["v"], .int(1))
@@ -65,8 +77,8 @@ final class DatabaseTests: CBLTestCase {
         try FileManager.default.createDirectory(atPath: dir + "/junk.cblite2", withIntermediateDirectories: false)
         _ = FileManager.default.createFile(atPath: dir + "/other.txt", contents: Data())
         XCTAssertEqual(try Database.list(directory: dir), ["alpha", "mid-1", "zeta"])
-        XCTAssertTrue(Database.exists(name: "alpha", directory: dir))
-        XCTAssertFalse(Database.exists(name: "junk", directory: dir))
+        XCTAssertTrue(try Database.exists(name: "alpha", directory: dir))
+        XCTAssertFalse(try Database.exists(name: "junk", directory: dir))
 
         // Deleting a database that is open in this process: 503.
         assertStatus(.busy, try Database.delete(name: "alpha", directory: dir))
@@ -82,14 +94,14 @@ final class DatabaseTests: CBLTestCase {
         let a = try open("a")
         try a.close()
         _ = try Database.delete(name: "a", directory: dir)
-        XCTAssertFalse(Database.exists(name: "a", directory: dir))
+        XCTAssertFalse(try Database.exists(name: "a", directory: dir))
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/a.cblite2"))
 
         let b = try open("b")
         _ = try b.defaultCollection().put(docID: "x", json: "{}", parent: nil)
         _ = try b.delete()
         XCTAssertTrue(b.isClosed)
-        XCTAssertFalse(Database.exists(name: "b", directory: dir))
+        XCTAssertFalse(try Database.exists(name: "b", directory: dir))
         XCTAssertEqual(try Database.list(directory: dir), [])
         // Reopening creates an empty database.
         let b2 = try open("b")
@@ -119,7 +131,7 @@ final class DatabaseTests: CBLTestCase {
         try FileManager.default.createDirectory(atPath: dir + "/empty.cblite2", withIntermediateDirectories: false)
         assertStatus(.notFound, try Database.copy(from: dir + "/empty.cblite2", name: "x", directory: dir), "not a database")
         assertStatus(.badRequest, try Database.copy(from: path, name: "Bad Name", directory: dir))
-        XCTAssertFalse(Database.exists(name: "x", directory: dir))
+        XCTAssertFalse(try Database.exists(name: "x", directory: dir))
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix(".") }
         XCTAssertEqual(leftovers, [], "no temporary copies left behind")
     }
@@ -264,17 +276,17 @@ final class DatabaseTests: CBLTestCase {
         try db.begin()
         assertStatus(.notAcceptable, try db.delete())
         XCTAssertFalse(db.isClosed)
-        XCTAssertTrue(Database.exists(name: "busy", directory: dir), "nothing deleted")
+        XCTAssertTrue(try Database.exists(name: "busy", directory: dir), "nothing deleted")
         try db.abort()
         _ = try db.delete()
-        XCTAssertFalse(Database.exists(name: "busy", directory: dir))
+        XCTAssertFalse(try Database.exists(name: "busy", directory: dir))
     }
 
     func testOpenCreatesMissingDirectory() throws {
         let nested = dir + "/one/two"
         let db = try Database.open(name: "n", directory: nested)
         defer { try? db.close() }
-        XCTAssertTrue(Database.exists(name: "n", directory: nested))
+        XCTAssertTrue(try Database.exists(name: "n", directory: nested))
         XCTAssertEqual(try Database.list(directory: nested), ["n"])
         assertStatus(.notFound, try Database.open(name: "n", directory: dir + "/absent-dir",
                                                   options: OpenOptions(json: #"{"create":false}"#)))

@@ -102,7 +102,7 @@ final class ExpirationTests: CBLTestCase {
         db = nil
         // Wait (bounded) until the expiration time has passed while nothing is open.
         XCTAssertTrue(poll(seconds: 5) { unixTimeNow() > when })
-        XCTAssertTrue(Database.exists(name: "db", directory: dir))
+        XCTAssertTrue(try Database.exists(name: "db", directory: dir))
         let reopened = try open()
         let c2 = try reopened.defaultCollection()
         // Purged by the time open returns.

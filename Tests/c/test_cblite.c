@@ -1601,6 +1601,11 @@ static void test_v2_queries(void) {
     flag = 77;
     CHECK_ST(cbl_db_exists_v2("here", missing, &flag, &E), CBL_OK);
     CHECK(flag == 0 && !dir_exists(missing));
+    /* an empty directory names no directory: 400, as for opening (the old form: 0) */
+    flag = 77;
+    CHECK_ST(cbl_db_exists_v2("here", "", &flag, &E), CBL_BAD_REQUEST);
+    CHECK(flag == 0 && strstr(E.message, "directory") != NULL && cbl_db_exists("here", "") == 0);
+    CHECK_OUT(cbl_db_list("", &J, &E), CBL_BAD_REQUEST, 1);
     /* NULL arguments: 400, *out_exists 0 */
     flag = 77;
     CHECK_ST(cbl_db_exists_v2(NULL, dir, &flag, &E), CBL_BAD_REQUEST);

@@ -117,9 +117,17 @@ public final class Database: @unchecked Sendable {
         self.busyTimeoutMs = busyTimeoutMs ?? store.busyTimeoutMs
     }
 
-    static func resolveDirectory(_ directory: String?, create: Bool) throws -> String {
+    /// The directory a call names: `directory`, or the default one when nil. 400 when it
+    /// is empty (it would name the file system's root for the files inside it) or when
+    /// there is no default.
+    static func directoryArgument(_ directory: String?) throws -> String {
         let dir = try directory ?? DatabaseName.defaultDirectory()
         guard !dir.isEmpty else { throw CBLError.badRequest("directory is empty") }
+        return dir
+    }
+
+    static func resolveDirectory(_ directory: String?, create: Bool) throws -> String {
+        let dir = try directoryArgument(directory)
         if create { try FileSystem.createDirectory(dir) }
         guard FileSystem.isDirectory(dir) else { throw CBLError.notFound("directory \(dir) does not exist") }
         return try FileSystem.realPath(dir)
@@ -203,14 +211,19 @@ public final class Database: @unchecked Sendable {
         try FileSystem.remove(bundle)
     }
 
-    public static func exists(name: String, directory: String?) -> Bool {
-        guard (try? DatabaseName.validate(name)) != nil,
-              let dir = try? directory ?? DatabaseName.defaultDirectory() else { return false }
+    /// Whether the database `name` has its file in `directory` (nil: the default); opens
+    /// nothing. A missing directory gives false; 400 for an invalid name, an empty
+    /// directory or no default directory.
+    public static func exists(name: String, directory: String?) throws -> Bool {
+        try DatabaseName.validate(name)
+        let dir = try directoryArgument(directory)
         return FileSystem.exists(dir + "/" + DatabaseName.bundleName(name) + "/" + DatabaseName.sqliteFile)
     }
 
+    /// The databases in `directory` (nil: the default), sorted; none when it is missing.
+    /// 400 for an empty directory or no default one.
     public static func list(directory: String?) throws -> [String] {
-        let dir = try directory ?? DatabaseName.defaultDirectory()
+        let dir = try directoryArgument(directory)
         return try FileSystem.list(dir).compactMap { file in
             guard let n = DatabaseName.name(fromBundle: file),
                   FileSystem.exists(dir + "/" + file + "/" + DatabaseName.sqliteFile) else { return nil }

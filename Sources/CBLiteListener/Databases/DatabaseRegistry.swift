@@ -53,7 +53,7 @@ final class DatabaseRegistry: @unchecked Sendable {
                 return db
             }
             if let db = opened[name], !db.isClosed { return db }
-            guard let directory, Database.exists(name: name, directory: directory) else { throw CouchError.databaseNotFound }
+            guard let directory, (try? Database.exists(name: name, directory: directory)) == true else { throw CouchError.databaseNotFound }
             var options = OpenOptions()
             options.create = false
             let db = try Database.open(name: name, directory: directory, options: options)
@@ -99,7 +99,7 @@ final class DatabaseRegistry: @unchecked Sendable {
             guard let directory else {
                 throw CouchError.forbidden("This listener serves given databases only; it cannot create one.")
             }
-            if Database.exists(name: dbName, directory: directory) { throw CouchError.databaseExists }
+            if (try? Database.exists(name: dbName, directory: directory)) == true { throw CouchError.databaseExists }
             let db = try Database.open(name: dbName, directory: directory)
             opened[dbName] = db
         }
@@ -117,7 +117,7 @@ final class DatabaseRegistry: @unchecked Sendable {
         try DatabaseRegistry.validate(dbName)
         try lock.locked {
             if given[dbName] != nil { throw CouchError.forbidden("A database given to the listener cannot be deleted through it.") }
-            guard let directory, Database.exists(name: dbName, directory: directory) else { throw CouchError.databaseNotFound }
+            guard let directory, (try? Database.exists(name: dbName, directory: directory)) == true else { throw CouchError.databaseNotFound }
             if let db = opened.removeValue(forKey: dbName), !db.isClosed { try? db.close() }
             try Database.delete(name: dbName, directory: directory)
         }

@@ -443,3 +443,16 @@ print("done", flush=True)
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             stream.close()
     assert proc.returncode == 0, stderr
+
+
+def test_empty_directory_is_refused(dbdir):
+    """"" names no directory: open, list and a strict exists raise BadRequest (the lenient
+    exists answers False), as a missing directory does not."""
+    with pytest.raises(cblite.BadRequest):
+        cblite.Database.list("")
+    with pytest.raises(cblite.BadRequest):
+        cblite.Database.exists("db", "", strict=True)
+    assert cblite.Database.exists("db", "") is False
+    with pytest.raises(cblite.BadRequest):
+        cblite.Database("db", "")
+    assert cblite.Database.list(dbdir + "/missing") == []
