@@ -210,6 +210,31 @@ final class LiveQueryTests: CBLTestCase {
         assertSound(db)
     }
 
+    /// A refused second start gives back what it registered and leaves the first start's
+    /// (it used to overwrite the first start's close hook, which then stayed registered);
+    /// stopping leaves nothing registered.
+    func testSecondStartIsRefusedAndLeavesNothingBehind() throws {
+        let db = try open()
+        let coll = try db.defaultCollection()
+        let view = try coll.view(named: "all")
+        view.setMapReduce(map: { _, emitter in emitter.emit(.int(1), nil) }, reduce: nil, version: "1")
+        let listenersBefore = db.store.notifier.listenerCount
+        let lq = LiveQuery(view: view, options: QueryOptions(), callback: { _ in })
+        try lq.start()
+        XCTAssertEqual(db.store.notifier.listenerCount, listenersBefore + 1)
+        XCTAssertEqual(db.activityCount, 1)
+        assertStatus(.notAcceptable, try lq.start())
+        XCTAssertEqual(db.store.notifier.listenerCount, listenersBefore + 1, "the refused start's listener is removed")
+        XCTAssertEqual(db.activityCount, 1, "the refused start's close hook is removed, the first one kept")
+        XCTAssertTrue(lq.waitIdle())
+        lq.stop()
+        XCTAssertEqual(db.store.notifier.listenerCount, listenersBefore)
+        XCTAssertEqual(db.activityCount, 0)
+        assertStatus(.notAcceptable, try lq.start(), "a stopped live query does not start again")
+        XCTAssertEqual(db.store.notifier.listenerCount, listenersBefore)
+        XCTAssertEqual(db.activityCount, 0)
+    }
+
     func testStartRequiresAMapFunction() throws {
         let db = try open()
         let v = try db.defaultCollection().view(named: "none")

@@ -189,6 +189,9 @@ public final class Database: @unchecked Sendable {
 
     public func unregisterActivity(_ id: Int) { monitor.locked { _ = activities.removeValue(forKey: id) } }
 
+    /// How many services are registered to stop at close (tests).
+    var activityCount: Int { monitor.locked { activities.count } }
+
     /// Closes this handle and deletes the database's files; 503 when other handles in
     /// this process still have it open.
     public func delete() throws {

@@ -49,21 +49,30 @@ public final class LiveQuery: @unchecked Sendable {
         guard view.hasMap else { throw CBLError(.notAcceptable, "view \"\(view.name)\" has no map function") }
         let tok = try view.collection.addChangeListener { [weak self] _ in self?.markDirty() }
         // Closing the database handle stops this live query.
-        let act = try view.collection.database.registerActivity { [weak self] in self?.stop() }
-        monitor.locked { activity = act }
-        let started: Bool = monitor.locked {
-            if thread != nil || stopped { return false }
-            token = tok
-            do { thread = try ServiceThread { [self] in run() } } catch {
-                token = nil
-                return false
-            }
-            return true
+        let act: Int
+        do {
+            act = try view.collection.database.registerActivity { [weak self] in self?.stop() }
+        } catch {
+            tok.remove()            // the handle was closed: nothing may stay registered
+            throw error
         }
-        if !started {
+        // The listener and the activity become this query's only once it starts; any
+        // failure below gives both back (a second start must not replace the first's).
+        let failure: CBLError? = monitor.locked {
+            if thread != nil || stopped { return CBLError(.notAcceptable, "live query is already started or was stopped") }
+            do {
+                thread = try ServiceThread { [self] in run() }
+            } catch {
+                return error as? CBLError ?? CBLError(.internalError, "cannot start the live query's thread: \(error)")
+            }
+            token = tok
+            activity = act
+            return nil
+        }
+        if let failure {
             view.collection.database.unregisterActivity(act)
             tok.remove()
-            throw CBLError(.notAcceptable, "live query is already started or was stopped")
+            throw failure
         }
     }
 
