@@ -109,3 +109,39 @@ int cblite_register_index_rows(sqlite3* db) {
 int cblite_bind_index_rows(sqlite3_stmt* stmt, int index, const cblite_index_rows* rows) {
     return sqlite3_bind_pointer(stmt, index, (void*)rows, CBLITE_INDEX_ROWS_TYPE, NULL);
 }
+
+int cblite_copy_rows(sqlite3_stmt* stmt, int ncols, int max_rows, int pending, unsigned char* buf, int64_t capacity,
+                     int64_t* used, cblite_span* spans, int* pending_out, int* rc) {
+    enum { MAX_COLUMNS = 8 };
+    const void* ptr[MAX_COLUMNS];
+    int len[MAX_COLUMNS];
+    int copied = 0;
+    *pending_out = 0;
+    *rc = SQLITE_ROW;
+    if (ncols < 0 || ncols > MAX_COLUMNS) { *rc = SQLITE_MISUSE; return 0; }
+    while (copied < max_rows) {
+        if (!pending) {
+            *rc = sqlite3_step(stmt);
+            if (*rc != SQLITE_ROW) return copied;
+        }
+        pending = 0;
+        int64_t need = 0;
+        for (int c = 0; c < ncols; c++) {
+            ptr[c] = sqlite3_column_blob(stmt, c);       /* NULL for NULL and for empty values */
+            len[c] = ptr[c] ? sqlite3_column_bytes(stmt, c) : (sqlite3_column_type(stmt, c) == SQLITE_NULL ? -1 : 0);
+            need += (len[c] > 0 ? len[c] : 0) + 1;
+        }
+        if (*used + need > capacity || *used + need > INT32_MAX) { *pending_out = 1; return copied; }
+        cblite_span* out = spans + (int64_t)copied * ncols;
+        for (int c = 0; c < ncols; c++) {
+            if (len[c] < 0) { out[c].offset = 0; out[c].length = -1; continue; }
+            if (len[c] > 0) memcpy(buf + *used, ptr[c], (size_t)len[c]);
+            buf[*used + len[c]] = 0;
+            out[c].offset = (int32_t)*used;
+            out[c].length = len[c];
+            *used += len[c] + 1;
+        }
+        copied++;
+    }
+    return copied;
+}

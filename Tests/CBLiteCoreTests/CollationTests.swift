@@ -141,9 +141,54 @@ final class CollationTests: CBLTestCase {
         q.reset()
     }
 
+    /// A number alone is stored without the trailing zero bytes of its double (42 takes 3
+    /// bytes, not 9), and still sorts as a number among every other key, alone or in
+    /// arrays; numbers inside arrays keep their 8 bytes.
+    func testNumbersAloneAreTrimmedAndKeepTheirOrder() {
+        XCTAssertEqual(CollatableKey.encode(.int(42)), [0x08, 0xC0, 0x45])
+        XCTAssertEqual(CollatableKey.encode(.int(0)), [0x08, 0x80])
+        XCTAssertEqual(CollatableKey.encode(.double(-0.0)), CollatableKey.encode(.int(0)))
+        XCTAssertEqual(CollatableKey.encode(.array([.int(42)])).count, 1 + 9 + 1)
+        let numbers: [Double] = [-1e300, -4097, -42.5, -42, -1, -0.5, -1e-300, 0, 1e-300, 0.5, 1, 2, 3, 42, 42.5, 43,
+                                 255, 256, 257, 4096, 65536, 1e15, 9007199254740993, 1e300]
+        var keys: [JSONValue] = numbers.map { $0.rounded() == $0 && abs($0) < 1e15 ? .int(Int64($0)) : .double($0) }
+        keys += [.null, .bool(false), .bool(true), .string(""), .string("a"), .array([]), .array([.int(42)]),
+                 .array([.int(42), .int(1)]), .array([.double(42.5)]), .object(JSONObject([("a", .int(1))]))]
+        let ordered = keys.sorted { Collation.compare(JSONWriter.ordered($0), JSONWriter.ordered($1)) < 0 }
+        for (i, a) in ordered.enumerated() {
+            for (j, b) in ordered.enumerated() {
+                let c = CollatableKey.compare(CollatableKey.encode(a), CollatableKey.encode(b))
+                XCTAssertEqual(c, i == j ? 0 : (i < j ? -1 : 1), "\(a) vs \(b)")
+            }
+        }
+        // by value, not by the sorted list alone
+        for (x, y) in zip(numbers, numbers.dropFirst()) {
+            XCTAssertEqual(CollatableKey.compare(CollatableKey.encode(.double(x)), CollatableKey.encode(.double(y))), -1, "\(x) < \(y)")
+        }
+    }
+
+    /// Keys whose JSON the CollatableKey gives back (and so is not stored): made again
+    /// byte for byte as the compact JSON the index would have stored; others are refused.
+    func testKeyJSONMadeFromTheKeyIsTheStoredJSON() throws {
+        let recoverable = ["null", "true", "false", "0", "-0", "42", "-42", "1.0", "1e3", "-1e15", "9007199254740991",
+                           "[]", "[1,[2,null],true]", "[[]]", "[-0.0,3]"]
+        let kept = ["1.5", "-42.5", "1e300", "9007199254740993", "123456789012345678", "\"a\"", "[1,\"a\"]", "{\"x\":1}", "[{}]"]
+        for text in recoverable + kept {
+            let value = try JSONParser.parse(text)
+            let key = CollatableKey.encode(value)
+            var w = JSONWriter(canonical: false)
+            let made = key.withUnsafeBufferPointer { CollatableKey.appendJSON($0, to: &w) }
+            XCTAssertEqual(CollatableKey.jsonIsRecoverable(value), recoverable.contains(text), text)
+            if CollatableKey.jsonIsRecoverable(value) {
+                XCTAssertTrue(made, text)
+                XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), String(decoding: Collation.compactJSON(value), as: UTF8.self), text)
+            }
+        }
+    }
+
     /// The key format names the collator's version, so an ICU upgrade rebuilds indexes.
     func testFormatTagNamesCollatorVersion() {
-        XCTAssertTrue(CollatableKey.formatTag.hasPrefix("ix3/icu-"))
+        XCTAssertTrue(CollatableKey.formatTag.hasPrefix("ix4/icu-"))
         XCTAssertFalse(CollatableKey.formatTag.hasSuffix("none"), "ICU's collator is expected on this system")
     }
 }

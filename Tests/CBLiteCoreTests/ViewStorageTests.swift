@@ -67,6 +67,81 @@ final class ViewStorageTests: CBLCollectionTestCase {
         XCTAssertEqual(format, CollatableKey.formatTag)
     }
 
+    /// An index in the row layout of the previous format (ix3: the document ID and the key
+    /// JSON inside every row blob, numbers in 9 bytes), made by the same ICU, is not read
+    /// and is rebuilt in the current layout by the next update.
+    func testAnIndexInThePreviousRowLayoutIsRebuilt() throws {
+        for i in 0..<3 { try put("d\(i)", "{\"k\":\(i)}") }
+        let v = try keyView(coll)
+        XCTAssertEqual(try keys(v), ["0", "1", "2"])
+        let generation = try v.generation
+        let old = "ix3/icu-" + String(CollatableKey.formatTag.dropFirst("ix4/icu-".count))
+        try db.store.write { conn, _ in
+            // ix3 rows: varints sequence, n, ID length, key JSON length; ID, 0, key JSON, 0.
+            try conn.exec("""
+            DELETE FROM view_index_1;
+            INSERT INTO view_index_1(key, docid, n, row) VALUES
+                (x'08bff0000000000000', 'd1', 0, x'02000201' || CAST('d1' AS BLOB) || x'00' || CAST('1' AS BLOB) || x'00'),
+                (x'08c000000000000000', 'd2', 0, x'03000201' || CAST('d2' AS BLOB) || x'00' || CAST('2' AS BLOB) || x'00');
+            UPDATE view_indexes SET format = '\(old)';
+            """)
+        }
+        XCTAssertTrue(try v.isStale)
+        XCTAssertEqual(try keys(v, "{\"update\":false}"), [], "an index of the previous layout is not read")
+        XCTAssertEqual(try keys(v), ["0", "1", "2"])
+        XCTAssertEqual(try ids(v, "{\"key\":1}"), ["d1"])
+        XCTAssertGreaterThan(try v.generation, generation)
+        let stored = try db.store.read { conn in
+            (try conn.queryString("SELECT format FROM view_indexes"), try conn.queryInt("SELECT max(length(key)) FROM view_index_1"))
+        }
+        XCTAssertEqual(stored.0, CollatableKey.formatTag)
+        XCTAssertEqual(stored.1, 3, "numbers alone in 3 bytes, not 9")
+    }
+
+    /// A row stores neither its document ID (the docid column has it) nor its key's JSON
+    /// when the key gives it back; keys whose JSON it does not give back keep it, and every
+    /// key's JSON comes back as emitted (compact), through scans, groups, `_count` and
+    /// the incremental update's comparison with old rows.
+    func testRowsStoreTheKeyJSONOnlyWhenTheKeyCannotGiveItBack() throws {
+        let texts = ["7", "1.0", "-0", "1.5", "9007199254740993", "\"s\"", "[1,[2,null],true]", "[1,\"a\"]", "{\"x\":1}",
+                     "null", "false"]
+        for (i, t) in texts.enumerated() { try put(String(format: "d%02d", i), "{\"k\":\(t),\"v\":\(i)}") }
+        let v = try keyView(coll, reduce: .count)
+        let want = try texts.map { Collation.compactJSON(try JSONParser.parse($0)) }
+            .sorted { Collation.compare($0, $1) < 0 }.map { String(decoding: $0, as: UTF8.self) }
+        XCTAssertEqual(try keys(v, "{\"reduce\":false}"), want)
+        XCTAssertEqual(try keys(v, "{\"group\":true}"), want)
+        let custom = try keyView(coll, "custom", reduce: .custom({ keys, values, _ in Array(String(values.count).utf8) }))
+        XCTAssertEqual(try keys(custom, "{\"group\":true}"), want)
+        let lengths = try db.store.read { conn -> [String: Int64] in
+            let s = try conn.prepare("SELECT docid, length(row) FROM view_index_1")
+            defer { s.reset() }
+            var out: [String: Int64] = [:]
+            while try s.step() { out[s.string(0)!] = s.int(1) }
+            return out
+        }
+        XCTAssertEqual(lengths.count, texts.count)
+        for (i, t) in texts.enumerated() {
+            let id = String(format: "d%02d", i)
+            let json = Collation.compactJSON(try JSONParser.parse(t))
+            let keyStored = !CollatableKey.jsonIsRecoverable(try JSONParser.parse(t))
+            // sequence and n|flags (one byte each here), [length, key JSON, 0], value JSON, 0
+            let expected = 2 + (keyStored ? 1 + json.count + 1 : 0) + String(i).utf8.count + 1
+            XCTAssertEqual(lengths[id], Int64(expected), "\(id): \(t)")
+        }
+        // An update that emits the same key again is not a change; another key is.
+        let generation = try v.generation
+        let rev = try coll.doc("d00")["_rev"]!.stringValue!
+        _ = try coll.put(docID: "d00", json: "{\"k\":7,\"v\":0,\"other\":1}", parent: rev)
+        _ = try keys(v, "{\"reduce\":false}")
+        XCTAssertEqual(try v.generation, generation, "the same rows again")
+        let rev2 = try coll.doc("d00")["_rev"]!.stringValue!
+        _ = try coll.put(docID: "d00", json: "{\"k\":8,\"v\":0}", parent: rev2)
+        XCTAssertEqual(try keys(v, "{\"key\":8,\"reduce\":false}"), ["8"])
+        XCTAssertEqual(try keys(v, "{\"key\":7,\"reduce\":false}"), [])
+        XCTAssertGreaterThan(try v.generation, generation)
+    }
+
     /// Documents changed or purged while a batch is being mapped are not indexed from the
     /// stale read: a purged one stays out, an updated one is indexed by its new revision.
     func testChangesDuringMappingAreNotIndexedFromTheStaleRead() throws {

@@ -557,6 +557,50 @@ static void test_incremental(void) {
     CHECK_ST(cbl_db_close(db, &E), CBL_OK);
 }
 
+/* Emits doc.k, twice when the document has "twice". */
+static void map_k_twice(void* context, const char* doc, cbl_emitter* emitter) {
+    map_k(context, doc, emitter);
+    if (field(doc, "twice")) map_k(context, doc, emitter);
+}
+
+/* Key texts come back as the compact JSON of what was emitted, whether the index stores
+ * them or makes them from the key (integers, null, booleans, arrays of them); equal keys
+ * are ordered by document ID, a document may emit a key twice, and updates and deletes
+ * take their old rows out. */
+static void test_key_texts_and_equal_keys(void) {
+    cbl_collection* c;
+    cbl_db* db = open_fresh("keytexts", &c);
+    const char* texts[] = {"1e2", "\"s\"", "1.5", "-0", "[1,[2,null]]", "12345678901234567", "true", "1.0"};
+    for (int i = 0; i < 8; i++) {
+        char id[8], body[64];
+        snprintf(id, sizeof id, "t%d", i);
+        snprintf(body, sizeof body, "{\"k\":%s}", texts[i]);
+        put(c, id, body);
+    }
+    put(c, "m3", "{\"k\":7}");
+    put(c, "m1", "{\"k\":7}");
+    put(c, "m2", "{\"k\":7}");
+    put(c, "m0", "{\"k\":7,\"twice\":1}");
+    cbl_view* v = NULL;
+    CHECK_ST(cbl_collection_view(c, "texts", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k_twice, NULL, "_count", "1", NULL, &E), CBL_OK);
+    CHECK_STR(KEYS(v, "{\"reduce\":false}"), "true|0|1|1.5|7|7|7|7|7|100|12345678901234567|\"s\"|[1,[2,null]]");
+    CHECK_STR(KEYS(v, "{\"reduce\":false,\"descending\":true,\"limit\":3}"), "[1,[2,null]]|\"s\"|12345678901234567");
+    CHECK_STR(KEYS(v, "{\"group\":true}"), "true|0|1|1.5|7|100|12345678901234567|\"s\"|[1,[2,null]]");
+    CHECK_STR(VALUES(v, "{\"key\":7,\"group\":true}"), "5");
+    CHECK_STR(IDS(v, "{\"key\":7,\"reduce\":false}"), "m0|m0|m1|m2|m3");
+    CHECK_STR(IDS(v, "{\"keys\":[7,1],\"reduce\":false}"), "m0|m0|m1|m2|m3|t7");
+    update(c, "m1", "{\"k\":8}");
+    CHECK_ST(cbl_doc_delete(c, "m0", NULL, NULL, &E), CBL_OK);
+    CHECK_STR(IDS(v, "{\"key\":7,\"reduce\":false}"), "m2|m3");
+    CHECK_STR(KEYS(v, "{\"startkey\":7,\"endkey\":8,\"reduce\":false}"), "7|7|8");
+    CHECK_ST(cbl_doc_purge(c, "m2", &E), CBL_OK);
+    CHECK_STR(IDS(v, "{\"startkey\":7,\"endkey\":8,\"reduce\":false}"), "m3|m1");
+    cbl_view_release(v);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
 static void map_bad_emit(void* context, const char* doc, cbl_emitter* emitter) {
     (void)doc;
     cbl_status* st = (cbl_status*)context;
@@ -780,6 +824,7 @@ int main(void) {
     test_reduce_and_group();
     test_paging_and_counts();
     test_incremental();
+    test_key_texts_and_equal_keys();
     test_errors_and_handles();
     test_all_docs();
     test_live_queries();

@@ -13,6 +13,9 @@ import Glibc
 ///     object    0B + (01 + member name's sort key + value)* + 00
 ///
 /// A shorter array or object sorts first because its 00 end comes before any item.
+/// A key that is a number alone drops the trailing 00 bytes of its double (42 is
+/// 08 C0 45, not 9 bytes): nothing follows it, and memcmp puts a prefix first, as the
+/// zeros would have (most view keys are small integers, stored twice per index row).
 /// Numbers compare as doubles (as JavaScript and Couchbase Lite do), so integers beyond
 /// 2^53 that round to the same double are equal keys. Strings are collated once, when the
 /// key is encoded, by ICU's sort keys — which ICU guarantees order exactly as its
@@ -31,7 +34,7 @@ public enum CollatableKey {
 
     /// Identifies an index's format: its row layout (IndexRow), this key encoding, and the
     /// collation data its string keys came from.
-    public static let formatTag: String = "ix3/icu-" + ICU.shared.collatorVersion
+    public static let formatTag: String = "ix4/icu-" + ICU.shared.collatorVersion
 
     public static func encode(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
@@ -42,6 +45,14 @@ public enum CollatableKey {
 
     public static func encode(_ value: JSONValue, into out: inout [UInt8]) {
         switch value {
+        case .int(let i): appendNumber(Double(i), into: &out, trimmed: true)
+        case .double(let d): appendNumber(d, into: &out, trimmed: true)
+        default: encodeItem(value, into: &out)
+        }
+    }
+
+    private static func encodeItem(_ value: JSONValue, into out: inout [UInt8]) {
+        switch value {
         case .null: out.append(null)
         case .bool(let b): out.append(b ? trueTag : falseTag)
         case .int(let i): appendNumber(Double(i), into: &out)
@@ -51,24 +62,94 @@ public enum CollatableKey {
             ICU.shared.appendSortKey(s, to: &out)
         case .array(let items):
             out.append(array)
-            for item in items { encode(item, into: &out) }
+            for item in items { encodeItem(item, into: &out) }
             out.append(end)
         case .object(let o):
             out.append(object)
             for (name, v) in o.members {
                 out.append(member)
                 ICU.shared.appendSortKey(name, to: &out)
-                encode(v, into: &out)
+                encodeItem(v, into: &out)
             }
             out.append(end)
         }
     }
 
-    private static func appendNumber(_ d: Double, into out: inout [UInt8]) {
+    private static func appendNumber(_ d: Double, into out: inout [UInt8], trimmed: Bool = false) {
         out.append(number)
         let bits = (d == 0 ? 0.0 : d).bitPattern          // -0 and 0 are one key
         let ordered = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
-        withUnsafeBytes(of: ordered.bigEndian) { out.append(contentsOf: $0) }
+        let kept = trimmed ? 8 - ordered.trailingZeroBitCount / 8 : 8
+        withUnsafeBytes(of: ordered.bigEndian) { out.append(contentsOf: $0.prefix(kept)) }
+    }
+
+    /// The double of the number whose (at most 8) ordered bytes follow `pos`.
+    private static func decodeNumber(_ bytes: UnsafeBufferPointer<UInt8>.SubSequence) -> Double {
+        var ordered: UInt64 = 0
+        for (i, b) in bytes.enumerated() { ordered |= UInt64(b) << (56 - 8 * UInt64(i)) }
+        let bits = ordered & (1 << 63) != 0 ? ordered & ~(1 << 63) : ~ordered
+        return Double(bitPattern: bits)
+    }
+
+    /// Whether a key's compact JSON (Collation.compactJSON) can be made again from its
+    /// CollatableKey alone (`appendJSON`): null, booleans, numbers that print as integers,
+    /// and arrays of these. Strings cannot (a sort key is not reversible), nor can member
+    /// names, nor other numbers (their text would cost a formatting per row read).
+    public static func jsonIsRecoverable(_ value: JSONValue) -> Bool {
+        switch value {
+        case .null, .bool: return true
+        case .int(let i): return i.magnitude < 1 << 53
+        case .double(let d): return isIntegral(d)
+        case .array(let items): return items.allSatisfy(jsonIsRecoverable)
+        case .string, .object: return false
+        }
+    }
+
+    /// What JSONWriter prints as an integer.
+    private static func isIntegral(_ d: Double) -> Bool { d.rounded() == d && abs(d) < 9.007199254740992e15 }
+
+    /// Appends the compact JSON of a key `jsonIsRecoverable` accepted, made from its
+    /// CollatableKey; false (and nothing reliable appended) for any other key.
+    public static func appendJSON(_ key: UnsafeBufferPointer<UInt8>, to w: inout JSONWriter) -> Bool {
+        guard let tag = key.first else { return false }
+        if tag == number {
+            let d = decodeNumber(key[1..<min(key.count, 9)])
+            guard isIntegral(d) else { return false }
+            w.appendInt(Int64(d))
+            return true
+        }
+        var pos = 0
+        return appendItemJSON(key, &pos, to: &w) && pos == key.count
+    }
+
+    private static func appendItemJSON(_ k: UnsafeBufferPointer<UInt8>, _ pos: inout Int, to w: inout JSONWriter) -> Bool {
+        guard pos < k.count else { return false }
+        let tag = k[pos]
+        pos += 1
+        switch tag {
+        case null: w.append("null")
+        case falseTag: w.append("false")
+        case trueTag: w.append("true")
+        case number:
+            guard pos + 8 <= k.count else { return false }
+            let d = decodeNumber(k[pos..<(pos + 8)])
+            pos += 8
+            guard isIntegral(d) else { return false }
+            w.appendInt(Int64(d))
+        case array:
+            w.appendByte(UInt8(ascii: "["))
+            var first = true
+            while pos < k.count, k[pos] != end {
+                if !first { w.appendByte(UInt8(ascii: ",")) }
+                first = false
+                guard appendItemJSON(k, &pos, to: &w) else { return false }
+            }
+            guard pos < k.count else { return false }
+            pos += 1
+            w.appendByte(UInt8(ascii: "]"))
+        default: return false
+        }
+        return true
     }
 
     /// -1, 0 or 1: memcmp order, shorter first on a common prefix.
@@ -94,7 +175,7 @@ public enum CollatableKey {
         switch tag {
         case null, falseTag, trueTag: return true
         case number:
-            pos += 8
+            pos += 8                 // in arrays and objects numbers keep their 8 bytes
             return pos <= k.count
         case string: return skipSortKey(k, &pos)
         case array:

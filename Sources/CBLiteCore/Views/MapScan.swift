@@ -1,3 +1,4 @@
+import CSQLCipher
 import Glibc
 
 /// Scans a view index in key order (or for a list of keys), a page at a time. Each page
@@ -10,31 +11,35 @@ final class MapScan: RowSource {
     private let descending: Bool
     private let range: QueryOptions.Range
     private let keys: [[UInt8]]?                 // CollatableKeys of "keys", in their order
-    private let withCollatableKeys: Bool         // rows carry their CollatableKey (grouping needs it)
     private var keyIndex = 0
     private let arena = RowArena(capacity: 64 * 1024)
     private var rows: [PageRow] = []
     private var rowIndex = 0
     private var cursor: (key: [UInt8], docID: String, n: Int64)?
     private var done = false
+    private var scratch = JSONWriter(canonical: false, capacity: 32)
+    /// The spans of a page's columns as copied (3 a row at most), allocated once.
+    private let spans = UnsafeMutablePointer<cblite_span>.allocate(capacity: 3 * MapScan.pageSize)
     static let pageSize = 2048
 
-    /// A row of the current page: its stored IndexRow, copied into the arena (texts
-    /// already 0-terminated there), read when the row is lent; its CollatableKey when asked for.
+    /// A row of the current page, copied into the arena (texts 0-terminated there): its
+    /// stored IndexRow, read when the row is lent, its CollatableKey and document ID, and
+    /// its key's JSON when made from the key (rows of equal keys share one).
     private struct PageRow {
-        var stored: RowArena.Span, key: RowArena.Span
+        var stored: RowArena.Span, key: RowArena.Span, docID: RowArena.Span, keyJSON: RowArena.Span
     }
 
-    init(store: Store, table: String?, options: QueryOptions, withCollatableKeys: Bool = false) {
+    init(store: Store, table: String?, options: QueryOptions) {
         self.store = store
         self.table = table
-        self.withCollatableKeys = withCollatableKeys
         descending = options.descending
         range = options.keyRange()
         keys = options.keys.map { $0.map { CollatableKey.encode($0) } }
         rows.reserveCapacity(MapScan.pageSize)
         if table == nil { done = true }
     }
+
+    deinit { spans.deallocate() }
 
     func next(into row: inout QueryRowRef) throws -> Bool {
         while rowIndex >= rows.count {
@@ -44,16 +49,17 @@ final class MapScan: RowSource {
         let r = rows[rowIndex]
         rowIndex += 1
         var stored = try IndexRow.read(arena.buffer(r.stored))
-        var docID = stored.docID
+        var docID = arena.buffer(r.docID)
         if let v = stored.value, v.first == UInt8(ascii: "{"), let target = MapScan.redirect(v) {
             let span = arena.store(target)                     // may move the arena: read the row again
             stored = try IndexRow.read(arena.buffer(r.stored))
             docID = arena.buffer(span)!
         }
-        row.key = stored.keyJSON
+        guard let keyJSON = stored.keyJSON ?? arena.buffer(r.keyJSON) else { throw IndexRow.damaged() }
+        row.key = keyJSON
         row.value = stored.value
         row.docID = docID
-        row.sourceDocID = stored.docID
+        row.sourceDocID = arena.buffer(r.docID)
         row.doc = nil
         row.error = nil
         row.sequence = stored.sequence
@@ -83,6 +89,14 @@ final class MapScan: RowSource {
         return (conds, args)
     }
 
+    /// The key every row of the next page has, when the query names one: "keys" (one at a
+    /// time) or a range whose two ends are the same key ("key"). Its rows need not read it.
+    private var pageKey: [UInt8]? {
+        if let keys { return keyIndex < keys.count ? keys[keyIndex] : nil }
+        guard let lo = range.lower, range.lowerInclusive, range.upperInclusive, range.upper == lo else { return nil }
+        return lo
+    }
+
     private func fetchPage() throws {
         rows.removeAll(keepingCapacity: true)
         rowIndex = 0
@@ -90,27 +104,44 @@ final class MapScan: RowSource {
         guard let table, let (conds, args) = pageConditions() else { done = true; return }
         let dir = descending ? "DESC" : "ASC"
         let order = keys != nil ? "docid \(dir), n \(dir)" : "key \(dir), docid \(dir), n \(dir)"
-        // The CollatableKey column only when rows need it; the next page's cursor re-encodes
-        // the last row's key from its JSON instead (once per page, not per row).
-        let sql = "SELECT row\(withCollatableKeys ? ", key" : "") FROM \(table)"
+        let fixedKey = pageKey
+        // Columns in the order the page's spans take them: docid, row[, key].
+        let sql = "SELECT docid, row\(fixedKey == nil ? ", key" : "") FROM \(table)"
             + (conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND "))
             + " ORDER BY \(order) LIMIT \(MapScan.pageSize)"
-        let withKeys = withCollatableKeys
-        try store.read { conn in
+        let columns = fixedKey == nil ? 3 : 2
+        let count = try store.read { conn -> Int in
             let s: Statement
-            do { s = try conn.prepare(sql) } catch let e as CBLError where e.message.contains("no such table") { return }
+            do { s = try conn.prepare(sql) } catch let e as CBLError where e.message.contains("no such table") { return 0 }
             defer { s.reset() }
             for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
-            while try s.step() {
-                let stored = arena.store(s.borrowedNonEmpty(0))
-                let key: RowArena.Span = withKeys ? arena.store(s.borrowedBytes(1)) : .none
-                rows.append(PageRow(stored: stored, key: key))
+            return try arena.copyRows(from: s, columns: columns, maxRows: MapScan.pageSize, into: spans)
+        }
+        // The key's JSON, when the key gives it back, is made once for a run of rows with
+        // equal keys (rows whose key JSON is stored use theirs).
+        var key = RowArena.Span.none, keyJSON = RowArena.Span.none
+        func setKey(_ span: RowArena.Span) {
+            key = span
+            scratch = JSONWriter(canonical: false, capacity: 32)
+            if let bytes = arena.buffer(span), CollatableKey.appendJSON(bytes, to: &scratch) {
+                keyJSON = arena.store(scratch.bytes)
+            } else {
+                keyJSON = .none
             }
+        }
+        if let fixedKey { setKey(arena.store(fixedKey)) }
+        for i in stride(from: 0, to: count * columns, by: columns) {
+            if fixedKey == nil {
+                let k = RowArena.Span(spans[i + 2])
+                if !arena.equal(k, key) { setKey(k) }
+            }
+            rows.append(PageRow(stored: RowArena.Span(spans[i + 1]), key: key, docID: RowArena.Span(spans[i]), keyJSON: keyJSON))
         }
         if let last = rows.last {
             let stored = try IndexRow.read(arena.buffer(last.stored))
-            let key = try JSONParser.parse(bytes: stored.keyJSON)
-            cursor = (CollatableKey.encode(key), String(decoding: stored.docID, as: UTF8.self), stored.n)
+            cursor = (Array(arena.buffer(last.key) ?? UnsafeBufferPointer(start: nil, count: 0)),
+                      String(decoding: arena.buffer(last.docID) ?? UnsafeBufferPointer(start: nil, count: 0), as: UTF8.self),
+                      stored.n)
         }
         if rows.count < MapScan.pageSize {
             if keys != nil {

@@ -2,12 +2,12 @@ import CSQLCipher
 import Glibc
 
 /// The rows a map function emitted for a run of documents, held until they are written
-/// in one transaction: every row's CollatableKey, key JSON and value JSON in one byte
-/// buffer (no allocation per row), and per document its ID, sequence and rows. Writing
+/// in one transaction: every row's CollatableKey, key JSON (unless the key gives it back,
+/// see IndexRow) and value JSON in one byte buffer (no allocation per row), and per document its ID, sequence and rows. Writing
 /// sorts the rows into index order, makes their stored form (IndexRow) a slice at a time,
 /// and hands them to SQLite in a single INSERT ... SELECT (cblite_index_rows), so rows
 /// append where the previous one went instead of searching the index from its root.
-/// About 100 bytes a row of one-number keys and no value.
+/// About 75 bytes a row of one-number keys and no value.
 final class MappedBatch {
     struct Doc {
         let sequence: Int64
@@ -22,11 +22,12 @@ final class MappedBatch {
     private struct Row {
         var keyPrefix: UInt64                       // the key's first 8 bytes, big-endian: most comparisons end here
         var keyStart: UInt32, keyLength: UInt32
-        var jsonLength: UInt32
+        var jsonLength: Int32                       // -1: the key gives its JSON back (none stored)
         var valueLength: Int32                      // -1: no value
         var doc: UInt32
         var n: UInt32
         var jsonStart: Int { Int(keyStart + keyLength) }
+        var valueStart: Int { jsonStart + Int(max(0, jsonLength)) }
     }
 
     private(set) var docs: [Doc] = []
@@ -82,7 +83,10 @@ final class MappedBatch {
         let keyStart = bytes.count
         CollatableKey.encode(key, into: &bytes)
         let jsonStart = bytes.count
-        if let keyJSON {
+        let recoverable = CollatableKey.jsonIsRecoverable(key)
+        if recoverable {
+            // made again from the key when read
+        } else if let keyJSON {
             bytes.append(contentsOf: keyJSON)
         } else {
             bytes.append(contentsOf: Collation.compactJSON(key))
@@ -95,7 +99,7 @@ final class MappedBatch {
             return prefix
         }
         rows.append(Row(keyPrefix: prefix, keyStart: offset(keyStart), keyLength: offset(jsonStart - keyStart),
-                        jsonLength: offset(valueStart - jsonStart),
+                        jsonLength: recoverable ? -1 : Int32(offset(valueStart - jsonStart)),
                         valueLength: value == nil ? -1 : Int32(offset(bytes.count - valueStart)),
                         doc: offset(d), n: docs[d].rowCount))
         docs[d].rowCount += 1
@@ -113,9 +117,18 @@ final class MappedBatch {
     /// The rows of document `i`, as values (to compare with the rows it had before).
     func rows(of i: Int) -> [EmittedRow] {
         rows[docs[i].rowRange].map { r in
-            let json = r.jsonStart
-            return EmittedRow(key: slice(r.keyStart, r.keyLength), keyJSON: slice(UInt32(json), r.jsonLength),
-                              value: r.valueLength < 0 ? nil : slice(UInt32(json) + r.jsonLength, UInt32(r.valueLength)))
+            let key = slice(r.keyStart, r.keyLength)
+            let keyJSON: [UInt8]
+            if r.jsonLength < 0 {
+                var w = JSONWriter(canonical: false, capacity: 16)
+                let made = key.withUnsafeBufferPointer { CollatableKey.appendJSON($0, to: &w) }
+                precondition(made, "a key said to give its JSON back did not")
+                keyJSON = w.bytes
+            } else {
+                keyJSON = slice(UInt32(r.jsonStart), UInt32(r.jsonLength))
+            }
+            return EmittedRow(key: key, keyJSON: keyJSON,
+                              value: r.valueLength < 0 ? nil : slice(UInt32(r.valueStart), UInt32(r.valueLength)))
         }
     }
 
@@ -163,12 +176,12 @@ final class MappedBatch {
             }
             let ins = try conn.prepare("INSERT INTO \(table)(key, docid, n, row) SELECT key, docid, n, row FROM cblite_index_rows(?)")
             // In slices: the rows' stored forms are made a slice at a time (so the batch
-            // holds each document ID once), and each slice's first row seeks, the others append.
+            // does not hold them twice), and each slice's first row seeks, the others append.
             var stored: [UInt8] = []
             var storedEnds: [Int] = []
             var cRows: [cblite_index_row] = []
             let sliceCount = min(order.count, MappedBatch.sliceRows)
-            stored.reserveCapacity(sliceCount * 40)
+            stored.reserveCapacity(sliceCount * 8)
             storedEnds.reserveCapacity(sliceCount)
             cRows.reserveCapacity(sliceCount)
             for sliceStart in stride(from: 0, to: order.count, by: MappedBatch.sliceRows) {
@@ -177,12 +190,11 @@ final class MappedBatch {
                 storedEnds.removeAll(keepingCapacity: true)
                 for i in slice {
                     let r = rows[Int(i)], d = docs[Int(r.doc)]
-                    let json = r.jsonStart
                     IndexRow.append(sequence: d.sequence, n: r.n,
-                                    docID: UnsafeBufferPointer(start: base + Int(d.idStart), count: Int(d.idLength)),
-                                    keyJSON: UnsafeBufferPointer(start: base + json, count: Int(r.jsonLength)),
+                                    keyJSON: r.jsonLength < 0 ? nil
+                                        : UnsafeBufferPointer(start: base + r.jsonStart, count: Int(r.jsonLength)),
                                     value: r.valueLength < 0 ? nil
-                                        : UnsafeBufferPointer(start: base + json + Int(r.jsonLength), count: Int(r.valueLength)),
+                                        : UnsafeBufferPointer(start: base + r.valueStart, count: Int(r.valueLength)),
                                     to: &stored)
                     storedEnds.append(stored.count)
                 }

@@ -1,3 +1,4 @@
+import CSQLCipher
 import Glibc
 
 /// Where a result keeps the texts of the rows it lends: one growing buffer, reused page
@@ -8,6 +9,8 @@ final class RowArena {
         var offset: Int32
         var length: Int32
         static let none = Span(offset: 0, length: -1)
+        init(offset: Int32, length: Int32) { self.offset = offset; self.length = length }
+        init(_ c: cblite_span) { offset = c.offset; length = c.length }
     }
 
     private var base: UnsafeMutablePointer<UInt8>
@@ -24,13 +27,7 @@ final class RowArena {
     func reset() { used = 0 }
 
     func store(_ p: UnsafeRawPointer?, count n: Int) -> Span {
-        if used + n + 1 > capacity {
-            var c = capacity * 2
-            while used + n + 1 > c { c *= 2 }
-            guard let grown = realloc(base, c) else { fatalError("out of memory for a query page of \(c) bytes") }
-            base = grown.assumingMemoryBound(to: UInt8.self)
-            capacity = c
-        }
+        if used + n + 1 > capacity { grow(toHold: n) }
         if n > 0, let p { memcpy(base + used, p, n) }
         base[used + n] = 0
         defer { used += n + 1 }
@@ -55,6 +52,44 @@ final class RowArena {
     /// The bytes of a span (nil for none). Valid until the arena grows or is reset.
     func buffer(_ s: Span) -> UnsafeBufferPointer<UInt8>? {
         s.length < 0 ? nil : UnsafeBufferPointer(start: base + Int(s.offset), count: Int(s.length))
+    }
+
+    /// Copies the next rows of a statement's columns 0..<columns into the arena (up to
+    /// `maxRows`), in C (cblite_copy_rows: a page costs a few calls instead of several per
+    /// row); `spans` (room for maxRows * columns) receives `columns` spans per row.
+    /// Returns the rows copied; fewer than `maxRows` means the statement is done.
+    func copyRows(from s: Statement, columns: Int, maxRows: Int, into spans: UnsafeMutablePointer<cblite_span>) throws -> Int {
+        var total = 0, pending: Int32 = 0
+        while total < maxRows {
+            var usedBytes = Int64(used), pendingOut: Int32 = 0, rc: Int32 = 0
+            let copied = cblite_copy_rows(s.handle, Int32(columns), Int32(maxRows - total), pending, base, Int64(capacity),
+                                          &usedBytes, spans + total * columns, &pendingOut, &rc)
+            used = Int(usedBytes)
+            total += Int(copied)
+            if rc == SQLITE_DONE { break }
+            guard rc == SQLITE_ROW else {
+                let message = String(cString: sqlite3_errmsg(s.connection.db))
+                sqlite3_reset(s.handle)
+                throw SQLiteError.make(rc, message)
+            }
+            guard pendingOut != 0 else { continue }
+            pending = 1                          // the current row did not fit: grow, then copy it
+            grow(toHold: capacity)
+        }
+        return total
+    }
+
+    private func grow(toHold n: Int) {
+        var c = capacity * 2
+        while used + n + 1 > c { c *= 2 }
+        guard let grown = realloc(base, c) else { fatalError("out of memory for a query page of \(c) bytes") }
+        base = grown.assumingMemoryBound(to: UInt8.self)
+        capacity = c
+    }
+
+    /// Whether two spans hold the same bytes.
+    func equal(_ a: Span, _ b: Span) -> Bool {
+        a.length == b.length && (a.length <= 0 || memcmp(base + Int(a.offset), base + Int(b.offset), Int(a.length)) == 0)
     }
 
     /// Lends a value row (stored here after a reset).

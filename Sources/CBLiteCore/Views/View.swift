@@ -265,7 +265,8 @@ public final class View: @unchecked Sendable {
                 defer { old.reset() }
                 while try old.step() {
                     let stored = try IndexRow.read(old.borrowedNonEmpty(1))
-                    oldRows.append(EmittedRow(key: old.bytes(0) ?? [], keyJSON: Array(stored.keyJSON), value: stored.value.map { Array($0) }))
+                    oldRows.append(EmittedRow(key: old.bytes(0) ?? [], keyJSON: try stored.keyJSONBytes(key: old.borrowedBytes(0)),
+                                              value: stored.value.map { Array($0) }))
                 }
             }
             if oldRows.isEmpty && newCount == 0 { continue }

@@ -33,7 +33,7 @@ extension View {
         if reducing && CountSource.applies(reducer: reducer, options: scanOptions) {
             source = ValueRows(CountSource(store: store, table: table, options: scanOptions))
         } else if aggregated {
-            let scan = MapScan(store: store, table: table, options: scanOptions, withCollatableKeys: true)
+            let scan = MapScan(store: store, table: table, options: scanOptions)
             source = ValueRows(ReduceSource(scan: scan, reducer: reducing ? reducer : nil, level: options.effectiveGroupLevel))
         } else {
             source = MapScan(store: store, table: table, options: scanOptions)

@@ -25,8 +25,8 @@ enum ViewStorage {
     static func table(_ id: Int64) -> String { "view_index_\(id)" }
 
     /// `key`: the CollatableKey; `docid`, `n`: the emitting document and emit number;
-    /// `row`: what a query returns for the row (IndexRow: sequence, document ID, key JSON,
-    /// value JSON), so that scans read one column.
+    /// `row`: the rest of what a query returns for the row (IndexRow: sequence, key JSON
+    /// when the key does not give it back, value JSON).
     static func createTable(_ id: Int64) -> String {
         let t = table(id)
         return """

@@ -34,4 +34,21 @@ int cblite_register_index_rows(sqlite3* db);
 /* Binds `rows` to parameter `index` of `stmt` for cblite_index_rows. */
 int cblite_bind_index_rows(sqlite3_stmt* stmt, int index, const cblite_index_rows* rows);
 
+/* The other way, for scans: copies the rows a statement yields into the caller's buffer
+ * in one call per page instead of a few calls per column from Swift. For each row,
+ * columns 0..ncols-1 (their blob or text bytes, each followed by a 0 byte) go to
+ * buf[*used...], and a span per column to spans[row * ncols + column] (length -1: NULL).
+ *
+ * Steps the statement first unless `pending` is set (the statement already sits on a row
+ * a previous call could not copy). Copies up to max_rows rows and returns how many;
+ * *rc is SQLITE_DONE at the end, SQLITE_ROW when it stopped with rows left (max_rows
+ * reached, or *pending_out set: the current row did not fit in `capacity`, so grow the
+ * buffer and call again with pending), or an SQLite error code. */
+typedef struct cblite_span {
+    int32_t offset, length;
+} cblite_span;
+
+int cblite_copy_rows(sqlite3_stmt* stmt, int ncols, int max_rows, int pending, unsigned char* buf, int64_t capacity,
+                     int64_t* used, cblite_span* spans, int* pending_out, int* rc);
+
 #endif

@@ -488,3 +488,38 @@ def test_live_query_needs_a_map(coll):
     with pytest.raises(cblite.NotAcceptable):
         v.live_query(lambda rows: None)
     v.release()
+
+
+def test_keys_come_back_exactly_and_equal_keys_follow_document_ids(coll):
+    """Keys come back as emitted whether the index keeps their JSON or makes it from the key
+    (integers, null, booleans, arrays of them); equal keys are ordered by document ID; a
+    document may emit a key twice; updates and deletes take their old rows out."""
+    texts = {"t0": 2 ** 60 + 1, "t1": 1.5, "t2": -0.0, "t3": [1, [2, None]], "t4": "s", "t5": True, "t6": None,
+             "t7": 10 ** 15}
+    for doc_id, k in texts.items():
+        coll.put({"k": k}, doc_id)
+    for doc_id in ["m3", "m1", "m2"]:
+        coll.put({"k": 7}, doc_id)
+    coll.put({"k": 7, "twice": True}, "m0")
+
+    def twice(doc, emit):
+        if "k" in doc:
+            emit(doc["k"])
+            if doc.get("twice"):
+                emit(doc["k"], "again")
+    v = coll.view("twice")
+    v.set_map_reduce(twice, reduce="_count", version="1")
+    try:
+        got = keys(v, reduce=False)
+        assert got == [None, True, 0, 1.5, 7, 7, 7, 7, 7, 10 ** 15, 2 ** 60 + 1, "s", [1, [2, None]]]
+        assert isinstance(got[10], int) and got[10] == 2 ** 60 + 1          # not rounded through a double
+        assert [r.key for r in v.rows(group=True)] == [None, True, 0, 1.5, 7, 10 ** 15, 2 ** 60 + 1, "s", [1, [2, None]]]
+        assert ids(v, key=7, reduce=False) == ["m0", "m0", "m1", "m2", "m3"]
+        assert values(v, key=7, reduce=False) == [None, "again", None, None, None]
+        coll.put({"k": 8}, "m1", parent_rev=coll.get("m1")["_rev"])
+        coll.delete("m0")
+        assert ids(v, key=7, reduce=False) == ["m2", "m3"]
+        assert ids(v, startkey=7, endkey=8, reduce=False) == ["m2", "m3", "m1"]
+        assert [r.value for r in v.rows(key=7)] == [2]
+    finally:
+        v.release()
