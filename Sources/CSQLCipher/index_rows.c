@@ -110,15 +110,51 @@ int cblite_bind_index_rows(sqlite3_stmt* stmt, int index, const cblite_index_row
     return sqlite3_bind_pointer(stmt, index, (void*)rows, CBLITE_INDEX_ROWS_TYPE, NULL);
 }
 
-int cblite_copy_rows(sqlite3_stmt* stmt, int ncols, int max_rows, int pending, unsigned char* buf, int64_t capacity,
-                     int64_t* used, cblite_span* spans, int* pending_out, int* rc) {
-    enum { MAX_COLUMNS = 8 };
-    const void* ptr[MAX_COLUMNS];
-    int len[MAX_COLUMNS];
+/* One unsigned LEB128 varint at *pos (advanced); 0 when it runs past the end. */
+static int get_varint(const unsigned char* p, int64_t end, int64_t* pos, uint64_t* out) {
+    uint64_t v = 0;
+    for (int shift = 0; *pos < end && shift < 64; shift += 7) {
+        unsigned char c = p[(*pos)++];
+        v |= (uint64_t)(c & 0x7F) << shift;
+        if (c < 0x80) { *out = v; return 1; }
+    }
+    return 0;
+}
+
+int cblite_decode_index_row(const unsigned char* p, int64_t end, cblite_row_fields* out) {
+    enum { STORED_KEY_JSON = 1, STORED_VALUE = 2 };
+    int64_t pos = 0;
+    uint64_t seq, n_flags, length;
+    if (p == NULL || !get_varint(p, end, &pos, &seq) || !get_varint(p, end, &pos, &n_flags)) return 0;
+    if ((n_flags >> 2) > UINT32_MAX) return 0;
+    out->sequence = (int64_t)seq;
+    out->n = (int64_t)(n_flags >> 2);
+    out->key_json.offset = 0; out->key_json.length = -1;
+    out->value.offset = 0; out->value.length = -1;
+    if (n_flags & STORED_KEY_JSON) {
+        if (!get_varint(p, end, &pos, &length) || length >= (uint64_t)(end - pos) || p[pos + (int64_t)length] != 0) return 0;
+        out->key_json.offset = (int32_t)pos;
+        out->key_json.length = (int32_t)length;
+        pos += (int64_t)length + 1;
+    }
+    if (n_flags & STORED_VALUE) {
+        if (pos >= end || p[end - 1] != 0) return 0;
+        out->value.offset = (int32_t)pos;
+        out->value.length = (int32_t)(end - 1 - pos);
+    } else if (pos != end) {
+        return 0;
+    }
+    return 1;
+}
+
+int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int max_rows, int pending, unsigned char* buf,
+                          int64_t capacity, int64_t* used, cblite_scan_row* rows, int* pending_out, int* rc) {
+    const int ncols = with_key ? 3 : 2;
+    const void* ptr[3];
+    int len[3];
     int copied = 0;
     *pending_out = 0;
     *rc = SQLITE_ROW;
-    if (ncols < 0 || ncols > MAX_COLUMNS) { *rc = SQLITE_MISUSE; return 0; }
     while (copied < max_rows) {
         if (!pending) {
             *rc = sqlite3_step(stmt);
@@ -128,18 +164,27 @@ int cblite_copy_rows(sqlite3_stmt* stmt, int ncols, int max_rows, int pending, u
         int64_t need = 0;
         for (int c = 0; c < ncols; c++) {
             ptr[c] = sqlite3_column_blob(stmt, c);       /* NULL for NULL and for empty values */
-            len[c] = ptr[c] ? sqlite3_column_bytes(stmt, c) : (sqlite3_column_type(stmt, c) == SQLITE_NULL ? -1 : 0);
+            len[c] = ptr[c] ? sqlite3_column_bytes(stmt, c) : -1;
             need += (len[c] > 0 ? len[c] : 0) + 1;
         }
         if (*used + need > capacity || *used + need > INT32_MAX) { *pending_out = 1; return copied; }
-        cblite_span* out = spans + (int64_t)copied * ncols;
+        cblite_scan_row* r = rows + copied;
+        cblite_span* spans[3] = {&r->docid, NULL, &r->key};
+        cblite_span blob = {0, -1};
         for (int c = 0; c < ncols; c++) {
-            if (len[c] < 0) { out[c].offset = 0; out[c].length = -1; continue; }
-            if (len[c] > 0) memcpy(buf + *used, ptr[c], (size_t)len[c]);
+            cblite_span* out = spans[c] ? spans[c] : &blob;
+            if (len[c] < 0) { out->offset = 0; out->length = -1; continue; }
+            memcpy(buf + *used, ptr[c], (size_t)len[c]);
             buf[*used + len[c]] = 0;
-            out[c].offset = (int32_t)*used;
-            out[c].length = len[c];
+            out->offset = (int32_t)*used;
+            out->length = len[c];
             *used += len[c] + 1;
+        }
+        if (!with_key) { r->key.offset = 0; r->key.length = -1; }
+        r->damaged = blob.length < 0 || !cblite_decode_index_row(buf + blob.offset, blob.length, &r->fields);
+        if (!r->damaged) {
+            if (r->fields.key_json.length >= 0) r->fields.key_json.offset += blob.offset;
+            if (r->fields.value.length >= 0) r->fields.value.offset += blob.offset;
         }
         copied++;
     }

@@ -1,3 +1,5 @@
+import CSQLCipher
+
 /// The stored form of one view index row besides its primary key (key, docid, n): one
 /// blob holding what a query needs that the primary key does not, so that a scan reads
 /// few columns (measured: each column read costs SQLite work on every row).
@@ -17,7 +19,7 @@ struct IndexRow {
     var keyJSON: UnsafeBufferPointer<UInt8>?
     var value: UnsafeBufferPointer<UInt8>?
 
-    private static let storedKeyJSON: UInt64 = 1
+    private static let storedKeyJSON: UInt64 = 1      // as cblite_decode_index_row reads them
     private static let storedValue: UInt64 = 2
 
     /// Appends the stored form to `out`; `keyJSON` nil when the key gives it back.
@@ -61,39 +63,16 @@ struct IndexRow {
 
     static func damaged() -> CBLError { CBLError(.internalError, "a view index row is unreadable; delete the view's index to rebuild it") }
 
-    /// Reads a stored row (nil when it is not one).
+    /// Reads a stored row (nil when it is not one), through the one decoder of the
+    /// layout, in C (cblite_decode_index_row), which index scans call while copying rows.
     init?(_ b: UnsafeBufferPointer<UInt8>) {
         guard let p = b.baseAddress else { return nil }
-        let end = b.count
-        var pos = 0
-        @inline(__always) func get() -> UInt64? {
-            if pos < end, p[pos] < 0x80 { pos += 1; return UInt64(p[pos - 1]) }   // most fields: one byte
-            var v: UInt64 = 0, shift: UInt64 = 0
-            while pos < end, shift < 64 {
-                let c = p[pos]
-                pos += 1
-                v |= UInt64(c & 0x7F) << shift
-                if c < 0x80 { return v }
-                shift += 7
-            }
-            return nil
-        }
-        guard let seq = get(), let nFlags = get(), nFlags >> 2 <= UInt64(UInt32.max) else { return nil }
-        sequence = Int64(bitPattern: seq)
-        n = Int64(nFlags >> 2)
-        keyJSON = nil
-        value = nil
-        if nFlags & IndexRow.storedKeyJSON != 0 {
-            guard let length = get(), length < UInt64(end), pos + Int(length) < end, p[pos + Int(length)] == 0 else { return nil }
-            keyJSON = UnsafeBufferPointer(start: p + pos, count: Int(length))
-            pos += Int(length) + 1
-        }
-        if nFlags & IndexRow.storedValue != 0 {
-            guard pos < end, p[end - 1] == 0 else { return nil }
-            value = UnsafeBufferPointer(start: p + pos, count: end - 1 - pos)
-        } else if pos != end {
-            return nil
-        }
+        var f = cblite_row_fields()
+        guard cblite_decode_index_row(p, Int64(b.count), &f) != 0 else { return nil }
+        sequence = f.sequence
+        n = f.n
+        keyJSON = f.key_json.length < 0 ? nil : UnsafeBufferPointer(start: p + Int(f.key_json.offset), count: Int(f.key_json.length))
+        value = f.value.length < 0 ? nil : UnsafeBufferPointer(start: p + Int(f.value.offset), count: Int(f.value.length))
     }
 
     /// The key's JSON: stored, or made from `key`, the row's CollatableKey.

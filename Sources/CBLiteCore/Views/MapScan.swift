@@ -13,21 +13,15 @@ final class MapScan: RowSource {
     private let keys: [[UInt8]]?                 // CollatableKeys of "keys", in their order
     private var keyIndex = 0
     private let arena = RowArena(capacity: 64 * 1024)
-    private var rows: [PageRow] = []
+    /// The current page's rows, copied into the arena and decoded (cblite_copy_scan_rows);
+    /// a row whose key gives its JSON back gets the JSON made for its run of equal keys.
+    private let rows = UnsafeMutablePointer<cblite_scan_row>.allocate(capacity: MapScan.pageSize)
+    private var rowCount = 0
     private var rowIndex = 0
     private var cursor: (key: [UInt8], docID: String, n: Int64)?
     private var done = false
     private var scratch = JSONWriter(canonical: false, capacity: 32)
-    /// The spans of a page's columns as copied (3 a row at most), allocated once.
-    private let spans = UnsafeMutablePointer<cblite_span>.allocate(capacity: 3 * MapScan.pageSize)
     static let pageSize = 2048
-
-    /// A row of the current page, copied into the arena (texts 0-terminated there): its
-    /// stored IndexRow, read when the row is lent, its CollatableKey and document ID, and
-    /// its key's JSON when made from the key (rows of equal keys share one).
-    private struct PageRow {
-        var stored: RowArena.Span, key: RowArena.Span, docID: RowArena.Span, keyJSON: RowArena.Span
-    }
 
     init(store: Store, table: String?, options: QueryOptions) {
         self.store = store
@@ -35,35 +29,32 @@ final class MapScan: RowSource {
         descending = options.descending
         range = options.keyRange()
         keys = options.keys.map { $0.map { CollatableKey.encode($0) } }
-        rows.reserveCapacity(MapScan.pageSize)
         if table == nil { done = true }
     }
 
-    deinit { spans.deallocate() }
+    deinit { rows.deallocate() }
 
     func next(into row: inout QueryRowRef) throws -> Bool {
-        while rowIndex >= rows.count {
+        while rowIndex >= rowCount {
             if done { return false }
             try fetchPage()
         }
         let r = rows[rowIndex]
         rowIndex += 1
-        var stored = try IndexRow.read(arena.buffer(r.stored))
-        var docID = arena.buffer(r.docID)
-        if let v = stored.value, v.first == UInt8(ascii: "{"), let target = MapScan.redirect(v) {
-            let span = arena.store(target)                     // may move the arena: read the row again
-            stored = try IndexRow.read(arena.buffer(r.stored))
-            docID = arena.buffer(span)!
+        guard r.damaged == 0, r.fields.key_json.length >= 0 else { throw IndexRow.damaged() }
+        var docID = arena.buffer(RowArena.Span(r.docid))
+        if r.fields.value.length > 0, let v = arena.buffer(RowArena.Span(r.fields.value)), v.first == UInt8(ascii: "{"),
+           let target = MapScan.redirect(v) {
+            docID = arena.buffer(arena.store(target))          // may move the arena: buffers are taken after it
         }
-        guard let keyJSON = stored.keyJSON ?? arena.buffer(r.keyJSON) else { throw IndexRow.damaged() }
-        row.key = keyJSON
-        row.value = stored.value
+        row.key = arena.buffer(RowArena.Span(r.fields.key_json))!
+        row.value = arena.buffer(RowArena.Span(r.fields.value))
         row.docID = docID
-        row.sourceDocID = arena.buffer(r.docID)
+        row.sourceDocID = arena.buffer(RowArena.Span(r.docid))
         row.doc = nil
         row.error = nil
-        row.sequence = stored.sequence
-        row.collatableKey = arena.buffer(r.key)
+        row.sequence = r.fields.sequence
+        row.collatableKey = arena.buffer(RowArena.Span(r.key))
         return true
     }
 
@@ -98,27 +89,24 @@ final class MapScan: RowSource {
     }
 
     private func fetchPage() throws {
-        rows.removeAll(keepingCapacity: true)
+        rowCount = 0
         rowIndex = 0
         arena.reset()
         guard let table, let (conds, args) = pageConditions() else { done = true; return }
         let dir = descending ? "DESC" : "ASC"
         let order = keys != nil ? "docid \(dir), n \(dir)" : "key \(dir), docid \(dir), n \(dir)"
         let fixedKey = pageKey
-        // Columns in the order the page's spans take them: docid, row[, key].
         let sql = "SELECT docid, row\(fixedKey == nil ? ", key" : "") FROM \(table)"
             + (conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND "))
             + " ORDER BY \(order) LIMIT \(MapScan.pageSize)"
-        let columns = fixedKey == nil ? 3 : 2
-        let count = try store.read { conn -> Int in
+        rowCount = try store.read { conn -> Int in
             let s: Statement
             do { s = try conn.prepare(sql) } catch let e as CBLError where e.message.contains("no such table") { return 0 }
             defer { s.reset() }
             for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
-            return try arena.copyRows(from: s, columns: columns, maxRows: MapScan.pageSize, into: spans)
+            return try arena.copyScanRows(from: s, withKey: fixedKey == nil, maxRows: MapScan.pageSize, into: rows)
         }
-        // The key's JSON, when the key gives it back, is made once for a run of rows with
-        // equal keys (rows whose key JSON is stored use theirs).
+        // Keys that give their JSON back get it made once for a run of rows with equal keys.
         var key = RowArena.Span.none, keyJSON = RowArena.Span.none
         func setKey(_ span: RowArena.Span) {
             key = span
@@ -130,20 +118,22 @@ final class MapScan: RowSource {
             }
         }
         if let fixedKey { setKey(arena.store(fixedKey)) }
-        for i in stride(from: 0, to: count * columns, by: columns) {
+        for i in 0..<rowCount {
             if fixedKey == nil {
-                let k = RowArena.Span(spans[i + 2])
+                let k = RowArena.Span(rows[i].key)
                 if !arena.equal(k, key) { setKey(k) }
+            } else {
+                rows[i].key = cblite_span(offset: key.offset, length: key.length)
             }
-            rows.append(PageRow(stored: RowArena.Span(spans[i + 1]), key: key, docID: RowArena.Span(spans[i]), keyJSON: keyJSON))
+            if rows[i].fields.key_json.length < 0 { rows[i].fields.key_json = cblite_span(offset: keyJSON.offset, length: keyJSON.length) }
         }
-        if let last = rows.last {
-            let stored = try IndexRow.read(arena.buffer(last.stored))
-            cursor = (Array(arena.buffer(last.key) ?? UnsafeBufferPointer(start: nil, count: 0)),
-                      String(decoding: arena.buffer(last.docID) ?? UnsafeBufferPointer(start: nil, count: 0), as: UTF8.self),
-                      stored.n)
+        if rowCount > 0 {
+            let last = rows[rowCount - 1]
+            cursor = (Array(arena.buffer(RowArena.Span(last.key)) ?? UnsafeBufferPointer(start: nil, count: 0)),
+                      String(decoding: arena.buffer(RowArena.Span(last.docid)) ?? UnsafeBufferPointer(start: nil, count: 0), as: UTF8.self),
+                      last.fields.n)
         }
-        if rows.count < MapScan.pageSize {
+        if rowCount < MapScan.pageSize {
             if keys != nil {
                 keyIndex += 1
                 cursor = nil

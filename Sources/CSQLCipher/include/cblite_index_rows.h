@@ -34,21 +34,40 @@ int cblite_register_index_rows(sqlite3* db);
 /* Binds `rows` to parameter `index` of `stmt` for cblite_index_rows. */
 int cblite_bind_index_rows(sqlite3_stmt* stmt, int index, const cblite_index_rows* rows);
 
-/* The other way, for scans: copies the rows a statement yields into the caller's buffer
- * in one call per page instead of a few calls per column from Swift. For each row,
- * columns 0..ncols-1 (their blob or text bytes, each followed by a 0 byte) go to
- * buf[*used...], and a span per column to spans[row * ncols + column] (length -1: NULL).
+/* A span of bytes in a caller's buffer; length -1 for none. */
+typedef struct cblite_span {
+    int32_t offset, length;
+} cblite_span;
+
+/* The fields of a view index row blob (IndexRow.swift describes the layout), as offsets
+ * from the blob's start: the key JSON (length -1: made from the key) and the value
+ * (length -1: none). Returns 0 when the bytes are not an index row. */
+typedef struct cblite_row_fields {
+    int64_t sequence, n;
+    cblite_span key_json, value;
+} cblite_row_fields;
+
+int cblite_decode_index_row(const unsigned char* blob, int64_t length, cblite_row_fields* out);
+
+/* A row of a view index scan, copied into the caller's buffer: its document ID and
+ * CollatableKey (length -1 when the scan did not read it), and its row blob's fields,
+ * with offsets into the buffer. `damaged`: the row blob is not an index row. */
+typedef struct cblite_scan_row {
+    cblite_row_fields fields;
+    cblite_span docid, key;
+    int32_t damaged;
+} cblite_scan_row;
+
+/* Copies the rows of a scan "SELECT docid, row[, key] ..." into buf[*used...] (every
+ * text followed by a 0 byte, so that rows lent from the buffer are C strings) and decodes
+ * each into rows[i]: one call per page instead of several per row from Swift.
  *
  * Steps the statement first unless `pending` is set (the statement already sits on a row
  * a previous call could not copy). Copies up to max_rows rows and returns how many;
  * *rc is SQLITE_DONE at the end, SQLITE_ROW when it stopped with rows left (max_rows
  * reached, or *pending_out set: the current row did not fit in `capacity`, so grow the
  * buffer and call again with pending), or an SQLite error code. */
-typedef struct cblite_span {
-    int32_t offset, length;
-} cblite_span;
-
-int cblite_copy_rows(sqlite3_stmt* stmt, int ncols, int max_rows, int pending, unsigned char* buf, int64_t capacity,
-                     int64_t* used, cblite_span* spans, int* pending_out, int* rc);
+int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int max_rows, int pending, unsigned char* buf,
+                          int64_t capacity, int64_t* used, cblite_scan_row* rows, int* pending_out, int* rc);
 
 #endif
