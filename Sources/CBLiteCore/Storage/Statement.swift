@@ -101,6 +101,9 @@ public final class Statement {
         sqlite3_clear_bindings(handle)
     }
 
+    /// Resets the statement to run again with its bindings kept.
+    func rewind() { sqlite3_reset(handle) }
+
     public func int(_ col: Int32) -> Int64 { sqlite3_column_int64(handle, col) }
     public func isNull(_ col: Int32) -> Bool { sqlite3_column_type(handle, col) == SQLITE_NULL }
 

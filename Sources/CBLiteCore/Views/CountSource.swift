@@ -2,6 +2,11 @@
 /// computed by SQLite from the index (count(*) ... GROUP BY key) instead of streaming
 /// every row through a Reduction: the same groups, since a group is exactly the rows
 /// with equal CollatableKeys. Grouped results come in pages, like index scans.
+///
+/// Groups are counted one at a time while they are large — a seek to the next key, then
+/// count(*) over that key's rows, which SQLite counts without reading their columns (the
+/// raw-SQLite baseline's way) — and by one GROUP BY over the rows once they turn out small
+/// (a seek costs about as much as GROUP BY's work on ~20 rows).
 final class CountSource: ValueRowProducer {
     private let store: Store
     private let table: String?
@@ -12,7 +17,10 @@ final class CountSource: ValueRowProducer {
     private var pageIndex = 0
     private var lastKey: [UInt8]?
     private var done = false
+    private var seekingGroups = true
     static let pageSize = 512
+    /// Groups are counted by seeking while they average at least this many rows.
+    static let seekMinimumRows: Int64 = 32
 
     /// Whether a query can be answered this way: `_count`, no "keys", and no grouping
     /// other than by exact key.
@@ -58,6 +66,7 @@ final class CountSource: ValueRowProducer {
             if n > 0 { page = [QueryRow(key: Array("null".utf8), value: Array(String(n).utf8), docID: nil, sourceDocID: nil, sequence: 0, doc: nil)] }
             return
         }
+        if seekingGroups { return try fetchGroupsBySeeking(table) }
         if let k = lastKey {
             conds.append(descending ? "key < ?" : "key > ?")
             args.append(.blob(k))
@@ -83,5 +92,52 @@ final class CountSource: ValueRowProducer {
         page = rows
         lastKey = last
         if rows.count < CountSource.pageSize { done = true }
+    }
+
+    /// A page of groups, each found by a seek and counted by count(*) over its key; stops
+    /// seeking (for this query) when the groups turn out small.
+    private func fetchGroupsBySeeking(_ table: String) throws {
+        let dir = descending ? "DESC" : "ASC"
+        func whereClause(_ conds: [String]) -> String { conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND ") }
+        // The next group's first row: within the range, or after the last group's key
+        // (which then replaces the range's start bound).
+        let (firstConds, firstArgs) = range.sqlConditions()
+        var (afterConds, afterArgs) = range.withoutStart(descending: descending).sqlConditions()
+        afterConds.append(descending ? "key < ?" : "key > ?")
+        let afterKeyIndex = Int32(afterArgs.count + 1)
+        // A group's rows: its key, within the range (its document-ID bounds apply to the
+        // first and last groups).
+        let countSQL = "SELECT count(*) FROM \(table) WHERE key = ?" + firstConds.map { " AND " + $0 }.joined()
+        var rows: [QueryRow] = []
+        var groups: Int64 = 0, counted: Int64 = 0
+        try store.read { conn in
+            let first = try conn.prepare("SELECT key, row FROM \(table)" + whereClause(firstConds) + " ORDER BY key \(dir) LIMIT 1")
+            let after = try conn.prepare("SELECT key, row FROM \(table)" + whereClause(afterConds) + " ORDER BY key \(dir) LIMIT 1")
+            let count = try conn.prepare(countSQL)
+            for (i, a) in firstArgs.enumerated() { a.bind(first, Int32(i + 1)); a.bind(count, Int32(i + 2)) }
+            for (i, a) in afterArgs.enumerated() { a.bind(after, Int32(i + 1)) }
+            defer { first.reset(); after.reset(); count.reset() }
+            while rows.count < CountSource.pageSize {
+                let next = lastKey == nil ? first : after
+                if let k = lastKey { after.bindBlob(afterKeyIndex, k) }
+                guard try next.step() else { done = true; return }
+                let key = next.bytes(0) ?? []
+                let keyJSON = try key.withUnsafeBufferPointer { try IndexRow.read(next.borrowedNonEmpty(1)).keyJSONBytes(key: $0) }
+                next.rewind()
+                count.bindBlob(1, key)
+                let n = try count.step() ? count.int(0) : 0
+                count.rewind()
+                lastKey = key
+                rows.append(QueryRow(key: keyJSON, value: Array(String(n).utf8), docID: nil, sourceDocID: nil, sequence: 0, doc: nil))
+                groups += 1
+                counted += n
+                if groups >= 4 && counted < CountSource.seekMinimumRows * groups {
+                    seekingGroups = false            // small groups: the rest by GROUP BY
+                    return
+                }
+            }
+        }
+        page = rows
+        pageIndex = 0
     }
 }
