@@ -110,8 +110,10 @@ int cblite_bind_index_rows(sqlite3_stmt* stmt, int index, const cblite_index_row
     return sqlite3_bind_pointer(stmt, index, (void*)rows, CBLITE_INDEX_ROWS_TYPE, NULL);
 }
 
-/* One unsigned LEB128 varint at *pos (advanced); 0 when it runs past the end. */
-static int get_varint(const unsigned char* p, int64_t end, int64_t* pos, uint64_t* out) {
+/* One unsigned LEB128 varint at *pos (advanced); 0 when it runs past the end. Most
+ * fields of a row are one byte: that case first. */
+static inline int get_varint(const unsigned char* p, int64_t end, int64_t* pos, uint64_t* out) {
+    if (*pos < end && p[*pos] < 0x80) { *out = p[(*pos)++]; return 1; }
     uint64_t v = 0;
     for (int shift = 0; *pos < end && shift < 64; shift += 7) {
         unsigned char c = p[(*pos)++];
@@ -163,16 +165,22 @@ int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int max_rows, int pe
         pending = 0;
         int64_t need = 0;
         for (int c = 0; c < ncols; c++) {
-            ptr[c] = sqlite3_column_blob(stmt, c);       /* NULL for NULL and for empty values */
-            len[c] = ptr[c] ? sqlite3_column_bytes(stmt, c) : -1;
+            /* One column lookup, not two (sqlite3_column_blob, then _bytes). The value is
+             * "unprotected", a distinction of thread safety only: cblite's connections are
+             * NOMUTEX and a statement is used by one thread at a time. */
+            sqlite3_value* v = sqlite3_column_value(stmt, c);
+            ptr[c] = sqlite3_value_blob(v);              /* NULL for NULL and for empty values */
+            len[c] = ptr[c] ? sqlite3_value_bytes(v) : -1;
             need += (len[c] > 0 ? len[c] : 0) + 1;
         }
         if (*used + need > capacity || *used + need > INT32_MAX) { *pending_out = 1; return copied; }
         cblite_scan_row* r = rows + copied;
-        cblite_span* spans[3] = {&r->docid, NULL, &r->key};
         cblite_span blob = {0, -1};
+        cblite_span* spans[3] = {&r->docid, &blob, &r->key};
+        r->key.offset = 0;
+        r->key.length = -1;
         for (int c = 0; c < ncols; c++) {
-            cblite_span* out = spans[c] ? spans[c] : &blob;
+            cblite_span* out = spans[c];
             if (len[c] < 0) { out->offset = 0; out->length = -1; continue; }
             memcpy(buf + *used, ptr[c], (size_t)len[c]);
             buf[*used + len[c]] = 0;
@@ -180,7 +188,6 @@ int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int max_rows, int pe
             out->length = len[c];
             *used += len[c] + 1;
         }
-        if (!with_key) { r->key.offset = 0; r->key.length = -1; }
         r->damaged = blob.length < 0 || !cblite_decode_index_row(buf + blob.offset, blob.length, &r->fields);
         if (!r->damaged) {
             if (r->fields.key_json.length >= 0) r->fields.key_json.offset += blob.offset;
