@@ -142,6 +142,26 @@ final class ViewStorageTests: CBLCollectionTestCase {
         XCTAssertGreaterThan(try v.generation, generation)
     }
 
+    /// A page whose rows outgrow the scan's buffer (values of 100 KB, the buffer starts at
+    /// 64 KB) is copied whole: the row that did not fit is copied after the buffer grows,
+    /// with nothing lost or repeated, and the rows after it are read as well.
+    func testRowsLargerThanTheScanBufferAreCopiedWhole() throws {
+        let big = String(repeating: "x", count: 100_000)
+        for i in 0..<6 { try put("d\(i)", "{\"k\":\(i % 2),\"v\":\"\(i)\(big)\"}") }
+        let v = try keyView(coll)
+        for query in ["{}", "{\"key\":1}", "{\"keys\":[1,0]}", "{\"descending\":true}"] {
+            let r = try rows(v, query)
+            let want = query == "{\"key\":1}" ? 3 : 6
+            XCTAssertEqual(r.count, want, query)
+            for row in r {
+                let n = Int(row.docID!.dropFirst())!
+                XCTAssertEqual(row.keyJSON, String(n % 2), query)
+                XCTAssertEqual(row.valueJSON, "\"\(n)\(big)\"", query)
+            }
+        }
+        XCTAssertEqual(try ids(v, "{\"keys\":[1,0]}"), ["d1", "d3", "d5", "d0", "d2", "d4"])
+    }
+
     /// Documents changed or purged while a batch is being mapped are not indexed from the
     /// stale read: a purged one stays out, an updated one is indexed by its new revision.
     func testChangesDuringMappingAreNotIndexedFromTheStaleRead() throws {
