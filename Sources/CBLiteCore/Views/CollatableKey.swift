@@ -80,7 +80,9 @@ public enum CollatableKey {
         let bits = (d == 0 ? 0.0 : d).bitPattern          // -0 and 0 are one key
         let ordered = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
         let kept = trimmed ? 8 - ordered.trailingZeroBitCount / 8 : 8
-        withUnsafeBytes(of: ordered.bigEndian) { out.append(contentsOf: $0.prefix(kept)) }
+        withUnsafeBytes(of: ordered.bigEndian) { raw in
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[0..<kept]).bindMemory(to: UInt8.self))   // one copy
+        }
     }
 
     /// The double of the number whose (at most 8) ordered bytes follow `pos`.

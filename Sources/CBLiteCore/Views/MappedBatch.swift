@@ -94,9 +94,10 @@ final class MappedBatch {
         let valueStart = bytes.count
         if let value { bytes.append(contentsOf: value) }
         let prefix: UInt64 = bytes.withUnsafeBufferPointer { b in
+            let n = min(8, jsonStart - keyStart)
             var prefix: UInt64 = 0
-            for i in keyStart..<(keyStart + 8) { prefix = prefix << 8 | UInt64(i < jsonStart ? b[i] : 0) }
-            return prefix
+            for i in 0..<n { prefix = prefix << 8 | UInt64(b[keyStart + i]) }
+            return prefix << (8 * UInt64(8 - n) & 63) & (n == 0 ? 0 : ~0)
         }
         rows.append(Row(keyPrefix: prefix, keyStart: offset(keyStart), keyLength: offset(jsonStart - keyStart),
                         jsonLength: recoverable ? -1 : Int32(offset(valueStart - jsonStart)),
