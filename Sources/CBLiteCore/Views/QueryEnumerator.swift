@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A query's results, read row by row as the source produces them (index scans read
 /// pages, so a query over millions of rows holds constant memory). `isStale` tells
@@ -13,7 +12,9 @@ public final class QueryEnumerator: @unchecked Sendable {
     private let viewName: String?
     private var prefetched: [QueryRow] = []
     private let lendArena = RowArena(capacity: 1024)       // prefetched rows and include_docs bodies
-    private let lock = Mutex(())             // serializes calls (a futex: cheaper than a pthread mutex on every row)
+    /// Serializes calls. A pthread mutex, not Synchronization.Mutex: ThreadSanitizer does
+    /// not see the latter on Linux (see LockedValue).
+    private let lock = LockedValue(())
 
     public let offset: Int64
     /// Rows in the index (documents for all-docs queries) when the query ran.
