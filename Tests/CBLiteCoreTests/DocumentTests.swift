@@ -526,6 +526,61 @@ final class DocumentTests: CBLCollectionTestCase {
         assertSound(d2)
     }
 
+    /// An update on the current revision is one statement that extends the stored tree
+    /// (DocumentStore.appendOnCurrent); with a validator registered every save takes the
+    /// general path. The same saves on both give the same trees, revisions and sequences.
+    func testUpdatesOnTheCurrentRevisionStoreWhatTheGeneralPathStores() throws {
+        let general = try open("general")
+        let generalColl = try general.defaultCollection()
+        try generalColl.setValidator(name: "accept-all") { _, _ in nil }
+        var log: [String] = []
+        for (d, c) in [(db!, coll!), (general, generalColl)] {
+            try d.setMaxRevTreeDepth(4)
+            var out: [String] = []
+            func save(_ id: String, _ json: String, _ parent: String?, allowConflict: Bool = false) -> String? {
+                do {
+                    return try c.put(docID: id, json: json, parent: parent, allowConflict: allowConflict).revID
+                } catch let e as CBLError {
+                    out.append("\(id): \(e.status)")
+                    return nil
+                } catch { XCTFail("\(error)"); return nil }
+            }
+            // A chain past the depth limit.
+            var p = save("chain", #"{"v":0}"#, nil)
+            for i in 1...7 { p = save("chain", #"{"v":\#(i),"x":12.50}"#, p) }
+            // A conflicted document whose winner is updated (pruned with a branch kept), then its loser.
+            let r1 = save("conflict", #"{"v":1}"#, nil)
+            var w = save("conflict", #"{"v":2}"#, r1)
+            let loser = save("conflict", #"{"v":"b"}"#, r1, allowConflict: true)
+            XCTAssertTrue(try c.conflicts(docID: "conflict").count == 2)
+            w = try c.conflicts(docID: "conflict").first
+            for i in 3...8 { w = save("conflict", #"{"v":\#(i)}"#, w) }
+            _ = save("conflict", #"{"v":"b2"}"#, loser, allowConflict: true)
+            // Stale parent, deleted body on the current revision, re-creation, update after it.
+            let t1 = save("tomb", "{}", nil)
+            let t2 = save("tomb", #"{"a":1}"#, t1)
+            _ = save("tomb", #"{"a":2}"#, t1)
+            let t3 = save("tomb", #"{"_deleted":true}"#, t2)
+            _ = save("tomb", #"{"a":3}"#, t3)
+            let t5 = try c.doc("tomb")["_rev"]?.stringValue
+            _ = save("tomb", #"{"a":4}"#, t5)
+            _ = save("missing", "{}", "1-abc")
+            for id in ["chain", "conflict", "tomb"] {
+                out.append(try c.revisionTree(docID: id))
+                out.append(String(decoding: try c.get(docID: id, options: .deleted), as: UTF8.self))
+                out.append(try c.conflicts(docID: id).joined(separator: ","))
+                out.append(try c.history(docID: id, revID: nil).joined(separator: ","))
+            }
+            out.append("seq \(try c.lastSequence) count \(try c.count)")
+            if log.isEmpty { log = out } else { XCTAssertEqual(out, log) }
+        }
+        XCTAssertEqual(try coll.history(docID: "chain", revID: nil).count, 4)
+        XCTAssertEqual(try coll.conflicts(docID: "conflict").count, 2, "updating the winner keeps the conflict")
+        XCTAssertEqual(obj(try coll.get(docID: "chain"))["x"], .double(12.5))
+        assertSound(db)
+        assertSound(general)
+    }
+
     func testPruningAtDepthOne() throws {
         try db.setMaxRevTreeDepth(1)
         let r1 = try coll.put(docID: "p", json: "{}", parent: nil)

@@ -50,8 +50,27 @@ final class JSONCanonicalizerTests: XCTestCase {
         let numbers = ["12.3", "0.5", "-0.5", "0.0001", "0.00012", "0.00001", "0.000123456789012345",
                        "0.0001234567890123456", "123456789012345.5", "12345678901234.5", "99999999999999.9",
                        "999999999999999.9", "12.30", "1.0", "-0.0", "0.0", "00.5", "1.5e3", "1.5E-3", "-12.34",
-                       "100000000000000.1", "1.00000000000001", "0.1000", "9007199254740993.5", "3.14159265358979"]
+                       "100000000000000.1", "1.00000000000001", "0.1000", "9007199254740993.5", "3.14159265358979",
+                       // zeros at the end of the fraction: the integer part, or the literal without them
+                       "70.0", "-70.00", "12.50", "-0.500", "0.00010", "0.000010", "999999999999999.0",
+                       "9999999999999999.0", "123456789012345.60", "1234567890123456.50", "1.0e0", "10.0E2", "-0.00", "5.000000"]
         for n in numbers { assertAgree(#"{"n":"# + n + "}") }
+    }
+
+    /// Decimals with zeros at the end of the fraction are cut, not parsed and re-printed.
+    func testZerosEndingAFractionAreCut() {
+        func prefix(_ s: String) -> String? {
+            let bytes = Array(s.utf8)
+            return bytes.withUnsafeBufferPointer { b in JSONCanonicalizer.canonicalPrefixLength(b).map { String(s.prefix($0)) } }
+        }
+        XCTAssertEqual(prefix("70.0"), "70")
+        XCTAssertEqual(prefix("-70.00"), "-70")
+        XCTAssertEqual(prefix("12.50"), "12.5")
+        XCTAssertEqual(prefix("0.0"), "0")
+        XCTAssertNil(prefix("-0.0"), "negative zero is written 0: the general path")
+        XCTAssertNil(prefix("9999999999999999.0"), "16 digits: the general path")
+        XCTAssertNil(prefix("1.0e0"))
+        XCTAssertNil(prefix("12.5"), "no zeros to cut")
     }
 
     func testInvalidUTF8Agrees() throws {

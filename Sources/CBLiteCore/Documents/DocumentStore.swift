@@ -20,13 +20,17 @@ struct DocumentStore {
     }
 
     private struct SQL {
-        let row, current, summary, insertFirst, update, insert, setTree, delete, setExpiration, expiration: SQLText
+        let row, current, summary, insertFirst, update, appendOnCurrent, insert, setTree, delete, setExpiration, expiration: SQLText
         init(_ t: String) {
             row = SQLText("SELECT docid, sequence, flags, revid, body, revtree FROM \(t) WHERE docid=?")
             current = SQLText("SELECT sequence, flags, revid, body FROM \(t) WHERE docid=?")
             summary = SQLText("SELECT sequence, flags, revid FROM \(t) WHERE docid=?")
             insertFirst = SQLText("INSERT INTO \(t)(docid, sequence, flags, revid, body) VALUES (?,?,?,?,?)")
             update = SQLText("UPDATE \(t) SET sequence=?, flags=?, revid=?, body=?, revtree=? WHERE sequence=?")
+            // The old row's values in SET: its tree, current revision and body.
+            appendOnCurrent = SQLText("UPDATE \(t) SET sequence=?1, revid=?2, body=?3, "
+                + "revtree=\(RevTreeAppendFunction.name)(revtree, revid, body, ?2, ?4) "
+                + "WHERE docid=?5 AND revid=?6 AND (flags & \(DocFlags.deleted.rawValue | DocFlags.hasAttachments.rawValue)) = 0")
             insert = SQLText("INSERT INTO \(t)(docid, sequence, flags, revid, body, revtree) VALUES (?,?,?,?,?,?)")
             setTree = SQLText("UPDATE \(t) SET revtree=? WHERE docid=?")
             delete = SQLText("DELETE FROM \(t) WHERE docid=?")
@@ -63,8 +67,11 @@ struct DocumentStore {
     /// UNIQUE constraint), which the save path turns into an update.
     func insertFirst(_ conn: Connection, docID: String, sequence: Int64, flags: DocFlags, revID: RevID, body: [UInt8]) throws {
         let s = try conn.prepare(sql.insertFirst)
-        s.bind(1, docID).bind(2, sequence).bind(3, flags.rawValue).bind(4, revID.string).bindText(5, body)
-        try s.run()
+        var id = docID, rev = revID.string
+        try id.withUTF8 { id in try rev.withUTF8 { rev in try body.withUnsafeBufferPointer { body in
+            s.bindBorrowedText(1, id).bind(2, sequence).bind(3, flags.rawValue).bindBorrowedText(4, rev).bindBorrowedText(5, body)
+            try s.run()                 // resets: the borrowed bytes are no longer used
+        } } }
     }
 
     /// Writes the document's new state under a new sequence: an update of the existing
@@ -84,6 +91,24 @@ struct DocumentStore {
             s.bind(1, docID).bind(2, sequence).bind(3, flags.rawValue).bind(4, revID.string).bindText(5, body).bindBlob(6, tree)
             try s.run()
         }
+    }
+
+    /// Saves `revID`, an undeleted child of `parent` without attachments, when `parent` is
+    /// the current revision of a live document without attachments, in one statement: the
+    /// row is moved to `sequence` and its tree extended where SQLite reads the row
+    /// (RevTreeAppendFunction), so it is not read first. The flags stay: the new revision
+    /// is the winner, and the undeleted leaves, so the conflict flag, are as they were.
+    /// false when no row is in that state (the general save path finds out why).
+    func appendOnCurrent(_ conn: Connection, docID: String, parent: RevID, revID: RevID, body: [UInt8],
+                         sequence: Int64, maxDepth: Int) throws -> Bool {
+        let s = try conn.prepare(sql.appendOnCurrent)
+        var id = docID, rev = revID.string, par = parent.string
+        try id.withUTF8 { id in try rev.withUTF8 { rev in try par.withUTF8 { par in try body.withUnsafeBufferPointer { body in
+            s.bind(1, sequence).bindBorrowedText(2, rev).bindBorrowedText(3, body).bind(4, Int64(maxDepth))
+                .bindBorrowedText(5, id).bindBorrowedText(6, par)
+            try s.run()                 // resets: the borrowed bytes are no longer used
+        } } } }
+        return conn.changes == 1
     }
 
     /// Replaces the encoded tree only (compaction drops ancestor bodies; the sequence

@@ -181,9 +181,34 @@ extension Collection {
                                            deleted: body.deleted, external: false))
             return rev
         }
+        if preloaded == nil, let parent, let rev = try appendOnCurrent(conn, txn, docID: docID, body: body, parent: parent) {
+            return rev
+        }
         let row = try preloaded ?? docStore.row(conn, docID: docID)
         guard let row else { throw CBLError.notFound("document \"\(docID)\" does not exist (parent revision \(parent!) is unknown)") }
         return try saveOnExisting(conn, txn, docID: docID, body: body, parent: parent, allowConflict: allowConflict, row: row)
+    }
+
+    /// The common update — an undeleted revision without attachments on the current
+    /// revision of a live document without attachments, no validators — as one statement
+    /// (DocumentStore.appendOnCurrent): what saveOnExisting and storeTree would do, without
+    /// reading the row first. nil when it does not apply; the general path then decides
+    /// (a conflict, a deleted or missing document, attachments to inherit, a damaged tree).
+    private func appendOnCurrent(_ conn: Connection, _ txn: TransactionState, docID: String, body: DocumentBody,
+                                 parent: RevID) throws -> RevID? {
+        guard !body.deleted, body.attachments == nil, !store.validators.hasValidators(id) else { return nil }
+        let rev = RevID.make(parent: parent, deleted: false, canonicalBody: body.canonical)
+        let seq = try txn.meta(id, conn).lastSeq + 1
+        do {
+            guard try docStore.appendOnCurrent(conn, docID: docID, parent: parent, revID: rev, body: body.canonical,
+                                               sequence: seq, maxDepth: try txn.maxDepth(conn)) else { return nil }
+        } catch let e as CBLError where e.detail == RevTreeAppendFunction.failureCode {
+            return nil
+        }
+        _ = try txn.nextSequence(id, countDelta: 0, conn)       // live before and after
+        txn.changes.append(ChangeEvent(collectionID: id, docID: docID, revID: rev.string, sequence: seq,
+                                       deleted: false, external: false))
+        return rev
     }
 
     private func saveOnExisting(_ conn: Connection, _ txn: TransactionState, docID: String, body: DocumentBody,

@@ -68,6 +68,9 @@ public final class Connection {
         // View indexes take batches of rows through one INSERT ... SELECT (MappedBatch).
         let vt = cblite_register_index_rows(db)
         if vt != SQLITE_OK { throw SQLiteError.make(vt, "could not register cblite_index_rows") }
+        // Updates on the current revision extend the revision tree inside their UPDATE.
+        let fn = RevTreeAppendFunction.register(db)
+        if fn != SQLITE_OK { throw SQLiteError.make(fn, "could not register \(RevTreeAppendFunction.name)") }
         // The first read tells a wrong (or missing) key: SQLITE_NOTADB, mapped to 401.
         // A file that is not a database at all (or has a damaged header) gives the same
         // code: FileDiagnosis tells them apart.
