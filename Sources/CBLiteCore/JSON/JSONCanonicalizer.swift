@@ -198,7 +198,11 @@ public struct JSONCanonicalizer {
     private static func keyLess(_ k: UnsafeBufferPointer<UInt8>, _ a: Member, _ b: Member) -> Bool {
         let la = a.keyEnd - a.keyStart, lb = b.keyEnd - b.keyStart
         let n = min(la, lb)
-        let r = n == 0 ? 0 : memcmp(k.baseAddress! + a.keyStart, k.baseAddress! + b.keyStart, n)
+        guard n > 0 else { return la < lb }
+        // Most keys differ in their first byte: decided here without a call to memcmp.
+        let fa = k[a.keyStart], fb = k[b.keyStart]
+        if fa != fb { return fa < fb }
+        let r = memcmp(k.baseAddress! + a.keyStart, k.baseAddress! + b.keyStart, n)
         return r != 0 ? r < 0 : la < lb
     }
 

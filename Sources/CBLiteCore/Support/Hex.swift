@@ -13,13 +13,15 @@ public enum Hex {
 
     /// Writes the digits of `bytes` at the start of `out` (room for 2 per byte); returns how many.
     static func write(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
-        var n = 0
-        for b in bytes {
-            out[n] = digit(b >> 4)
-            out[n + 1] = digit(b & 15)
-            n += 2
+        guard let src = bytes.baseAddress, let dst = out.baseAddress else { return 0 }
+        // Raw pointers, no per-byte bounds checks or iterator: every saved revision's
+        // digest goes through here (~23 instructions a byte before; callgrind).
+        for i in 0..<bytes.count {
+            let b = src[i]
+            dst[2 * i] = digit(b >> 4)
+            dst[2 * i + 1] = digit(b & 15)
         }
-        return n
+        return 2 * bytes.count
     }
 
     @inline(__always) private static func digit(_ v: UInt8) -> UInt8 { v < 10 ? 0x30 + v : 0x57 + v }
