@@ -943,6 +943,30 @@ static void test_conflicts(void) {
     CHECK_OUT(cbl_doc_revision_tree(c, "w1", &J, &E), CBL_OK, count_of(J, "\"rev\"") == 8 &&
               jhas(J, "deleted", "true") && jhas(J, "has_body", "false") && jhas(J, "current", "\"2-f2\""));
     CHECK_OUT(cbl_doc_revision_tree(c, "nodoc", &J, &E), CBL_NOT_FOUND, 1);
+    /* updates on the winner of a conflicted document (one statement each, pruned past the
+     * depth with the losing branch kept): still conflicted, the loser still readable */
+    char u1[128], ua[128], ub[128], uw[128];
+    CHECK_ST(cbl_db_set_max_rev_tree_depth(db, 3, &E), CBL_OK);
+    CHECK_ST(put(c, "cw", "{\"v\":1}", NULL, u1, sizeof u1), CBL_OK);
+    CHECK_ST(put(c, "cw", "{\"v\":\"a\"}", u1, ua, sizeof ua), CBL_OK);
+    CHECK_OUT(cbl_doc_put(c, "cw", "{\"v\":\"b\"}", u1, CBL_PUT_ALLOW_CONFLICT, NULL, &J, &E), CBL_OK,
+              snprintf(ub, sizeof ub, "%s", J) > 0);
+    snprintf(uw, sizeof uw, "%s", strcmp(ua, ub) > 0 ? ua : ub);
+    const char* ul = strcmp(ua, ub) > 0 ? ub : ua;
+    for (int i = 0; i < 4; i++) {
+        char body[64], next[128];
+        snprintf(body, sizeof body, "{\"v\":%d,\"price\":10.50}", i);
+        CHECK_ST(put(c, "cw", body, uw, next, sizeof next), CBL_OK);
+        CHECK(generation(next) == generation(uw) + 1);
+        snprintf(uw, sizeof uw, "%s", next);
+    }
+    CHECK_OUT(cbl_doc_conflicts(c, "cw", &J, &E), CBL_OK, jarray_len(J) == 2 && jarray_is(J, 0, uw) && jarray_is(J, 1, ul));
+    CHECK_OUT(cbl_doc_history(c, "cw", NULL, &J, &E), CBL_OK, jarray_len(J) == 3 && jarray_is(J, 0, uw));
+    CHECK_OUT(cbl_doc_get_revision(c, "cw", ul, 0, &J, &E), CBL_OK, jhas(J, "v", ul == ua ? "\"a\"" : "\"b\""));
+    CHECK_DOC(c, "cw", CBL_GET_CONFLICTS, jhas(D, "price", "10.5") && jval(D, "_conflicts"));
+    PUT_FAILS(c, "cw", "{\"v\":\"stale\"}", ua, 0, CBL_CONFLICT);
+    CHECK_OUT(cbl_db_integrity_check(db, &J, &E), CBL_OK, strcmp(J, "[]") == 0);
+    CHECK_ST(cbl_db_set_max_rev_tree_depth(db, 20, &E), CBL_OK);
 
     RELEASE_AND_CLOSE(c, db);
 }

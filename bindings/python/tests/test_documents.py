@@ -356,6 +356,34 @@ def test_conflict_via_allow_conflict_and_winner(coll):
     assert coll.conflicts("c") == []
 
 
+def test_updates_on_the_winner_keep_the_conflict_and_prune(db):
+    """Saves on the current revision (one statement each) past the depth limit, on a
+    conflicted document and on one with attachments, read back through every view of
+    the tree."""
+    db.max_rev_tree_depth = 3
+    coll = db.default_collection
+    _, r1 = coll.put({"v": 1}, "w")
+    _, a2 = coll.put({"v": "a"}, "w", parent_rev=r1)
+    _, b2 = coll.put({"v": "b"}, "w", parent_rev=r1, allow_conflict=True)
+    winner, loser = (a2, b2) if a2 > b2 else (b2, a2)
+    revs = [winner]
+    for i in range(5):
+        revs.append(coll.put({"v": i, "price": 10.50}, "w", parent_rev=revs[-1])[1])
+        assert gen(revs[-1]) == gen(revs[-2]) + 1
+    assert coll.conflicts("w") == [revs[-1], loser]
+    assert coll.history("w") == revs[::-1][:3]
+    assert coll.get_revision("w", revs[-2])["v"] == 3       # the ancestor keeps its body
+    assert coll.get_revision("w", loser)["v"] == ("a" if loser == a2 else "b")
+    assert coll["w"]["price"] == 10.5
+    with pytest.raises(cblite.Conflict):
+        coll.put({"v": "stale"}, "w", parent_rev=revs[-2])
+    # a document with attachments: a body-only update inherits them (the general path)
+    _, s1 = coll.put({"v": 1, "_attachments": {"a.txt": {"data": "aGVsbG8=", "content_type": "text/plain"}}}, "att")
+    _, s2 = coll.put({"v": 2}, "att", parent_rev=s1)
+    assert gen(s2) == 2 and list(coll["att"]["_attachments"]) == ["a.txt"]
+    assert db.integrity_check() == []
+
+
 def test_put_existing_and_winner_rule(coll):
     _, r1 = coll.put({"v": 1}, "e")
     _, r2 = coll.put({"v": 2}, "e", parent_rev=r1)
