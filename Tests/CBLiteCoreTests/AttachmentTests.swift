@@ -102,6 +102,30 @@ final class AttachmentTests: CBLTestCase {
         XCTAssertEqual(gen(r2), 2)
     }
 
+    /// A body-only update of a document with attachments is refused by the one-statement
+    /// update (the row says it has attachments to inherit); the document is then
+    /// remembered, so its next updates go straight to the general path, with the same result.
+    func testDocumentsWithAttachmentsAreRememberedForTheGeneralPath() throws {
+        let db = try open()
+        let c = try db.defaultCollection()
+        let plain = try c.put(docID: "plain", json: #"{"v":1}"#, parent: nil).revID
+        _ = try c.put(docID: "plain", json: #"{"v":2}"#, parent: plain)
+        var rev = try c.put(docID: "att", json: #"{"v":1}"#, parent: nil).revID
+        rev = try c.setAttachment(docID: "att", parent: rev, name: "a", contentType: "text/plain", bytes: Array("AAA".utf8))
+        let stubs = try c.doc("att")["_attachments"]
+        XCTAssertFalse(c.generalPathDocuments.contains("att"), "setAttachment names its attachments")
+        for v in 2...4 {
+            rev = try c.put(docID: "att", json: #"{"v":\#(v)}"#, parent: rev).revID
+            XCTAssertTrue(c.generalPathDocuments.contains("att"))
+            XCTAssertEqual(try c.doc("att")["_attachments"], stubs)
+            XCTAssertEqual(try c.doc("att")["v"], .int(Int64(v)))
+        }
+        XCTAssertFalse(c.generalPathDocuments.contains("plain"))
+        assertStatus(.conflict, try c.put(docID: "plain", json: #"{"v":3}"#, parent: plain))
+        XCTAssertFalse(c.generalPathDocuments.contains("plain"), "a conflict is not remembered")
+        assertSound(db)
+    }
+
     func testBodyOnlyUpdateKeepsAttachments() throws {
         let db = try open()
         let c = try db.defaultCollection()

@@ -6,6 +6,8 @@ public final class Collection: @unchecked Sendable {
     public let name: String
     /// The collection's document rows and every statement on them.
     let docStore: DocumentStore
+    /// Documents whose updates go straight to the general save path (attachments).
+    let generalPathDocuments = GeneralPathDocuments()
 
     init(database: Database, id: Int64, scope: String, name: String) {
         self.database = database

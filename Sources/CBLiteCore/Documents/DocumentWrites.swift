@@ -196,7 +196,7 @@ extension Collection {
     /// (a conflict, a deleted or missing document, attachments to inherit, a damaged tree).
     private func appendOnCurrent(_ conn: Connection, _ txn: TransactionState, docID: String, body: DocumentBody,
                                  parent: RevID) throws -> RevID? {
-        guard !body.deleted, body.attachments == nil, !store.validators.hasValidators(id) else { return nil }
+        guard canAppendOnCurrent(body), !generalPathDocuments.contains(docID) else { return nil }
         let rev = RevID.make(parent: parent, deleted: false, canonicalBody: body.canonical)
         let seq = try txn.meta(id, conn).lastSeq + 1
         do {
@@ -211,8 +211,16 @@ extension Collection {
         return rev
     }
 
+    /// Whether a save of `body` may take the one-statement path (the row decides the rest).
+    private func canAppendOnCurrent(_ body: DocumentBody) -> Bool {
+        !body.deleted && body.attachments == nil && !store.validators.hasValidators(id)
+    }
+
     private func saveOnExisting(_ conn: Connection, _ txn: TransactionState, docID: String, body: DocumentBody,
                                 parent: RevID?, allowConflict: Bool, row: DocumentRow) throws -> RevID {
+        if parent != nil, row.flags.contains(.hasAttachments), canAppendOnCurrent(body) {
+            generalPathDocuments.insert(docID)       // its next updates would be refused too: skip the attempt
+        }
         var (tree, current) = try row.tree()
         let parentIndex: Int
         if let parent {
