@@ -174,24 +174,20 @@ public struct RevTree: Sendable {
             return (RevTree(single: current, deleted: currentDeleted, body: currentBody), 0)
         }
         var tree = RevTree()
-        var r = Varint.Reader(bytes)
-        guard try r.byte() == 1 else { throw CBLError.internalError("unknown revision tree format") }
-        let count = Int(try r.varint())
-        guard count > 0, count <= bytes.count else { throw CBLError.internalError("corrupt revision tree") }
         var currentIndex: Int?
-        tree.nodes.reserveCapacity(count)
-        for i in 0..<count {
-            let revBytes = try r.bytes(Int(try r.varint()))
-            guard let rev = RevID(String(decoding: revBytes, as: UTF8.self)) else {
-                throw CBLError.internalError("corrupt revision ID in tree")
+        try bytes.withUnsafeBufferPointer { buf in
+            var r = try EncodedNodes(buf)
+            tree.nodes.reserveCapacity(r.count)
+            for i in 0..<r.count {
+                let n = try r.next()
+                guard let rev = RevID(String(decoding: n.rev, as: UTF8.self)) else {
+                    throw CBLError.internalError("corrupt revision ID in tree")
+                }
+                var body = n.body.map { Array($0) }
+                if n.flags & EncodedNodes.current != 0 { currentIndex = i; body = currentBody }
+                tree.nodes.append(Node(rev: rev, parent: n.parent == 0 ? nil : n.parent - 1,
+                                       deleted: n.flags & EncodedNodes.deleted != 0, body: body))
             }
-            let p = Int(try r.varint())
-            guard p <= count else { throw CBLError.internalError("corrupt revision tree parent") }
-            let flags = try r.byte()
-            var body: [UInt8]? = nil
-            if flags & 2 != 0 { body = try r.bytes(Int(try r.varint())) }
-            if flags & 4 != 0 { currentIndex = i; body = currentBody }
-            tree.nodes.append(Node(rev: rev, parent: p == 0 ? nil : p - 1, deleted: flags & 1 != 0, body: body))
         }
         guard let ci = currentIndex, tree.nodes[ci].rev == current else {
             throw CBLError.internalError("revision tree does not contain the current revision \(current)")
@@ -210,34 +206,69 @@ enum Varint {
         }
         out.append(UInt8(v))
     }
+}
 
-    struct Reader {
-        let bytes: [UInt8]
-        var pos = 0
-        init(_ b: [UInt8]) { bytes = b }
+/// The stored tree's nodes, read in order from borrowed bytes: the one reader of the
+/// format, for RevTree.decode and for RevTreeAppend (which copies nodes without
+/// decoding them). The format: 1, node count, then per node: revision ID length and
+/// bytes, parent (1-based, 0 for a root), flags, [body length and bytes].
+struct EncodedNodes {
+    static let deleted: UInt8 = 1, hasBody: UInt8 = 2, current: UInt8 = 4
 
-        mutating func byte() throws -> UInt8 {
-            guard pos < bytes.count else { throw CBLError.internalError("truncated revision tree") }
-            defer { pos += 1 }
-            return bytes[pos]
+    struct Node {
+        let rev: UnsafeBufferPointer<UInt8>
+        let parent: Int                 // 1-based; 0 for a root
+        let flags: UInt8
+        let body: UnsafeBufferPointer<UInt8>?
+    }
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var pos = 0
+    /// How many nodes the tree has.
+    private(set) var count = 0
+
+    /// Reads the header; throws when the bytes are not a tree of this format.
+    init(_ bytes: UnsafeBufferPointer<UInt8>) throws {
+        self.bytes = bytes
+        guard try byte() == 1 else { throw CBLError.internalError("unknown revision tree format") }
+        count = try int()
+        guard count > 0, count <= bytes.count else { throw CBLError.internalError("corrupt revision tree") }
+    }
+
+    /// The next node (call it `count` times).
+    mutating func next() throws -> Node {
+        let rev = try take(try int())
+        let parent = try int()
+        guard parent <= count else { throw CBLError.internalError("corrupt revision tree parent") }
+        let flags = try byte()
+        let body = flags & EncodedNodes.hasBody != 0 ? try take(try int()) : nil
+        return Node(rev: rev, parent: parent, flags: flags, body: body)
+    }
+
+    private mutating func byte() throws -> UInt8 {
+        guard pos < bytes.count else { throw CBLError.internalError("truncated revision tree") }
+        defer { pos += 1 }
+        return bytes[pos]
+    }
+
+    /// A varint that must fit the bytes there are (a damaged length is an error, not a trap).
+    private mutating func int() throws -> Int {
+        var v: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try byte()
+            v |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { break }
+            shift += 7
+            guard shift < 64 else { throw CBLError.internalError("corrupt varint") }
         }
+        guard v <= UInt64(Int32.max) else { throw CBLError.internalError("corrupt revision tree length") }
+        return Int(v)
+    }
 
-        mutating func varint() throws -> UInt64 {
-            var v: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                let b = try byte()
-                v |= UInt64(b & 0x7F) << shift
-                if b & 0x80 == 0 { return v }
-                shift += 7
-                guard shift < 64 else { throw CBLError.internalError("corrupt varint") }
-            }
-        }
-
-        mutating func bytes(_ n: Int) throws -> [UInt8] {
-            guard n >= 0, pos + n <= bytes.count else { throw CBLError.internalError("truncated revision tree") }
-            defer { pos += n }
-            return Array(bytes[pos..<pos + n])
-        }
+    private mutating func take(_ n: Int) throws -> UnsafeBufferPointer<UInt8> {
+        guard pos + n <= bytes.count else { throw CBLError.internalError("truncated revision tree") }
+        defer { pos += n }
+        return UnsafeBufferPointer(rebasing: bytes[pos..<(pos + n)])
     }
 }

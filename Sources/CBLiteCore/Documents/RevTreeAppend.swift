@@ -40,10 +40,8 @@ extension RevTree {
             w.node(rev: newRev, parent: 1, flags: 4, body: nil)
             return w.count
         }
-        var r = ByteReader(encoded)
-        guard try r.byte() == 1 else { throw CBLError.internalError("unknown revision tree format") }
-        let count = Int(try r.varint())
-        guard count > 0, count <= encoded.count else { throw CBLError.internalError("corrupt revision tree") }
+        var r = try EncodedNodes(encoded)
+        let count = r.count
         // Pruning keeps maxDepth revisions of each branch. On a chain (node i's parent is
         // i-1, as saves on the current revision make it) that is dropping the oldest; a
         // tree with branches goes through RevTree's own prune.
@@ -52,11 +50,8 @@ extension RevTree {
         w.varint(UInt64(count + 1 - drop))
         var currentIndex: Int?
         for i in 0..<count {
-            let rev = try r.bytes(Int(try r.varint()))
-            let parent = Int(try r.varint())              // 1-based, 0 for a root
-            guard parent <= count else { throw CBLError.internalError("corrupt revision tree parent") }
-            let flags = try r.byte()
-            let storedBody = flags & 2 != 0 ? try r.bytes(Int(try r.varint())) : nil
+            let node = try r.next()
+            let rev = node.rev, parent = node.parent, flags = node.flags, storedBody = node.body   // parent: 1-based, 0 for a root
             if equal(rev, newRev) { throw revisionExists(newRev) }
             if drop > 0 && parent != i {
                 return try general(encoded, current: current, currentBody: currentBody, newRev: newRev, maxDepth: maxDepth, into: out)
@@ -113,37 +108,6 @@ extension RevTree {
 
     private static func revisionExists(_ rev: UnsafeBufferPointer<UInt8>) -> CBLError {
         CBLError.conflict("revision \(String(decoding: rev, as: UTF8.self)) already exists")
-    }
-
-    /// Reads the tree encoding from borrowed bytes (Varint.Reader reads an array).
-    private struct ByteReader {
-        let bytes: UnsafeBufferPointer<UInt8>
-        var pos = 0
-        init(_ b: UnsafeBufferPointer<UInt8>) { bytes = b }
-
-        mutating func byte() throws -> UInt8 {
-            guard pos < bytes.count else { throw CBLError.internalError("truncated revision tree") }
-            defer { pos += 1 }
-            return bytes[pos]
-        }
-
-        mutating func varint() throws -> UInt64 {
-            var v: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                let b = try byte()
-                v |= UInt64(b & 0x7F) << shift
-                if b & 0x80 == 0 { return v }
-                shift += 7
-                guard shift < 64 else { throw CBLError.internalError("corrupt varint") }
-            }
-        }
-
-        mutating func bytes(_ n: Int) throws -> UnsafeBufferPointer<UInt8> {
-            guard n >= 0, pos + n <= bytes.count else { throw CBLError.internalError("truncated revision tree") }
-            defer { pos += n }
-            return UnsafeBufferPointer(rebasing: bytes[pos..<(pos + n)])
-        }
     }
 
     /// Writes the tree encoding into memory sized by appendCapacity.
