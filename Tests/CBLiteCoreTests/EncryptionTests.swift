@@ -1,4 +1,5 @@
 import XCTest
+import Foundation
 import Glibc
 @testable import CBLiteCore
 
@@ -83,6 +84,41 @@ final class EncryptionTests: XCTestCase {
         XCTAssertThrowsError(try Database.open(name: "plain", directory: dir, options: options(password))) { e in
             XCTAssertEqual((e as? CBLError)?.status, .unauthorized)
         }
+    }
+
+    /// A reader busy on another thread while the key changes gives its connection back
+    /// after the swap: that connection is on the old file, with the old key, and must not
+    /// serve a later read (which would then miss every write made after the swap).
+    func testAReaderBusyDuringARekeyIsNotReusedAfterIt() throws {
+        var o = try options(password)
+        o.busyTimeoutMs = 200                   // the re-key's checkpoint waits for the busy reader
+        let db = try Database.open(name: "busy", directory: dir, options: o)
+        let c = try db.defaultCollection()
+        _ = try c.put(docID: "before", json: "{}", parent: nil)
+        let inFilter = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        try db.setFilter(name: "hold") { _, _ in
+            inFilter.signal()
+            proceed.wait()
+            return true
+        }
+        let reader = Thread {
+            var options = ChangesOptions()
+            options.filter = "hold"
+            _ = try? c.changes(since: 0, options: options)
+            done.signal()
+        }
+        reader.start()
+        inFilter.wait()                         // the reader is inside its read, on the old file
+        try db.changeEncryptionKey(try EncryptionKey(jsonText: rawKey))
+        proceed.signal()
+        done.wait()                             // its connection has been given back
+        try db.setFilter(name: "hold", nil)
+        _ = try c.put(docID: "after", json: "{}", parent: nil)
+        for _ in 0..<3 {                        // every pooled or idle reader
+            XCTAssertNoThrow(try c.get(docID: "after"), "a read after the re-key sees the write made after it")
+            XCTAssertEqual(try c.count, 2)
+        }
+        try db.close()
     }
 
     func testRekeyRemoveAndAddKeepEveryDocument() throws {

@@ -28,6 +28,9 @@ public final class Connection {
     /// `maxNumbered` (a process with thousands of collection tables) use `cache` alone.
     private var cacheByNumber: [Statement?] = []
     private static let maxNumbered = 4096
+    /// The store's file generation this reader was opened in (Store.read drops a reader
+    /// of an earlier one: a file swapped by a re-key).
+    var fileGeneration = 0
     public let path: String
 
     // Once `db` is set, a throwing init still runs deinit, which closes the handle.

@@ -31,6 +31,10 @@ public final class Store: @unchecked Sendable {
     private let idleReader = IdleReader()
     /// Set under the lock; read without it by every read.
     private let closed = Atomic<Bool>(false)
+    /// Bumped around a re-key's file swap. A reader busy during the swap gives back a
+    /// connection to the old file, with the old key: it must be dropped, not reused (its
+    /// reads would miss every later write).
+    private let fileGeneration = Atomic<Int>(0)
     private(set) var txn: TransactionState?
 
     /// Collection IDs deleted in this process: handles to them fail with 404.
@@ -248,14 +252,31 @@ public final class Store: @unchecked Sendable {
     func read<T>(_ body: (Connection) throws -> T) throws -> T {
         if ownedByCurrentThread { return try body(writer) }
         if closed.load(ordering: .acquiring) { throw CBLError.badRequest("database is closed") }
-        let conn = try idleReader.take() ?? monitor.locked({ readers.popLast() })
-            ?? Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key, readOnly: readOnly, immutable: immutable)
+        let conn = try takeReader()
         defer { giveBack(conn) }
         return try body(conn)
     }
 
-    /// Returns a reader to the idle slot or the pool; after close, drops it.
+    /// The idle reader, else one from the pool, else a new one; readers of an earlier file
+    /// generation met on the way are dropped.
+    private func takeReader() throws -> Connection {
+        let generation = fileGeneration.load(ordering: .acquiring)
+        var candidate = idleReader.take()
+        while true {
+            if let c = candidate, c.fileGeneration == generation { return c }
+            guard let next = monitor.locked({ readers.popLast() }) else { break }
+            candidate = next
+        }
+        let c = try Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key, readOnly: readOnly,
+                               immutable: immutable)
+        c.fileGeneration = generation
+        return c
+    }
+
+    /// Returns a reader to the idle slot or the pool; after close, or when the file was
+    /// swapped since it was opened, drops it.
     private func giveBack(_ conn: Connection) {
+        guard conn.fileGeneration == fileGeneration.load(ordering: .acquiring) else { return }
         if idleReader.offer(conn) {
             // close() may have drained the slot just before: look again, drop it if so.
             if closed.load(ordering: .acquiring) { idleReader.drain() }
@@ -327,9 +348,13 @@ public final class Store: @unchecked Sendable {
                 try? FileSystem.remove(temp)
                 throw error
             }
-            // Swap files with no connection open on the old one.
+            // Swap files with no idle connection open on the old one. A reader busy now is
+            // dropped when it gives its connection back: the generation moves on before the
+            // swap, and again after it for readers opened on the old file in between.
+            fileGeneration.add(1, ordering: .acquiringAndReleasing)
             monitor.locked { readers.removeAll() }
             idleReader.drain()
+            defer { fileGeneration.add(1, ordering: .acquiringAndReleasing) }
             writer = try Connection(path: ":memory:", create: true, busyTimeoutMs: 0)
             do {
                 for suffix in ["-wal", "-shm"] { try? FileSystem.remove(filePath + suffix) }

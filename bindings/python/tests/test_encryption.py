@@ -125,6 +125,33 @@ def test_bad_key_json_is_400(dbdir, key):
     assert not cblite.Database.exists("badkey", dbdir)
 
 
+def test_change_key_beside_a_busy_reader(dbdir):
+    """A reader busy on another thread during the re-key gives its connection back after
+    the file swap; later reads must not use it (they would miss every later write)."""
+    with cblite.Database("busy", dbdir, encryption_key=PASSWORD, busy_timeout_ms=200) as db:
+        db.put({}, "before")
+        inside, proceed = threading.Event(), threading.Event()
+
+        def hold(doc, params):
+            inside.set()
+            proceed.wait(10)
+            return True
+
+        db.set_filter("hold", hold)
+        reader = threading.Thread(target=lambda: db.changes(filter="hold"))
+        reader.start()
+        assert inside.wait(10)
+        db.change_encryption_key("rotated")
+        proceed.set()
+        reader.join(10)
+        assert not reader.is_alive()
+        db.set_filter("hold", None)
+        db.put({}, "after")
+        for _ in range(3):
+            assert db.get("after")["_id"] == "after"
+            assert db.count == 2
+
+
 def test_change_key(dbdir):
     path = make_db(dbdir)
     with cblite.Database("secret", dbdir, encryption_key=PASSWORD) as db:
