@@ -59,12 +59,7 @@ func withJSONBytes<T>(_ p: CString?, _ what: String, _ body: (UnsafeBufferPointe
 }
 
 /// A malloc'ed, NUL-terminated copy that the caller frees with cbl_free.
-func cString(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar> {
-    let p = malloc(bytes.count + 1)!.assumingMemoryBound(to: UInt8.self)
-    bytes.withUnsafeBufferPointer { if let b = $0.baseAddress { memcpy(p, b, bytes.count) } }
-    p[bytes.count] = 0
-    return UnsafeMutableRawPointer(p).assumingMemoryBound(to: CChar.self)
-}
+func cString(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar> { MallocedText.copying(bytes).pointer }
 
 func cString(_ s: String) -> UnsafeMutablePointer<CChar> { cString(Array(s.utf8)) }
 

@@ -11,7 +11,7 @@ public protocol TextOutput {
 
 extension TextOutput {
     /// The text `bytes`, copied.
-    static func copying(_ bytes: [UInt8]) -> Self {
+    public static func copying(_ bytes: [UInt8]) -> Self {
         make(count: bytes.count) { p in
             bytes.withUnsafeBufferPointer { if let b = $0.baseAddress { p.update(from: b, count: $0.count) } }
         }

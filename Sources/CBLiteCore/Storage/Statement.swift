@@ -55,7 +55,7 @@ public final class Statement {
     /// Binds UTF-8 text that SQLite uses in place (SQLITE_STATIC): no copy, no allocation
     /// (~250 instructions a value; callgrind). The bytes must stay valid until the statement
     /// is reset, so the caller binds and runs inside the scope that lends them.
-    @discardableResult
+    @discardableResult @inline(__always)
     func bindBorrowedText(_ index: Int32, _ bytes: UnsafeBufferPointer<UInt8>) -> Statement {
         // An empty buffer may have no address, and a NULL pointer would bind SQL NULL.
         let p = UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self)
@@ -98,12 +98,7 @@ public final class Statement {
         var t = text
         return try t.withUTF8 { u in
             defer { reset() }
-            if let p = u.baseAddress {
-                sqlite3_bind_text(handle, index, UnsafeRawPointer(p).assumingMemoryBound(to: CChar.self), Int32(u.count), nil)
-            } else {
-                bind(index, "")     // an empty string may have no storage to point at
-            }
-            return try body(self)
+            return try body(bindBorrowedText(index, u))
         }
     }
 
