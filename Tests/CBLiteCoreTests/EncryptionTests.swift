@@ -1,6 +1,7 @@
 import XCTest
 import Foundation
 import Glibc
+import Synchronization
 @testable import CBLiteCore
 
 /// Encryption at rest: create/open with a key, wrong or missing key (401, files
@@ -118,6 +119,42 @@ final class EncryptionTests: XCTestCase {
             XCTAssertNoThrow(try c.get(docID: "after"), "a read after the re-key sees the write made after it")
             XCTAssertEqual(try c.count, 2)
         }
+        try db.close()
+    }
+
+    /// Readers on other threads keep reading while the key changes back and forth: every
+    /// re-key drops the pooled readers, so they open new connections while the file and the
+    /// key are swapped. None of their reads may fail, and each sees every document.
+    func testReadsOnOtherThreadsDuringRekeysNeverFail() throws {
+        let keys = [rawKey, #"{"raw_hex":"1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100"}"#]
+        let db = try Database.open(name: "rekeys", directory: dir, options: options(keys[0]))
+        let c = try db.defaultCollection()
+        for i in 0..<20 { _ = try c.put(docID: "doc\(i)", json: #"{"i":\#(i)}"#, parent: nil) }
+        let stop = Atomic<Bool>(false)
+        let failures = LockedValue<[String]>([])
+        let reads = Atomic<Int>(0)
+        let group = DispatchGroup()
+        for t in 0..<3 {
+            DispatchQueue.global().async(group: group) {
+                var i = t
+                while !stop.load(ordering: .relaxed) {
+                    do {
+                        _ = try c.get(docID: "doc\(i % 20)")
+                        if try c.count != 20 { failures.withLock { $0.append("count changed") } }
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                    reads.add(1, ordering: .relaxed)
+                    i += 1
+                }
+            }
+        }
+        for k in 1...20 { try db.changeEncryptionKey(try EncryptionKey(jsonText: keys[k % 2])) }
+        stop.store(true, ordering: .relaxed)
+        group.wait()
+        XCTAssertEqual(failures.withLock { $0 }.prefix(3), [], "reads during re-keys")
+        XCTAssertGreaterThan(reads.load(ordering: .relaxed), 0)
+        XCTAssertEqual(try c.count, 20)
         try db.close()
     }
 

@@ -1572,6 +1572,66 @@ static void test_rekey_beside_a_busy_reader(const char* dir, const char* open_js
     pthread_mutex_destroy(&b.mu);
 }
 
+/* Readers on other threads keep reading while the key changes back and forth: each
+ * re-key drops the pooled readers, so they open new connections while the file and the
+ * key are swapped. None of their reads may fail. */
+#define RAW_KEY_2 "{\"raw_hex\":\"1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100\"}"
+typedef struct rekey_reader {
+    pthread_t thread;
+    cbl_collection* coll;
+    volatile int* stop;
+    long reads, failures;
+    cbl_status last_failure;
+} rekey_reader;
+
+static void* read_during_rekeys(void* arg) {
+    rekey_reader* r = arg;
+    char id[32];
+    cbl_error e;
+    while (!*r->stop) {
+        snprintf(id, sizeof id, "doc%ld", r->reads % 10);
+        char* json = NULL;
+        cbl_status st = cbl_doc_get(r->coll, id, 0, &json, &e);
+        cbl_free(json);
+        if (st != CBL_OK) { r->failures++; r->last_failure = st; }
+        r->reads++;
+    }
+    return NULL;
+}
+
+static void test_reads_during_rekeys(const char* dir) {
+    cbl_db* db = NULL;
+    CHECK_ST(cbl_db_open("rekeys", dir, "{\"encryption_key\":" RAW_KEY "}", &db, &E), CBL_OK);
+    if (!db) return;
+    cbl_collection* c = default_coll(db);
+    char id[32];
+    for (int i = 0; i < 10; i++) {
+        snprintf(id, sizeof id, "doc%d", i);
+        CHECK_ST(put(c, id, "{}", NULL, NULL, 0), CBL_OK);
+    }
+    volatile int stop = 0;
+    rekey_reader readers[3];
+    memset(readers, 0, sizeof readers);
+    for (int i = 0; i < 3; i++) {
+        readers[i].coll = c;
+        readers[i].stop = &stop;
+        CHECK(pthread_create(&readers[i].thread, NULL, read_during_rekeys, &readers[i]) == 0);
+    }
+    for (int k = 1; k <= 16; k++)
+        CHECK_ST(cbl_db_change_encryption_key(db, k % 2 ? RAW_KEY_2 : RAW_KEY, &E), CBL_OK);
+    stop = 1;
+    long reads = 0, failures = 0;
+    for (int i = 0; i < 3; i++) {
+        CHECK(pthread_join(readers[i].thread, NULL) == 0);
+        reads += readers[i].reads;
+        failures += readers[i].failures;
+        if (readers[i].failures) fprintf(stderr, "  reader %d: %ld failed reads, last status %d\n", i, readers[i].failures, (int)readers[i].last_failure);
+    }
+    CHECK(reads > 0);
+    CHECK(failures == 0);
+    RELEASE_AND_CLOSE(c, db);
+}
+
 static void test_encryption(void) {
     char dir[512], file[700];
     subdir("enc", dir, sizeof dir);
@@ -1593,6 +1653,7 @@ static void test_encryption(void) {
     cbl_db* plain = open_db("plain", dir);
     CHECK(cbl_db_is_encrypted(plain) == 0);
     test_rekey_beside_a_busy_reader(dir, "{\"busy_timeout_ms\":200,\"encryption_key\":" PW_KEY "}", RAW_KEY);
+    test_reads_during_rekeys(dir);
 
     /* missing or wrong key: 401, out NULL, the file untouched, the key in no message */
     snprintf(file, sizeof file, "%s/secret.cblite2/db.sqlite3", dir);

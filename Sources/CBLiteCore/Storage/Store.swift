@@ -1,4 +1,5 @@
 import CSQLCipher
+import Glibc
 import Synchronization
 
 /// One open database file, shared by every handle on it in this process:
@@ -19,8 +20,11 @@ public final class Store: @unchecked Sendable {
     let openedAtMicros = unixTimeMicrosNow()
 
     private var writer: Connection
-    /// The encryption key every connection is opened with (nil: unencrypted).
-    private(set) var key: EncryptionKey?
+    /// The encryption key every connection is opened with (nil: unencrypted). Behind a
+    /// lock of its own: reader threads open connections while a re-key replaces it, and
+    /// the change watcher reads it under `monitor` (so `monitor` cannot guard it).
+    private let keyState: LockedValue<EncryptionKey?>
+    var key: EncryptionKey? { keyState.withLock { $0 } }
     private let monitor = Monitor()         // guards the fields below
     private var owner: ThreadID?
     /// `owner`'s pthread_t (0: none), set with it under the lock and read without it: only
@@ -31,9 +35,9 @@ public final class Store: @unchecked Sendable {
     private let idleReader = IdleReader()
     /// Set under the lock; read without it by every read.
     private let closed = Atomic<Bool>(false)
-    /// Bumped around a re-key's file swap. A reader busy during the swap gives back a
-    /// connection to the old file, with the old key: it must be dropped, not reused (its
-    /// reads would miss every later write).
+    /// Bumped before and after a re-key's file swap (odd while it runs). A reader busy
+    /// during the swap gives back a connection to the old file, with the old key: it must
+    /// be dropped, not reused (its reads would miss every later write).
     private let fileGeneration = Atomic<Int>(0)
     private(set) var txn: TransactionState?
 
@@ -58,7 +62,7 @@ public final class Store: @unchecked Sendable {
         self.bundlePath = bundlePath
         self.filePath = filePath
         self.busyTimeoutMs = busyTimeoutMs
-        self.key = key
+        self.keyState = LockedValue(key)
         self.readOnly = readOnly
         if readOnly {
             do {
@@ -267,10 +271,28 @@ public final class Store: @unchecked Sendable {
             guard let next = monitor.locked({ readers.popLast() }) else { break }
             candidate = next
         }
-        let c = try Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key, readOnly: readOnly,
-                               immutable: immutable)
-        c.fileGeneration = generation
-        return c
+        return try openReader()
+    }
+
+    /// A new reader connection. One opened while a re-key swaps the file (the generation
+    /// is odd then) can meet the new file with the old key, or no file: it fails, and is
+    /// tried again once the swap is over, with the new key.
+    private func openReader() throws -> Connection {
+        let deadline = MonotonicTime.now().adding(milliseconds: max(busyTimeoutMs, 1000))
+        while true {
+            let generation = fileGeneration.load(ordering: .acquiring)
+            do {
+                let c = try Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key,
+                                       readOnly: readOnly, immutable: immutable)
+                c.fileGeneration = generation
+                return c
+            } catch {
+                let now = fileGeneration.load(ordering: .acquiring)
+                let swapped = now != generation || now & 1 == 1
+                guard swapped, !closed.load(ordering: .acquiring), MonotonicTime.now() < deadline else { throw error }
+                usleep(1000)
+            }
+        }
     }
 
     /// Returns a reader to the idle slot or the pool; after close, or when the file was
@@ -363,7 +385,7 @@ public final class Store: @unchecked Sendable {
                 writer = try Connection(path: filePath, create: true, busyTimeoutMs: busyTimeoutMs, key: key)
                 throw error
             }
-            key = newKey
+            keyState.withLock { $0 = newKey }
             writer = try Connection(path: filePath, create: true, busyTimeoutMs: busyTimeoutMs, key: newKey)
             try writer.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
             monitor.locked { watcher }?.reopen()

@@ -152,6 +152,41 @@ def test_change_key_beside_a_busy_reader(dbdir):
             assert db.count == 2
 
 
+def test_reads_on_other_threads_during_rekeys_never_fail(dbdir):
+    """Every re-key drops the pooled readers, so reader threads open new connections while
+    the file and the key are swapped; none of their reads may fail."""
+    keys = [{"raw_hex": "00" * 31 + "01"}, {"raw_hex": "00" * 31 + "02"}]
+    with cblite.Database("rekeys", dbdir, encryption_key=keys[0]) as db:
+        for i in range(10):
+            db.put({"i": i}, f"doc{i}")
+        stop = threading.Event()
+        failures, reads = [], [0]
+
+        def read():
+            i = 0
+            while not stop.is_set():
+                try:
+                    assert db.get(f"doc{i % 10}")["i"] == i % 10
+                except Exception as e:              # noqa: BLE001 - every failure is reported
+                    failures.append(repr(e))
+                reads[0] += 1
+                i += 1
+
+        threads = [threading.Thread(target=read) for _ in range(3)]
+        for t in threads:
+            t.start()
+        try:
+            for k in range(1, 13):
+                db.change_encryption_key(keys[k % 2])
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(10)
+        assert failures[:3] == []
+        assert reads[0] > 0
+        assert db.count == 10
+
+
 def test_change_key(dbdir):
     path = make_db(dbdir)
     with cblite.Database("secret", dbdir, encryption_key=PASSWORD) as db:
