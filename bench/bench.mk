@@ -79,10 +79,11 @@ $(BENCH_OUT)/bench_replication: bench/bench_replication.c $(BENCH_COMMON_SRC) in
 	$(CC) $(BENCH_CFLAGS) -o $@ bench/bench_replication.c bench/bench_common.c \
 	  -L$(BUILD)/lib -lcblite -lpthread -Wl,--enable-new-dtags -Wl,-rpath,$(CURDIR)/$(BUILD)/lib
 
-$(BENCH_OUT)/bench_concurrency: bench/bench_concurrency.c $(BENCH_COMMON_SRC) include/cblite.h $(BUILD)/lib/$(SO_REAL)
+# With the baseline's SQLite linked in beside libcblite (whose own SQLite is not exported).
+$(BENCH_OUT)/bench_concurrency: bench/bench_concurrency.c $(BENCH_COMMON_SRC) include/cblite.h $(BUILD)/lib/$(SO_REAL) $(BENCH_OUT)/sqlite3.o
 	@mkdir -p $(BENCH_OUT)
-	$(CC) $(BENCH_CFLAGS) -o $@ bench/bench_concurrency.c bench/bench_common.c \
-	  -L$(BUILD)/lib -lcblite -lpthread -Wl,--enable-new-dtags -Wl,-rpath,$(CURDIR)/$(BUILD)/lib
+	$(CC) $(BENCH_CFLAGS) -ISources/CSQLCipher/include -o $@ bench/bench_concurrency.c bench/bench_common.c \
+	  $(BENCH_OUT)/sqlite3.o -L$(BUILD)/lib -lcblite -lcrypto -lm -lpthread -Wl,--enable-new-dtags -Wl,-rpath,$(CURDIR)/$(BUILD)/lib
 
 bench-bins: $(BENCH_OUT)/bench $(BENCH_OUT)/bench_sqlite $(BENCH_OUT)/bench_cblite $(BENCH_OUT)/bench_listener \
             $(BENCH_OUT)/bench_replication $(BENCH_OUT)/bench_concurrency

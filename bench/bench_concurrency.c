@@ -15,6 +15,10 @@
  *     Reads/s with R readers, the ratio to one reader in the same mode, the writer's
  *     docs/s, and the slowest single read (a reader that waited for the writer's
  *     transaction would show it here: with WAL, none should).
+ *   The same figures for the raw-SQLite baseline of the workload (bench_sqlite.c's schema,
+ *     one connection per thread, SELECT of the body by ID), in the same run: SQLite's own
+ *     scaling on this machine, which bounds the library's (each read transaction takes
+ *     the WAL read lock with fcntl unless another connection of the process holds it).
  *   cold open: a fresh process opens the N-document database and reads one document;
  *     the milliseconds from before cbl_db_open to the document in hand (the files are
  *     in the page cache: the cost measured is the library's, not the disk's).
@@ -23,11 +27,13 @@
  * Prints per run, then the medians:
  *   concurrency writer <none|paced|full> readers <R> reads_per_s <x> ratio_to_one <x>
  *     writer_docs_per_s <x> max_read_ms <x>
+ *   concurrency_baseline ... (the same fields, raw SQLite)
  *   cold_open_ms <ms> (n <N>)
  */
 #define _GNU_SOURCE
 #include "bench_common.h"
 #include "cblite.h"
+#include "sqlite3.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -41,14 +47,19 @@ static const int READER_COUNTS[] = {1, 2, 4};
 #define NREADERS ((int)(sizeof READER_COUNTS / sizeof READER_COUNTS[0]))
 enum { WRITER_NONE, WRITER_PACED, WRITER_FULL, NMODES };
 static const char* const MODE_NAMES[NMODES] = {"none", "paced", "full"};
+enum { SIDE_CBLITE, SIDE_SQLITE, NSIDES };
+static const char* const SIDE_PREFIX[NSIDES] = {"concurrency", "concurrency_baseline"};
+static const char* const SIDE_JSON[NSIDES] = {"concurrency", "concurrency_baseline"};
 
 static void ck(cbl_status st, const cbl_error* e, const char* call) {
     if (st != CBL_OK) bench_die("%s: %d %s", call, e->code, e->message);
 }
 
 typedef struct shared {
+    int side;                   /* SIDE_CBLITE or SIDE_SQLITE */
     cbl_collection* coll;
     cbl_db* db;
+    const char* sqlite_path;    /* the baseline's file: each thread opens its own connection */
     long n;
     const long* order;
     volatile int stop;          /* set by the main thread when the time is up */
@@ -71,10 +82,37 @@ typedef struct writer {
     long next_id;
 } writer;
 
+static void sq(int rc, sqlite3* db, const char* what) {
+    if (rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE) bench_die("sqlite: %s: %s", what, sqlite3_errmsg(db));
+}
+
+static sqlite3* sqlite_connect(const char* path) {
+    sqlite3* db = NULL;
+    sq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL), db, "open");
+    sqlite3_busy_timeout(db, 10000);
+    return db;
+}
+
+static sqlite3_stmt* sqlite_prepare(sqlite3* db, const char* sql) {
+    sqlite3_stmt* st = NULL;
+    sq(sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL), db, sql);
+    return st;
+}
+
+/* The baseline's read by ID: the document's body, as cbl_doc_get returns it. */
+static void sqlite_read(sqlite3* db, sqlite3_stmt* get, const char* id) {
+    sqlite3_bind_text(get, 1, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(get);
+    if (rc != SQLITE_ROW || !sqlite3_column_text(get, 1)) bench_die("baseline: no document %s (%s)", id, sqlite3_errmsg(db));
+    sqlite3_reset(get);
+}
+
 static void* read_loop(void* arg) {
     reader* r = arg;
     shared* sh = r->sh;
     cbl_error e;
+    sqlite3* sdb = sh->side == SIDE_SQLITE ? sqlite_connect(sh->sqlite_path) : NULL;
+    sqlite3_stmt* get = sdb ? sqlite_prepare(sdb, "SELECT rev, body FROM docs WHERE id = ?1 AND deleted = 0") : NULL;
     while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE)) {}
     long k = (long)r->index * (sh->n / MAX_READERS);     /* readers start at different places */
     while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
@@ -82,12 +120,17 @@ static void* read_loop(void* arg) {
         bench_doc_id(id, sh->order[k % sh->n]);
         char* doc = NULL;
         double t = bench_now_ms();
-        ck(cbl_doc_get(sh->coll, id, 0, &doc, &e), &e, "cbl_doc_get");
+        if (sdb) sqlite_read(sdb, get, id);
+        else ck(cbl_doc_get(sh->coll, id, 0, &doc, &e), &e, "cbl_doc_get");
         double dt = bench_now_ms() - t;
         if (dt > r->max_ms) r->max_ms = dt;
         cbl_free(doc);
         r->reads++;
         k++;
+    }
+    if (sdb) {
+        sqlite3_finalize(get);
+        sqlite3_close(sdb);
     }
     return NULL;
 }
@@ -97,6 +140,9 @@ static void* write_loop(void* arg) {
     shared* sh = w->sh;
     cbl_error e;
     char body[BENCH_BODY_SIZE];
+    sqlite3* sdb = sh->side == SIDE_SQLITE ? sqlite_connect(sh->sqlite_path) : NULL;
+    sqlite3_stmt* ins = sdb ? sqlite_prepare(sdb, "INSERT INTO docs(id, seq, rev, deleted, body) VALUES "
+                                                  "(?1, (SELECT coalesce(max(seq), 0) + 1 FROM docs), '1-0', 0, ?2)") : NULL;
     while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE)) {}
     double t0 = bench_now_ms();
     while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
@@ -104,15 +150,28 @@ static void* write_loop(void* arg) {
             double due = t0 + w->written / w->rate * 1000.0, now = bench_now_ms();
             if (due > now) { usleep((useconds_t)((due - now) * 1000.0 > 20000 ? 20000 : (due - now) * 1000.0)); continue; }
         }
-        ck(cbl_db_begin(sh->db, &e), &e, "cbl_db_begin");
+        if (sdb) sq(sqlite3_exec(sdb, "BEGIN IMMEDIATE", NULL, NULL, NULL), sdb, "BEGIN");
+        else ck(cbl_db_begin(sh->db, &e), &e, "cbl_db_begin");
         for (int i = 0; i < WRITER_BATCH; i++, w->next_id++) {
             char id[32];
             snprintf(id, sizeof id, "w%09ld", w->next_id);
             bench_doc_body(body, w->next_id, (int)(w->next_id % 90));
-            ck(cbl_doc_put(sh->coll, id, body, NULL, 0, NULL, NULL, &e), &e, "cbl_doc_put");
+            if (sdb) {
+                sqlite3_bind_text(ins, 1, id, -1, SQLITE_STATIC);
+                sqlite3_bind_text(ins, 2, body, -1, SQLITE_STATIC);
+                sq(sqlite3_step(ins), sdb, "INSERT");
+                sqlite3_reset(ins);
+            } else {
+                ck(cbl_doc_put(sh->coll, id, body, NULL, 0, NULL, NULL, &e), &e, "cbl_doc_put");
+            }
         }
-        ck(cbl_db_commit(sh->db, &e), &e, "cbl_db_commit");
+        if (sdb) sq(sqlite3_exec(sdb, "COMMIT", NULL, NULL, NULL), sdb, "COMMIT");
+        else ck(cbl_db_commit(sh->db, &e), &e, "cbl_db_commit");
         w->written += WRITER_BATCH;
+    }
+    if (sdb) {
+        sqlite3_finalize(ins);
+        sqlite3_close(sdb);
     }
     return NULL;
 }
@@ -162,6 +221,28 @@ static void load(cbl_collection* coll, long n) {
         cbl_free(results);
     }
     free(json);
+}
+
+/* The baseline's database: bench_sqlite.c's schema and settings, the same N documents. */
+static void sqlite_load(const char* path, long n) {
+    sqlite3* db = sqlite_connect(path);
+    sq(sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                        "CREATE TABLE docs(id TEXT PRIMARY KEY, seq INTEGER UNIQUE, rev TEXT, deleted INT, body TEXT);"
+                        "BEGIN", NULL, NULL, NULL), db, "schema");
+    sqlite3_stmt* ins = sqlite_prepare(db, "INSERT INTO docs(id, seq, rev, deleted, body) VALUES (?1, ?2, '1-0', 0, ?3)");
+    char id[BENCH_ID_SIZE], body[BENCH_BODY_SIZE];
+    for (long i = 0; i < n; i++) {
+        bench_doc_id(id, i);
+        bench_doc_body(body, i, (int)(i % 90));
+        sqlite3_bind_text(ins, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(ins, 2, i + 1);
+        sqlite3_bind_text(ins, 3, body, -1, SQLITE_STATIC);
+        sq(sqlite3_step(ins), db, "INSERT");
+        sqlite3_reset(ins);
+    }
+    sqlite3_finalize(ins);
+    sq(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), db, "COMMIT");
+    sqlite3_close(db);
 }
 
 /* The cold open, in this (fresh) process: open, read one document, close. */
@@ -237,57 +318,80 @@ int main(int argc, char** argv) {
         return 0;
     }
 
-    static double rps[NMODES][NREADERS][99], wps[NMODES][NREADERS][99], maxms[NMODES][NREADERS][99], cold[99];
+    static double rps[NSIDES][NMODES][NREADERS][99], wps[NSIDES][NMODES][NREADERS][99],
+        maxms[NSIDES][NMODES][NREADERS][99], cold[99];
     long* order = bench_read_order(n);
+    char sqlite_path[4200];
+    snprintf(sqlite_path, sizeof sqlite_path, "%s/baseline.sqlite", dir);
     for (int run = 0; run < runs; run++) {
         bench_remove_tree(dir);
         bench_mkdirs(dir);
         cbl_error e;
-        shared sh = {.n = n, .order = order};
-        ck(cbl_db_open("conc", dir, NULL, &sh.db, &e), &e, "cbl_db_open");
-        ck(cbl_db_default_collection(sh.db, &sh.coll, &e), &e, "cbl_db_default_collection");
-        load(sh.coll, n);
-        long next_id = 0;
+        for (int side = 0; side < NSIDES; side++) {
+            shared sh = {.side = side, .n = n, .order = order, .sqlite_path = sqlite_path};
+            if (side == SIDE_CBLITE) {
+                ck(cbl_db_open("conc", dir, NULL, &sh.db, &e), &e, "cbl_db_open");
+                ck(cbl_db_default_collection(sh.db, &sh.coll, &e), &e, "cbl_db_default_collection");
+                load(sh.coll, n);
+            } else {
+                sqlite_load(sqlite_path, n);
+            }
+            long next_id = 0;
+            for (int m = 0; m < NMODES; m++)
+                for (int c = 0; c < NREADERS; c++)
+                    run_config(&sh, READER_COUNTS[c], m, rate, seconds, &next_id, &rps[side][m][c][run],
+                               &wps[side][m][c][run], &maxms[side][m][c][run]);
+            if (side == SIDE_CBLITE) {
+                cbl_collection_release(sh.coll);
+                ck(cbl_db_close(sh.db, &e), &e, "cbl_db_close");
+                cold[run] = cold_open_in_child(dir, n);
+            }
+        }
+        for (int side = 0; side < NSIDES; side++) {
+            printf("run %d%s:", run + 1, side == SIDE_SQLITE ? " (baseline)" : "");
+            for (int m = 0; m < NMODES; m++) {
+                printf(" writer %s:", MODE_NAMES[m]);
+                for (int c = 0; c < NREADERS; c++) printf(" %.0f", rps[side][m][c][run]);
+                printf(" reads/s;");
+            }
+            if (side == SIDE_CBLITE) printf(" cold open %.1f ms", cold[run]);
+            printf("\n");
+        }
+    }
+    double med_rps[NSIDES][NMODES][NREADERS], med_wps[NSIDES][NMODES][NREADERS], med_max[NSIDES][NMODES][NREADERS];
+    for (int side = 0; side < NSIDES; side++)
+        for (int m = 0; m < NMODES; m++)
+            for (int c = 0; c < NREADERS; c++) {
+                med_rps[side][m][c] = bench_median(rps[side][m][c], runs);
+                med_wps[side][m][c] = bench_median(wps[side][m][c], runs);
+                med_max[side][m][c] = bench_median(maxms[side][m][c], runs);
+            }
+    double med_cold = bench_median(cold, runs);
+    for (int side = 0; side < NSIDES; side++)
         for (int m = 0; m < NMODES; m++)
             for (int c = 0; c < NREADERS; c++)
-                run_config(&sh, READER_COUNTS[c], m, rate, seconds, &next_id, &rps[m][c][run], &wps[m][c][run],
-                           &maxms[m][c][run]);
-        cbl_collection_release(sh.coll);
-        ck(cbl_db_close(sh.db, &e), &e, "cbl_db_close");
-        cold[run] = cold_open_in_child(dir, n);
-        printf("run %d:", run + 1);
-        for (int m = 0; m < NMODES; m++) {
-            printf(" writer %s:", MODE_NAMES[m]);
-            for (int c = 0; c < NREADERS; c++) printf(" %.0f", rps[m][c][run]);
-            printf(" reads/s;");
-        }
-        printf(" cold open %.1f ms\n", cold[run]);
-    }
-    double med_rps[NMODES][NREADERS], med_wps[NMODES][NREADERS], med_max[NMODES][NREADERS];
-    for (int m = 0; m < NMODES; m++)
-        for (int c = 0; c < NREADERS; c++) {
-            med_rps[m][c] = bench_median(rps[m][c], runs);
-            med_wps[m][c] = bench_median(wps[m][c], runs);
-            med_max[m][c] = bench_median(maxms[m][c], runs);
-        }
-    double med_cold = bench_median(cold, runs);
-    for (int m = 0; m < NMODES; m++)
-        for (int c = 0; c < NREADERS; c++)
-            printf("concurrency writer %s readers %d reads_per_s %.0f ratio_to_one %.2f writer_docs_per_s %.0f max_read_ms %.2f\n",
-                   MODE_NAMES[m], READER_COUNTS[c], med_rps[m][c], med_rps[m][c] / med_rps[m][0], med_wps[m][c],
-                   med_max[m][c]);
+                printf("%s writer %s readers %d reads_per_s %.0f ratio_to_one %.2f writer_docs_per_s %.0f max_read_ms %.2f\n",
+                       SIDE_PREFIX[side], MODE_NAMES[m], READER_COUNTS[c], med_rps[side][m][c],
+                       med_rps[side][m][c] / med_rps[side][m][0], med_wps[side][m][c], med_max[side][m][c]);
+    for (int c = 0; c < NREADERS; c++)
+        printf("concurrency readers %d alone: %.2fx the baseline's reads/s\n", READER_COUNTS[c],
+               med_rps[SIDE_CBLITE][WRITER_NONE][c] / med_rps[SIDE_SQLITE][WRITER_NONE][c]);
     printf("cold_open_ms %.2f (n %ld)\n", med_cold, n);
     if (json_path) {
         FILE* f = fopen(json_path, "w");
         if (!f) bench_die("cannot write %s", json_path);
-        fprintf(f, "{\"n\": %ld, \"runs\": %d, \"seconds\": %.1f, \"writer_rate\": %.0f, \"concurrency\": [",
-                n, runs, seconds, rate);
-        for (int m = 0; m < NMODES; m++)
-            for (int c = 0; c < NREADERS; c++)
-                fprintf(f, "%s{\"writer\": \"%s\", \"readers\": %d, \"reads_per_s\": %.0f, \"ratio_to_one\": %.3f, "
-                           "\"writer_docs_per_s\": %.0f, \"max_read_ms\": %.3f}", m || c ? ", " : "", MODE_NAMES[m],
-                        READER_COUNTS[c], med_rps[m][c], med_rps[m][c] / med_rps[m][0], med_wps[m][c], med_max[m][c]);
-        fprintf(f, "], \"cold_open_ms\": %.3f}\n", med_cold);
+        fprintf(f, "{\"n\": %ld, \"runs\": %d, \"seconds\": %.1f, \"writer_rate\": %.0f", n, runs, seconds, rate);
+        for (int side = 0; side < NSIDES; side++) {
+            fprintf(f, ", \"%s\": [", SIDE_JSON[side]);
+            for (int m = 0; m < NMODES; m++)
+                for (int c = 0; c < NREADERS; c++)
+                    fprintf(f, "%s{\"writer\": \"%s\", \"readers\": %d, \"reads_per_s\": %.0f, \"ratio_to_one\": %.3f, "
+                               "\"writer_docs_per_s\": %.0f, \"max_read_ms\": %.3f}", m || c ? ", " : "", MODE_NAMES[m],
+                            READER_COUNTS[c], med_rps[side][m][c], med_rps[side][m][c] / med_rps[side][m][0],
+                            med_wps[side][m][c], med_max[side][m][c]);
+            fprintf(f, "]");
+        }
+        fprintf(f, ", \"cold_open_ms\": %.3f}\n", med_cold);
         fclose(f);
     }
     bench_remove_tree(dir);
