@@ -17,7 +17,7 @@ from typing import (Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, Map
                     Optional, Set, Tuple, TypeVar, Union, overload)
 
 from ._lib import (C, CBL_GET_CONFLICTS, CBL_GET_DELETED, CBL_GET_LOCAL_SEQ,
-                   CBL_GET_REVISIONS, CBL_PUT_ALLOW_CONFLICT, FILTER_FN, TRANSACTION_FN,
+                   CBL_GET_REVISIONS, CBL_PUT_ALLOW_CONFLICT, FILTER_FN, REVISION_FN, TRANSACTION_FN,
                    UPDATE_FN, VALIDATE_FN, cbl_error, enc, take_string)
 from ._util import (CALLBACK_SCOPE, ReleasableHandle, call, call_dict, call_handle, call_i64,
                     call_json, call_list, call_str,
@@ -1267,6 +1267,40 @@ class Collection(ReleasableHandle):
         non-leaf revisions are ignored. Returns the purged revision IDs."""
         return call_list(C.cbl_doc_purge_revisions, self._h, cstr(doc_id, "doc_id"),
                          dumps(_rev_list(revs, "revs")))
+
+    def salvage(self, each: Callable[[Dict[str, Any]], Any]) -> Dict[str, Any]:
+        """Reads what is still readable from a damaged collection, whose listing and
+        changes feed fail at the first damaged page while most documents still read by ID
+        (``cbl_collection_salvage``). Calls ``each(revision)`` for every readable leaf
+        revision, a dict in CouchDB's open_revs form (``_id``, ``_rev``, ``_revisions``,
+        ``_deleted``, attachments inline), which :meth:`put_existing_revisions` takes back
+        into another database::
+
+            report = damaged.salvage(lambda rev: target.put_existing_revisions([rev]))
+
+        Returns the report ``{"documents", "revisions", "lost": [{"id", "error"}, ...],
+        "unreadable_rows"}``. `each` runs on the calling thread and must not use this
+        collection. When it raises, it is not called again and the first exception is
+        raised once the scan is over. Open the database with ``read_only=True`` to keep
+        it as found. Raises InternalError when nothing could be read at all."""
+        if not callable(each):
+            raise TypeError("each must be callable")
+        raised: List[BaseException] = []
+
+        def trampoline(_context: Any, revision_json: bytes) -> None:
+            if raised:
+                return
+            with CALLBACK_SCOPE:
+                try:
+                    each(json.loads(revision_json.decode("utf-8", errors="surrogateescape")))
+                except BaseException as e:  # never let anything unwind into C
+                    raised.append(e)
+
+        cfunc = REVISION_FN(trampoline)
+        report = call_dict(C.cbl_collection_salvage, self._h, cfunc, None)
+        if raised:
+            raise raised[0]
+        return report
 
     def wait_for_changes(self, since: int, timeout: Optional[float] = 10.0) -> bool:
         """Waits until this collection has a change after sequence `since` (True) or

@@ -57,3 +57,42 @@ def test_read_only(dbdir):
     with pytest.raises(cblite.NotFound):
         cblite.Database("absent", dbdir, read_only=True)
     assert not os.path.exists(os.path.join(dbdir, "absent.cblite2"))
+
+
+def test_salvage_from_a_damaged_page(dbdir):
+    """One damaged table page: the changes feed stops at it, salvage reads every other
+    document by ID, lists the lost ones, and put_existing_revisions takes what it read
+    into a new database."""
+    with cblite.Database("hurt", dbdir) as db:
+        for i in range(1, 31):
+            db.put({"n": i, "pad": "x" * 300}, f"d{i}")
+    path = _file(dbdir, "hurt")
+    data = open(path, "rb").read()
+    at = data.find(b'"n":17,')
+    assert at > 0
+    with open(path, "r+b") as f:
+        f.seek(at - at % 4096)
+        f.write(b"\xa5" * 4096)
+    with cblite.Database("hurt", dbdir, read_only=True) as db, \
+            cblite.Database("rescued", dbdir) as target:
+        with pytest.raises(cblite.InternalError):
+            db.changes()
+        seen = []
+        report = db.default_collection.salvage(
+            lambda rev: seen.append(rev) or target.default_collection.put_existing_revisions([rev]))
+        assert 20 <= len(seen) < 30
+        assert report["revisions"] == len(seen)
+        lost = {entry["id"] for entry in report["lost"]}
+        assert "d17" in lost
+        assert target.count == len(seen)
+        for rev in seen:
+            assert rev["_id"] not in lost
+            assert target[rev["_id"]]["n"] == int(rev["_id"][1:])
+            assert target[rev["_id"]]["_rev"] == rev["_rev"]
+
+        def fail(rev):
+            raise KeyError(rev["_id"])
+        with pytest.raises(KeyError):
+            db.default_collection.salvage(fail)
+        with pytest.raises(TypeError):
+            db.default_collection.salvage(None)  # type: ignore[arg-type]
