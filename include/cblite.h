@@ -959,8 +959,11 @@ typedef struct cbl_change {
  * PRAGMA data_version, read every 250 ms by one thread per open database file while it
  * has listeners; the thread stops when the file's last handle closes). They come on
  * that thread, one batch per round, each document at its latest sequence (several
- * changes to one document between two rounds arrive as one); purges by another
- * process are not reported. */
+ * changes to one document between two rounds arrive as one). Another process's purges
+ * of whole documents (cbl_doc_purge, expiration, cbl_doc_purge_revisions removing every
+ * leaf) come too, as purges (rev_id "", deleted 1), before the round's other changes; the
+ * file keeps a log of its last 10,000 purges for this (a purge by a cblite older than
+ * this one is not logged). */
 typedef void (*cbl_change_fn)(void* context, const cbl_change* changes, size_t count);
 
 /* A registered listener. Released by cbl_listener_remove. */

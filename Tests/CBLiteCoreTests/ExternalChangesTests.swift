@@ -85,6 +85,56 @@ final class ExternalChangesTests: XCTestCase {
         XCTAssertEqual(recorder.events.filter { !$0.external && $0.docID.hasPrefix("mine") }.count, 21)   // 20 saves + the purge
     }
 
+    /// A purge allocates no sequence, so the changes feed cannot show it: another process's
+    /// purges come from the purge log, as purges (no revision, deleted), marked external,
+    /// and ours never come back from it.
+    func testOtherProcessPurgesArriveAsPurges() throws {
+        let db = try Database.open(name: "purged", directory: dir)
+        defer { try? db.close() }
+        let c = try db.defaultCollection()
+        for id in ["a", "b", "mine"] { _ = try c.put(docID: id, json: "{}", parent: nil) }
+        let recorder = ChangeRecorder()
+        let token = try c.addChangeListener(recorder.callback)
+        defer { token.remove() }
+        let other = try otherProcess(db)
+        defer { other.store.close() }
+        let oc = try other.defaultCollection()
+        let seqA = try XCTUnwrap(try oc.changes(since: 0).first { $0.docID == "a" }?.sequence)
+        try oc.purge(docID: "a")
+        try c.purge(docID: "mine")
+        _ = try oc.put(docID: "b2", json: "{}", parent: nil)
+        XCTAssertTrue(waitUntil { recorder.events.contains { $0.docID == "a" } && recorder.events.contains { $0.docID == "b2" } },
+                      "\(recorder.events)")
+        usleep(UInt32(ExternalChangeWatcher.intervalMs * 2 * 1000))
+        let a = recorder.events.filter { $0.docID == "a" }
+        XCTAssertEqual(a, [ChangeEvent(collectionID: 1, docID: "a", revID: "", sequence: seqA, deleted: true, external: true)])
+        let mine = recorder.events.filter { $0.docID == "mine" }
+        XCTAssertEqual(mine.count, 1, "our purge, once, by its commit")
+        XCTAssertFalse(mine.first?.external ?? true)
+        // A purge, then the same ID saved again, by the other side: purged first, then saved.
+        try oc.purge(docID: "b2")
+        _ = try oc.put(docID: "b2", json: #"{"again":true}"#, parent: nil)
+        XCTAssertTrue(waitUntil { recorder.events.filter { $0.docID == "b2" }.count == 3 }, "\(recorder.events)")
+        XCTAssertEqual(recorder.events.filter { $0.docID == "b2" }.map(\.revID.isEmpty), [false, true, false])
+    }
+
+    /// The log keeps its newest entries only; readers see them oldest first.
+    func testPurgeLogKeepsItsNewestEntries() throws {
+        let db = try Database.open(name: "log", directory: dir)
+        defer { try? db.close() }
+        try db.store.write { conn, _ in
+            XCTAssertEqual(try PurgeLog.lastID(conn), 0)
+            for i in 0..<(PurgeLog.kept + 5) {
+                try PurgeLog.record(conn, collectionID: 1, docID: "d\(i)", sequence: i, origin: 7)
+            }
+            XCTAssertEqual(try PurgeLog.lastID(conn), PurgeLog.kept + 5)
+            XCTAssertEqual(try conn.queryInt("SELECT count(*) FROM purge_log"), PurgeLog.kept)
+            let newest = try PurgeLog.entries(conn, after: PurgeLog.kept + 3)
+            XCTAssertEqual(newest.map(\.docID), ["d\(PurgeLog.kept + 3)", "d\(PurgeLog.kept + 4)"])
+            XCTAssertEqual(newest.first?.origin, 7)
+        }
+    }
+
     func testGapsSkipOwnBlocks() {
         let own = ExternalChangeWatcher.merged([5...7, 8...9, 12...12, 20...30])
         XCTAssertEqual(own, [5...9, 12...12, 20...30])

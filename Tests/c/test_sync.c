@@ -985,25 +985,30 @@ static void test_changes_wait(void) {
     RELEASE_AND_CLOSE(c, db);
 }
 
-/* Child mode: another process writes one document to the database in `dir`. */
-static int writer_child(const char* dir) {
+/* Child mode: another process writes one document to the database in `dir`
+ * (--writer-child), or purges the document "to-purge" (--purger-child). */
+static int other_process_child(const char* mode, const char* dir) {
     cbl_db* db = NULL;
     cbl_collection* c = NULL;
     if (cbl_db_open("sync", dir, NULL, &db, NULL) != CBL_OK) return 3;
     if (cbl_db_default_collection(db, &c, NULL) != CBL_OK) return 4;
     sleep_ms(100);
-    if (cbl_doc_put(c, "from-child", "{\"process\":\"other\"}", NULL, 0, NULL, NULL, NULL) != CBL_OK) return 5;
+    if (strcmp(mode, "--purger-child") == 0) {
+        if (cbl_doc_purge(c, "to-purge", NULL) != CBL_OK) return 5;
+    } else if (cbl_doc_put(c, "from-child", "{\"process\":\"other\"}", NULL, 0, NULL, NULL, NULL) != CBL_OK) {
+        return 5;
+    }
     cbl_collection_release(c);
     return cbl_db_close(db, NULL) == CBL_OK ? 0 : 6;
 }
 
-typedef struct child_arg { const char* dir; int status; double exited_at; } child_arg;
+typedef struct child_arg { const char* dir; int status; double exited_at; const char* mode; } child_arg;
 
 static void* run_child(void* p) {
     child_arg* a = (child_arg*)p;
     pid_t pid = fork();
     if (pid == 0) {
-        execl("/proc/self/exe", "test_sync", "--writer-child", a->dir, (char*)NULL);
+        execl("/proc/self/exe", "test_sync", a->mode ? a->mode : "--writer-child", a->dir, (char*)NULL);
         _exit(2);
     }
     a->status = -1;
@@ -1017,7 +1022,7 @@ static void test_changes_wait_other_process(void) {
     char dir[512];
     cbl_collection* c; cbl_db* db = setup("wait_process", dir, sizeof dir, &c);
     CHECK_ST(cbl_doc_put(c, "first", "{}", NULL, 0, NULL, NULL, &E), CBL_OK);
-    child_arg a = {dir, -1, 0};
+    child_arg a = {dir, -1, 0, NULL};
     pthread_t t;
     double t0 = now_ms();
     CHECK(pthread_create(&t, NULL, run_child, &a) == 0);
@@ -1032,6 +1037,54 @@ static void test_changes_wait_other_process(void) {
     if (woke - a.exited_at >= 1500) fprintf(stderr, "  woke %.0f ms after the child exited\n", woke - a.exited_at);
     CHECK_OUT(cbl_doc_get(c, "from-child", 0, &J, &E), CBL_OK, has(J, "\"process\":\"other\""));
     RELEASE_AND_CLOSE(c, db);
+}
+
+/* A purge allocates no sequence: another process's purge reaches this process's listeners
+ * through the purge log, as a purge (no revision, deleted), marked external. */
+typedef struct purge_seen { pthread_mutex_t mu; int count, external, deleted, empty_rev; } purge_seen;
+
+static void on_purge_change(void* context, const cbl_change* changes, size_t count) {
+    purge_seen* p = context;
+    pthread_mutex_lock(&p->mu);
+    for (size_t i = 0; i < count; i++) {
+        if (!changes[i].doc_id || strcmp(changes[i].doc_id, "to-purge") != 0) continue;
+        p->count++;
+        p->external += changes[i].external ? 1 : 0;
+        p->deleted += changes[i].deleted ? 1 : 0;
+        p->empty_rev += changes[i].rev_id && !changes[i].rev_id[0] ? 1 : 0;
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void test_purge_by_other_process(void) {
+    char dir[512];
+    cbl_collection* c; cbl_db* db = setup("purge_process", dir, sizeof dir, &c);
+    CHECK_ST(cbl_doc_put(c, "to-purge", "{}", NULL, 0, NULL, NULL, &E), CBL_OK);
+    purge_seen seen;
+    memset(&seen, 0, sizeof seen);
+    pthread_mutex_init(&seen.mu, NULL);
+    cbl_listener_token* token = NULL;
+    CHECK_ST(cbl_collection_add_change_listener(c, on_purge_change, &seen, &token, &E), CBL_OK);
+    child_arg a = {dir, -1, 0, "--purger-child"};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, run_child, &a) == 0);
+    pthread_join(t, NULL);
+    CHECK(WIFEXITED(a.status) && WEXITSTATUS(a.status) == 0);
+    int got = 0;
+    for (int i = 0; i < 500 && !got; i++) {     /* up to 5 s on a loaded machine */
+        pthread_mutex_lock(&seen.mu);
+        got = seen.count;
+        pthread_mutex_unlock(&seen.mu);
+        if (!got) sleep_ms(10);
+    }
+    sleep_ms(600);                              /* and only once */
+    pthread_mutex_lock(&seen.mu);
+    CHECK(seen.count == 1 && seen.external == 1 && seen.deleted == 1 && seen.empty_rev == 1);
+    pthread_mutex_unlock(&seen.mu);
+    CHECK_FAILS(cbl_doc_get(c, "to-purge", CBL_GET_DELETED, &J, &E), CBL_NOT_FOUND);
+    cbl_listener_remove(token);
+    RELEASE_AND_CLOSE(c, db);
+    pthread_mutex_destroy(&seen.mu);
 }
 
 /* ---- cbl_db_uuid ---------------------------------------------------------------------- */
@@ -1126,7 +1179,8 @@ static void test_bad_handles(void) {
 /* ---- main ------------------------------------------------------------------------------- */
 
 int main(int argc, char** argv) {
-    if (argc == 3 && strcmp(argv[1], "--writer-child") == 0) return writer_child(argv[2]);
+    if (argc == 3 && (strcmp(argv[1], "--writer-child") == 0 || strcmp(argv[1], "--purger-child") == 0))
+        return other_process_child(argv[1], argv[2]);
     setvbuf(stdout, NULL, _IONBF, 0);
     snprintf(g_root, sizeof g_root, "/tmp/cblite-sync-test-XXXXXX");
     if (!mkdtemp(g_root)) { perror("mkdtemp"); return 2; }
@@ -1143,6 +1197,7 @@ int main(int argc, char** argv) {
     test_filters();
     test_changes_wait();
     test_changes_wait_other_process();
+    test_purge_by_other_process();
     test_uuid();
     test_bad_handles();
 

@@ -10,7 +10,10 @@ import CSQLCipher
 /// sequences this process committed itself (already delivered by their commit) are not
 /// read at all: a transaction holds SQLite's write lock, so its sequences are one block no
 /// other process writes into, and the scan covers only the gaps between such blocks — its
-/// cost follows other processes' writes, not ours. One thread per open file, started by
+/// cost follows other processes' writes, not ours. Whole-document purges allocate no
+/// sequence: they are read from the purge log (PurgeLog), less this Store's own, and
+/// delivered before the round's other changes (a purged document saved again then reads
+/// as purged, then saved). One thread per open file, started by
 /// the first change listener, stopped when the file closes (ServiceThread, as the
 /// expiration timer).
 final class ExternalChangeWatcher: @unchecked Sendable {
@@ -27,6 +30,8 @@ final class ExternalChangeWatcher: @unchecked Sendable {
     private var dataVersion: Int64 = -1
     /// Highest sequence accounted for, per collection ID.
     private var lastSeq: [Int64: Int64] = [:]
+    /// The newest purge log entry accounted for.
+    private var lastPurgeID: Int64 = 0
     /// Blocks of sequences this process is committing or committed, not yet passed by a
     /// scan, per collection ID (sorted, disjoint).
     private var own: [Int64: [ClosedRange<Int64>]] = [:]
@@ -37,6 +42,7 @@ final class ExternalChangeWatcher: @unchecked Sendable {
             dataVersion = try conn.dataVersion()
             let s = try conn.prepareUncached("SELECT id, last_seq FROM collections")
             while try s.step() { lastSeq[s.int(0)] = s.int(1) }
+            lastPurgeID = try PurgeLog.lastID(conn)
         }
         thread = try ServiceThread { [self] in run() }
     }
@@ -153,6 +159,12 @@ final class ExternalChangeWatcher: @unchecked Sendable {
             let c = try conn.prepareUncached("SELECT id FROM collections")
             while try c.step() { ids.append(c.int(0)) }
             var events: [ChangeEvent] = []
+            for p in try PurgeLog.entries(conn, after: lastPurgeID) {
+                lastPurgeID = p.id
+                guard p.origin != store.origin else { continue }
+                events.append(ChangeEvent(collectionID: p.collectionID, docID: p.docID, revID: "", sequence: p.sequence,
+                                          deleted: true, external: true))
+            }
             for id in ids {
                 let since = lastSeq[id] ?? 0
                 guard let committed = try conn.queryInt("SELECT last_seq FROM collections WHERE id=?", [id]), committed > since else { continue }

@@ -142,6 +142,7 @@ extension Collection {
         }
         try docStore.delete(conn, docID: docID)
         try ViewIndexRegistry.documentPurged(conn, collectionID: id, docID: docID)
+        try PurgeLog.record(conn, collectionID: id, docID: docID, sequence: row.sequence, origin: store.origin)
         try txn.adjustCount(id, by: row.deleted ? 0 : -1, conn)
         txn.changes.append(ChangeEvent(collectionID: id, docID: docID, revID: "", sequence: row.sequence,
                                        deleted: true, external: false))

@@ -18,6 +18,9 @@ public final class Store: @unchecked Sendable {
     let commits = Monitor()
     /// When this process opened the file (µs since 1970): CouchDB's instance_start_time.
     let openedAtMicros = unixTimeMicrosNow()
+    /// Names this Store (this process's use of the file) in the purge log, so that its own
+    /// watcher skips its own purges.
+    let origin = Int64.random(in: 1...Int64.max)
 
     private var writer: Connection
     /// The encryption key every connection is opened with (nil: unencrypted). Behind a

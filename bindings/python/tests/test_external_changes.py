@@ -58,3 +58,45 @@ def test_another_processes_commits_reach_listeners(dbdir):
             assert delay < 5.0
         finally:
             token.remove()
+
+
+PURGER = """
+import sys, cblite
+with cblite.Database(sys.argv[1], sys.argv[2], create=False) as db:
+    for doc_id in sys.argv[3:]:
+        db.purge(doc_id)
+"""
+
+
+def test_another_processes_purges_reach_listeners(dbdir):
+    """A purge allocates no sequence; another process's purge still reaches listeners,
+    once, as a purge (empty rev_id, deleted), marked external."""
+    seen = []
+    lock = threading.Lock()
+
+    def on_change(changes):
+        with lock:
+            seen.extend(changes)
+
+    with cblite.Database("purged", dbdir) as db:
+        for doc_id in ("gone", "kept", "mine"):
+            db.put({}, doc_id)
+        token = db.add_change_listener(on_change)
+        try:
+            db.purge("mine")
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(sys.path)
+            subprocess.run([sys.executable, "-c", PURGER, "purged", dbdir, "gone"],
+                           check=True, env=env, timeout=60)
+            assert _wait_for(lambda: "gone" in {c.doc_id for c in seen}), seen
+            time.sleep(0.6)
+            with lock:
+                gone = [c for c in seen if c.doc_id == "gone"]
+                mine = [c for c in seen if c.doc_id == "mine"]
+                kept = [c for c in seen if c.doc_id == "kept"]
+            assert len(gone) == 1 and gone[0].external and gone[0].deleted and gone[0].rev_id == ""
+            assert len(mine) == 1 and not mine[0].external
+            assert kept == []
+            assert "gone" not in db and "kept" in db
+        finally:
+            token.remove()
