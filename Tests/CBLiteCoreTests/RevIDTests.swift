@@ -23,9 +23,6 @@ final class RevIDTests: XCTestCase {
                 XCTAssertEqual(r.string, String(gen) + "-" + digest)
                 XCTAssertEqual(r.description, r.string)
                 XCTAssertEqual(RevID(r.string), r)
-                var bytes: [UInt8] = [7]
-                r.appendUTF8(to: &bytes)
-                XCTAssertEqual(bytes, [7] + Array(r.string.utf8))
                 XCTAssertEqual(r.utf8Count, r.string.utf8.count)
             }
         }

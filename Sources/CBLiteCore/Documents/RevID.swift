@@ -81,12 +81,6 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The length of `string` in bytes.
     var utf8Count: Int { string.utf8.count }
 
-    /// Appends `string`'s bytes (the tree encoder).
-    func appendUTF8(to out: inout [UInt8]) {
-        var s = string
-        s.withUTF8 { out.append(contentsOf: $0) }
-    }
-
     public static func < (a: RevID, b: RevID) -> Bool {
         if a.generation != b.generation { return a.generation < b.generation }
         // Same generation, so the same "<generation>-" prefix: the strings order as the digests.

@@ -150,22 +150,28 @@ public struct RevTree: Sendable {
     /// own column) is left out. A tree of one bodiless-or-current node encodes as nil.
     public func encode(omitBodyOf current: Int) -> [UInt8]? {
         if nodes.count == 1 && current == 0 { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(nodes.count * 48)
-        out.append(1)  // format version
-        Varint.put(UInt64(nodes.count), into: &out)
+        var capacity = EncodedNodesWriter.headerCapacity
         for (i, n) in nodes.enumerated() {
-            Varint.put(UInt64(n.rev.utf8Count), into: &out)
-            n.rev.appendUTF8(to: &out)
-            Varint.put(UInt64(n.parent.map { $0 + 1 } ?? 0), into: &out)
-            let body = i == current ? nil : n.body
-            out.append((n.deleted ? 1 : 0) | (body != nil ? 2 : 0) | (i == current ? 4 : 0))
-            if let body {
-                Varint.put(UInt64(body.count), into: &out)
-                out.append(contentsOf: body)
-            }
+            capacity += EncodedNodesWriter.nodeCapacity(revCount: n.rev.utf8Count, bodyCount: i == current ? 0 : n.body?.count ?? 0)
         }
-        return out
+        return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+            var w = EncodedNodesWriter(buffer)
+            w.header(nodeCount: nodes.count)
+            for (i, n) in nodes.enumerated() {
+                let body = i == current ? nil : n.body
+                let flags = (n.deleted ? EncodedNodes.deleted : 0) | (body != nil ? EncodedNodes.hasBody : 0)
+                    | (i == current ? EncodedNodes.current : 0)
+                var rev = n.rev.string
+                rev.withUTF8 { revBytes in
+                    if let body {
+                        body.withUnsafeBufferPointer { w.node(rev: revBytes, parent: n.parent.map { $0 + 1 } ?? 0, flags: flags, body: $0) }
+                    } else {
+                        w.node(rev: revBytes, parent: n.parent.map { $0 + 1 } ?? 0, flags: flags, body: nil)
+                    }
+                }
+            }
+            initialized = w.count
+        }
     }
 
     /// Decodes a stored tree; `nil` bytes mean the single current revision.
@@ -196,22 +202,11 @@ public struct RevTree: Sendable {
     }
 }
 
-/// LEB128 unsigned varints for the tree encoding.
-enum Varint {
-    static func put(_ v: UInt64, into out: inout [UInt8]) {
-        var v = v
-        while v >= 0x80 {
-            out.append(UInt8(v & 0x7F) | 0x80)
-            v >>= 7
-        }
-        out.append(UInt8(v))
-    }
-}
-
 /// The stored tree's nodes, read in order from borrowed bytes: the one reader of the
 /// format, for RevTree.decode and for RevTreeAppend (which copies nodes without
 /// decoding them). The format: 1, node count, then per node: revision ID length and
-/// bytes, parent (1-based, 0 for a root), flags, [body length and bytes].
+/// bytes, parent (1-based, 0 for a root), flags, [body length and bytes]; lengths and
+/// numbers are LEB128 varints. EncodedNodesWriter is its one writer.
 struct EncodedNodes {
     static let deleted: UInt8 = 1, hasBody: UInt8 = 2, current: UInt8 = 4
 
@@ -270,5 +265,58 @@ struct EncodedNodes {
         guard pos + n <= bytes.count else { throw CBLError.internalError("truncated revision tree") }
         defer { pos += n }
         return UnsafeBufferPointer(rebasing: bytes[pos..<(pos + n)])
+    }
+}
+
+/// Writes the format EncodedNodes reads, into memory of a size bounded beforehand with
+/// `headerCapacity` and `nodeCapacity`: the one writer, for RevTree.encode and for
+/// RevTreeAppend (which writes into SQLite's result buffer).
+struct EncodedNodesWriter {
+    /// The most bytes the header takes: the format byte and the node count.
+    static let headerCapacity = 1 + 10
+
+    /// The most bytes a node takes: its ID and body, three varints of 10 bytes at most, flags.
+    static func nodeCapacity(revCount: Int, bodyCount: Int) -> Int { revCount + bodyCount + 3 * 10 + 1 }
+
+    private let out: UnsafeMutableBufferPointer<UInt8>
+    private(set) var count = 0
+
+    init(_ out: UnsafeMutableBufferPointer<UInt8>) { self.out = out }
+
+    mutating func header(nodeCount: Int) {
+        byte(1)  // format version
+        varint(UInt64(nodeCount))
+    }
+
+    /// One node: rev, parent (1-based, 0 for a root), flags, and the body when the flags say so.
+    mutating func node(rev: UnsafeBufferPointer<UInt8>, parent: Int, flags: UInt8, body: UnsafeBufferPointer<UInt8>?) {
+        varint(UInt64(rev.count))
+        raw(rev)
+        varint(UInt64(parent))
+        byte(flags)
+        if flags & EncodedNodes.hasBody != 0, let body {
+            varint(UInt64(body.count))
+            raw(body)
+        }
+    }
+
+    private mutating func byte(_ b: UInt8) {
+        out[count] = b
+        count += 1
+    }
+
+    private mutating func varint(_ v: UInt64) {
+        var v = v
+        while v >= 0x80 {
+            byte(UInt8(v & 0x7F) | 0x80)
+            v >>= 7
+        }
+        byte(UInt8(v))
+    }
+
+    private mutating func raw(_ b: UnsafeBufferPointer<UInt8>) {
+        guard let src = b.baseAddress, b.count > 0 else { return }
+        (out.baseAddress! + count).update(from: src, count: b.count)
+        count += b.count
     }
 }

@@ -12,9 +12,10 @@ import Glibc
 extension RevTree {
     /// The most bytes `appendOnCurrent` writes for these inputs.
     static func appendCapacity(encodedCount: Int, currentCount: Int, currentBodyCount: Int, newRevCount: Int) -> Int {
-        // Header and the old current node re-written with its body, plus the new node;
-        // varints of 10 bytes at most.
-        encodedCount + currentCount + currentBodyCount + newRevCount + 6 * 10 + 4
+        // The stored tree, a new header, the old current node again with its body, and the new node.
+        encodedCount + EncodedNodesWriter.headerCapacity
+            + EncodedNodesWriter.nodeCapacity(revCount: currentCount, bodyCount: currentBodyCount)
+            + EncodedNodesWriter.nodeCapacity(revCount: newRevCount, bodyCount: 0)
     }
 
     /// Writes into `out` the encoding of the tree `encoded` (nil: a single revision,
@@ -29,15 +30,14 @@ extension RevTree {
                                 currentBody: UnsafeBufferPointer<UInt8>?, newRev: UnsafeBufferPointer<UInt8>,
                                 maxDepth: Int, into out: UnsafeMutableBufferPointer<UInt8>) throws -> Int? {
         guard maxDepth >= 1 else { throw CBLError.badRequest("maxRevTreeDepth must be at least 1") }
-        var w = ByteWriter(out)
+        var w = EncodedNodesWriter(out)
         guard let encoded else {
             // One revision so far: [current with its body, new].
             if maxDepth == 1 { return nil }
             if equal(current, newRev) { throw revisionExists(newRev) }
-            w.byte(1)
-            w.varint(2)
-            w.node(rev: current, parent: 0, flags: currentBody != nil ? 2 : 0, body: currentBody)
-            w.node(rev: newRev, parent: 1, flags: 4, body: nil)
+            w.header(nodeCount: 2)
+            w.node(rev: current, parent: 0, flags: currentBody != nil ? EncodedNodes.hasBody : 0, body: currentBody)
+            w.node(rev: newRev, parent: 1, flags: EncodedNodes.current, body: nil)
             return w.count
         }
         var r = try EncodedNodes(encoded)
@@ -46,8 +46,7 @@ extension RevTree {
         // i-1, as saves on the current revision make it) that is dropping the oldest; a
         // tree with branches goes through RevTree's own prune.
         let drop = max(0, count + 1 - maxDepth)
-        w.byte(1)
-        w.varint(UInt64(count + 1 - drop))
+        w.header(nodeCount: count + 1 - drop)
         var currentIndex: Int?
         for i in 0..<count {
             let node = try r.next()
@@ -56,7 +55,7 @@ extension RevTree {
             if drop > 0 && parent != i {
                 return try general(encoded, current: current, currentBody: currentBody, newRev: newRev, maxDepth: maxDepth, into: out)
             }
-            if flags & 4 != 0 {
+            if flags & EncodedNodes.current != 0 {
                 guard equal(rev, current) else {
                     throw CBLError.internalError("revision tree does not contain the current revision \(String(decoding: current, as: UTF8.self))")
                 }
@@ -64,8 +63,9 @@ extension RevTree {
             }
             guard i >= drop else { continue }
             let keptParent = drop == 0 ? parent : max(0, parent - drop)
-            if flags & 4 != 0 {
-                w.node(rev: rev, parent: keptParent, flags: (flags & 1) | (currentBody != nil ? 2 : 0), body: currentBody)
+            if flags & EncodedNodes.current != 0 {
+                w.node(rev: rev, parent: keptParent, flags: (flags & EncodedNodes.deleted) | (currentBody != nil ? EncodedNodes.hasBody : 0),
+                       body: currentBody)
             } else {
                 w.node(rev: rev, parent: keptParent, flags: flags, body: storedBody)
             }
@@ -80,7 +80,7 @@ extension RevTree {
             }
             if count + 1 - drop == 1 { return nil }      // maxDepth 1: the new revision alone
         }
-        w.node(rev: newRev, parent: ci >= drop ? ci - drop + 1 : 0, flags: 4, body: nil)
+        w.node(rev: newRev, parent: ci >= drop ? ci - drop + 1 : 0, flags: EncodedNodes.current, body: nil)
         return w.count
     }
 
@@ -108,44 +108,5 @@ extension RevTree {
 
     private static func revisionExists(_ rev: UnsafeBufferPointer<UInt8>) -> CBLError {
         CBLError.conflict("revision \(String(decoding: rev, as: UTF8.self)) already exists")
-    }
-
-    /// Writes the tree encoding into memory sized by appendCapacity.
-    private struct ByteWriter {
-        let out: UnsafeMutableBufferPointer<UInt8>
-        var count = 0
-        init(_ o: UnsafeMutableBufferPointer<UInt8>) { out = o }
-
-        mutating func byte(_ b: UInt8) {
-            out[count] = b
-            count += 1
-        }
-
-        mutating func varint(_ v: UInt64) {
-            var v = v
-            while v >= 0x80 {
-                byte(UInt8(v & 0x7F) | 0x80)
-                v >>= 7
-            }
-            byte(UInt8(v))
-        }
-
-        mutating func raw(_ b: UnsafeBufferPointer<UInt8>) {
-            guard let src = b.baseAddress, b.count > 0 else { return }
-            (out.baseAddress! + count).update(from: src, count: b.count)
-            count += b.count
-        }
-
-        /// One node as RevTree.encode writes it: rev, parent (1-based), flags, [body].
-        mutating func node(rev: UnsafeBufferPointer<UInt8>, parent: Int, flags: UInt8, body: UnsafeBufferPointer<UInt8>?) {
-            varint(UInt64(rev.count))
-            raw(rev)
-            varint(UInt64(parent))
-            byte(flags)
-            if flags & 2 != 0, let body {
-                varint(UInt64(body.count))
-                raw(body)
-            }
-        }
     }
 }
