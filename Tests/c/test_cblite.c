@@ -1579,7 +1579,7 @@ static void test_rekey_beside_a_busy_reader(const char* dir, const char* open_js
 typedef struct rekey_reader {
     pthread_t thread;
     cbl_collection* coll;
-    volatile int* stop;
+    int* stop;                  /* read and written atomically */
     long reads, failures;
     cbl_status last_failure;
 } rekey_reader;
@@ -1588,7 +1588,7 @@ static void* read_during_rekeys(void* arg) {
     rekey_reader* r = arg;
     char id[32];
     cbl_error e;
-    while (!*r->stop) {
+    while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE)) {
         snprintf(id, sizeof id, "doc%ld", r->reads % 10);
         char* json = NULL;
         cbl_status st = cbl_doc_get(r->coll, id, 0, &json, &e);
@@ -1609,7 +1609,7 @@ static void test_reads_during_rekeys(const char* dir) {
         snprintf(id, sizeof id, "doc%d", i);
         CHECK_ST(put(c, id, "{}", NULL, NULL, 0), CBL_OK);
     }
-    volatile int stop = 0;
+    int stop = 0;
     rekey_reader readers[3];
     memset(readers, 0, sizeof readers);
     for (int i = 0; i < 3; i++) {
@@ -1619,7 +1619,7 @@ static void test_reads_during_rekeys(const char* dir) {
     }
     for (int k = 1; k <= 16; k++)
         CHECK_ST(cbl_db_change_encryption_key(db, k % 2 ? RAW_KEY_2 : RAW_KEY, &E), CBL_OK);
-    stop = 1;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     long reads = 0, failures = 0;
     for (int i = 0; i < 3; i++) {
         CHECK(pthread_join(readers[i].thread, NULL) == 0);
