@@ -63,8 +63,83 @@ final class ViewStorageTests: CBLCollectionTestCase {
         XCTAssertEqual(try keys(v, "{\"update\":false}"), [])
         XCTAssertEqual(try keys(v), ["\"a\"", "\"b\"", "\"C\""])
         XCTAssertGreaterThan(try v.generation, generation)
-        let format = try db.store.read { try $0.queryString("SELECT format FROM view_indexes") }
-        XCTAssertEqual(format, CollatableKey.formatTag)
+        XCTAssertEqual(try storedFormat(), IndexFormat.collated)
+    }
+
+    private func storedFormat() throws -> String? {
+        try db.store.read { try $0.queryString("SELECT format FROM view_indexes") }
+    }
+
+    /// String keys are ICU's sort keys ("a" < "b" < "C"; code-point order would put "C"
+    /// first), and the index names the collator they came from.
+    func testStringKeysCollateByICUAndNameTheCollator() throws {
+        for s in ["b", "a", "C"] { try put(s, "{\"k\":\"\(s)\"}") }
+        let v = try keyView(coll)
+        XCTAssertEqual(try keys(v), ["\"a\"", "\"b\"", "\"C\""])
+        XCTAssertEqual(try storedFormat(), IndexFormat.collated)
+        XCTAssertTrue(IndexFormat.collated.hasPrefix("ix4/icu-"))
+        XCTAssertFalse(IndexFormat.collated.hasSuffix("none"), "ICU's collator is expected on this system")
+    }
+
+    /// An index whose keys never held a string or an object names no collator: it stays
+    /// current (not rebuilt) whatever ICU there is, and reading it needs no collator.
+    func testAnIndexOfNumberKeysNamesNoCollatorAndIsNotRebuilt() throws {
+        for i in 0..<4 { try put("d\(i)", "{\"k\":\(i % 2 == 0 ? String(i) : "[\(i),null,true]")}") }
+        let v = try keyView(coll)
+        XCTAssertEqual(try keys(v), ["0", "2", "[1,null,true]", "[3,null,true]"])
+        XCTAssertEqual(try storedFormat(), IndexFormat.withoutCollation)
+        let generation = try v.generation
+        try db.close()
+        db = try open()
+        coll = try db.defaultCollection()
+        let again = try keyView(coll)
+        XCTAssertFalse(try again.isStale)
+        XCTAssertEqual(try keys(again, "{\"update\":false}"), ["0", "2", "[1,null,true]", "[3,null,true]"])
+        XCTAssertEqual(try keys(again), ["0", "2", "[1,null,true]", "[3,null,true]"])
+        XCTAssertEqual(try again.generation, generation, "not rebuilt")
+        XCTAssertEqual(try storedFormat(), IndexFormat.withoutCollation)
+        // A query key holding a string sorts after every number whatever the collator.
+        XCTAssertEqual(try keys(again, "{\"startkey\":\"a\"}"), ["[1,null,true]", "[3,null,true]"])
+        XCTAssertEqual(try keys(again, "{\"endkey\":\"a\"}"), ["0", "2"])
+    }
+
+    /// The update that writes an index's first string (or object) key records the
+    /// collator with those rows; the keys then collate by ICU among the numbers.
+    func testTheFirstStringKeyRecordsTheCollator() throws {
+        for i in 0..<3 { try put("d\(i)", "{\"k\":\(i)}") }
+        let v = try keyView(coll)
+        XCTAssertEqual(try keys(v), ["0", "1", "2"])
+        XCTAssertEqual(try storedFormat(), IndexFormat.withoutCollation)
+        try put("s1", "{\"k\":\"b\"}")
+        try put("s2", "{\"k\":\"C\"}")
+        try put("s3", "{\"k\":[1,\"a\"]}")
+        XCTAssertEqual(try keys(v), ["0", "1", "2", "\"b\"", "\"C\"", "[1,\"a\"]"])
+        XCTAssertEqual(try storedFormat(), IndexFormat.collated)
+        try put("o", "{\"k\":{\"x\":1}}")
+        XCTAssertEqual(try keys(v).last, "{\"x\":1}")
+        XCTAssertEqual(try storedFormat(), IndexFormat.collated, "it never goes back")
+    }
+
+    /// An index built while ICU could not open holds code-point "sort keys" and says
+    /// "icu-none": with ICU available it is not read, and the next update rebuilds it in
+    /// ICU's order.
+    func testAnIndexBuiltWithoutICUIsRebuiltWhenICUOpens() throws {
+        for s in ["b", "a", "C"] { try put(s, "{\"k\":\"\(s)\"}") }
+        let v = try keyView(coll)
+        XCTAssertEqual(try keys(v), ["\"a\"", "\"b\"", "\"C\""])
+        let generation = try v.generation
+        try db.store.write { conn, _ in
+            // What the fallback stores: the UTF-8 bytes shifted up by one, then 0 ("C" first).
+            try conn.exec("""
+            UPDATE view_index_1 SET key = x'09' || CAST(CASE docid WHEN 'a' THEN 'b' WHEN 'b' THEN 'c' ELSE 'D' END AS BLOB) || x'00';
+            UPDATE view_indexes SET format = '\(IndexFormat.layout)/icu-none';
+            """)
+        }
+        XCTAssertTrue(try v.isStale)
+        XCTAssertEqual(try keys(v, "{\"update\":false}"), [], "a fallback index is not read once ICU opens")
+        XCTAssertEqual(try keys(v), ["\"a\"", "\"b\"", "\"C\""])
+        XCTAssertGreaterThan(try v.generation, generation)
+        XCTAssertEqual(try storedFormat(), IndexFormat.collated)
     }
 
     /// An index in the row layout of the previous format (ix3: the document ID and the key
@@ -75,7 +150,7 @@ final class ViewStorageTests: CBLCollectionTestCase {
         let v = try keyView(coll)
         XCTAssertEqual(try keys(v), ["0", "1", "2"])
         let generation = try v.generation
-        let old = "ix3/icu-" + String(CollatableKey.formatTag.dropFirst("ix4/icu-".count))
+        let old = "ix3/icu-" + String(IndexFormat.collated.dropFirst("ix4/icu-".count))
         try db.store.write { conn, _ in
             // ix3 rows: varints sequence, n, ID length, key JSON length; ID, 0, key JSON, 0.
             try conn.exec("""
@@ -94,7 +169,7 @@ final class ViewStorageTests: CBLCollectionTestCase {
         let stored = try db.store.read { conn in
             (try conn.queryString("SELECT format FROM view_indexes"), try conn.queryInt("SELECT max(length(key)) FROM view_index_1"))
         }
-        XCTAssertEqual(stored.0, CollatableKey.formatTag)
+        XCTAssertEqual(stored.0, IndexFormat.withoutCollation)
         XCTAssertEqual(stored.1, 3, "numbers alone in 3 bytes, not 9")
     }
 

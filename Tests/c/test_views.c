@@ -557,6 +557,45 @@ static void test_incremental(void) {
     CHECK_ST(cbl_db_close(db, &E), CBL_OK);
 }
 
+/* An index of number keys needs no collator and records none: reopened, it is read as it
+ * is (no map call). Its first string keys record ICU's collator with them and collate by
+ * ICU among the numbers ("a" < "b" < "C"; code points would put "C" first), without a
+ * rebuild (map calls for the new documents only); reopened again, still no rebuild. */
+static void test_number_index_then_strings(void) {
+    cbl_collection* c;
+    cbl_db* db = open_fresh("numbers-then-strings", &c);
+    map_ctx mc = {0};
+    cbl_view* v = NULL;
+    put_many(db, c, "d%d", 3, "{\"k\":%d}", 3);
+    CHECK_ST(cbl_collection_view(c, "byK", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, NULL, "1", &mc, &E), CBL_OK);
+    CHECK_STR(KEYS(v, NULL), "0|1|2");
+    CHECK(mc.calls == 3);
+    for (int round = 0; round < 2; round++) {
+        cbl_view_release(v);
+        cbl_collection_release(c);
+        CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+        db = open_fresh("numbers-then-strings", &c);
+        CHECK_ST(cbl_collection_view(c, "byK", &v, &E), CBL_OK);
+        CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, NULL, "1", &mc, &E), CBL_OK);
+        if (round == 0) {
+            CHECK_STR(KEYS(v, NULL), "0|1|2");
+            CHECK(mc.calls == 3);                         /* read as it was: not rebuilt */
+            put(c, "sb", "{\"k\":\"b\"}");
+            put(c, "sC", "{\"k\":\"C\"}");
+            put(c, "sa", "{\"k\":\"a\"}");
+            CHECK_STR(KEYS(v, NULL), "0|1|2|\"a\"|\"b\"|\"C\"");
+            CHECK(mc.calls == 6);                         /* the new documents only */
+        } else {
+            CHECK_STR(KEYS(v, NULL), "0|1|2|\"a\"|\"b\"|\"C\"");
+            CHECK(mc.calls == 6);
+        }
+    }
+    cbl_view_release(v);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
 /* Emits doc.k, twice when the document has "twice". */
 static void map_k_twice(void* context, const char* doc, cbl_emitter* emitter) {
     map_k(context, doc, emitter);
@@ -824,6 +863,7 @@ int main(void) {
     test_reduce_and_group();
     test_paging_and_counts();
     test_incremental();
+    test_number_index_then_strings();
     test_key_texts_and_equal_keys();
     test_errors_and_handles();
     test_all_docs();

@@ -29,7 +29,7 @@ public enum DatabaseName {
 
     /// The bundle folder's name: '/' becomes ':' so a name never makes a path.
     static func bundleName(_ name: String) -> String {
-        String(name.map { $0 == "/" ? ":" : $0 }) + ".cblite2"
+        replacing(UInt8(ascii: "/"), with: UInt8(ascii: ":"), in: name) + ".cblite2"
     }
 
     /// The database name a bundle folder's name stands for; nil when it is not one
@@ -37,8 +37,14 @@ public enum DatabaseName {
     public static func name(fromBundle file: String) -> String? {
         guard file.hasSuffix(".cblite2") else { return nil }
         let base = String(file.dropLast(".cblite2".count))
-        let name = String(base.map { $0 == ":" ? "/" : $0 })
+        let name = replacing(UInt8(ascii: ":"), with: UInt8(ascii: "/"), in: base)
         return (try? validate(name)) != nil ? name : nil
+    }
+
+    /// Byte for byte: an ASCII byte is never part of another UTF-8 character, and mapping
+    /// Characters would run grapheme breaking (and page its code and tables in) on every open.
+    private static func replacing(_ a: UInt8, with b: UInt8, in s: String) -> String {
+        String(decoding: s.utf8.map { $0 == a ? b : $0 }, as: UTF8.self)
     }
 
     static let sqliteFile = "db.sqlite3"

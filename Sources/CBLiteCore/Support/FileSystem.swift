@@ -20,13 +20,16 @@ enum FileSystem {
     /// mkdir -p.
     static func createDirectory(_ path: String) throws {
         if isDirectory(path) { return }
-        var prefix = path.hasPrefix("/") ? "/" : ""
-        for part in path.split(separator: "/") {
-            prefix += part
+        // Each prefix that ends a component, split on '/' bytes as the kernel does (a split
+        // into Characters would page in grapheme breaking on every open).
+        let slash = UInt8(ascii: "/")
+        let bytes = Array(path.utf8)
+        for end in stride(from: 1, through: bytes.count, by: 1)
+        where bytes[end - 1] != slash && (end == bytes.count || bytes[end] == slash) {
+            let prefix = String(decoding: bytes[..<end], as: UTF8.self)
             if !isDirectory(prefix) && mkdir(prefix, 0o755) != 0 && errno != EEXIST {
                 throw CBLError.internalError("cannot create directory \(prefix): \(errnoMessage())")
             }
-            prefix += "/"
         }
     }
 

@@ -6,7 +6,18 @@ import Glibc
 /// (or stderr). No global LoggingSystem.bootstrap: the host program owns that.
 public enum LogDomain: Int32, CaseIterable, Sendable {
     case database = 0, storage, changes, query, replication, listener
-    var label: String { "cblite.\(self)" }
+    /// Spelled out: interpolating the case (`"\(self)"`) prints it through reflection,
+    /// which pages in the runtime's mirror and demangler code on every open.
+    var label: String {
+        switch self {
+        case .database: return "cblite.database"
+        case .storage: return "cblite.storage"
+        case .changes: return "cblite.changes"
+        case .query: return "cblite.query"
+        case .replication: return "cblite.replication"
+        case .listener: return "cblite.listener"
+        }
+    }
 }
 
 public enum LogLevel: Int32, Comparable, Sendable {

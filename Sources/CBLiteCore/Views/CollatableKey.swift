@@ -19,8 +19,9 @@ import Glibc
 /// Numbers compare as doubles (as JavaScript and Couchbase Lite do), so integers beyond
 /// 2^53 that round to the same double are equal keys. Strings are collated once, when the
 /// key is encoded, by ICU's sort keys — which ICU guarantees order exactly as its
-/// comparison does. Sort keys depend on ICU's collation data, so an index records
-/// `formatTag` (which includes the collator's version) and is rebuilt when it changes.
+/// comparison does. Sort keys depend on ICU's collation data, so an index records its
+/// IndexFormat (which names the collator's version when a key needed it) and is rebuilt
+/// when it changes.
 public enum CollatableKey {
     static let end: UInt8 = 0x00
     static let member: UInt8 = 0x01
@@ -31,10 +32,6 @@ public enum CollatableKey {
     static let string: UInt8 = 0x09
     static let array: UInt8 = 0x0A
     static let object: UInt8 = 0x0B
-
-    /// Identifies an index's format: its row layout (IndexRow), this key encoding, and the
-    /// collation data its string keys came from.
-    public static let formatTag: String = "ix4/icu-" + ICU.shared.collatorVersion
 
     public static func encode(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
@@ -97,6 +94,16 @@ public enum CollatableKey {
     /// CollatableKey alone (`appendJSON`): null, booleans, numbers that print as integers,
     /// and arrays of these. Strings cannot (a sort key is not reversible), nor can member
     /// names, nor other numbers (their text would cost a formatting per row read).
+    /// Whether encoding `value` asks ICU for a sort key: it holds a string or an object
+    /// (member names are strings). Decides the index's format (IndexFormat).
+    static func needsCollator(_ value: JSONValue) -> Bool {
+        switch value {
+        case .null, .bool, .int, .double: return false
+        case .string, .object: return true
+        case .array(let items): return items.contains(where: needsCollator)
+        }
+    }
+
     public static func jsonIsRecoverable(_ value: JSONValue) -> Bool {
         switch value {
         case .null, .bool: return true

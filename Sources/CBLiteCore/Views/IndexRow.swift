@@ -22,8 +22,9 @@ struct IndexRow {
     private static let storedKeyJSON: UInt64 = 1      // as cblite_decode_index_row reads them
     private static let storedValue: UInt64 = 2
 
-    /// Appends the stored form to `out`; `keyJSON` nil when the key gives it back.
-    static func append(sequence: Int64, n: UInt32, keyJSON: UnsafeBufferPointer<UInt8>?,
+    /// Appends the stored form to `out`; `keyJSON` nil when the key gives it back. (Inlined
+    /// into its one caller, the batch's per-row loop.)
+    @inline(__always) static func append(sequence: Int64, n: UInt32, keyJSON: UnsafeBufferPointer<UInt8>?,
                        value: UnsafeBufferPointer<UInt8>?, to out: inout [UInt8]) {
         // Assembled in scratch memory and appended at once (appending byte by byte costs a
         // capacity check each).

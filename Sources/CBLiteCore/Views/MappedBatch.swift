@@ -7,30 +7,35 @@ import Glibc
 /// sorts the rows into index order, makes their stored form (IndexRow) a slice at a time,
 /// and hands them to SQLite in a single INSERT ... SELECT (cblite_index_rows), so rows
 /// append where the previous one went instead of searching the index from its root.
-/// About 75 bytes a row of one-number keys and no value.
+/// About 57 bytes a row of one-number keys and no value (`Doc` 16, `Row` 24, the ID and
+/// key 13, the sort order 4).
+///
+/// `bytes` holds, in order, each document's ID followed by its rows, so what a struct
+/// does not record is where the next thing begins: a document's row count (the next
+/// document's first row), its ID's end (its first row's key, or the next document's ID)
+/// and a row's value (up to the next row's key or the next document's ID); a row's emit
+/// number is its place among its document's rows.
 final class MappedBatch {
-    struct Doc {
+    private struct Doc {
         let sequence: Int64
-        let idStart: UInt32, idLength: UInt32        // the ID's UTF-8 in `bytes`
-        var firstRow: UInt32
-        var rowCount: UInt32
-        var rowRange: Range<Int> { Int(firstRow)..<Int(firstRow + rowCount) }
+        let idStart: UInt32                         // the ID's UTF-8 in `bytes`
+        let firstRow: UInt32
     }
 
-    /// A row's CollatableKey, key JSON and value JSON lie one after the other in `bytes`
-    /// (32 bytes a row here).
+    /// A row's CollatableKey, key JSON and value JSON lie one after the other in `bytes`.
     private struct Row {
         var keyPrefix: UInt64                       // the key's first 8 bytes, big-endian: most comparisons end here
         var keyStart: UInt32, keyLength: UInt32
         var jsonLength: Int32                       // -1: the key gives its JSON back (none stored)
-        var valueLength: Int32                      // -1: no value
         var doc: UInt32
-        var n: UInt32
         var jsonStart: Int { Int(keyStart + keyLength) }
         var valueStart: Int { jsonStart + Int(max(0, jsonLength)) }
     }
 
-    private(set) var docs: [Doc] = []
+    private var docs: [Doc] = []
+    /// Whether a key holds a string or an object, whose sort keys come from ICU: writing
+    /// the batch then records the collated format (IndexFormat).
+    private(set) var keysNeedCollator = false
     private var rows: [Row] = []
     private var bytes: [UInt8] = []
 
@@ -41,8 +46,10 @@ final class MappedBatch {
     /// less peak memory).
     static let maxBytes = 8 << 20
     static let maxRows = 131_072
-    /// Rows handed to SQLite per INSERT statement.
-    static let sliceRows = 8192
+    /// Rows handed to SQLite per INSERT statement. Each slice's made rows (~56 bytes a row
+    /// with their C descriptors) are held beside the whole batch, at the build's peak; a
+    /// slice costs one statement run and one seek from the index's root.
+    static let sliceRows = 2048
     let maxRows: Int
     var isFull: Bool { bytes.count >= MappedBatch.maxBytes || rows.count >= maxRows || docs.count >= maxRows }
 
@@ -68,22 +75,61 @@ final class MappedBatch {
     func beginDocument(id: ArraySlice<UInt8>, sequence: Int64) {
         let start = bytes.count
         bytes.append(contentsOf: id)
-        docs.append(Doc(sequence: sequence, idStart: offset(start), idLength: offset(bytes.count - start),
-                        firstRow: offset(rows.count), rowCount: 0))
+        docs.append(Doc(sequence: sequence, idStart: offset(start), firstRow: offset(rows.count)))
     }
 
+    var docCount: Int { docs.count }
+    var lastSequence: Int64? { docs.last?.sequence }
+    func sequence(of i: Int) -> Int64 { docs[i].sequence }
+
+    private func rowRange(_ i: Int) -> Range<Int> {
+        Int(docs[i].firstRow)..<(i + 1 < docs.count ? Int(docs[i + 1].firstRow) : rows.count)
+    }
+
+    func rowCount(of i: Int) -> Int { rowRange(i).count }
+
     /// The ID of document `i`.
-    func docID(_ i: Int) -> String { String(decoding: slice(docs[i].idStart, docs[i].idLength), as: UTF8.self) }
+    func docID(_ i: Int) -> String {
+        String(decoding: slice(docs[i].idStart, Layout(docs, rows, bytes.count).idLength(i)), as: UTF8.self)
+    }
+
+    /// What the structs leave to the layout of `bytes` (see the type's comment), over the
+    /// arrays as they are (taken once: a class's arrays read in a loop are checked for
+    /// exclusive access on every read).
+    private struct Layout {
+        let docs: [Doc], rows: [Row], byteCount: Int
+        init(_ docs: [Doc], _ rows: [Row], _ byteCount: Int) { (self.docs, self.rows, self.byteCount) = (docs, rows, byteCount) }
+
+        /// Where what follows document `i` (its ID and rows) begins.
+        @inline(__always) func end(ofDoc i: Int) -> UInt32 { i + 1 < docs.count ? docs[i + 1].idStart : UInt32(byteCount) }
+
+        @inline(__always) func idLength(_ i: Int) -> UInt32 {
+            let first = Int(docs[i].firstRow)
+            let idEnd = first < rows.count && rows[first].doc == UInt32(i) ? rows[first].keyStart : end(ofDoc: i)
+            return idEnd - docs[i].idStart
+        }
+
+        /// Row `r`'s value JSON, nil when none (stored JSON is never empty).
+        @inline(__always) func valueRange(_ r: Int) -> Range<Int>? {
+            let row = rows[r]
+            let rowEnd = r + 1 < rows.count && rows[r + 1].doc == row.doc ? rows[r + 1].keyStart : end(ofDoc: Int(row.doc))
+            return Int(rowEnd) > row.valueStart ? row.valueStart..<Int(rowEnd) : nil
+        }
+    }
 
     /// Adds a row to the current document. `keyJSON`, when given, is the key's compact
     /// JSON text already.
     func addRow(key: JSONValue, keyJSON: UnsafeBufferPointer<UInt8>?, value: [UInt8]?) {
         precondition(!docs.isEmpty, "addRow before beginDocument")
+        precondition(value?.isEmpty != true, "an empty value is not JSON")   // empty reads as none
         let d = docs.count - 1
         let keyStart = bytes.count
         CollatableKey.encode(key, into: &bytes)
         let jsonStart = bytes.count
         let recoverable = CollatableKey.jsonIsRecoverable(key)
+        // A key that gives its JSON back holds no string or object: the common number key
+        // costs no second walk.
+        if !recoverable && !keysNeedCollator { keysNeedCollator = CollatableKey.needsCollator(key) }
         if recoverable {
             // made again from the key when read
         } else if let keyJSON {
@@ -101,9 +147,7 @@ final class MappedBatch {
         }
         rows.append(Row(keyPrefix: prefix, keyStart: offset(keyStart), keyLength: offset(jsonStart - keyStart),
                         jsonLength: recoverable ? -1 : Int32(offset(valueStart - jsonStart)),
-                        valueLength: value == nil ? -1 : Int32(offset(bytes.count - valueStart)),
-                        doc: offset(d), n: docs[d].rowCount))
-        docs[d].rowCount += 1
+                        doc: offset(d)))
     }
 
     private func offset(_ n: Int) -> UInt32 {
@@ -117,7 +161,8 @@ final class MappedBatch {
 
     /// The rows of document `i`, as values (to compare with the rows it had before).
     func rows(of i: Int) -> [EmittedRow] {
-        rows[docs[i].rowRange].map { r in
+        rowRange(i).map { index in
+            let r = rows[index]
             let key = slice(r.keyStart, r.keyLength)
             let keyJSON: [UInt8]
             if r.jsonLength < 0 {
@@ -128,15 +173,14 @@ final class MappedBatch {
             } else {
                 keyJSON = slice(UInt32(r.jsonStart), UInt32(r.jsonLength))
             }
-            return EmittedRow(key: key, keyJSON: keyJSON,
-                              value: r.valueLength < 0 ? nil : slice(UInt32(r.valueStart), UInt32(r.valueLength)))
+            let value = Layout(docs, rows, bytes.count).valueRange(index)
+            return EmittedRow(key: key, keyJSON: keyJSON, value: value.map { Array(bytes[$0]) })
         }
     }
 
     /// The CollatableKeys of document `i`'s rows.
     func keys(of i: Int) -> [[UInt8]] {
-        let d = docs[i]
-        return rows[d.rowRange].map { slice($0.keyStart, $0.keyLength) }
+        rowRange(i).map { slice(rows[$0].keyStart, rows[$0].keyLength) }
     }
 
     /// Inserts the rows of the given documents (nil: all) into a view index table, in
@@ -144,11 +188,13 @@ final class MappedBatch {
     func insert(documents: [Int]?, into table: String, conn: Connection) throws {
         var order: [UInt32] = []
         if let documents {
-            for i in documents { order.append(contentsOf: docs[i].firstRow..<(docs[i].firstRow + docs[i].rowCount)) }
+            for i in documents { order.append(contentsOf: rowRange(i).lazy.map { UInt32($0) }) }
         } else {
             order = Array(0..<UInt32(rows.count))
         }
         if order.isEmpty { return }
+        let layout = Layout(docs, rows, bytes.count)
+        let docs = layout.docs, rows = layout.rows
         try bytes.withUnsafeBufferPointer { buf in
             let base = buf.baseAddress!
             // Index order: key bytes, document ID bytes, emit number (the primary key's).
@@ -163,17 +209,25 @@ final class MappedBatch {
             // primary key orders the index whatever it is.)
             var idsAscend = true
             for i in docs.indices.dropFirst() {
-                let a = docs[i - 1], b = docs[i]
-                if less(a.idStart, a.idLength, b.idStart, b.idLength) != true { idsAscend = false; break }
+                if less(docs[i - 1].idStart, layout.idLength(i - 1), docs[i].idStart, layout.idLength(i)) != true {
+                    idsAscend = false
+                    break
+                }
             }
             order.sort { a, b in
                 let x = rows[Int(a)], y = rows[Int(b)]
                 if x.keyPrefix != y.keyPrefix { return x.keyPrefix < y.keyPrefix }
-                if let l = less(x.keyStart, x.keyLength, y.keyStart, y.keyLength) { return l }
-                if x.doc == y.doc { return x.n < y.n }
+                if x.keyLength <= 8 && y.keyLength <= 8 {
+                    // The prefixes hold both keys whole, zero-padded: the shorter is a prefix
+                    // of the longer (memcmp's order), or they are equal.
+                    if x.keyLength != y.keyLength { return x.keyLength < y.keyLength }
+                } else if let l = less(x.keyStart, x.keyLength, y.keyStart, y.keyLength) {
+                    return l
+                }
+                if x.doc == y.doc { return a < b }             // emit order: a document's rows are in it
                 if idsAscend { return x.doc < y.doc }
-                let dx = docs[Int(x.doc)], dy = docs[Int(y.doc)]
-                return less(dx.idStart, dx.idLength, dy.idStart, dy.idLength) ?? (x.doc < y.doc)
+                return less(docs[Int(x.doc)].idStart, layout.idLength(Int(x.doc)), docs[Int(y.doc)].idStart, layout.idLength(Int(y.doc)))
+                    ?? (x.doc < y.doc)
             }
             let ins = try conn.prepare("INSERT INTO \(table)(key, docid, n, row) SELECT key, docid, n, row FROM cblite_index_rows(?)")
             // In slices: the rows' stored forms are made a slice at a time (so the batch
@@ -191,11 +245,11 @@ final class MappedBatch {
                 storedEnds.removeAll(keepingCapacity: true)
                 for i in slice {
                     let r = rows[Int(i)], d = docs[Int(r.doc)]
-                    IndexRow.append(sequence: d.sequence, n: r.n,
+                    let value = layout.valueRange(Int(i))
+                    IndexRow.append(sequence: d.sequence, n: i - d.firstRow,
                                     keyJSON: r.jsonLength < 0 ? nil
                                         : UnsafeBufferPointer(start: base + r.jsonStart, count: Int(r.jsonLength)),
-                                    value: r.valueLength < 0 ? nil
-                                        : UnsafeBufferPointer(start: base + r.valueStart, count: Int(r.valueLength)),
+                                    value: value.map { UnsafeBufferPointer(start: base + $0.lowerBound, count: $0.count) },
                                     to: &stored)
                     storedEnds.append(stored.count)
                 }
@@ -210,10 +264,10 @@ final class MappedBatch {
                         c.key = raw + Int(r.keyStart)
                         c.key_len = Int32(r.keyLength)
                         c.docid = (raw + Int(d.idStart)).assumingMemoryBound(to: CChar.self)
-                        c.docid_len = Int32(d.idLength)
+                        c.docid_len = Int32(rows[Int(d.firstRow)].keyStart - d.idStart)   // ends at its first row
                         c.row = sbase + rowStart
                         c.row_len = Int32(storedEnds[k] - rowStart)
-                        c.n = Int64(r.n)
+                        c.n = Int64(i - d.firstRow)
                         cRows.append(c)
                         rowStart = storedEnds[k]
                     }

@@ -13,7 +13,7 @@ public final class View: @unchecked Sendable {
     /// Documents read per indexing step (the map runs between steps, outside locks).
     static let chunkSize = 512
     /// Most rows mapped before they are written (one write transaction per batch): what an
-    /// index update holds in memory, about 120 bytes a row (MappedBatch). Tests lower it.
+    /// index update holds in memory, about 60 bytes a row of a number key (MappedBatch). Tests lower it.
     var maxBatchRows = MappedBatch.maxRows
     /// Most changed keys an update reports before it reports "everything".
     static let maxChangedKeys = 2048
@@ -208,11 +208,11 @@ public final class View: @unchecked Sendable {
         // read. Sequences are never reused and a change moves a document above every
         // sequence read, so when the range still holds as many documents as were read,
         // none of them changed; otherwise each is checked.
-        let unchanged = try docStore.count(conn, after: from, through: upTo) == batch.docs.count
+        let unchanged = try docStore.count(conn, after: from, through: upTo) == batch.docCount
         // A build from an empty index: nothing to look up or replace for documents that
         // were there when it began (batch documents are in sequence order).
         let freshLimit = from == 0 ? Int64.max : (freshThrough ?? 0)
-        let allFresh = (batch.docs.last?.sequence ?? 0) <= freshLimit
+        let allFresh = (batch.lastSequence ?? 0) <= freshLimit
         // The document-ID index serves only lookups of old rows: a build from an empty index
         // drops it and makes it once at its end (CREATE INDEX sorts in bulk, where inserting
         // rows in key order would write it at random); a batch that looks rows up first
@@ -228,22 +228,23 @@ public final class View: @unchecked Sendable {
             // Every row of a fresh document is a change: when they alone are too many keys,
             // say "many" at once instead of collecting them first.
             var freshRows = 0
-            for doc in batch.docs where doc.sequence <= freshLimit { freshRows += Int(doc.rowCount) }
+            for i in 0..<batch.docCount where batch.sequence(of: i) <= freshLimit { freshRows += batch.rowCount(of: i) }
             if changedKeys!.count + freshRows > View.maxChangedKeys { changedKeys = nil }
         }
         let old = try conn.prepare("SELECT key, row FROM \(vt) WHERE docid=? ORDER BY n")
         let del = try conn.prepare("DELETE FROM \(vt) WHERE docid=?")
         let insertAll = allFresh && unchanged      // every row of the batch is new
         var toInsert: [Int] = []              // documents whose rows are written (unless all are)
-        if !insertAll { toInsert.reserveCapacity(batch.docs.count) }
+        if !insertAll { toInsert.reserveCapacity(batch.docCount) }
         var anyChange = false
-        for (i, doc) in batch.docs.enumerated() {
-            let fresh = doc.sequence <= freshLimit
+        for i in 0..<batch.docCount {
+            let sequence = batch.sequence(of: i), rowCount = batch.rowCount(of: i)
+            let fresh = sequence <= freshLimit
             if fresh && unchanged {                // every row of this document is new
-                guard doc.rowCount > 0 else { continue }
+                guard rowCount > 0 else { continue }
                 if !insertAll { toInsert.append(i) }
                 anyChange = true
-                st.totalRows += Int64(doc.rowCount)
+                st.totalRows += Int64(rowCount)
                 if changedKeys != nil {
                     changedKeys!.append(contentsOf: batch.keys(of: i))
                     if changedKeys!.count > View.maxChangedKeys { changedKeys = nil }
@@ -256,9 +257,9 @@ public final class View: @unchecked Sendable {
                 let nowSeq = try docStore.summary(conn, docID: docID)?.sequence
                 // A document purged meanwhile is not re-added; one changed meanwhile is
                 // indexed by a later batch (its new sequence is above this one's).
-                if nowSeq == nil { purged = true } else if nowSeq != doc.sequence { continue }
+                if nowSeq == nil { purged = true } else if nowSeq != sequence { continue }
             }
-            let newCount = purged ? 0 : Int(doc.rowCount)
+            let newCount = purged ? 0 : rowCount
             var oldRows: [EmittedRow] = []
             if !fresh {
                 old.bind(1, docID)
@@ -290,6 +291,9 @@ public final class View: @unchecked Sendable {
                 if changedKeys!.count > View.maxChangedKeys { changedKeys = nil }
             }
         }
+        // Recorded with the rows, in their transaction: an index holding sort keys names
+        // the collator they came from.
+        if batch.keysNeedCollator { st.format = IndexFormat.collated }
         try batch.insert(documents: insertAll ? nil : toInsert, into: vt, conn: conn)
         batch.clear()                              // before the document-ID index's sort needs memory
         if last && !docIndexMade { try ViewStorage.ensureDocIndex(conn, st.id) }

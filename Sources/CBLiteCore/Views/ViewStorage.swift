@@ -1,6 +1,6 @@
 /// Where view indexes live: a registry `view_indexes` with one row per
-/// (collection, view) — the map version, the index format (CollatableKey.formatTag: the
-/// row layout, the key encoding and ICU's collation version), the last indexed sequence, the row count and a
+/// (collection, view) — the map version, the index format (IndexFormat: the
+/// row layout, the key encoding and, once a key needed it, ICU's collation version), the last indexed sequence, the row count and a
 /// generation that changes whenever the index's rows change — and one table per view,
 /// `view_index_<id>`, whose primary key (CollatableKey bytes, document ID, emit number)
 /// is the query order. Created on demand.
@@ -77,7 +77,7 @@ enum ViewStorage {
         var generation: Int64
 
         /// Whether the index's keys are in this build's format (else it is rebuilt).
-        var isCurrentFormat: Bool { format == CollatableKey.formatTag }
+        var isCurrentFormat: Bool { IndexFormat.isCurrent(format) }
     }
 
     static func registryExists(_ conn: Connection) throws -> Bool {
@@ -116,7 +116,7 @@ enum ViewStorage {
             try conn.exec("DROP TABLE IF EXISTS \(table(st.id))")   // faster than deleting every row
             try conn.exec(createTable(st.id))
             st.version = version
-            st.format = CollatableKey.formatTag
+            st.format = IndexFormat.withoutCollation    // empty: no key yet
             st.lastSeq = 0
             st.totalRows = 0
             st.generation += 1
@@ -124,7 +124,7 @@ enum ViewStorage {
             return st
         }
         let s = try conn.prepare("INSERT INTO view_indexes(coll, name, version, format) VALUES (?,?,?,?)")
-        s.bind(1, collectionID).bind(2, name).bind(3, version).bind(4, CollatableKey.formatTag)
+        s.bind(1, collectionID).bind(2, name).bind(3, version).bind(4, IndexFormat.withoutCollation)
         try s.run()
         guard let st = try load(conn, collectionID: collectionID, name: name) else {
             throw CBLError.internalError("view \(name) was not registered")

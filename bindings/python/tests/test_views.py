@@ -341,6 +341,41 @@ def test_incremental_updates(db, coll, view):
     assert keys(view, update=False) == []
 
 
+def test_number_index_is_kept_and_its_first_strings_collate_by_icu(dbdir):
+    """An index of number keys needs no collator: reopened, it is read as it is. Its first
+    string keys collate by ICU among the numbers ("a" < "b" < "C", where code points put
+    "C" first) without a rebuild; reopened again, still none."""
+    mapped = []
+
+    def counting(doc, emit):
+        mapped.append(doc["_id"])
+        by_k(doc, emit)
+
+    def reopen():
+        db = cblite.Database("numbers", dbdir)
+        v = db.default_collection.view("byK")
+        v.set_map_reduce(counting, version="1")
+        return db, v
+
+    db, v = reopen()
+    for i in range(3):
+        db.default_collection.put({"k": i}, f"d{i}")
+    assert keys(v) == [0, 1, 2] and len(mapped) == 3
+    v.release()
+    db.close()
+    db, v = reopen()
+    assert keys(v) == [0, 1, 2] and len(mapped) == 3           # not rebuilt
+    for k in ["b", "C", "a"]:
+        db.default_collection.put({"k": k}, f"s{k}")
+    assert keys(v) == [0, 1, 2, "a", "b", "C"] and len(mapped) == 6
+    v.release()
+    db.close()
+    db, v = reopen()
+    assert keys(v) == [0, 1, 2, "a", "b", "C"] and len(mapped) == 6
+    v.release()
+    db.close()
+
+
 def test_stale_and_update_after(coll, view):
     coll.put({"k": 1}, "a")
     result = view.query()
