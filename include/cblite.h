@@ -1330,7 +1330,8 @@ CBL_WARN_UNUSED cbl_status cbl_view_query(cbl_view* view, const char* options_js
                           cbl_query_result** out_result, cbl_error* err);
 
 /* One row of a result. The strings belong to the result and stay valid until the next
- * cbl_query_result_next on it, or its release. */
+ * call reading rows from it (cbl_query_result_next, _next_rows or _json), or its
+ * release. */
 typedef struct cbl_query_row {
     const char* key_json;       /* the key (all-docs: the document ID as a JSON string) */
     const char* value_json;     /* the value as JSON, or NULL when none was emitted */
@@ -1349,6 +1350,22 @@ typedef struct cbl_query_row {
  * *out_has_row is 0. Calls on one result are serialized. */
 CBL_WARN_UNUSED cbl_status cbl_query_result_next(cbl_query_result* result, cbl_query_row* row,
                                  int* out_has_row, cbl_error* err);
+
+/* Reads the next rows into rows[0 .. capacity-1], a page at a time: one call fills a page
+ * where cbl_query_result_next costs a call per row. Sets *out_count to the number of rows
+ * read: fewer than capacity only when the result has no more, 0 once it is at the end
+ * (rows untouched). Reading stops nowhere else, so
+ *     while (cbl_query_result_next_rows(r, rows, 64, &n, &err) == CBL_OK && n > 0) ...
+ * reads every row. The page's strings all stay valid together until the next call
+ * reading rows from the result (this one, cbl_query_result_next or _json) or its
+ * release; the array itself is the caller's. Mixing the calls on one result is fine:
+ * each continues where the other stopped. capacity is the number of cbl_query_row the
+ * array holds, 1 to SIZE_MAX / sizeof(cbl_query_row). Errors: 400 (also a NULL rows,
+ * a capacity of 0 or beyond that bound), 404, 500 (as cbl_query_result_next); on error
+ * *out_count is 0. A storage error met after some rows were read returns those rows
+ * (CBL_OK); the next call returns the error. Calls on one result are serialized. */
+CBL_WARN_UNUSED cbl_status cbl_query_result_next_rows(cbl_query_result* result, cbl_query_row* rows,
+                                      size_t capacity, size_t* out_count, cbl_error* err);
 
 /* Sets *out_stale to 1 when re-running the query could give other rows: the index has
  * changed since the result was made, or the collection has changes the index does not
@@ -1393,7 +1410,7 @@ CBL_WARN_UNUSED cbl_status cbl_collection_all_docs_query(cbl_collection* coll, c
  * The callback runs on the live query's thread, after the commit, outside the library's
  * locks; it may call back into the library (also cbl_live_query_stop on itself). The
  * result it receives is valid during the call only (read it with
- * cbl_query_result_next / _json; do not release it). */
+ * cbl_query_result_next / _next_rows / _json; do not release it). */
 typedef void (*cbl_live_query_fn)(void* context, cbl_query_result* result);
 
 /* Starts a live query on a view (which needs a map function). The view handle may be

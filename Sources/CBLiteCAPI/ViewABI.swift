@@ -35,7 +35,7 @@ final class EmitterBox {
     }
 }
 
-/// A query result handle: its enumerator, which owns the memory of the row it lends.
+/// A query result handle: its enumerator, which owns the memory of the rows it lends.
 final class QueryResultBox {
     let enumerator: QueryEnumerator
 
@@ -47,13 +47,22 @@ final class QueryResultBox {
     func next(_ row: UnsafeMutablePointer<cbl_query_row>) throws -> Bool {
         var r = QueryRowRef()
         guard try enumerator.next(into: &r) else { return false }
+        row.pointee = QueryResultBox.cRow(r)
+        return true
+    }
+
+    /// Fills up to `capacity` rows, lent together by the enumerator; returns how many.
+    func nextRows(_ rows: UnsafeMutablePointer<cbl_query_row>, capacity: Int) throws -> Int {
+        try enumerator.nextRows(max: capacity) { i, r in rows[i] = QueryResultBox.cRow(r) }
+    }
+
+    private static func cRow(_ r: QueryRowRef) -> cbl_query_row {
         func c(_ b: UnsafeBufferPointer<UInt8>?) -> UnsafePointer<CChar>? {
             b.map { UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self) }
         }
-        row.pointee = cbl_query_row(key_json: c(r.key), value_json: c(r.value), doc_id: c(r.docID),
-                                    source_doc_id: c(r.sourceDocID), doc_json: c(r.doc), error: c(r.error),
-                                    sequence: UInt64(max(0, r.sequence)))
-        return true
+        return cbl_query_row(key_json: c(r.key), value_json: c(r.value), doc_id: c(r.docID),
+                             source_doc_id: c(r.sourceDocID), doc_json: c(r.doc), error: c(r.error),
+                             sequence: UInt64(max(0, r.sequence)))
     }
 }
 
@@ -195,6 +204,25 @@ private func jsonArray(_ items: [[UInt8]]) -> [UInt8] {
         let r = try require(row, "row")
         let box = try HandleTable.shared.lookup(result, as: QueryResultBox.self, "cbl_query_result")
         h.pointee = try box.next(r) ? 1 : 0
+    }
+}
+
+@c @implementation public func cbl_query_result_next_rows(_ result: OpaquePointer?, _ rows: UnsafeMutablePointer<cbl_query_row>?,
+                                                          _ capacity: Int, _ outCount: UnsafeMutablePointer<Int>?,
+                                                          _ err: ErrorOut?) -> cbl_status {
+    outCount?.pointee = 0
+    return abiCall(err) {
+        let count = try require(outCount, "out_count")
+        let r = try require(rows, "rows")
+        // size_t arrives as Int: a capacity above Int.max is negative here.
+        guard capacity > 0 else {
+            throw CBLError(.badRequest, capacity == 0 ? "capacity is 0" : "capacity is larger than any array of rows")
+        }
+        guard capacity <= Int.max / MemoryLayout<cbl_query_row>.stride else {
+            throw CBLError(.badRequest, "capacity is larger than any array of rows")
+        }
+        let box = try HandleTable.shared.lookup(result, as: QueryResultBox.self, "cbl_query_result")
+        count.pointee = try box.nextRows(r, capacity: capacity)
     }
 }
 

@@ -731,6 +731,188 @@ static void test_all_docs(void) {
     CHECK_ST(cbl_db_close(db, &E), CBL_OK);
 }
 
+/* ---- Pages of rows (cbl_query_result_next_rows) ----------------------------------- */
+
+/* The rows of a query read one by one, copied: what every page must reproduce. */
+typedef struct ref_rows { int n; char** key; char** id; char** value; char** doc; } ref_rows;
+
+static char* dup_or_null(const char* s) { return s ? strdup(s) : NULL; }
+
+static ref_rows reference_rows(cbl_view* v, cbl_collection* all_docs, const char* options) {
+    ref_rows ref = {0, NULL, NULL, NULL, NULL};
+    cbl_query_result* r = NULL;
+    cbl_status st = v ? cbl_view_query(v, options, &r, &E) : cbl_collection_all_docs_query(all_docs, options, &r, &E);
+    CHECK(st == CBL_OK);
+    if (st != CBL_OK) return ref;
+    cbl_query_row row;
+    int has = 0, cap = 0;
+    while (cbl_query_result_next(r, &row, &has, &E) == CBL_OK && has) {
+        if (ref.n == cap) {
+            cap = cap ? cap * 2 : 64;
+            ref.key = realloc(ref.key, cap * sizeof(char*));
+            ref.id = realloc(ref.id, cap * sizeof(char*));
+            ref.value = realloc(ref.value, cap * sizeof(char*));
+            ref.doc = realloc(ref.doc, cap * sizeof(char*));
+        }
+        ref.key[ref.n] = strdup(row.key_json);
+        ref.id[ref.n] = dup_or_null(row.doc_id);
+        ref.value[ref.n] = dup_or_null(row.value_json);
+        ref.doc[ref.n] = dup_or_null(row.doc_json);
+        ref.n++;
+    }
+    cbl_query_result_release(r);
+    return ref;
+}
+
+static void free_ref(ref_rows* ref) {
+    for (int i = 0; i < ref->n; i++) { free(ref->key[i]); free(ref->id[i]); free(ref->value[i]); free(ref->doc[i]); }
+    free(ref->key); free(ref->id); free(ref->value); free(ref->doc);
+}
+
+static int same_text(const char* a, const char* b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
+
+/* Checks rows[0..n-1] against the reference from row `at` on, after the call that
+ * filled them returned: every row of a page must still be intact, not only the last. */
+static int page_matches(const cbl_query_row* rows, size_t n, const ref_rows* ref, int at) {
+    for (size_t i = 0; i < n; i++) {
+        int j = at + (int)i;
+        if (j >= ref->n) return 0;
+        if (!same_text(rows[i].key_json, ref->key[j]) || !same_text(rows[i].doc_id, ref->id[j]) ||
+            !same_text(rows[i].value_json, ref->value[j]) || !same_text(rows[i].doc_json, ref->doc[j])) {
+            fprintf(stderr, "    row %d of the result (%zu of a page of %zu) differs: key %s id %s\n", j, i, n,
+                    rows[i].key_json ? rows[i].key_json : "(null)", rows[i].doc_id ? rows[i].doc_id : "(null)");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Reads a whole query in pages of `capacity` rows and compares them with the rows read
+ * one by one. Only the last page may be short; the end gives 0 rows, twice. */
+static void check_pages(cbl_view* v, cbl_collection* all_docs, const char* options, size_t capacity, int min_rows) {
+    ref_rows ref = reference_rows(v, all_docs, options);
+    CHECK(ref.n >= min_rows);
+    cbl_query_result* r = NULL;
+    cbl_status st = v ? cbl_view_query(v, options, &r, &E) : cbl_collection_all_docs_query(all_docs, options, &r, &E);
+    CHECK(st == CBL_OK);
+    cbl_query_row* rows = calloc(capacity, sizeof *rows);
+    int at = 0, ok = 1, short_pages = 0;
+    size_t n = 0;
+    while ((st = cbl_query_result_next_rows(r, rows, capacity, &n, &E)) == CBL_OK && n > 0) {
+        if (!page_matches(rows, n, &ref, at)) ok = 0;
+        if (n < capacity) short_pages++;
+        at += (int)n;
+    }
+    CHECK(st == CBL_OK);
+    if (!ok || at != ref.n || short_pages > 1)
+        fprintf(stderr, "    (query %s, pages of %zu: %d of %d rows, %d short pages)\n", options, capacity, at, ref.n, short_pages);
+    CHECK(ok);
+    CHECK(at == ref.n);
+    CHECK(short_pages <= 1);
+    n = 99;
+    CHECK_ST(cbl_query_result_next_rows(r, rows, capacity, &n, &E), CBL_OK);
+    CHECK(n == 0);
+    free(rows);
+    cbl_query_result_release(r);
+    free_ref(&ref);
+}
+
+/* cbl_query_result_next and _next_rows taking turns on one result: each continues where
+ * the other stopped (every row checked right after the call that read it). */
+static void check_mixed(cbl_view* v, const char* options) {
+    ref_rows ref = reference_rows(v, NULL, options);
+    cbl_query_result* r = NULL;
+    CHECK_ST(cbl_view_query(v, options, &r, &E), CBL_OK);
+    cbl_query_row rows[300], row;
+    size_t n = 0;
+    int has = 0, at = 0, ok = 1, turn = 0;
+    for (;;) {
+        if (turn % 3 == 0) {
+            if (cbl_query_result_next(r, &row, &has, &E) != CBL_OK || !has) break;
+            if (!page_matches(&row, 1, &ref, at)) ok = 0;
+            at++;
+        } else {
+            size_t cap = turn % 3 == 1 ? 5 : 300;
+            if (cbl_query_result_next_rows(r, rows, cap, &n, &E) != CBL_OK || n == 0) break;
+            if (!page_matches(rows, n, &ref, at)) ok = 0;
+            at += (int)n;
+        }
+        turn++;
+    }
+    CHECK(ok);
+    CHECK(at == ref.n);
+    CHECK(turn > 6);
+    cbl_query_result_release(r);
+    free_ref(&ref);
+}
+
+static void test_pages_of_rows(void) {
+    cbl_collection* c;
+    cbl_db* db = open_fresh("pages", &c);
+    put_many(db, c, "p%05d", 5000, "{\"k\":%d}", 3);
+    cbl_view* v = NULL;
+    CHECK_ST(cbl_collection_view(c, "mod3", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, "_count", "1", NULL, &E), CBL_OK);
+    /* Map rows: one key (1,667 rows, one index page) and the whole index (5,000 rows, three
+     * index pages of 2,048: pages of 7 and 4,096 rows span them). */
+    size_t caps[] = {1, 7, 4096, 100000};
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        check_pages(v, NULL, "{\"key\":1,\"reduce\":false}", caps[i], 1667);
+        check_pages(v, NULL, "{\"reduce\":false}", caps[i], 5000);
+    }
+    check_pages(v, NULL, "{\"reduce\":false,\"descending\":true,\"skip\":10,\"limit\":3000}", 7, 3000);
+    check_pages(v, NULL, "{\"keys\":[2,0],\"reduce\":false}", 1000, 3333);
+    /* include_docs: every row's document of a page stays valid. */
+    check_pages(v, NULL, "{\"startkey\":0,\"endkey\":0,\"reduce\":false,\"include_docs\":true,\"limit\":300}", 64, 300);
+    /* Reduced and grouped rows (_count by SQL; a reduce callback through the engine). */
+    check_pages(v, NULL, NULL, 4, 1);
+    check_pages(v, NULL, "{\"group\":true}", 2, 3);
+    reduce_ctx rctx = {0, 0, 0};
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, reduce_count, NULL, "1", &rctx, &E), CBL_OK);
+    check_pages(v, NULL, "{\"group\":true}", 2, 3);
+    CHECK_STR(VALUES(v, "{\"group\":true}"), "1667|1667|1666");
+    /* All-docs results (pages of 256 documents inside), with and without documents. */
+    check_pages(NULL, c, NULL, 7, 5000);
+    check_pages(NULL, c, "{\"limit\":700,\"include_docs\":true}", 300, 700);
+    check_pages(NULL, c, "{\"keys\":[\"p00003\",\"nope\",\"p00001\"]}", 2, 3);
+    check_mixed(v, "{\"reduce\":false}");
+
+    /* Bad arguments: 400, *out_count 0, nothing written. */
+    cbl_query_result* r = NULL;
+    CHECK_ST(cbl_view_query(v, "{\"reduce\":false}", &r, &E), CBL_OK);
+    cbl_query_row rows[8];
+    memset(rows, 0xAB, sizeof rows);
+    size_t n = 99;
+    CHECK_ST(cbl_query_result_next_rows(r, NULL, 8, &n, &E), CBL_BAD_REQUEST);
+    CHECK(n == 0);
+    n = 99;
+    CHECK_ST(cbl_query_result_next_rows(r, rows, 0, &n, &E), CBL_BAD_REQUEST);
+    CHECK(n == 0);
+    CHECK_ST(cbl_query_result_next_rows(r, rows, 8, NULL, &E), CBL_BAD_REQUEST);
+    n = 99;
+    CHECK_ST(cbl_query_result_next_rows(r, rows, SIZE_MAX, &n, &E), CBL_BAD_REQUEST);
+    CHECK(n == 0);
+    CHECK_ST(cbl_query_result_next_rows(r, rows, SIZE_MAX / sizeof(cbl_query_row) + 1, &n, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_query_result_next_rows(NULL, rows, 8, &n, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_query_result_next_rows((cbl_query_result*)v, rows, 8, &n, &E), CBL_BAD_REQUEST);   /* another type */
+    char junk[64] = {0};
+    CHECK_ST(cbl_query_result_next_rows((cbl_query_result*)junk, rows, 8, &n, &E), CBL_BAD_REQUEST);
+    unsigned char untouched[sizeof rows];
+    memset(untouched, 0xAB, sizeof untouched);
+    CHECK(memcmp(rows, untouched, sizeof rows) == 0);
+    /* The bad calls read nothing: the first page is still the first rows. */
+    CHECK_ST(cbl_query_result_next_rows(r, rows, 8, &n, &E), CBL_OK);
+    CHECK(n == 8 && rows[0].doc_id && strcmp(rows[0].doc_id, "p00000") == 0 && rows[7].doc_id && strcmp(rows[7].doc_id, "p00021") == 0);
+    /* The rows of the previous call are not needed to read on; a released result is 400. */
+    cbl_query_result_release(r);
+    n = 99;
+    CHECK_ST(cbl_query_result_next_rows(r, rows, 8, &n, &E), CBL_BAD_REQUEST);
+    CHECK(n == 0);
+    cbl_view_release(v);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
 /* Live-query callback: records the number of rows and the keys of the last result. */
 typedef struct live_ctx {
     pthread_mutex_t lock;
@@ -867,6 +1049,7 @@ int main(void) {
     test_key_texts_and_equal_keys();
     test_errors_and_handles();
     test_all_docs();
+    test_pages_of_rows();
     test_live_queries();
 
     CHECK(__atomic_load_n(&g_emit_failures, __ATOMIC_SEQ_CST) == 0);

@@ -12,7 +12,12 @@ final class MapScan: RowSource {
     private let range: QueryOptions.Range
     private let keys: [[UInt8]]?                 // CollatableKeys of "keys", in their order
     private var keyIndex = 0
-    private let arena = RowArena(capacity: 64 * 1024)
+    private var arena = RowArena(capacity: 64 * 1024)
+    /// Arenas of earlier index pages whose rows are still lent (a caller's page of rows
+    /// may span index pages), and arenas free again since the last recycle.
+    private var heldArenas: [RowArena] = []
+    private var spareArenas: [RowArena] = []
+    private var lentSinceRecycle = false
     /// The current page's rows, copied into the arena and decoded (cblite_copy_scan_rows);
     /// a row whose key gives its JSON back gets the JSON made for its run of equal keys.
     private let rows = UnsafeMutablePointer<cblite_scan_row>.allocate(capacity: MapScan.pageSize)
@@ -41,6 +46,7 @@ final class MapScan: RowSource {
         }
         let r = rows[rowIndex]
         rowIndex += 1
+        lentSinceRecycle = true
         guard r.damaged == 0, r.fields.key_json.length >= 0 else { throw IndexRow.damaged() }
         var docID = arena.buffer(RowArena.Span(r.docid))
         if r.fields.value.length > 0, let v = arena.buffer(RowArena.Span(r.fields.value)), v.first == UInt8(ascii: "{"),
@@ -56,6 +62,23 @@ final class MapScan: RowSource {
         row.sequence = r.fields.sequence
         row.collatableKey = arena.buffer(RowArena.Span(r.key))
         return true
+    }
+
+    func recycle() {
+        lentSinceRecycle = false
+        guard !heldArenas.isEmpty else { return }
+        for a in heldArenas { a.reset() }
+        spareArenas += heldArenas
+        heldArenas.removeAll(keepingCapacity: true)
+    }
+
+    /// An empty arena for the next index page. The current one is kept while rows lent
+    /// from it may still be held.
+    private func freshArena() {
+        guard lentSinceRecycle else { return arena.reset() }
+        heldArenas.append(arena)
+        arena = spareArenas.popLast() ?? RowArena(capacity: 64 * 1024)
+        lentSinceRecycle = false
     }
 
     /// The WHERE conditions and arguments of the next page.
@@ -91,7 +114,7 @@ final class MapScan: RowSource {
     private func fetchPage() throws {
         rowCount = 0
         rowIndex = 0
-        arena.reset()
+        freshArena()
         guard let table, let (conds, args) = pageConditions() else { done = true; return }
         let dir = descending ? "DESC" : "ASC"
         let order = keys != nil ? "docid \(dir), n \(dir)" : "key \(dir), docid \(dir), n \(dir)"

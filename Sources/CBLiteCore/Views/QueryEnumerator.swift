@@ -1,8 +1,8 @@
 
-/// A query's results, read row by row as the source produces them (index scans read
-/// pages, so a query over millions of rows holds constant memory). `isStale` tells
-/// whether the index changed since. Calls are serialized; a lent row stays valid until
-/// the next call.
+/// A query's results, read row by row or a page of rows at a time as the source produces
+/// them (index scans read pages, so a query over millions of rows holds constant memory).
+/// `isStale` tells whether the index changed since. Calls are serialized; the rows a call
+/// lends stay valid until the next call reading rows.
 public final class QueryEnumerator: @unchecked Sendable {
     private let source: RowSource
     private var skip: Int64
@@ -12,6 +12,8 @@ public final class QueryEnumerator: @unchecked Sendable {
     private let viewName: String?
     private var prefetched: [QueryRow] = []
     private let lendArena = RowArena(capacity: 1024)       // prefetched rows and include_docs bodies
+    /// An error met after a page had rows: those rows are returned, the error by the next call.
+    private var deferredError: Error?
     /// Serializes calls. A pthread mutex, not Synchronization.Mutex: ThreadSanitizer does
     /// not see the latter on Linux (see LockedValue).
     private let lock = LockedValue(())
@@ -41,12 +43,52 @@ public final class QueryEnumerator: @unchecked Sendable {
     /// at the end.
     public func next(into row: inout QueryRowRef) throws -> Bool {
         try lock.withLock { _ in
-            if !prefetched.isEmpty {
-                row = lendArena.lend(prefetched.removeFirst())
-                return true
-            }
-            return try pull(into: &row)
+            try startLending()
+            return try lendNext(into: &row)
         }
+    }
+
+    /// Reads the next rows, at most `maxRows`, handing each to `body` with its index in the
+    /// page, under one lock: the rows are lent together and all stay valid until the next
+    /// call reading rows (this or `next`). Returns how many were read: fewer than
+    /// `maxRows` only at the end, 0 once no rows remain. An error after some rows were
+    /// read returns those rows; the next call throws it.
+    @discardableResult
+    public func nextRows(max maxRows: Int, _ body: (Int, QueryRowRef) throws -> Void) throws -> Int {
+        try lock.withLock { _ in
+            try startLending()
+            var row = QueryRowRef()
+            var n = 0
+            while n < maxRows {
+                do {
+                    guard try lendNext(into: &row) else { break }
+                } catch let e where n > 0 {
+                    deferredError = e
+                    break
+                }
+                try body(n, row)
+                n += 1
+            }
+            return n
+        }
+    }
+
+    /// The rows lent by the previous call are given back; throws an error deferred by it.
+    private func startLending() throws {
+        lendArena.reset()
+        source.recycle()
+        if let e = deferredError {
+            deferredError = nil
+            throw e
+        }
+    }
+
+    private func lendNext(into row: inout QueryRowRef) throws -> Bool {
+        if !prefetched.isEmpty {
+            row = lendArena.lend(prefetched.removeFirst())
+            return true
+        }
+        return try pull(into: &row)
     }
 
     /// The next row, lent until the next call on this enumerator; nil at the end.
@@ -70,7 +112,6 @@ public final class QueryEnumerator: @unchecked Sendable {
         if remaining > 0 { remaining -= 1 }
         if includeDocs, let id = row.docID {
             let doc = try? collection.get(docID: String(decoding: id, as: UTF8.self))
-            lendArena.reset()
             row.doc = lendArena.buffer(lendArena.store(doc))
         }
         return true
@@ -80,7 +121,11 @@ public final class QueryEnumerator: @unchecked Sendable {
     func prefetch(_ n: Int) throws {
         try lock.withLock { _ in
             var row = QueryRowRef()
-            while prefetched.count < n, try pull(into: &row) { prefetched.append(QueryRow(row)) }
+            while prefetched.count < n {
+                source.recycle()                 // each row is copied before the next
+                guard try pull(into: &row) else { break }
+                prefetched.append(QueryRow(row))
+            }
         }
     }
 

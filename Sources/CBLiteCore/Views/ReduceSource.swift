@@ -43,9 +43,12 @@ final class ReduceSource: ValueRowProducer {
             if let p = pendingRow {
                 row = p
                 pendingRow = nil
-            } else if try !scan.next(into: &row) {
-                finished = true
-                break
+            } else {
+                scan.recycle()                   // every row read so far is consumed (copied)
+                guard try scan.next(into: &row) else {
+                    finished = true
+                    break
+                }
             }
             // true: the row belongs to the current group (or starts it); false: it starts the
             // next one; nil: it is left out.

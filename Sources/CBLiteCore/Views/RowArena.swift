@@ -3,6 +3,9 @@ import Glibc
 
 /// Where a result keeps the texts of the rows it lends: one growing buffer, reused page
 /// after page, each text stored with a 0 byte after it — no allocation per row.
+/// A stored text stays where it is until `reset`: growing copies the buffer into a larger
+/// one and keeps the old one until then, so a page of rows lent one after the other all
+/// stay valid while later rows are stored (spans, being offsets, follow the copy).
 final class RowArena {
     /// A stored text: its offset and length; length -1 for none (NULL).
     struct Span {
@@ -16,15 +19,27 @@ final class RowArena {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
     private var used = 0
+    /// Buffers grown out of, whose texts may still be lent: freed by the next reset.
+    private var outgrown: [UnsafeMutablePointer<UInt8>] = []
 
     init(capacity: Int = 4096) {
         self.capacity = capacity
         base = malloc(capacity)!.assumingMemoryBound(to: UInt8.self)
     }
 
-    deinit { free(base) }
+    deinit {
+        free(base)
+        for b in outgrown { free(b) }
+    }
 
-    func reset() { used = 0 }
+    /// Makes room for new texts; every buffer handed out before is invalid from here on.
+    func reset() {
+        used = 0
+        if !outgrown.isEmpty {
+            for b in outgrown { free(b) }
+            outgrown.removeAll(keepingCapacity: true)
+        }
+    }
 
     func store(_ p: UnsafeRawPointer?, count n: Int) -> Span {
         if used + n + 1 > capacity { grow(toHold: n) }
@@ -82,7 +97,9 @@ final class RowArena {
     private func grow(toHold n: Int) {
         var c = capacity * 2
         while used + n + 1 > c { c *= 2 }
-        guard let grown = realloc(base, c) else { fatalError("out of memory for a query page of \(c) bytes") }
+        guard let grown = malloc(c) else { fatalError("out of memory for a query page of \(c) bytes") }
+        memcpy(grown, base, used)
+        outgrown.append(base)                    // not realloc: lent texts must not move
         base = grown.assumingMemoryBound(to: UInt8.self)
         capacity = c
     }
@@ -92,9 +109,8 @@ final class RowArena {
         a.length == b.length && (a.length <= 0 || memcmp(base + Int(a.offset), base + Int(b.offset), Int(a.length)) == 0)
     }
 
-    /// Lends a value row (stored here after a reset).
+    /// Lends a value row, stored here beside the rows lent before it (until a reset).
     func lend(_ r: QueryRow) -> QueryRowRef {
-        reset()
         let k = store(r.key), v = store(r.value), d = store(r.docID), s = store(r.sourceDocID)
         let doc = store(r.doc), e = store(r.error)
         return QueryRowRef(key: buffer(k)!, value: buffer(v), docID: buffer(d), sourceDocID: buffer(s),

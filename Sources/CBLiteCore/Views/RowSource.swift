@@ -1,7 +1,11 @@
-/// Produces a result's rows, lending each until the next call: fills `row` and returns
-/// true, or returns false at the end.
+/// Produces a result's rows, lending each: fills `row` and returns true, or returns false
+/// at the end. A lent row stays valid until the next `recycle()`, however many rows are
+/// lent after it, so that a page of rows can be handed out at once; a caller that reads
+/// one row at a time recycles before each.
 protocol RowSource: AnyObject {
     func next(into row: inout QueryRowRef) throws -> Bool
+    /// The caller holds none of the rows lent so far: their memory may be reused.
+    func recycle()
 }
 
 /// Produces rows as Swift values (aggregates, all-docs rows, live-query snapshots).
@@ -19,6 +23,7 @@ final class ValueRows: RowSource {
         row = arena.lend(r)
         return true
     }
+    func recycle() { arena.reset() }
 }
 
 /// Rows already in memory (live query results).

@@ -1543,7 +1543,8 @@ class Collection(ReleasableHandle):
     def all_docs_query(self, **options: Any) -> QueryResult:
         """The all-documents query (options as :meth:`all_docs`) read row by row."""
         return QueryResult(call_handle(C.cbl_collection_all_docs_query, self._h,
-                                       query_options(options)))
+                                       query_options(options)),
+                           include_docs=bool(options.get("include_docs")))
 
     # -- replication -------------------------------------------------------------------
 

@@ -47,9 +47,9 @@ import json
 import logging
 import threading
 import types
-from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_int, c_uint64,
-                    c_void_p)
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Union
+from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char_p, c_int, c_size_t,
+                    c_uint64, c_void_p)
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from . import _lib
 from ._lib import cbl_error, enc
@@ -67,7 +67,7 @@ log = logging.getLogger("cblite")
 
 
 class cbl_query_row(Structure):
-    """``struct cbl_query_row`` (strings valid until the next row)."""
+    """``struct cbl_query_row`` (strings valid until the next call reading rows)."""
 
     _fields_ = [
         ("key_json", c_char_p),
@@ -100,6 +100,8 @@ FUNCTIONS: Dict[str, Any] = {
     "cbl_view_query_json": (c_int, [c_void_p, c_char_p, _OUT, _ERR]),
     "cbl_view_query": (c_int, [c_void_p, c_char_p, _OUT, _ERR]),
     "cbl_query_result_next": (c_int, [c_void_p, POINTER(cbl_query_row), POINTER(c_int), _ERR]),
+    "cbl_query_result_next_rows": (c_int, [c_void_p, POINTER(cbl_query_row), c_size_t,
+                                           POINTER(c_size_t), _ERR]),
     "cbl_query_result_is_stale": (c_int, [c_void_p, POINTER(c_int), _ERR]),
     "cbl_query_result_json": (c_int, [c_void_p, _OUT, _ERR]),
     "cbl_query_result_release": (None, [c_void_p]),
@@ -153,16 +155,59 @@ def _row(r: cbl_query_row) -> Row:
                _load(r.doc_json), int(r.sequence), _dec(r.error))
 
 
+#: Rows read per call (cbl_query_result_next_rows): one ctypes call per page, not per row.
+_PAGE_ROWS = 128
+_Page = cbl_query_row * _PAGE_ROWS
+
+
+class _PageReader:
+    """Reads a result's rows a page at a time into one reusable ctypes array; each page is
+    converted to :class:`Row` values before the next call (which reuses its strings)."""
+
+    __slots__ = ("page", "count", "err")
+
+    def __init__(self) -> None:
+        self.page = _Page()
+        self.count = c_size_t(0)
+        self.err = cbl_error()
+
+    def read(self, handle: int) -> Tuple[int, List[Row]]:
+        """(status, rows of the next page); no rows at the end or on error."""
+        status = C.cbl_query_result_next_rows(handle, self.page, _PAGE_ROWS, byref(self.count),
+                                              byref(self.err))
+        if status != 0:
+            return status, []
+        page = self.page
+        return 0, [_row(page[i]) for i in range(self.count.value)]
+
+
 def _read_rows(handle: int) -> List[Row]:
     rows: List[Row] = []
-    row = cbl_query_row()
-    has = c_int(0)
-    err = cbl_error()
+    reader = _PageReader()
     while True:
-        check(C.cbl_query_result_next(handle, byref(row), byref(has), byref(err)), err)
-        if not has.value:
+        status, page = reader.read(handle)
+        check(status, reader.err)
+        if not page:
             return rows
-        rows.append(_row(row))
+        rows.extend(page)
+
+
+def _row_json(r: Row, include_docs: bool) -> Dict[str, Any]:
+    """A row as the library writes it in a result's JSON (cbl_query_result_json)."""
+    if r.error is not None:
+        return {"key": r.key, "error": r.error}
+    out: Dict[str, Any] = {}
+    if r.doc_id is not None:
+        out["id"] = r.doc_id
+    out["key"] = r.key
+    out["value"] = r.value
+    if r.doc_id is not None:
+        out["seq"] = r.sequence
+        if r.source_doc_id is not None and r.source_doc_id != r.doc_id:
+            out["source_id"] = r.source_doc_id
+        if include_docs:
+            out["doc"] = r.doc
+    return out
 
 
 class QueryResult(ReleasableHandle):
@@ -171,10 +216,15 @@ class QueryResult(ReleasableHandle):
     :meth:`release` (or use it as a context manager; it is also released when garbage
     collected)."""
 
-    def __init__(self, handle: int, owner: Optional["View"] = None) -> None:
+    def __init__(self, handle: int, owner: Optional["View"] = None,
+                 include_docs: bool = False) -> None:
         self._handle: Optional[int] = handle
         self._owner = owner       # keeps the view (and its callbacks) alive
         self._lock = threading.Lock()
+        self._reader: Optional[_PageReader] = None
+        self._page: List[Row] = []   # rows read from the library, not yet returned
+        self._page_at = 0
+        self._include_docs = include_docs   # for json() of rows already read
 
     def _h(self) -> int:
         if self._handle is None:
@@ -186,13 +236,18 @@ class QueryResult(ReleasableHandle):
 
     def __next__(self) -> Row:
         with self._lock:
+            if self._page_at < len(self._page):
+                self._page_at += 1
+                return self._page[self._page_at - 1]
             handle = self._h()
-            row = cbl_query_row()
-            has = c_int(0)
-            err = cbl_error()
-            status = C.cbl_query_result_next(handle, byref(row), byref(has), byref(err))
-            if status == 0 and has.value:
-                return _row(row)
+            if self._reader is None:
+                self._reader = _PageReader()
+            status, self._page = self._reader.read(handle)
+            self._page_at = 0
+            if self._page:
+                self._page_at = 1
+                return self._page[0]
+            err = self._reader.err
         _raise_pending(self._owner)
         check(status, err)
         raise StopIteration
@@ -210,7 +265,12 @@ class QueryResult(ReleasableHandle):
 
     def json(self) -> Dict[str, Any]:
         """The remaining rows as the JSON object of :meth:`View.query_json`."""
+        with self._lock:
+            read_ahead = self._page[self._page_at:]
+            self._page, self._page_at = [], 0
         result: Dict[str, Any] = call_json(C.cbl_query_result_json, self._h())
+        if read_ahead:       # rows of the last page read that iteration has not returned
+            result["rows"][:0] = [_row_json(r, self._include_docs) for r in read_ahead]
         return result
 
     def release(self) -> None:
@@ -409,7 +469,7 @@ class View(ReleasableHandle):
         """Runs a query; returns a lazily read :class:`QueryResult`. Options are
         CouchDB's (module documentation)."""
         handle = self._call(call_handle, C.cbl_view_query, self._h, query_options(options))
-        return QueryResult(handle, self)
+        return QueryResult(handle, self, include_docs=bool(options.get("include_docs")))
 
     def rows(self, **options: Any) -> List[Row]:
         """The rows of a query as a list."""

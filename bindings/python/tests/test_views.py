@@ -1,5 +1,6 @@
 """Views, queries, all-docs queries and live queries through the Python bindings."""
 
+import ctypes
 import os
 import random
 import threading
@@ -558,3 +559,85 @@ def test_keys_come_back_exactly_and_equal_keys_follow_document_ids(coll):
         assert [r.value for r in v.rows(key=7)] == [2]
     finally:
         v.release()
+
+
+# -- rows read a page at a time (cbl_query_result_next_rows) ------------------------------
+
+def _count_calls(monkeypatch, name):
+    """Counts the calls of one C function made through the bindings."""
+    calls = []
+    real = getattr(views.C, name)
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+    monkeypatch.setattr(views.C, name, counted)
+    return calls
+
+
+def test_rows_are_read_a_page_per_call(db, coll, monkeypatch):
+    with db.transaction():
+        for i in range(1000):
+            coll.put({"k": i % 2}, f"p{i:05d}")
+    v = coll.view("mod2")
+    v.set_map_reduce(by_k, reduce="_count", version="1")
+    expected = [(r["id"], r["key"]) for r in v.query_json(reduce=False)["rows"]]
+    pages = _count_calls(monkeypatch, "cbl_query_result_next_rows")
+    singles = _count_calls(monkeypatch, "cbl_query_result_next")
+    assert [(r.doc_id, r.key) for r in v.query(reduce=False)] == expected
+    assert singles == []
+    assert len(pages) == -(-1000 // views._PAGE_ROWS) + 1      # the last call finds the end
+    # Grouped and reduced rows, include_docs and all-docs results read in pages too.
+    assert [(r.key, r.value) for r in v.query(group=True)] == [(0, 500), (1, 500)]
+    assert [r.value for r in v.rows()] == [1000]
+    docs = v.rows(key=1, reduce=False, include_docs=True)
+    assert len(docs) == 500 and all(r.doc["_id"] == r.doc_id for r in docs)
+    all_docs = list(coll.all_docs_query(include_docs=True))
+    assert [r.doc_id for r in all_docs] == [f"p{i:05d}" for i in range(1000)]
+    assert all(r.doc["k"] == i % 2 for i, r in enumerate(all_docs))
+    assert singles == []
+    v.release()
+
+
+def test_json_after_partial_iteration_keeps_the_rows_read_ahead(db, coll):
+    with db.transaction():
+        for i in range(300):
+            coll.put({"k": i % 3, "v": i}, f"p{i:05d}")
+    v = coll.view("mod3")
+    v.set_map_reduce(by_k, version="1")
+    for options in [{}, {"include_docs": True}, {"descending": True, "skip": 5}]:
+        whole = v.query_json(**options)
+        with v.query(**options) as result:
+            first = [next(result) for _ in range(7)]
+            assert [r.doc_id for r in first] == [r["id"] for r in whole["rows"][:7]]
+            rest = result.json()
+            assert rest["rows"] == whole["rows"][7:], options
+            assert list(result) == []
+    with coll.all_docs_query() as result:
+        next(result)
+        assert result.json()["rows"] == coll.all_docs()["rows"][1:]
+    v.release()
+
+
+def test_next_rows_refuses_bad_arguments(coll, view, letters):
+    lib = cblite._lib.lib
+    result = view.query()
+    handle = result._h()
+    page = (views.cbl_query_row * 4)()
+    count = ctypes.c_size_t(99)
+    err = cblite._lib.cbl_error()
+    assert lib.cbl_query_result_next_rows(handle, None, 4, ctypes.byref(count), ctypes.byref(err)) == 400
+    assert count.value == 0
+    assert lib.cbl_query_result_next_rows(handle, page, 0, ctypes.byref(count), ctypes.byref(err)) == 400
+    assert lib.cbl_query_result_next_rows(handle, page, 4, None, ctypes.byref(err)) == 400
+    assert lib.cbl_query_result_next_rows(handle, page, 2**64 - 1, ctypes.byref(count), ctypes.byref(err)) == 400
+    assert b"capacity" in err.message
+    assert lib.cbl_query_result_next_rows(None, page, 4, ctypes.byref(count), ctypes.byref(err)) == 400
+    # Nothing was read by the refused calls: a page of 4, then the other 2 rows.
+    assert lib.cbl_query_result_next_rows(handle, page, 4, ctypes.byref(count), ctypes.byref(err)) == 0
+    assert count.value == 4 and [page[i].doc_id for i in range(4)] == [b"d1", b"d2", b"d3", b"d6"]
+    assert [r.doc_id for r in result] == ["d4", "d5"]
+    result.release()
+    count.value = 99
+    assert lib.cbl_query_result_next_rows(handle, page, 4, ctypes.byref(count), ctypes.byref(err)) == 400
+    assert count.value == 0
