@@ -56,6 +56,7 @@ final class QueryResultBox {
         try enumerator.nextRows(max: capacity) { i, r in rows[i] = QueryResultBox.cRow(r) }
     }
 
+    @inline(__always)   // called apart, the row was copied to be passed (a memcpy a row)
     private static func cRow(_ r: QueryRowRef) -> cbl_query_row {
         func c(_ b: UnsafeBufferPointer<UInt8>?) -> UnsafePointer<CChar>? {
             b.map { UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self) }

@@ -33,12 +33,15 @@ final class RowArena {
     }
 
     /// Makes room for new texts; every buffer handed out before is invalid from here on.
+    @inline(__always)   // on every row read one by one
     func reset() {
         used = 0
-        if !outgrown.isEmpty {
-            for b in outgrown { free(b) }
-            outgrown.removeAll(keepingCapacity: true)
-        }
+        if !outgrown.isEmpty { freeOutgrown() }
+    }
+
+    private func freeOutgrown() {
+        for b in outgrown { free(b) }
+        outgrown.removeAll(keepingCapacity: true)
     }
 
     func store(_ p: UnsafeRawPointer?, count n: Int) -> Span {
