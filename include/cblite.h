@@ -1351,19 +1351,21 @@ typedef struct cbl_query_row {
 CBL_WARN_UNUSED cbl_status cbl_query_result_next(cbl_query_result* result, cbl_query_row* row,
                                  int* out_has_row, cbl_error* err);
 
-/* Reads the next rows into rows[0 .. capacity-1], a page at a time: one call fills a page
- * where cbl_query_result_next costs a call per row. Sets *out_count to the number of rows
- * read: fewer than capacity only when the result has no more, 0 once it is at the end
- * (rows untouched). Reading stops nowhere else, so
+/* Reads up to `capacity` next rows into rows[0 .. capacity-1] in one call, where
+ * cbl_query_result_next takes a call per row. Sets *out_count to the number read:
+ * capacity unless the rows ran out (or a storage error stopped the page, see below), 0
+ * once the result is at the end (rows untouched). So
+ *     size_t n;
  *     while (cbl_query_result_next_rows(r, rows, 64, &n, &err) == CBL_OK && n > 0) ...
- * reads every row. The page's strings all stay valid together until the next call
- * reading rows from the result (this one, cbl_query_result_next or _json) or its
- * release; the array itself is the caller's. Mixing the calls on one result is fine:
- * each continues where the other stopped. capacity is the number of cbl_query_row the
- * array holds, 1 to SIZE_MAX / sizeof(cbl_query_row). Errors: 400 (also a NULL rows,
- * a capacity of 0 or beyond that bound), 404, 500 (as cbl_query_result_next); on error
- * *out_count is 0. A storage error met after some rows were read returns those rows
- * (CBL_OK); the next call returns the error. Calls on one result are serialized. */
+ * reads every row. The strings of all the page's rows stay valid together until the
+ * next call reading rows from the result (this one, cbl_query_result_next or _json) or
+ * its release; the array is the caller's. The calls mix on one result: each continues
+ * where the other stopped. capacity: the number of cbl_query_row the array holds, 1 to
+ * SIZE_MAX / sizeof(cbl_query_row). Errors: 400 (also NULL rows or out_count, a
+ * capacity of 0 or above that bound: no row is read), 404, 500 (as
+ * cbl_query_result_next); on error *out_count is 0. A storage error met after some rows
+ * of a page were read returns those rows with CBL_OK, and the error from the next call.
+ * Calls on one result are serialized. */
 CBL_WARN_UNUSED cbl_status cbl_query_result_next_rows(cbl_query_result* result, cbl_query_row* rows,
                                       size_t capacity, size_t* out_count, cbl_error* err);
 
