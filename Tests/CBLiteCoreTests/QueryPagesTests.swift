@@ -92,7 +92,12 @@ final class QueryPagesTests: CBLTestCase {
     func testReducedGroupedAndAllDocsPages() throws {
         // A custom reduce goes through ReduceSource (not CountSource's SQL).
         let count = Reducer.custom { _, values, rereduce in
-            Array(String(rereduce ? values.reduce(0) { $0 + Int(String(decoding: $1, as: UTF8.self))! } : values.count).utf8)
+            var n = values.count
+            if rereduce {
+                n = 0
+                for v in values { n += Int(String(decoding: v, as: UTF8.self)) ?? 0 }
+            }
+            return Array(String(n).utf8)
         }
         let v = try populate(600, mod: 5, reduce: count)
         let groups = try v.query(QueryOptions(json: "{\"group\":true}")).allRows()
