@@ -481,6 +481,9 @@ static void case_null_view_functions(void) {
     int has = 5, stale = 5;
     CHECK_ST(cbl_query_result_next(NULL, &row, &has, &E), CBL_BAD_REQUEST);
     CHECK(has == 0);
+    size_t count = 5;
+    CHECK_ST(cbl_query_result_next_rows(NULL, &row, 1, &count, &E), CBL_BAD_REQUEST);
+    CHECK(count == 0);
     CHECK_ST(cbl_query_result_is_stale(NULL, &stale, &E), CBL_BAD_REQUEST);
     CHECK_OUT(cbl_query_result_json(NULL, &J, &E), CBL_BAD_REQUEST);
     cbl_query_result_release(NULL);
@@ -510,8 +513,15 @@ static void case_null_view_functions(void) {
     CHECK_ST(cbl_view_query(v, "{\"reduce\":false}", &qr, &E), CBL_OK);
     CHECK_ST(cbl_query_result_next(qr, NULL, &has, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_query_result_next(qr, &row, NULL, &E), CBL_BAD_REQUEST);
+    count = 5;
+    CHECK_ST(cbl_query_result_next_rows(qr, NULL, 1, &count, &E), CBL_BAD_REQUEST);
+    CHECK(count == 0);
+    CHECK_ST(cbl_query_result_next_rows(qr, &row, 0, &count, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_query_result_next_rows(qr, &row, (size_t)-1, &count, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_query_result_next_rows(qr, &row, 1, NULL, &E), CBL_BAD_REQUEST);
     cbl_query_result_release(qr);
     CHECK_ST(cbl_query_result_next(qr, &row, &has, &E), CBL_BAD_REQUEST);   /* released */
+    CHECK_ST(cbl_query_result_next_rows(qr, &row, 1, &count, &E), CBL_BAD_REQUEST);
     cbl_query_result_release(qr);                                           /* twice: harmless */
     CHECK_ST(cbl_live_query_start(v, NULL, NULL, NULL, &lq, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_live_query_start(v, NULL, cb_live, NULL, NULL, &E), CBL_BAD_REQUEST);
