@@ -68,6 +68,17 @@ final class QueryPagesTests: CBLTestCase {
         XCTAssertEqual(try pagedRows(v.query(QueryOptions(json: opts)), size: 300), docs)
     }
 
+    func testKeysPagesSpanOneIndexPageAKey() throws {
+        // With "keys" each key is an index page of its own: a page of 100 rows spans 100.
+        let v = try populate(400, mod: 400)
+        let keys = (0..<300).map { ($0 * 7) % 400 }
+        let opts = "{\"keys\":[\(keys.map(String.init).joined(separator: ","))]}"
+        let all = try v.query(QueryOptions(json: opts)).allRows()
+        XCTAssertEqual(all.map(\.keyJSON), keys.map(String.init))
+        XCTAssertEqual(try pagedRows(v.query(QueryOptions(json: opts)), size: 100), all)
+        XCTAssertEqual(try pagedRows(v.query(QueryOptions(json: opts)), size: 7), all)
+    }
+
     func testPagesAndSingleRowsContinueEachOther() throws {
         let v = try populate(2500, mod: 2)
         let all = try v.query(QueryOptions(json: "{}")).allRows()

@@ -14,9 +14,13 @@ final class MapScan: RowSource {
     private var keyIndex = 0
     private var arena = RowArena(capacity: 64 * 1024)
     /// Arenas of earlier index pages whose rows are still lent (a caller's page of rows
-    /// may span index pages), and arenas free again since the last recycle.
+    /// may span index pages), and arenas free again since the last recycle. An arena
+    /// added for a held page starts small and grows to its page: with "keys", each key is
+    /// an index page of its own, so a caller's page may span hundreds of them.
     private var heldArenas: [RowArena] = []
     private var spareArenas: [RowArena] = []
+    private static let heldArenaCapacity = 2048
+    private static let maxSpareArenas = 8
     private var lentSinceRecycle = false
     /// The current page's rows, copied into the arena and decoded (cblite_copy_scan_rows);
     /// a row whose key gives its JSON back gets the JSON made for its run of equal keys.
@@ -67,8 +71,10 @@ final class MapScan: RowSource {
     func recycle() {
         lentSinceRecycle = false
         guard !heldArenas.isEmpty else { return }
-        for a in heldArenas { a.reset() }
-        spareArenas += heldArenas
+        for a in heldArenas where spareArenas.count < MapScan.maxSpareArenas {
+            a.reset()
+            spareArenas.append(a)
+        }
         heldArenas.removeAll(keepingCapacity: true)
     }
 
@@ -77,7 +83,7 @@ final class MapScan: RowSource {
     private func freshArena() {
         guard lentSinceRecycle else { return arena.reset() }
         heldArenas.append(arena)
-        arena = spareArenas.popLast() ?? RowArena(capacity: 64 * 1024)
+        arena = spareArenas.popLast() ?? RowArena(capacity: MapScan.heldArenaCapacity)
         lentSinceRecycle = false
     }
 
