@@ -4,15 +4,8 @@ import XCTest
 /// Reading a result a page of rows at a time (QueryEnumerator.nextRows): every row of a
 /// page stays valid until the next call, across the index's own pages, for map, reduced,
 /// grouped and all-docs results, mixed with reading row by row.
-final class QueryPagesTests: CBLTestCase {
-    var db: Database!
-    var c: Collection!
-
-    override func setUp() {
-        super.setUp()
-        db = try! open()
-        c = try! db.defaultCollection()
-    }
+final class QueryPagesTests: CBLCollectionTestCase {
+    var c: Collection { coll }
 
     /// `count` documents p00000... with k = i % mod, and the view "byK" over k.
     func populate(_ count: Int, mod: Int, reduce: Reducer? = nil) throws -> View {
