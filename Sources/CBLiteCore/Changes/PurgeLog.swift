@@ -28,20 +28,20 @@ enum PurgeLog {
     static func record(_ conn: Connection, collectionID: Int64, docID: String, sequence: Int64, origin: Int64) throws {
         let insert = try conn.prepare("INSERT INTO purge_log(coll, docid, sequence, origin) VALUES (?, ?, ?, ?)")
         try insert.bind(1, collectionID).bind(2, docID).bind(3, sequence).bind(4, origin).run()
-        guard let newest = try conn.queryInt("SELECT max(id) FROM purge_log"), newest > kept else { return }
-        try conn.prepare("DELETE FROM purge_log WHERE id <= ?").bind(1, newest - kept).run()
+        // IDs grow by one and only the oldest are dropped: the new entry's ID says which.
+        try conn.prepare("DELETE FROM purge_log WHERE id <= last_insert_rowid() - ?").bind(1, kept).run()
     }
 
     /// The newest entry's ID: 0 when there is none, or no log yet (a file no read-write
     /// open of this version has touched).
     static func lastID(_ conn: Connection) throws -> Int64 {
-        guard try exists(conn) else { return 0 }
+        guard try conn.hasTable("purge_log") else { return 0 }
         return try conn.queryInt("SELECT max(id) FROM purge_log") ?? 0
     }
 
     /// The entries after `id`, oldest first.
     static func entries(_ conn: Connection, after id: Int64) throws -> [Entry] {
-        guard try exists(conn) else { return [] }
+        guard try conn.hasTable("purge_log") else { return [] }
         let s = try conn.prepare("SELECT id, coll, docid, sequence, origin FROM purge_log WHERE id > ? ORDER BY id")
         defer { s.reset() }
         s.bind(1, id)
@@ -50,9 +50,5 @@ enum PurgeLog {
             out.append(Entry(id: s.int(0), collectionID: s.int(1), docID: s.string(2) ?? "", sequence: s.int(3), origin: s.int(4)))
         }
         return out
-    }
-
-    private static func exists(_ conn: Connection) throws -> Bool {
-        try conn.queryInt("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='purge_log'") ?? 0 > 0
     }
 }

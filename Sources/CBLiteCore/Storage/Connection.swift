@@ -175,6 +175,15 @@ public final class Connection {
         return try s.step() ? s.string(0) : nil
     }
 
+    /// Whether the file has a table of this name (tables a version of cblite added, which a
+    /// file it never opened read-write lacks).
+    func hasTable(_ name: String) throws -> Bool {
+        let s = try prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?")
+        defer { s.reset() }
+        s.bind(1, name)
+        return try s.step()
+    }
+
     public var changes: Int { Int(sqlite3_changes(db)) }
     public var isInTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
 

@@ -81,7 +81,7 @@ enum ViewStorage {
     }
 
     static func registryExists(_ conn: Connection) throws -> Bool {
-        try conn.queryInt("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='view_indexes'") ?? 0 > 0
+        try conn.hasTable("view_indexes")
     }
 
     /// The view's index state, nil when it has none; `anyFormat` false also gives nil for an
@@ -136,7 +136,7 @@ enum ViewStorage {
     /// Drops the indexes of cblite 0.1 (JSON text keys under a custom SQLite collation,
     /// listed in `view_registry`). Dropping needs no collation; reading them would.
     private static func dropLegacyIndexes(_ conn: Connection) throws {
-        guard try conn.queryInt("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='view_registry'") ?? 0 > 0 else { return }
+        guard try conn.hasTable("view_registry") else { return }
         let q = try conn.prepare("SELECT id FROM view_registry")
         var ids: [Int64] = []
         do {
