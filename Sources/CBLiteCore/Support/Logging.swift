@@ -8,16 +8,17 @@ public enum LogDomain: Int32, CaseIterable, Sendable {
     case database = 0, storage, changes, query, replication, listener
     /// Spelled out: interpolating the case (`"\(self)"`) prints it through reflection,
     /// which pages in the runtime's mirror and demangler code on every open.
-    var label: String {
+    var name: String {
         switch self {
-        case .database: return "cblite.database"
-        case .storage: return "cblite.storage"
-        case .changes: return "cblite.changes"
-        case .query: return "cblite.query"
-        case .replication: return "cblite.replication"
-        case .listener: return "cblite.listener"
+        case .database: return "database"
+        case .storage: return "storage"
+        case .changes: return "changes"
+        case .query: return "query"
+        case .replication: return "replication"
+        case .listener: return "listener"
         }
     }
+    var label: String { "cblite." + name }
 }
 
 public enum LogLevel: Int32, Comparable, Sendable {
@@ -77,7 +78,7 @@ public final class Log: @unchecked Sendable {
             s(d, l, text)
             monitor.locked { inFlight -= 1; monitor.broadcast() }
         } else {
-            var line = Array("cblite [\(d)] \(l): \(text)\n".utf8)
+            var line = Array("cblite [\(d.name)] \(l): \(text)\n".utf8)
             _ = line.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
         }
     }
