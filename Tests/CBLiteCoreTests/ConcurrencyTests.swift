@@ -107,6 +107,63 @@ final class ConcurrencyTests: CBLTestCase {
         assertSound(db)
     }
 
+    /// Two reader threads busy at once each keep reading on a connection of their own
+    /// (one per thread slot): a connection handed back and forth between threads on two
+    /// cores carries its page cache and statements with it.
+    func testReaderThreadsKeepTheirOwnConnections() throws {
+        let db = try open()
+        let c = try db.defaultCollection()
+        for i in 0..<20 { _ = try c.put(docID: "d\(i)", json: #"{"i":\#(i)}"#, parent: nil) }
+        let store = db.store
+        let used = Locked<[Int: Set<ObjectIdentifier>]>([:])
+        let slots = Locked<[Int]>([])
+        let inside = DispatchGroup()
+        for _ in 0..<2 { inside.enter() }
+        runOnThreads(2) { t in
+            slots.with { $0.append(ThreadNumber.current & (ReaderSlots.count - 1)) }
+            do {
+                // Both threads inside a read at once: two connections exist from here on.
+                try store.read { _ in
+                    inside.leave()
+                    inside.wait()
+                }
+                for _ in 0..<300 {
+                    let conn = try store.read { conn in
+                        _ = try c.docStore.current(conn, docID: "d\(t)") { $0.int(0) }
+                        return ObjectIdentifier(conn)
+                    }
+                    used.with { $0[t, default: []].insert(conn) }
+                }
+            } catch {
+                XCTFail("\(error)")
+            }
+        }
+        let s = slots.get()
+        try XCTSkipIf(s[0] == s[1], "the two threads' numbers share a slot in this process (\(s))")
+        let u = used.get()
+        XCTAssertEqual(u[0]?.count, 1, "thread 0 read on \(u[0]?.count ?? 0) connections")
+        XCTAssertEqual(u[1]?.count, 1, "thread 1 read on \(u[1]?.count ?? 0) connections")
+        XCTAssertNotEqual(u[0], u[1], "the threads shared a connection")
+    }
+
+    /// Threads that read one after another share one connection: a thread whose slot is
+    /// empty takes another's idle connection before opening one.
+    func testThreadsReadingInTurnShareOneConnection() throws {
+        let db = try open()
+        let c = try db.defaultCollection()
+        _ = try c.put(docID: "d", json: #"{"i":1}"#, parent: nil)
+        let store = db.store
+        var seen = Set<ObjectIdentifier>()
+        for _ in 0..<(ReaderSlots.count + 2) {
+            let conn = Locked<ObjectIdentifier?>(nil)
+            runOnThreads(1) { _ in
+                conn.set(try? store.read { conn in ObjectIdentifier(conn) })
+            }
+            seen.insert(try XCTUnwrap(conn.get()))
+        }
+        XCTAssertEqual(seen.count, 1, "sequential threads opened \(seen.count) connections")
+    }
+
     /// Readers take a connection from the idle slot or the pool and give it back; a close
     /// racing with them must leave no connection open (the WAL is removed only when the
     /// last one closes), and reads after it fail with 400.

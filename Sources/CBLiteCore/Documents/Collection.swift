@@ -9,15 +9,19 @@ public final class Collection: @unchecked Sendable {
     /// Documents whose updates go straight to the general save path (attachments).
     let generalPathDocuments = GeneralPathDocuments()
 
+    /// The database's store, kept here as a stored `let`: read through a computed
+    /// property it came back retained, and every read retained and released the Store,
+    /// whose reference count reader threads on two cores then wrote in turn.
+    let store: Store
+
     init(database: Database, id: Int64, scope: String, name: String) {
         self.database = database
+        store = database.store
         self.id = id
         self.scope = scope
         self.name = name
         docStore = DocumentStore(collectionID: id)
     }
-
-    var store: Store { database.store }
 
     /// Fails when the database handle is closed or the collection was deleted.
     func check() throws {

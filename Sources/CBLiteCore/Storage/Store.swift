@@ -35,7 +35,7 @@ public final class Store: @unchecked Sendable {
     private let ownerThread = Atomic<UInt>(0)
     private var depth = 0
     private var readers: [Connection] = []
-    private let idleReader = IdleReader()
+    private let idleReaders = ReaderSlots()
     /// Set under the lock; read without it by every read.
     private let closed = Atomic<Bool>(false)
     /// Bumped before and after a re-key's file swap (odd while it runs). A reader busy
@@ -264,14 +264,14 @@ public final class Store: @unchecked Sendable {
         return try body(conn)
     }
 
-    /// The idle reader, else one from the pool, else a new one; readers of an earlier file
-    /// generation met on the way are dropped.
+    /// The thread's idle reader, else one from the pool, else another thread's idle one,
+    /// else a new one; readers of an earlier file generation met on the way are dropped.
     private func takeReader() throws -> Connection {
         let generation = fileGeneration.load(ordering: .acquiring)
-        var candidate = idleReader.take()
+        var candidate = idleReaders.take()
         while true {
             if let c = candidate, c.fileGeneration == generation { return c }
-            guard let next = monitor.locked({ readers.popLast() }) else { break }
+            guard let next = monitor.locked({ readers.popLast() }) ?? idleReaders.takeAny() else { break }
             candidate = next
         }
         return try openReader()
@@ -298,13 +298,13 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    /// Returns a reader to the idle slot or the pool; after close, or when the file was
-    /// swapped since it was opened, drops it.
+    /// Returns a reader to the thread's idle slot or the pool; after close, or when the
+    /// file was swapped since it was opened, drops it.
     private func giveBack(_ conn: Connection) {
         guard conn.fileGeneration == fileGeneration.load(ordering: .acquiring) else { return }
-        if idleReader.offer(conn) {
+        if idleReaders.offer(conn) {
             // close() may have drained the slot just before: look again, drop it if so.
-            if closed.load(ordering: .acquiring) { idleReader.drain() }
+            if closed.load(ordering: .acquiring) { idleReaders.drainMine() }
             return
         }
         monitor.locked { if !closed.load(ordering: .relaxed) { readers.append(conn) } }
@@ -341,7 +341,7 @@ public final class Store: @unchecked Sendable {
             monitor.broadcast()
             return owner == nil ? writer : nil     // an open transaction keeps it until deinit
         }
-        idleReader.drain()
+        idleReaders.drain()
         writerToClose?.close()                    // releases the file (WAL checkpoint) now
     }
 
@@ -378,7 +378,7 @@ public final class Store: @unchecked Sendable {
             // swap, and again after it for readers opened on the old file in between.
             fileGeneration.add(1, ordering: .acquiringAndReleasing)
             monitor.locked { readers.removeAll() }
-            idleReader.drain()
+            idleReaders.drain()
             defer { fileGeneration.add(1, ordering: .acquiringAndReleasing) }
             writer = try Connection(path: ":memory:", create: true, busyTimeoutMs: 0)
             do {
