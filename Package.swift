@@ -53,7 +53,7 @@ let package = Package(
             name: "CSQLCipher",
             path: "Sources/CSQLCipher",
             exclude: ["generate.sh"],
-            sources: ["sqlite3.c", "codec_shim.c", "index_rows.c"],
+            sources: ["sqlite3.c", "codec_shim.c", "index_rows.c", "adaptive_mutex.c"],
             publicHeadersPath: "include",
             cSettings: sqlcipherDefines,
             linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("m")]

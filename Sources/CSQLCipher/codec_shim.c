@@ -6,9 +6,11 @@ int cblite_sqlcipher_key(sqlite3* db, const void* key, int length) {
 }
 
 int cblite_sqlite_configure(void) {
+    int mutexes = cblite_sqlite_use_adaptive_mutexes();
     /* No memory-mapped files: cblite never maps its databases (mmap_size stays 0), and the
      * sorter's spilled runs (a CREATE INDEX larger than the page cache) are then read with
      * read() instead of being mapped whole, which counted them in the resident set. Only
      * effective before SQLite initializes. */
-    return sqlite3_config(SQLITE_CONFIG_MMAP_SIZE, (sqlite3_int64)0, (sqlite3_int64)0);
+    int mmap = sqlite3_config(SQLITE_CONFIG_MMAP_SIZE, (sqlite3_int64)0, (sqlite3_int64)0);
+    return mutexes != SQLITE_OK ? mutexes : mmap;
 }

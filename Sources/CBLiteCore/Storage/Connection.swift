@@ -7,7 +7,7 @@ import CSQLCipher
 /// format of cblite's encrypted files, ~1.3x faster encrypted reads. (SQLCipher's own
 /// logging to stderr is compiled out: SQLCIPHER_OMIT_DEFAULT_LOGGING.)
 private let sqlcipherConfigured: Bool = {
-    _ = cblite_sqlite_configure()         // no memory-mapped files; before the open below initializes SQLite
+    _ = cblite_sqlite_configure()         // adaptive mutexes, no memory-mapped files; before the open below initializes SQLite
     var db: OpaquePointer?
     guard sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
         sqlite3_close_v2(db)

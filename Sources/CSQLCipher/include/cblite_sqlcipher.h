@@ -9,7 +9,12 @@
 int cblite_sqlcipher_key(sqlite3* db, const void* key, int length);
 
 /* Process-wide settings that sqlite3_config (variadic: not callable from Swift) takes:
- * no memory-mapped files. Call once, before the first connection opens. */
+ * adaptive mutexes (adaptive_mutex.c) and no memory-mapped files. Call once, before the
+ * first connection opens. */
 int cblite_sqlite_configure(void);
+
+/* Installs adaptive pthread mutexes as SQLite's mutex implementation (adaptive_mutex.c);
+ * part of cblite_sqlite_configure. */
+int cblite_sqlite_use_adaptive_mutexes(void);
 
 #endif
