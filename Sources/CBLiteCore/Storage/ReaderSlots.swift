@@ -11,8 +11,9 @@ import Synchronization
 /// connection per thread reached 1.99x (bench/RESULTS.md, "Concurrency").
 /// Threads whose numbers share a slot, and reads nested on one thread, use the pool.
 struct ReaderSlots: ~Copyable {
-    static let count = 8
-    private let slots: InlineArray<8, Slot>
+    private typealias Slots = InlineArray<8, Slot>
+    static let count = Slots.count
+    private let slots: Slots
 
     /// A retained Connection, or nil, alone on its cache line: two threads' slots side by
     /// side on one line made every take and give-back of one thread invalidate the other's.
@@ -23,7 +24,7 @@ struct ReaderSlots: ~Copyable {
     }
 
     init() {
-        slots = InlineArray { _ in Slot() }
+        slots = Slots { _ in Slot() }
     }
 
     /// The calling thread's slot.
