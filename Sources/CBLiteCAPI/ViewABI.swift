@@ -10,7 +10,10 @@ func view(_ h: OpaquePointer?) throws -> View { try HandleTable.shared.lookup(h,
 /// handle) serves every map call of one index update; it accepts emits only during a
 /// call, and its handle is released with the emitter.
 final class EmitterBox {
-    weak var emitter: Emitter?
+    /// Not retained (the emitter owns its box through `context`), and read only while a
+    /// map call runs (`active`), when the update that owns the emitter holds it: no weak
+    /// reference to load and retain on every emit.
+    private unowned(unsafe) let emitter: Emitter
     var error: CBLError?
     var active = false
     private(set) var handle: OpaquePointer? = nil
@@ -30,7 +33,7 @@ final class EmitterBox {
 
     /// The emitter, when a map call is running.
     func current() throws -> Emitter {
-        guard active, let emitter else { throw CBLError(.badRequest, "cbl_emit called outside its map callback") }
+        guard active else { throw CBLError(.badRequest, "cbl_emit called outside its map callback") }
         return emitter
     }
 }

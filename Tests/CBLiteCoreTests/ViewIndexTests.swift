@@ -299,6 +299,31 @@ final class ViewIndexTests: CBLTestCase {
         XCTAssertEqual(try v2.lastSequenceIndexed, 5)
     }
 
+    /// The map function sees each document as a read renders it (IDs and revisions that
+    /// need escaping, bodies with and without members), and never a deleted one.
+    func testTheMapFunctionSeesDocumentsAsAReadRendersThem() throws {
+        let db = try open()
+        let c = try db.defaultCollection()
+        let docIDs = ["plain", "quo\"te", "back\\slash", "unicodé", "sl/ash"]
+        for (i, id) in docIDs.enumerated() { _ = try c.put(docID: id, json: i == 0 ? "{}" : "{\"k\":\(i),\"s\":\"x\\\"y\"}", parent: nil) }
+        let gone = try c.put(docID: "gone", json: "{\"k\":9}", parent: nil)
+        _ = try c.put(docID: "gone", json: "{\"_deleted\":true}", parent: gone.revID)
+        let seen = Locked<[String: [UInt8]]>([:])
+        let v = try c.view(named: "seen")
+        v.setMapReduce(map: { doc, emit in
+            seen.with { $0[doc.docID] = doc.json }
+            XCTAssertEqual(doc.withCString { String(cString: $0) }, String(decoding: doc.json, as: UTF8.self))
+            let o = try doc.object
+            XCTAssertEqual(o["_id"]?.stringValue, doc.docID)
+            XCTAssertEqual(o["_rev"]?.stringValue, doc.revID)
+            emit.emit(.string(doc.docID), nil)
+        }, reduce: nil, version: "1")
+        XCTAssertEqual(try ids(v).sorted(), docIDs.sorted())
+        let got = seen.with { $0 }
+        XCTAssertEqual(Set(got.keys), Set(docIDs))
+        for id in docIDs { XCTAssertEqual(got[id].map { String(decoding: $0, as: UTF8.self) }, String(decoding: try c.get(docID: id), as: UTF8.self), id) }
+    }
+
     func testViewsInCollectionsAreSeparate() throws {
         let db = try open()
         let a = try db.defaultCollection()

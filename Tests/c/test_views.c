@@ -640,6 +640,67 @@ static void test_key_texts_and_equal_keys(void) {
     CHECK_ST(cbl_db_close(db, &E), CBL_OK);
 }
 
+/* Keeps a copy of every document a map call sees (one update's calls run one at a time). */
+typedef struct seen_docs { int n; char* doc[8]; } seen_docs;
+static void map_keep_doc(void* context, const char* doc, cbl_emitter* emitter) {
+    seen_docs* seen = (seen_docs*)context;
+    if (seen->n < 8) seen->doc[seen->n++] = strdup(doc);
+    emit_ok(emitter, "1", NULL);
+}
+
+/* The map callback gets each document as cbl_doc_get renders it: IDs that need escaping
+ * and plain ones, bodies with and without members; never a deleted document. And equal
+ * keys of documents updated in a shuffled order (sequences no longer in ID order) come
+ * back in document-ID order from a build. */
+static void test_map_sees_documents_as_read(void) {
+    cbl_collection* c;
+    cbl_db* db = open_fresh("mapdocs", &c);
+    const char* ids[] = {"plain", "quo\"te", "back\\slash", "unicod\xc3\xa9"};
+    for (int i = 0; i < 4; i++) put(c, ids[i], i == 0 ? "{}" : "{\"j\":1,\"s\":\"x\\\"y\"}");
+    put(c, "gone", "{\"k\":2}");
+    CHECK_ST(cbl_doc_delete(c, "gone", NULL, NULL, &E), CBL_OK);
+    seen_docs seen = {0};
+    cbl_view* v = NULL;
+    CHECK_ST(cbl_collection_view(c, "docs", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_keep_doc, NULL, NULL, "1", &seen, &E), CBL_OK);
+    CHECK_ST(cbl_view_update(v, &E), CBL_OK);
+    CHECK(seen.n == 4);
+    for (int i = 0; i < 4; i++) {
+        char* doc = NULL;
+        CHECK_ST(cbl_doc_get(c, ids[i], 0, &doc, &E), CBL_OK);
+        int found = 0;
+        for (int j = 0; j < seen.n; j++) found += doc && strcmp(seen.doc[j], doc) == 0;
+        CHECK(found == 1);
+        cbl_free(doc);
+    }
+    for (int j = 0; j < seen.n; j++) free(seen.doc[j]);
+    cbl_view_release(v);
+
+    put_many(db, c, "s%03d", 300, "{\"k\":%d}", 3);
+    uint64_t state = 42;
+    int order[300];
+    for (int i = 0; i < 300; i++) order[i] = i;
+    for (int i = 299; i > 0; i--) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        int j = (int)((state >> 33) % (uint64_t)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (int i = 0; i < 300; i++) {
+        char id[8], body[32];
+        snprintf(id, sizeof id, "s%03d", order[i]);
+        snprintf(body, sizeof body, "{\"k\":%d}", order[i] % 3);
+        update(c, id, body);
+    }
+    CHECK_ST(cbl_collection_view(c, "byK", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, NULL, "1", NULL, &E), CBL_OK);
+    CHECK(scan_ids(v, "{\"key\":1,\"reduce\":false}", 0, NULL, NULL) == 100);
+    CHECK(scan_ids(v, "{\"key\":2,\"reduce\":false,\"descending\":true}", 1, NULL, NULL) == 100);
+    cbl_view_release(v);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
 static void map_bad_emit(void* context, const char* doc, cbl_emitter* emitter) {
     (void)doc;
     cbl_status* st = (cbl_status*)context;
@@ -1047,6 +1108,7 @@ int main(void) {
     test_incremental();
     test_number_index_then_strings();
     test_key_texts_and_equal_keys();
+    test_map_sees_documents_as_read();
     test_errors_and_handles();
     test_all_docs();
     test_pages_of_rows();

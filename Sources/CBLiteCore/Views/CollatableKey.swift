@@ -72,11 +72,22 @@ public enum CollatableKey {
         }
     }
 
+    /// A double's 8 bytes as a big-endian number whose order is the doubles' order.
+    @inline(__always)
+    static func orderedBits(_ d: Double) -> UInt64 {
+        let bits = (d == 0 ? 0.0 : d).bitPattern          // -0 and 0 are one key
+        return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+    }
+
+    /// How many of a number's ordered bytes a key of the number alone keeps (its trailing
+    /// zero bytes dropped).
+    @inline(__always)
+    static func trimmedLength(_ ordered: UInt64) -> Int { 8 - ordered.trailingZeroBitCount / 8 }
+
     private static func appendNumber(_ d: Double, into out: inout [UInt8], trimmed: Bool = false) {
         out.append(number)
-        let bits = (d == 0 ? 0.0 : d).bitPattern          // -0 and 0 are one key
-        let ordered = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
-        let kept = trimmed ? 8 - ordered.trailingZeroBitCount / 8 : 8
+        let ordered = orderedBits(d)
+        let kept = trimmed ? trimmedLength(ordered) : 8
         withUnsafeBytes(of: ordered.bigEndian) { raw in
             out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[0..<kept]).bindMemory(to: UInt8.self))   // one copy
         }

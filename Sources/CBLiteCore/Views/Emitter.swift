@@ -20,7 +20,7 @@ public final class Emitter {
     public func emit(keyJSON: UnsafeBufferPointer<UInt8>, valueJSON: UnsafeBufferPointer<UInt8>?) throws {
         let value = try valueJSON.map { try Collation.compactJSON(json: $0) }
         if let n = MappedBatch.plainInteger(keyJSON) {       // the common case, without a parse
-            batch.addRow(key: .int(n), keyJSON: keyJSON, value: value)
+            batch.addRow(integerKey: n, value: value)
         } else {
             batch.addRow(key: try JSONParser.parse(bytes: keyJSON), keyJSON: nil, value: value)
         }

@@ -9,22 +9,20 @@ public struct MapDocument {
         self.entry = entry
     }
 
-    public var docID: String { String(decoding: chunk.bytes[entry.id], as: UTF8.self) }
-    public var revID: String { String(decoding: chunk.bytes[entry.rev], as: UTF8.self) }
+    public var docID: String { String(decoding: chunk.bytes(entry.id), as: UTF8.self) }
+    public var revID: String { String(decoding: chunk.bytes(entry.rev), as: UTF8.self) }
     public var sequence: Int64 { entry.sequence }
-    public var json: [UInt8] { Array(chunk.bytes[entry.json]) }
+    public var json: [UInt8] { Array(chunk.bytes(entry.json)) }
 
     /// The parsed document.
     public var object: JSONObject {
         get throws {
-            try chunk.bytes.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: UnsafeBufferPointer(rebasing: $0[entry.json])) }
+            try JSONParser.parseObject(bytes: chunk.bytes(entry.json))
         }
     }
 
     /// Calls `body` with the JSON as a C string (it is followed by a 0 byte in the chunk).
     public func withCString<T>(_ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
-        try chunk.bytes.withUnsafeBufferPointer {
-            try body(UnsafeRawPointer($0.baseAddress! + entry.json.lowerBound).assumingMemoryBound(to: CChar.self))
-        }
+        try body(UnsafeRawPointer(chunk.bytes(entry.json).baseAddress!).assumingMemoryBound(to: CChar.self))
     }
 }

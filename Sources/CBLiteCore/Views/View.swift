@@ -186,7 +186,7 @@ public final class View: @unchecked Sendable {
                 try MapChunk.read(conn, docStore: docStore, from: chunkFrom, to: collLast, limit: View.chunkSize)
             }
             for e in chunk.entries {
-                batch.beginDocument(id: chunk.bytes[e.id], sequence: e.sequence)
+                batch.beginDocument(id: chunk.bytes(e.id), sequence: e.sequence)
                 if !e.deleted { try map(MapDocument(chunk, e), emitter) }
             }
             let docs = chunk.entries
@@ -294,7 +294,7 @@ public final class View: @unchecked Sendable {
         // Recorded with the rows, in their transaction: an index holding sort keys names
         // the collator they came from.
         if batch.keysNeedCollator { st.format = IndexFormat.collated }
-        try batch.insert(documents: insertAll ? nil : toInsert, into: vt, conn: conn)
+        try batch.insert(documents: insertAll ? nil : toInsert, allNew: insertAll, into: vt, conn: conn)
         batch.clear()                              // before the document-ID index's sort needs memory
         if last && !docIndexMade { try ViewStorage.ensureDocIndex(conn, st.id) }
         st.lastSeq = upTo

@@ -561,6 +561,49 @@ def test_keys_come_back_exactly_and_equal_keys_follow_document_ids(coll):
         v.release()
 
 
+def test_map_sees_documents_as_read_and_shuffled_updates_keep_id_order(coll):
+    """The map function gets each document as a read gives it (IDs that need escaping,
+    bodies with and without members), never a deleted one; integer keys of up to 15 digits
+    come back exactly; equal keys of documents updated in a shuffled order (sequences no
+    longer in ID order) come back in document-ID order from a build."""
+    doc_ids = ["plain", 'quo"te', "back\\slash", "unicod\u00e9"]
+    for i, doc_id in enumerate(doc_ids):
+        coll.put({} if i == 0 else {"j": i, "s": 'x"y'}, doc_id)
+    coll.put({"k": 1}, "gone")
+    coll.delete("gone")
+    seen = {}
+
+    def keep(doc, emit):
+        seen[doc["_id"]] = doc
+        emit([-5, 0, 123456789012345, -123456789012345][len(seen) % 4])
+    v = coll.view("docs")
+    v.set_map_reduce(keep, version="1")
+    try:
+        assert sorted(keys(v)) == sorted([-5, 0, 123456789012345, -123456789012345])
+        assert seen == {doc_id: coll.get(doc_id) for doc_id in doc_ids}
+    finally:
+        v.release()
+
+    for i in range(300):
+        coll.put({"k": i % 3}, "s%03d" % i)
+    shuffled = list(range(300))
+    random.Random(42).shuffle(shuffled)
+    for i in shuffled:
+        doc_id = "s%03d" % i
+        coll.put({"k": i % 3, "u": 1}, doc_id, parent_rev=coll.get(doc_id)["_rev"])
+
+    def by_k(doc, emit):
+        if "k" in doc:
+            emit(doc["k"])
+    v = coll.view("byK")
+    v.set_map_reduce(by_k, version="1")
+    try:
+        assert ids(v, key=1, reduce=False) == ["s%03d" % i for i in range(1, 300, 3)]
+        assert ids(v, reduce=False) == sorted(["s%03d" % i for i in range(300)], key=lambda d: (int(d[1:]) % 3, d))
+    finally:
+        v.release()
+
+
 # -- rows read a page at a time (cbl_query_result_next_rows) ------------------------------
 
 def _count_calls(monkeypatch, name):
