@@ -56,12 +56,23 @@ final class MapChunk {
         count += 1
     }
 
-    /// Reads up to `limit` documents with sequences in (from, to].
-    static func read(_ conn: Connection, docStore: DocumentStore, from: Int64, to: Int64, limit: Int) throws -> MapChunk {
+    /// Reads up to `limit` documents with sequences in (from, to], into `spare`'s memory
+    /// when given (a chunk no one else holds: one buffer serves a whole update, where a
+    /// buffer a chunk, grown by realloc, left ~0.4 MiB more of the heap resident at the
+    /// build's peak).
+    static func read(_ conn: Connection, docStore: DocumentStore, from: Int64, to: Int64, limit: Int,
+                     reusing spare: MapChunk? = nil) throws -> MapChunk {
         let s = try docStore.sequenceRange(conn, after: from, through: to, limit: Int64(limit))
         defer { s.reset() }
-        let chunk = MapChunk(capacity: 64 * 1024)
-        chunk.entries.reserveCapacity(limit)
+        let chunk: MapChunk
+        if let spare {
+            chunk = spare
+            chunk.count = 0
+            chunk.entries.removeAll(keepingCapacity: true)
+        } else {
+            chunk = MapChunk(capacity: 128 * 1024)
+            chunk.entries.reserveCapacity(limit)
+        }
         let none = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
         while try s.step() {
             // The ID and revision are never empty; a deleted document's body is not read.

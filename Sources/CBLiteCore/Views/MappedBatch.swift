@@ -38,9 +38,6 @@ final class MappedBatch {
     private(set) var keysNeedCollator = false
     private var rows: [Row] = []
     private var bytes: [UInt8] = []
-    /// Whether a key is longer than its 8-byte prefix (else the prefixes, lengths and IDs
-    /// order the rows: `sortByShortKeys`).
-    private var hasLongKeys = false
 
     /// A batch is written when it holds this much (bounds memory on huge collections).
     /// Fewer rows a batch would hold less memory but cost time: after the first batch of a
@@ -73,7 +70,6 @@ final class MappedBatch {
         docs = []
         rows = []
         bytes = []
-        hasLongKeys = false
     }
 
     func beginDocument(id: UnsafeBufferPointer<UInt8>, sequence: Int64) {
@@ -152,7 +148,6 @@ final class MappedBatch {
         rows.append(Row(keyPrefix: prefix, keyStart: offset(keyStart), keyLength: offset(jsonStart - keyStart),
                         jsonLength: recoverable ? -1 : Int32(offset(valueStart - jsonStart)),
                         doc: offset(d)))
-        if jsonStart - keyStart > 8 { hasLongKeys = true }
     }
 
     /// Adds a row to the current document whose key is an integer of at most 15 digits
@@ -173,7 +168,6 @@ final class MappedBatch {
         if let value { bytes.append(contentsOf: value) }
         rows.append(Row(keyPrefix: prefix, keyStart: offset(keyStart), keyLength: UInt32(keyLength), jsonLength: -1,
                         doc: offset(docs.count - 1)))
-        if keyLength > 8 { hasLongKeys = true }
     }
 
     private func offset(_ n: Int) -> UInt32 {
@@ -213,8 +207,6 @@ final class MappedBatch {
     /// bytes, emit number (the primary key's). The order only decides whether rows append;
     /// the primary key orders the index whatever it is.
     func indexOrder(documents: [Int]?) -> [UInt32] {
-        // Ascending row indexes: documents in batch order, each one's rows in emit order
-        // (the radix sort is stable from here).
         var order: [UInt32] = []
         if let documents {
             for i in documents { order.append(contentsOf: rowRange(i).lazy.map { UInt32($0) }) }
@@ -240,23 +232,6 @@ final class MappedBatch {
                     idsAscend = false
                     break
                 }
-            }
-            // The IDs' bytes that tell them apart: after the prefix they all share, up to
-            // the longest one's end.
-            var idCommon = idsAscend ? 0 : Int(layout.idLength(0)), idEnd = 0
-            if !idsAscend {
-                let first = Int(docs[0].idStart)
-                for i in docs.indices {
-                    let start = Int(docs[i].idStart), length = Int(layout.idLength(i))
-                    idEnd = max(idEnd, length)
-                    var k = 0
-                    while k < min(idCommon, length) && base[start + k] == base[first + k] { k += 1 }
-                    idCommon = k
-                }
-            }
-            if !hasLongKeys && idEnd - idCommon <= MappedBatch.maxRadixIDLength {
-                MappedBatch.sortByShortKeys(&order, layout, idBytes: idCommon..<max(idCommon, idEnd), base: base)
-                return
             }
             order.sort { a, b in
                 let x = rows[Int(a)], y = rows[Int(b)]
@@ -341,90 +316,6 @@ final class MappedBatch {
                 }
             }
         }
-    }
-
-    /// The most ID bytes (past the prefix all IDs share) `sortByShortKeys` sorts by (a pass a byte).
-    static let maxRadixIDLength = 32
-
-    /// Sorts `order` (row indexes, ascending) into index order when every key fits its
-    /// 8-byte prefix: by (prefix, length, document ID), rows of one document in emit order.
-    /// A stable least-significant-digit radix sort, one pass for each byte position at
-    /// which rows differ: the IDs' bytes at `idBytes` from the last (empty when the batch's
-    /// order is the IDs' order, or when all IDs share the bytes before; a shorter ID reads
-    /// as padded with 0 bytes, which no ID holds, so it sorts first, as memcmp and length
-    /// put it), the key's length, then the prefix's bytes from its last. ~20 instructions a
-    /// row a pass, where the comparison sort cost ~1,000 a row at 100,000 rows (17
-    /// comparisons, most of them of IDs behind equal keys). `base`: the batch's bytes.
-    private static func sortByShortKeys(_ order: inout [UInt32], _ layout: Layout, idBytes: Range<Int>, base: UnsafePointer<UInt8>) {
-        let n = order.count
-        guard n > 1 else { return }
-        // Digits, least significant first: d in 0..<idDigits is the ID's byte at
-        // idBytes.upperBound-1-d, then the key length, then the prefix's bytes from its last.
-        let idDigits = idBytes.count, lengthDigit = idDigits, digitCount = idDigits + 9
-        var counts = [Int](repeating: 0, count: digitCount * 256)
-        var source = order, target = [UInt32](repeating: 0, count: n)
-        order = []                                 // `source` holds the only copy
-        layout.docs.withUnsafeBufferPointer { docs in
-        layout.rows.withUnsafeBufferPointer { rows in
-        counts.withUnsafeMutableBufferPointer { counts in
-            // The ID of a row's document ends where its first row's key begins.
-            @inline(__always) func idByte(_ row: Row, _ pos: Int) -> Int {
-                let doc = docs[Int(row.doc)]
-                let at = Int(doc.idStart) + pos
-                return at < Int(rows[Int(doc.firstRow)].keyStart) ? Int(base[at]) : 0
-            }
-            for r in source {
-                let row = rows[Int(r)]
-                if idDigits > 0 {
-                    let doc = docs[Int(row.doc)]
-                    let idStart = Int(doc.idStart), idLength = Int(rows[Int(doc.firstRow)].keyStart) - idStart
-                    for pos in idBytes {
-                        counts[(idBytes.upperBound - 1 - pos) * 256 + (pos < idLength ? Int(base[idStart + pos]) : 0)] += 1
-                    }
-                }
-                counts[lengthDigit * 256 + Int(row.keyLength)] += 1
-                var p = row.keyPrefix
-                for d in (lengthDigit + 1)..<digitCount {
-                    counts[d * 256 + Int(truncatingIfNeeded: p) & 0xFF] += 1
-                    p >>= 8
-                }
-            }
-            for d in 0..<digitCount {
-                let bucket = UnsafeMutableBufferPointer(rebasing: counts[(d * 256)..<(d * 256 + 256)])
-                if bucket.contains(n) { continue }      // every row has the same byte here
-                var sum = 0
-                for b in 0..<256 { let c = bucket[b]; bucket[b] = sum; sum += c }   // bucket starts
-                source.withUnsafeBufferPointer { from in
-                    target.withUnsafeMutableBufferPointer { to in
-                        if d < lengthDigit {
-                            let pos = idBytes.upperBound - 1 - d
-                            for r in from {
-                                let b = idByte(rows[Int(r)], pos)
-                                to[bucket[b]] = r
-                                bucket[b] += 1
-                            }
-                        } else if d == lengthDigit {
-                            for r in from {
-                                let b = Int(rows[Int(r)].keyLength)
-                                to[bucket[b]] = r
-                                bucket[b] += 1
-                            }
-                        } else {
-                            let shift = UInt64(8 * (d - lengthDigit - 1))
-                            for r in from {
-                                let b = Int(truncatingIfNeeded: rows[Int(r)].keyPrefix >> shift) & 0xFF
-                                to[bucket[b]] = r
-                                bucket[b] += 1
-                            }
-                        }
-                    }
-                }
-                swap(&source, &target)
-            }
-        }
-        }
-        }
-        order = source
     }
 
     /// The value of a key written as a plain integer literal that a double holds exactly

@@ -173,6 +173,7 @@ public final class View: @unchecked Sendable {
         var upTo = from
         var firstLast: Int64 = from
         let emitter = Emitter(batch: batch)
+        var spare: MapChunk? = nil
         while true {
             let collLast = try store.collectionMeta(collection.id).lastSeq
             if collLast <= upTo { return (upTo, max(firstLast, upTo), true) }
@@ -182,9 +183,15 @@ public final class View: @unchecked Sendable {
                 batch.reserve(documents: Int(clamping: collLast - from))
             }
             let chunkFrom = upTo
+            // The previous chunk's memory, unless a map function kept one of its documents.
+            if spare != nil && !isKnownUniquelyReferenced(&spare!) { spare = nil }
+            let reusable = spare
+            spare = nil
             let chunk = try store.read { conn in
-                try MapChunk.read(conn, docStore: docStore, from: chunkFrom, to: collLast, limit: View.chunkSize)
+                try MapChunk.read(conn, docStore: docStore, from: chunkFrom, to: collLast, limit: View.chunkSize,
+                                  reusing: reusable)
             }
+            defer { spare = chunk }
             for e in chunk.entries {
                 batch.beginDocument(id: chunk.bytes(e.id), sequence: e.sequence)
                 if !e.deleted { try map(MapDocument(chunk, e), emitter) }
