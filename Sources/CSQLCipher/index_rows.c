@@ -123,7 +123,9 @@ static inline int get_varint(const unsigned char* p, int64_t end, int64_t* pos, 
     return 0;
 }
 
-int cblite_decode_index_row(const unsigned char* p, int64_t end, cblite_row_fields* out) {
+/* The decoder itself, inlined into the page copy below (a call per row there cost more
+ * than decoding a row's two one-byte varints). */
+static inline int decode_index_row(const unsigned char* p, int64_t end, cblite_row_fields* out) {
     enum { STORED_KEY_JSON = 1, STORED_VALUE = 2 };
     int64_t pos = 0;
     uint64_t seq, n_flags, length;
@@ -149,11 +151,49 @@ int cblite_decode_index_row(const unsigned char* p, int64_t end, cblite_row_fiel
     return 1;
 }
 
+int cblite_decode_index_row(const unsigned char* p, int64_t end, cblite_row_fields* out) {
+    return decode_index_row(p, end, out);
+}
+
+/* memcpy for the short texts of index rows (document IDs, keys: mostly under 16 bytes),
+ * where the libc call costs more than the copy. */
+static inline void copy_bytes(unsigned char* to, const unsigned char* from, int n) {
+    if (n >= 8 && n <= 16) {
+        uint64_t head, tail;
+        memcpy(&head, from, 8);
+        memcpy(&tail, from + n - 8, 8);
+        memcpy(to, &head, 8);
+        memcpy(to + n - 8, &tail, 8);
+    } else if (n < 8) {
+        for (int i = 0; i < n; i++) to[i] = from[i];
+    } else {
+        memcpy(to, from, (size_t)n);
+    }
+}
+
+/* Copies `len` bytes and a 0 byte to buf[*used], setting *out (len -1: none). */
+static inline void copy_text(unsigned char* buf, int64_t* used, const unsigned char* p, int len, cblite_span* out) {
+    if (len < 0) { out->offset = 0; out->length = -1; return; }
+    copy_bytes(buf + *used, p, len);
+    buf[*used + len] = 0;
+    out->offset = (int32_t)*used;
+    out->length = len;
+    *used += len + 1;
+}
+
+/* One column's bytes: NULL (length -1) for NULL and empty values. One column lookup, not
+ * two (sqlite3_column_blob, then _bytes). The value is "unprotected", a distinction of
+ * thread safety only: cblite's connections are NOMUTEX and a statement is used by one
+ * thread at a time. */
+static inline const unsigned char* column_bytes(sqlite3_stmt* stmt, int c, int* len) {
+    sqlite3_value* v = sqlite3_column_value(stmt, c);
+    const unsigned char* p = sqlite3_value_blob(v);
+    *len = p ? sqlite3_value_bytes(v) : -1;
+    return p;
+}
+
 int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int max_rows, int pending, unsigned char* buf,
                           int64_t capacity, int64_t* used, cblite_scan_row* rows, int* pending_out, int* rc) {
-    const int ncols = with_key ? 3 : 2;
-    const void* ptr[3];
-    int len[3];
     int copied = 0;
     *pending_out = 0;
     *rc = SQLITE_ROW;
@@ -163,35 +203,31 @@ int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int max_rows, int pe
             if (*rc != SQLITE_ROW) return copied;
         }
         pending = 0;
-        int64_t need = 0;
-        for (int c = 0; c < ncols; c++) {
-            /* One column lookup, not two (sqlite3_column_blob, then _bytes). The value is
-             * "unprotected", a distinction of thread safety only: cblite's connections are
-             * NOMUTEX and a statement is used by one thread at a time. */
-            sqlite3_value* v = sqlite3_column_value(stmt, c);
-            ptr[c] = sqlite3_value_blob(v);              /* NULL for NULL and for empty values */
-            len[c] = ptr[c] ? sqlite3_value_bytes(v) : -1;
-            need += (len[c] > 0 ? len[c] : 0) + 1;
-        }
-        if (*used + need > capacity || *used + need > INT32_MAX) { *pending_out = 1; return copied; }
+        int docid_len, blob_len, key_len = -1;
+        const unsigned char* docid = column_bytes(stmt, 0, &docid_len);
+        const unsigned char* blob = column_bytes(stmt, 1, &blob_len);
+        const unsigned char* key = with_key ? column_bytes(stmt, 2, &key_len) : NULL;
+        /* The row blob is decoded where SQLite holds it; only its texts (key JSON, value,
+         * each already followed by its 0 byte) are copied, from the first of them to the
+         * blob's end. Most rows have none. */
         cblite_scan_row* r = rows + copied;
-        cblite_span blob = {0, -1};
-        cblite_span* spans[3] = {&r->docid, &blob, &r->key};
-        r->key.offset = 0;
-        r->key.length = -1;
-        for (int c = 0; c < ncols; c++) {
-            cblite_span* out = spans[c];
-            if (len[c] < 0) { out->offset = 0; out->length = -1; continue; }
-            memcpy(buf + *used, ptr[c], (size_t)len[c]);
-            buf[*used + len[c]] = 0;
-            out->offset = (int32_t)*used;
-            out->length = len[c];
-            *used += len[c] + 1;
-        }
-        r->damaged = blob.length < 0 || !cblite_decode_index_row(buf + blob.offset, blob.length, &r->fields);
+        r->damaged = blob == NULL || !decode_index_row(blob, blob_len, &r->fields);
+        int texts_from = blob_len;
         if (!r->damaged) {
-            if (r->fields.key_json.length >= 0) r->fields.key_json.offset += blob.offset;
-            if (r->fields.value.length >= 0) r->fields.value.offset += blob.offset;
+            if (r->fields.value.length >= 0) texts_from = r->fields.value.offset;
+            if (r->fields.key_json.length >= 0) texts_from = r->fields.key_json.offset;
+        }
+        int texts_len = blob == NULL ? 0 : blob_len - texts_from;
+        int64_t need = (docid_len >= 0 ? docid_len + 1 : 0) + (key_len >= 0 ? key_len + 1 : 0) + texts_len;
+        if (*used + need > capacity || *used + need > INT32_MAX) { *pending_out = 1; return copied; }
+        copy_text(buf, used, docid, docid_len, &r->docid);
+        copy_text(buf, used, key, key_len, &r->key);
+        if (texts_len > 0) {
+            int32_t shift = (int32_t)*used - texts_from;
+            memcpy(buf + *used, blob + texts_from, (size_t)texts_len);
+            *used += texts_len;
+            if (r->fields.key_json.length >= 0) r->fields.key_json.offset += shift;
+            if (r->fields.value.length >= 0) r->fields.value.offset += shift;
         }
         copied++;
     }
