@@ -56,7 +56,9 @@ final class QueryResultBox {
 
     /// Fills up to `capacity` rows, lent together by the enumerator; returns how many.
     func nextRows(_ rows: UnsafeMutablePointer<cbl_query_row>, capacity: Int) throws -> Int {
-        try enumerator.nextRows(max: capacity) { i, r in rows[i] = QueryResultBox.cRow(r) }
+        try enumerator.nextRows(max: capacity) { first, run in
+            for i in 0..<run.count { rows[first + i] = QueryResultBox.cRow(run[i]) }
+        }
     }
 
     @inline(__always)   // called apart, the row was copied to be passed (a memcpy a row)

@@ -29,9 +29,10 @@ final class QueryPagesTests: CBLCollectionTestCase {
         var shortPages = 0
         while true {
             var page: [QueryRowRef] = []
-            let n = try e.nextRows(max: size) { i, r in
-                XCTAssertEqual(i, page.count, file: file, line: line)
-                page.append(r)
+            let n = try e.nextRows(max: size) { first, run in
+                XCTAssertEqual(first, page.count, file: file, line: line)
+                XCTAssertGreaterThan(run.count, 0, file: file, line: line)
+                page += run
             }
             XCTAssertEqual(n, page.count, file: file, line: line)
             if n == 0 { break }
@@ -84,7 +85,7 @@ final class QueryPagesTests: CBLCollectionTestCase {
                 got.append(r)
             } else {
                 var page: [QueryRowRef] = []
-                guard try e.nextRows(max: 333, { _, r in page.append(r) }) > 0 else { break }
+                guard try e.nextRows(max: 333, { _, run in page += run }) > 0 else { break }
                 got += page.map { QueryRow($0) }
             }
             turn += 1
@@ -116,6 +117,45 @@ final class QueryPagesTests: CBLCollectionTestCase {
         let keys = "{\"keys\":[\"p00002\",\"nope\",\"p00001\"]}"
         let some = try pagedRows(c.allDocsQuery(QueryOptions(json: keys)), size: 2)
         XCTAssertEqual(some.map { $0.docID ?? $0.error ?? "-" }, ["p00002", "not_found", "p00001"])
+    }
+
+    /// A damaged index row in the middle of a page: the page ends before it with the rows
+    /// read so far (their texts intact), the next call fails with 500, and the rows after
+    /// it follow, in pages and row by row.
+    func testADamagedRowEndsItsPageAndFailsTheNextCall() throws {
+        let v = try populate(50, mod: 1)                     // one key: rows in document-ID order
+        let all = try v.query(QueryOptions(json: "{}")).allRows()
+        try db.store.write { conn, _ in try conn.exec("UPDATE view_index_1 SET row = x'ff' WHERE docid = 'p00020'") }
+        for size in [7, 64] {
+            let e = try v.query(QueryOptions(json: "{\"update\":false}"))
+            var got: [QueryRow] = []
+            var failures = 0
+            while true {
+                var page: [QueryRowRef] = []
+                do {
+                    guard try e.nextRows(max: size, { _, run in page += run }) > 0 else { break }
+                } catch let err as CBLError {
+                    XCTAssertEqual(err.status, .internalError)
+                    failures += 1
+                    continue
+                }
+                got += page.map { QueryRow($0) }
+            }
+            XCTAssertEqual(failures, 1, "pages of \(size)")
+            XCTAssertEqual(got, all.filter { $0.docID != "p00020" }, "pages of \(size)")
+        }
+        let e = try v.query(QueryOptions(json: "{\"update\":false}"))
+        var ids: [String] = []
+        while true {
+            do {
+                guard let r = try e.next() else { break }
+                ids.append(r.docID!)
+            } catch let err as CBLError {
+                XCTAssertEqual(err.status, .internalError)
+                ids.append("error")
+            }
+        }
+        XCTAssertEqual(ids, all.map { $0.docID == "p00020" ? "error" : $0.docID! })
     }
 
     /// Texts stored before the arena grows keep their place until it is reset.

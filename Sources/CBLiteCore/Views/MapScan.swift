@@ -43,15 +43,33 @@ final class MapScan: RowSource {
 
     deinit { rows.deallocate() }
 
-    func next(into row: inout QueryRowRef) throws -> Bool {
+    /// Lends the current index page's rows from where the last call stopped, up to `max`:
+    /// a new index page is read only by a call that has lent no row yet, so that its
+    /// errors (and a damaged row's) are the error of a call lending none.
+    func next(into out: UnsafeMutablePointer<QueryRowRef>, max: Int) throws -> Int {
         while rowIndex >= rowCount {
-            if done { return false }
+            if done { return 0 }
             try fetchPage()
         }
-        let r = rows[rowIndex]
-        rowIndex += 1
+        let end = min(rowCount, rowIndex + max)
+        var n = 0
+        while rowIndex < end {
+            let r = rows[rowIndex]
+            guard r.damaged == 0, r.fields.key_json.length >= 0 else {
+                if n > 0 { break }
+                rowIndex += 1
+                throw IndexRow.damaged()
+            }
+            rowIndex += 1
+            lend(r, into: &out[n])
+            n += 1
+        }
         lentSinceRecycle = true
-        guard r.damaged == 0, r.fields.key_json.length >= 0 else { throw IndexRow.damaged() }
+        return n
+    }
+
+    @inline(__always)
+    private func lend(_ r: cblite_scan_row, into row: inout QueryRowRef) {
         var docID = arena.buffer(RowArena.Span(r.docid))
         if r.fields.value.length > 0, let v = arena.buffer(RowArena.Span(r.fields.value)), v.first == UInt8(ascii: "{"),
            let target = MapScan.redirect(v) {
@@ -65,7 +83,6 @@ final class MapScan: RowSource {
         row.error = nil
         row.sequence = r.fields.sequence
         row.collatableKey = arena.buffer(RowArena.Span(r.key))
-        return true
     }
 
     func recycle() {

@@ -19,6 +19,9 @@ public final class QueryEnumerator: @unchecked Sendable {
     /// little longer), and made on every call it cost ~35 instructions a row.
     private static let rowCallsPerRecycle = 256
     private var rowCallsSinceRecycle = 0
+    /// Where `nextRows` has its source lend a run of rows (`runCapacity` of them).
+    private let run = UnsafeMutablePointer<QueryRowRef>.allocate(capacity: QueryEnumerator.runCapacity)
+    private static let runCapacity = 64
     /// Serializes calls. A pthread mutex, not Synchronization.Mutex: ThreadSanitizer does
     /// not see the latter on Linux (see LockedValue).
     private let lock = LockedValue(())
@@ -42,6 +45,12 @@ public final class QueryEnumerator: @unchecked Sendable {
         self.totalRows = totalRows
         self.generation = generation
         self.lastSequence = lastSequence
+        run.initialize(repeating: QueryRowRef(), count: QueryEnumerator.runCapacity)
+    }
+
+    deinit {
+        run.deinitialize(count: QueryEnumerator.runCapacity)
+        run.deallocate()
     }
 
     /// Fills `row` with the next row, lent until the next call on this enumerator; false
@@ -59,30 +68,53 @@ public final class QueryEnumerator: @unchecked Sendable {
         }
     }
 
-    /// Reads the next rows, at most `maxRows`, handing each to `body` with its index in the
-    /// page, under one lock: the rows are lent together and all stay valid until the next
-    /// call reading rows (this or `next`). Returns how many were read: fewer than
-    /// `maxRows` only at the end, 0 once no rows remain. An error after some rows were
-    /// read returns those rows; the next call throws it. (The row is passed inout only so
-    /// that it is not copied on the way: ~30 instructions a row.)
+    /// Reads the next rows, at most `maxRows`, under one lock, handing them to `body` a run
+    /// at a time with the page index of the run's first row: the rows are lent together and
+    /// all stay valid until the next call reading rows (this or `next`), though the run's
+    /// buffer is reused for the next run (copy the rows, not the buffer). Returns how many
+    /// were read: fewer than `maxRows` only at the end, 0 once no rows remain. An error
+    /// after some rows were read returns those rows; the next call throws it.
     @discardableResult
-    public func nextRows(max maxRows: Int, _ body: (Int, inout QueryRowRef) throws -> Void) throws -> Int {
+    public func nextRows(max maxRows: Int, _ body: (Int, UnsafeMutableBufferPointer<QueryRowRef>) throws -> Void) throws -> Int {
         try lock.withLock { _ in
             try startLending()
-            var row = QueryRowRef()
             var n = 0
             while n < maxRows {
+                let got: Int
                 do {
-                    guard try lendNext(into: &row) else { break }
+                    got = try lendRun(max: min(maxRows - n, QueryEnumerator.runCapacity))
                 } catch let e where n > 0 {
                     deferredError = e
                     break
                 }
-                try body(n, &row)
-                n += 1
+                if got == 0 { break }
+                try body(n, UnsafeMutableBufferPointer(start: run, count: got))
+                n += got
             }
             return n
         }
+    }
+
+    /// Lends the next rows into `run` (1 to `max` of them; 0 at the end): skip, limit and
+    /// include_docs applied to a run of the source's rows at once.
+    private func lendRun(max: Int) throws -> Int {
+        if !prefetched.isEmpty {
+            run[0] = lendArena.lend(prefetched.removeFirst())
+            return 1
+        }
+        if remaining == 0 { return 0 }
+        while skip > 0 {
+            let skipped = try source.next(into: run, max: Int(Swift.min(skip, Int64(QueryEnumerator.runCapacity))))
+            if skipped == 0 { return 0 }
+            skip -= Int64(skipped)
+        }
+        let want = remaining > 0 ? Int(Swift.min(remaining, Int64(max))) : max
+        let got = try source.next(into: run, max: want)
+        if remaining > 0 { remaining -= Int64(got) }
+        if includeDocs {
+            for i in 0..<got { attachDoc(&run[i]) }
+        }
+        return got
     }
 
     /// The rows lent by the previous calls are given back; throws an error deferred by it.
@@ -130,11 +162,14 @@ public final class QueryEnumerator: @unchecked Sendable {
         }
         guard try source.next(into: &row) else { return false }
         if remaining > 0 { remaining -= 1 }
-        if includeDocs, let id = row.docID {
-            let doc = try? collection.get(docID: String(decoding: id, as: UTF8.self))
-            row.doc = lendArena.buffer(lendArena.store(doc))
-        }
+        if includeDocs { attachDoc(&row) }
         return true
+    }
+
+    private func attachDoc(_ row: inout QueryRowRef) {
+        guard let id = row.docID else { return }
+        let doc = try? collection.get(docID: String(decoding: id, as: UTF8.self))
+        row.doc = lendArena.buffer(lendArena.store(doc))
     }
 
     /// Reads the first rows now (update "after": they are read before the update starts).
