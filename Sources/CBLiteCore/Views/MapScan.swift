@@ -106,7 +106,6 @@ final class MapScan: RowSource {
 
     /// The WHERE conditions and arguments of the next page.
     private func pageConditions() -> (conds: [String], args: [SQLArg])? {
-        let cmpGT = descending ? "<" : ">"
         var conds: [String] = []
         var args: [SQLArg] = []
         if let keys {
@@ -114,16 +113,45 @@ final class MapScan: RowSource {
             conds.append("key = ?")
             args.append(.blob(keys[keyIndex]))
             if let c = cursor {
-                conds.append("(docid, n) \(cmpGT) (?, ?)")
+                conds.append(descending ? "(docid, n) < (?, ?)" : "(docid, n) > (?, ?)")
                 args += [.string(c.docID), .int(c.n)]
             }
             return (conds, args)
         }
         guard let c = cursor else { return range.sqlConditions() }
         (conds, args) = range.withoutStart(descending: descending).sqlConditions()
-        conds.append("(key, docid, n) \(cmpGT) (?, ?, ?)")
+        conds.append(descending ? "(key, docid, n) < (?, ?, ?)" : "(key, docid, n) > (?, ?, ?)")
         args += [.blob(c.key), .string(c.docID), .int(c.n)]
         return (conds, args)
+    }
+
+    /// What the statement text of a page depends on.
+    private struct PageShape: Hashable {
+        let table: String
+        let conds: [String]
+        let descending: Bool
+        let byKeys: Bool
+        let readsKey: Bool
+    }
+
+    /// The statement texts of pages, by shape: the same few serve every query of a view.
+    /// Made for each page, a text cost ~11,000 instructions (strings joined, then hashed
+    /// by the statement cache), a sixth of a small query's work.
+    private static let pageTexts = LockedValue<[PageShape: SQLText]>([:])
+    private static let maxPageTexts = 256
+
+    private static func pageText(_ shape: PageShape) -> SQLText {
+        if let text = pageTexts.withLock({ $0[shape] }) { return text }
+        let dir = shape.descending ? "DESC" : "ASC"
+        let order = shape.byKeys ? "docid \(dir), n \(dir)" : "key \(dir), docid \(dir), n \(dir)"
+        let text = SQLText("SELECT docid, row\(shape.readsKey ? ", key" : "") FROM \(shape.table)"
+            + (shape.conds.isEmpty ? "" : " WHERE " + shape.conds.joined(separator: " AND "))
+            + " ORDER BY \(order) LIMIT \(MapScan.pageSize)")
+        pageTexts.withLock { texts in
+            if texts.count >= maxPageTexts { texts.removeAll() }
+            texts[shape] = text
+        }
+        return text
     }
 
     /// The key every row of the next page has, when the query names one: "keys" (one at a
@@ -139,12 +167,9 @@ final class MapScan: RowSource {
         rowIndex = 0
         freshArena()
         guard let table, let (conds, args) = pageConditions() else { done = true; return }
-        let dir = descending ? "DESC" : "ASC"
-        let order = keys != nil ? "docid \(dir), n \(dir)" : "key \(dir), docid \(dir), n \(dir)"
         let fixedKey = pageKey
-        let sql = "SELECT docid, row\(fixedKey == nil ? ", key" : "") FROM \(table)"
-            + (conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND "))
-            + " ORDER BY \(order) LIMIT \(MapScan.pageSize)"
+        let sql = MapScan.pageText(PageShape(table: table, conds: conds, descending: descending, byKeys: keys != nil,
+                                             readsKey: fixedKey == nil))
         rowCount = try store.read { conn -> Int in
             let s: Statement
             do { s = try conn.prepare(sql) } catch let e as CBLError where e.message.contains("no such table") { return 0 }
