@@ -112,8 +112,7 @@ int cblite_bind_index_rows(sqlite3_stmt* stmt, int index, const cblite_index_row
 
 /* One unsigned LEB128 varint at *pos (advanced); 0 when it runs past the end. Most
  * fields of a row are one byte: that case first. */
-static inline __attribute__((always_inline)) int get_varint(const unsigned char* p, int64_t end, int64_t* pos,
-                                                            uint64_t* out) {
+static inline int get_varint(const unsigned char* p, int64_t end, int64_t* pos, uint64_t* out) {
     if (*pos < end && p[*pos] < 0x80) { *out = p[(*pos)++]; return 1; }
     uint64_t v = 0;
     for (int shift = 0; *pos < end && shift < 64; shift += 7) {
@@ -124,9 +123,8 @@ static inline __attribute__((always_inline)) int get_varint(const unsigned char*
     return 0;
 }
 
-/* The decoder itself, inlined into the page copy below (called, it cost ~75 instructions
- * a row there, more than the decoding). */
-static inline __attribute__((always_inline)) int decode_index_row(const unsigned char* p, int64_t end, cblite_row_fields* out) {
+/* The decoder itself, for the page copy below and cblite_decode_index_row. */
+static int decode_index_row(const unsigned char* p, int64_t end, cblite_row_fields* out) {
     enum { STORED_KEY_JSON = 1, STORED_VALUE = 2 };
     int64_t pos = 0;
     uint64_t seq, n_flags, length;
@@ -156,6 +154,28 @@ int cblite_decode_index_row(const unsigned char* p, int64_t end, cblite_row_fiel
     return decode_index_row(p, end, out);
 }
 
+/* The common row, decoded inline by the page copy: no key JSON, no value, and an emit
+ * number under 32, so the blob is the sequence's varint and one byte (n << 2). Returns 0
+ * for every other blob, which the full decoder then reads. (The sequence's varint is
+ * read the same way either way, so it ends just before the last byte only when nothing
+ * follows that byte.) */
+static inline int decode_plain_row(const unsigned char* p, int len, cblite_row_fields* out) {
+    if (len < 2 || len > 11 || (p[len - 1] & 0x83) != 0) return 0;
+    uint64_t seq = 0;
+    int i = 0;
+    for (;; i++) {
+        seq |= (uint64_t)(p[i] & 0x7F) << (7 * i);
+        if (p[i] < 0x80) break;
+        if (i == len - 2) return 0;
+    }
+    if (i != len - 2) return 0;
+    out->sequence = (int64_t)seq;
+    out->n = p[len - 1] >> 2;
+    out->key_json.offset = 0; out->key_json.length = -1;
+    out->value.offset = 0; out->value.length = -1;
+    return 1;
+}
+
 /* memcpy for the short texts of index rows (document IDs, keys: mostly under 16 bytes),
  * where the libc call costs more than the copy. */
 static inline void copy_bytes(unsigned char* to, const unsigned char* from, int n) {
@@ -173,13 +193,13 @@ static inline void copy_bytes(unsigned char* to, const unsigned char* from, int 
 }
 
 /* Copies `len` bytes and a 0 byte to buf[*used], setting *out (len -1: none). */
-static inline void copy_text(unsigned char* buf, int64_t* at, const unsigned char* p, int len, cblite_span* out) {
+static inline void copy_text(unsigned char* buf, int64_t* used, const unsigned char* p, int len, cblite_span* out) {
     if (len < 0) { out->offset = 0; out->length = -1; return; }
-    copy_bytes(buf + *at, p, len);
-    buf[*at + len] = 0;
-    out->offset = (int32_t)*at;
+    copy_bytes(buf + *used, p, len);
+    buf[*used + len] = 0;
+    out->offset = (int32_t)*used;
     out->length = len;
-    *at += len + 1;
+    *used += len + 1;
 }
 
 /* One column's bytes: NULL (length -1) for NULL and empty values. One column lookup, not
@@ -196,13 +216,12 @@ static inline const unsigned char* column_bytes(sqlite3_stmt* stmt, int c, int* 
 int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int max_rows, int pending, unsigned char* buf,
                           int64_t capacity, int64_t* used, cblite_scan_row* rows, int* pending_out, int* rc) {
     int copied = 0;
-    int64_t at = *used;                  /* kept in a local: stores through buf may alias *used */
     *pending_out = 0;
     *rc = SQLITE_ROW;
     while (copied < max_rows) {
         if (!pending) {
-            int step = sqlite3_step(stmt);
-            if (step != SQLITE_ROW) { *rc = step; break; }
+            *rc = sqlite3_step(stmt);
+            if (*rc != SQLITE_ROW) return copied;
         }
         pending = 0;
         int docid_len, blob_len, key_len = -1;
@@ -212,27 +231,27 @@ int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int max_rows, int pe
         /* The row blob is decoded where SQLite holds it; only its texts (key JSON, value,
          * each already followed by its 0 byte) are copied, from the first of them to the
          * blob's end. Most rows have none. */
-        cblite_scan_row r;
-        r.damaged = blob == NULL || !decode_index_row(blob, blob_len, &r.fields);
+        cblite_scan_row* r = rows + copied;
+        r->damaged = blob == NULL || !(decode_plain_row(blob, blob_len, &r->fields) ||
+                                       decode_index_row(blob, blob_len, &r->fields));
         int texts_from = blob_len;
-        if (!r.damaged) {
-            if (r.fields.value.length >= 0) texts_from = r.fields.value.offset;
-            if (r.fields.key_json.length >= 0) texts_from = r.fields.key_json.offset;
+        if (!r->damaged) {
+            if (r->fields.value.length >= 0) texts_from = r->fields.value.offset;
+            if (r->fields.key_json.length >= 0) texts_from = r->fields.key_json.offset;
         }
         int texts_len = blob == NULL ? 0 : blob_len - texts_from;
         int64_t need = (docid_len >= 0 ? docid_len + 1 : 0) + (key_len >= 0 ? key_len + 1 : 0) + texts_len;
-        if (at + need > capacity || at + need > INT32_MAX) { *pending_out = 1; break; }
-        copy_text(buf, &at, docid, docid_len, &r.docid);
-        copy_text(buf, &at, key, key_len, &r.key);
+        if (*used + need > capacity || *used + need > INT32_MAX) { *pending_out = 1; return copied; }
+        copy_text(buf, used, docid, docid_len, &r->docid);
+        copy_text(buf, used, key, key_len, &r->key);
         if (texts_len > 0) {
-            int32_t shift = (int32_t)at - texts_from;
-            memcpy(buf + at, blob + texts_from, (size_t)texts_len);
-            at += texts_len;
-            if (r.fields.key_json.length >= 0) r.fields.key_json.offset += shift;
-            if (r.fields.value.length >= 0) r.fields.value.offset += shift;
+            int32_t shift = (int32_t)*used - texts_from;
+            memcpy(buf + *used, blob + texts_from, (size_t)texts_len);
+            *used += texts_len;
+            if (r->fields.key_json.length >= 0) r->fields.key_json.offset += shift;
+            if (r->fields.value.length >= 0) r->fields.value.offset += shift;
         }
-        rows[copied++] = r;
+        copied++;
     }
-    *used = at;
     return copied;
 }
