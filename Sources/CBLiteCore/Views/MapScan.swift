@@ -126,7 +126,7 @@ final class MapScan: RowSource {
     }
 
     /// What the statement text of a page depends on.
-    private struct PageShape: Hashable {
+    private struct PageShape: Equatable {
         let table: String
         let conds: [String]
         let descending: Bool
@@ -136,20 +136,26 @@ final class MapScan: RowSource {
 
     /// The statement texts of pages, by shape: the same few serve every query of a view.
     /// Made for each page, a text cost ~11,000 instructions (strings joined, then hashed
-    /// by the statement cache), a sixth of a small query's work.
-    private static let pageTexts = LockedValue<[PageShape: SQLText]>([:])
-    private static let maxPageTexts = 256
+    /// by the statement cache), a sixth of a small query's work. A short list searched in
+    /// order, not a dictionary: a Hashable key holding an array cost a one-time ~200,000
+    /// instructions of conformance lookups in the first query of a process.
+    private static let pageTexts = LockedValue<[(shape: PageShape, text: SQLText)]>([])
+    private static let maxPageTexts = 32
 
     private static func pageText(_ shape: PageShape) -> SQLText {
-        if let text = pageTexts.withLock({ $0[shape] }) { return text }
+        let known = pageTexts.withLock { texts -> SQLText? in
+            for t in texts where t.shape == shape { return t.text }
+            return nil
+        }
+        if let known { return known }
         let dir = shape.descending ? "DESC" : "ASC"
         let order = shape.byKeys ? "docid \(dir), n \(dir)" : "key \(dir), docid \(dir), n \(dir)"
         let text = SQLText("SELECT docid, row\(shape.readsKey ? ", key" : "") FROM \(shape.table)"
             + (shape.conds.isEmpty ? "" : " WHERE " + shape.conds.joined(separator: " AND "))
             + " ORDER BY \(order) LIMIT \(MapScan.pageSize)")
         pageTexts.withLock { texts in
-            if texts.count >= maxPageTexts { texts.removeAll() }
-            texts[shape] = text
+            if texts.count >= maxPageTexts { texts.removeFirst(maxPageTexts / 2) }
+            texts.append((shape, text))
         }
         return text
     }
