@@ -139,7 +139,11 @@ final class MapScan: RowSource {
     /// by the statement cache), a sixth of a small query's work. A short list searched in
     /// order, not a dictionary: a Hashable key holding an array cost a one-time ~200,000
     /// instructions of conformance lookups in the first query of a process.
-    private static let pageTexts = LockedValue<[(shape: PageShape, text: SQLText)]>([])
+    private struct PageText {
+        let shape: PageShape
+        let text: SQLText
+    }
+    private static let pageTexts = LockedValue<[PageText]>([])
     private static let maxPageTexts = 32
 
     private static func pageText(_ shape: PageShape) -> SQLText {
@@ -155,7 +159,7 @@ final class MapScan: RowSource {
             + " ORDER BY \(order) LIMIT \(MapScan.pageSize)")
         pageTexts.withLock { texts in
             if texts.count >= maxPageTexts { texts.removeFirst(maxPageTexts / 2) }
-            texts.append((shape, text))
+            texts.append(PageText(shape: shape, text: text))
         }
         return text
     }
