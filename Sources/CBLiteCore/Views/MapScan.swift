@@ -27,6 +27,12 @@ final class MapScan: RowSource {
     private let rows = UnsafeMutablePointer<cblite_scan_row>.allocate(capacity: MapScan.pageSize)
     private var rowCount = 0
     private var rowIndex = 0
+    /// A page of one named key: its rows read no key, and are lent with this key and its
+    /// JSON (given at lending, not written into every row after the copy: a second pass
+    /// over a page's rows cost cache misses).
+    private var pageHasOneKey = false
+    private var oneKey = cblite_span(offset: 0, length: -1)
+    private var oneKeyJSON = cblite_span(offset: 0, length: -1)
     private var cursor: (key: [UInt8], docID: String, n: Int64)?
     private var done = false
     private var scratch = JSONWriter(canonical: false, capacity: 32)
@@ -54,7 +60,11 @@ final class MapScan: RowSource {
         let end = min(rowCount, rowIndex + max)
         var n = 0
         while rowIndex < end {
-            let r = rows[rowIndex]
+            var r = rows[rowIndex]
+            if pageHasOneKey {
+                r.key = oneKey
+                if r.fields.key_json.length < 0 { r.fields.key_json = oneKeyJSON }
+            }
             guard r.damaged == 0, r.fields.key_json.length >= 0 else {
                 if n > 0 { break }
                 rowIndex += 1
@@ -198,19 +208,22 @@ final class MapScan: RowSource {
                 keyJSON = .none
             }
         }
-        if let fixedKey { setKey(arena.store(fixedKey)) }
-        for i in 0..<rowCount {
-            if fixedKey == nil {
+        pageHasOneKey = fixedKey != nil
+        if let fixedKey {
+            setKey(arena.store(fixedKey))
+            oneKey = cblite_span(offset: key.offset, length: key.length)
+            oneKeyJSON = cblite_span(offset: keyJSON.offset, length: keyJSON.length)
+        } else {
+            for i in 0..<rowCount {
                 let k = RowArena.Span(rows[i].key)
                 if !arena.equal(k, key) { setKey(k) }
-            } else {
-                rows[i].key = cblite_span(offset: key.offset, length: key.length)
+                if rows[i].fields.key_json.length < 0 { rows[i].fields.key_json = cblite_span(offset: keyJSON.offset, length: keyJSON.length) }
             }
-            if rows[i].fields.key_json.length < 0 { rows[i].fields.key_json = cblite_span(offset: keyJSON.offset, length: keyJSON.length) }
         }
         if rowCount > 0 {
             let last = rows[rowCount - 1]
-            cursor = (Array(arena.buffer(RowArena.Span(last.key)) ?? UnsafeBufferPointer(start: nil, count: 0)),
+            let lastKey = pageHasOneKey ? oneKey : last.key
+            cursor = (Array(arena.buffer(RowArena.Span(lastKey)) ?? UnsafeBufferPointer(start: nil, count: 0)),
                       String(decoding: arena.buffer(RowArena.Span(last.docid)) ?? UnsafeBufferPointer(start: nil, count: 0), as: UTF8.self),
                       last.fields.n)
         }
