@@ -88,6 +88,19 @@ final class JSONCanonicalizerTests: XCTestCase {
         assertAgree(ok)
     }
 
+    /// Objects past the first 16 members at a level and escaped keys past the first 256
+    /// bytes move the canonicalizer's stacks from its caller's frame to the heap.
+    func testLargeObjectsAndLongEscapedKeysAgree() {
+        let wide = "{" + (0..<40).reversed().map { #""k\#($0)":\#($0)"# }.joined(separator: ",") + "}"
+        assertAgree(wide)
+        XCTAssertEqual(try viaCanonicalizer(wide).get().count, wide.utf8.count, "40 members, reordered")
+        assertAgree("{\"z\":" + wide + ",\"a\":[" + wide + "," + wide + "]}")
+        let longKey = String(repeating: "\\u00e9x", count: 200)      // 600 decoded bytes
+        assertAgree("{\"b\":1,\"" + longKey + "\":2,\"" + longKey + "y\":{\"" + longKey + "\":3,\"a\":4},\"a\":5}")
+        assertAgree("{\"" + longKey + "\":1,\"" + longKey + "\":2}")         // a duplicate: both fail alike
+        assertAgree("{" + (0..<20).map { #""\u00e9\#(40 - $0)":\#($0)"# }.joined(separator: ",") + "}")
+    }
+
     func testRandomDocumentsAgree() {
         var rng = SystemRandomNumberGenerator()
         func randomString() -> String {

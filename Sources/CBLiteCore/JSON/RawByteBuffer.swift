@@ -8,13 +8,22 @@ struct RawByteBuffer {
     private(set) var base: UnsafeMutablePointer<UInt8>
     private(set) var count = 0
     private var capacity: Int
+    private var owned = true                 // false while it writes into its caller's storage
 
     init(capacity: Int) {
         self.capacity = max(capacity, 16)
         base = .allocate(capacity: self.capacity)
     }
 
-    func deallocate() { base.deallocate() }
+    /// Starts in `storage` (say, the caller's stack), which it does not free; it moves to
+    /// the heap only when that is too small.
+    init(startingIn storage: UnsafeMutableBufferPointer<UInt8>) {
+        base = storage.baseAddress!
+        capacity = storage.count
+        owned = false
+    }
+
+    func deallocate() { if owned { base.deallocate() } }
 
     @inline(__always) mutating func append(_ byte: UInt8) {
         if count == capacity { grow(to: count + 1) }
@@ -52,8 +61,9 @@ struct RawByteBuffer {
         while c < needed { c *= 2 }
         let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: c)
         grown.update(from: base, count: count)
-        base.deallocate()
+        deallocate()
         base = grown
         capacity = c
+        owned = true
     }
 }
