@@ -382,7 +382,20 @@ static int callgrind_starts_at(int phase) {
     return from && strcmp(from, bench_phase_names[phase]) == 0;
 }
 
+/* BENCH_PERF_CTL=FIFO BENCH_PERF_PHASE=PHASE under `perf record --control fifo:FIFO
+ * --delay=-1`: perf samples that phase only ("enable" at its start, "disable" at its end). */
+static void perf_control(int phase, const char* command) {
+    const char* fifo = getenv("BENCH_PERF_CTL");
+    const char* which = getenv("BENCH_PERF_PHASE");
+    if (!fifo || !which || strcmp(which, bench_phase_names[phase]) != 0) return;
+    FILE* f = fopen(fifo, "w");
+    if (!f) return;
+    fprintf(f, "%s\n", command);
+    fclose(f);
+}
+
 void bench_phase_begin(bench_side* s, int phase) {
+    perf_control(phase, "enable");
 #ifdef BENCH_HAVE_CALLGRIND
     if (callgrind_starts_at(phase)) CALLGRIND_START_INSTRUMENTATION;
     if (callgrind_dumps()) CALLGRIND_DUMP_STATS_AT("between-phases");
@@ -441,6 +454,7 @@ static void print_smaps(const char* phase) {
 
 void bench_phase_end(bench_side* s, long count) {
     double ms = bench_now_ms() - s->t0;
+    perf_control(s->phase, "disable");
 #ifdef BENCH_HAVE_CALLGRIND
     if (callgrind_dumps()) {
         char tag[64];
