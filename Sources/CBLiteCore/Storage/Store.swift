@@ -293,7 +293,12 @@ public final class Store: @unchecked Sendable {
                 let now = fileGeneration.load(ordering: .acquiring)
                 let swapped = now != generation || now & 1 == 1
                 guard swapped, !closed.load(ordering: .acquiring), MonotonicTime.now() < deadline else { throw error }
-                usleep(1000)
+                // A swap still under way: wait for its end (changeKey moves the generation
+                // on, then wakes the monitor's waiters), not a poll.
+                monitor.locked {
+                    while fileGeneration.load(ordering: .acquiring) == now, now & 1 == 1, !closed.load(ordering: .relaxed),
+                          monitor.wait(until: deadline) {}
+                }
             }
         }
     }
@@ -379,7 +384,10 @@ public final class Store: @unchecked Sendable {
             fileGeneration.add(1, ordering: .acquiringAndReleasing)
             monitor.locked { readers.removeAll() }
             idleReaders.drain()
-            defer { fileGeneration.add(1, ordering: .acquiringAndReleasing) }
+            defer {
+                fileGeneration.add(1, ordering: .acquiringAndReleasing)
+                monitor.locked { monitor.broadcast() }      // readers waiting in openReader
+            }
             writer = try Connection(path: ":memory:", create: true, busyTimeoutMs: 0)
             do {
                 for suffix in ["-wal", "-shm"] { try? FileSystem.remove(filePath + suffix) }
