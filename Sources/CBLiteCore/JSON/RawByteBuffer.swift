@@ -1,4 +1,4 @@
-/// A growable run of bytes on the heap for the save path's one-pass writers (not NIO's
+/// A growable run of bytes (on the heap, or first in storage its caller lends) for the save path's one-pass writers (not NIO's
 /// ByteBuffer: no reference counting, and its owner frees it). Appending a
 /// few bytes is a capacity check and a copy; `Array.append(contentsOf:)` cost ~150
 /// instructions a call in the canonicalizer's loop (callgrind). It is a plain value over
@@ -48,13 +48,7 @@ struct RawByteBuffer {
     /// Drops everything from `length` on.
     @inline(__always) mutating func truncate(to length: Int) { count = length }
 
-    @inline(__always) subscript(i: Int) -> UInt8 { base[i] }
-
     var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
-
-    func slice(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(start: base + range.lowerBound, count: range.count)
-    }
 
     private mutating func grow(to needed: Int) {
         var c = capacity * 2
