@@ -109,11 +109,22 @@ public final class View: @unchecked Sendable {
     private func update(map: MapFunction, version: String) throws -> IndexUpdate {
         let collID = collection.id
         let timeout = collection.database.busyTimeoutMs
-        var state: ViewStorage.State = try {
-            if let st = try store.read({ conn in try ViewStorage.load(conn, collectionID: collID, name: name) }),
-               st.version == version {
-                return st
+        // The index's state and, in the same read, whether the collection moved on since:
+        // an index found current (most queries) costs one read transaction, and no batch.
+        let (loaded, current) = try store.read { conn -> (ViewStorage.State?, Bool) in
+            guard let st = try ViewStorage.load(conn, collectionID: collID, name: name), st.version == version else {
+                return (nil, false)
             }
+            let collLast = store.ownedByCurrentThread ? try store.collectionMeta(collID).lastSeq
+                                                      : try CollectionMeta.load(collID, conn).lastSeq
+            return (st, collLast <= st.lastSeq)
+        }
+        if let loaded, current {
+            return IndexUpdate(generationBefore: loaded.generation, generationAfter: loaded.generation, changedKeys: [],
+                               state: loaded)
+        }
+        var state: ViewStorage.State = try {
+            if let loaded { return loaded }
             return try store.write(timeoutMs: timeout) { conn, _ in
                 try ViewStorage.ensure(conn, collectionID: collID, name: name, version: version)
             }
