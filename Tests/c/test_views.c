@@ -485,6 +485,135 @@ static void test_paging_and_counts(void) {
     CHECK_ST(cbl_db_close(db, &E), CBL_OK);
 }
 
+/* Emits doc.k three times, with values 0, 1 and 2 (the emit numbers). */
+static void map_thrice(void* context, const char* doc, cbl_emitter* emitter) {
+    (void)context;
+    const char* k = field(doc, "k");
+    if (!k) return;
+    char key[256];
+    value_text(k, key, sizeof key);
+    emit_ok(emitter, key, "0");
+    emit_ok(emitter, key, "1");
+    emit_ok(emitter, key, "2");
+}
+
+/* A range query of the "thrice" view checked row by row against the rows worked out from
+ * what it emitted (documents t00000.. with k = i % 2, TH_DOCS of them). Bounds: key -1 for
+ * none, docid NULL for none. */
+#define TH_DOCS 1500
+static void check_thrice(cbl_view* v, int descending, int start_key, const char* start_doc, int end_key,
+                         const char* end_doc, int inclusive_end, int skip, int limit, long min_rows) {
+    char options[512];
+    int len = snprintf(options, sizeof options, "{\"reduce\":false,\"descending\":%s,\"inclusive_end\":%s,\"skip\":%d",
+                       descending ? "true" : "false", inclusive_end ? "true" : "false", skip);
+    if (limit >= 0) len += snprintf(options + len, sizeof options - (size_t)len, ",\"limit\":%d", limit);
+    if (start_key >= 0) len += snprintf(options + len, sizeof options - (size_t)len, ",\"startkey\":%d", start_key);
+    if (start_doc) len += snprintf(options + len, sizeof options - (size_t)len, ",\"startkey_docid\":\"%s\"", start_doc);
+    if (end_key >= 0) len += snprintf(options + len, sizeof options - (size_t)len, ",\"endkey\":%d", end_key);
+    if (end_doc) len += snprintf(options + len, sizeof options - (size_t)len, ",\"endkey_docid\":\"%s\"", end_doc);
+    snprintf(options + len, sizeof options - (size_t)len, "}");
+    cbl_query_result* r = NULL;
+    CHECK_ST(cbl_view_query(v, options, &r, &E), CBL_OK);
+    if (!r) return;
+    const int total = TH_DOCS * 3;
+    long want = 0, got = 0, skipped = 0, mismatches = 0;
+    int pos = 0;                  /* index into the reference rows, in scan order */
+    cbl_query_row rows[100];
+    size_t n = 0;
+    for (;;) {
+        CHECK_ST(cbl_query_result_next_rows(r, rows, 100, &n, &E), CBL_OK);
+        for (size_t i = 0; i < n; i++, got++) {
+            /* The next reference row in range, after skip, as the limit allows. */
+            int key = -1, emit_n = -1;
+            char doc[16] = "";
+            while (pos < total) {
+                int j = descending ? total - 1 - pos : pos;
+                pos++;
+                /* Rows sorted by (key, docid, n): key 0's 750 documents, then key 1's. */
+                int k = j / (TH_DOCS / 2 * 3), within = j % (TH_DOCS / 2 * 3);
+                char d[16];
+                snprintf(d, sizeof d, "t%05d", (within / 3) * 2 + k);
+                int c;
+                if (start_key >= 0) {
+                    c = k != start_key ? (k < start_key ? -1 : 1) : (start_doc ? strcmp(d, start_doc) : 0);
+                    if (descending ? c > 0 : c < 0) continue;
+                }
+                if (end_key >= 0) {
+                    c = k != end_key ? (k < end_key ? -1 : 1) : (end_doc ? strcmp(d, end_doc) : 0);
+                    if (descending ? (c < 0 || (c == 0 && !inclusive_end)) : (c > 0 || (c == 0 && !inclusive_end))) continue;
+                }
+                if (skipped < skip) { skipped++; continue; }
+                if (limit >= 0 && want >= limit) break;
+                key = k; emit_n = within % 3; snprintf(doc, sizeof doc, "%s", d);
+                want++;
+                break;
+            }
+            if (key < 0 || !rows[i].key_json || atoi(rows[i].key_json) != key || !rows[i].doc_id ||
+                strcmp(rows[i].doc_id, doc) != 0 || !rows[i].value_json || atoi(rows[i].value_json) != emit_n) {
+                if (mismatches++ == 0)
+                    fprintf(stderr, "    %s: row %ld is %s %s %s, expected %d %s %d\n", options, got, rows[i].key_json,
+                            rows[i].doc_id, rows[i].value_json, key, doc, emit_n);
+            }
+        }
+        if (n == 0) break;
+    }
+    cbl_query_result_release(r);
+    CHECK(mismatches == 0);
+    CHECK(got >= min_rows);
+    /* No row of the reference left over. */
+    long more = 0;
+    while (pos < total && (limit < 0 || want + more < limit)) {
+        int j = descending ? total - 1 - pos : pos;
+        pos++;
+        int k = j / (TH_DOCS / 2 * 3), within = j % (TH_DOCS / 2 * 3);
+        char d[16];
+        snprintf(d, sizeof d, "t%05d", (within / 3) * 2 + k);
+        int c;
+        if (start_key >= 0) {
+            c = k != start_key ? (k < start_key ? -1 : 1) : (start_doc ? strcmp(d, start_doc) : 0);
+            if (descending ? c > 0 : c < 0) continue;
+        }
+        if (end_key >= 0) {
+            c = k != end_key ? (k < end_key ? -1 : 1) : (end_doc ? strcmp(d, end_doc) : 0);
+            if (descending ? (c < 0 || (c == 0 && !inclusive_end)) : (c > 0 || (c == 0 && !inclusive_end))) continue;
+        }
+        if (skipped < skip) { skipped++; continue; }
+        more++;
+    }
+    if (more) fprintf(stderr, "    %s: %ld rows missing after %ld\n", options, more, got);
+    CHECK(more == 0);
+}
+
+/* Index pages (2,048 rows) after the first continue from the last row of the one before,
+ * which here is inside a document's rows of one key (each document emits its key three
+ * times); document-ID bounds in both directions, skip and limit across the boundaries. */
+static void test_page_boundaries(void) {
+    cbl_collection* c;
+    cbl_db* db = open_fresh("boundaries", &c);
+    put_many(db, c, "t%05d", TH_DOCS, "{\"k\":%d}", 2);
+    cbl_view* v = NULL;
+    CHECK_ST(cbl_collection_view(c, "thrice", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_thrice, NULL, NULL, "1", NULL, &E), CBL_OK);
+    check_thrice(v, 0, -1, NULL, -1, NULL, 1, 0, -1, 4500);
+    check_thrice(v, 1, -1, NULL, -1, NULL, 1, 0, -1, 4500);
+    check_thrice(v, 0, 0, NULL, 0, NULL, 1, 0, -1, 2250);               /* one key */
+    check_thrice(v, 1, 1, NULL, 1, NULL, 1, 0, -1, 2250);
+    check_thrice(v, 0, 0, NULL, 1, NULL, 0, 0, -1, 2250);               /* the end key excluded */
+    check_thrice(v, 0, 0, "t00100", 1, "t01201", 1, 0, -1, 3000);
+    check_thrice(v, 0, 0, "t00100", 1, "t01201", 0, 0, -1, 3000);
+    check_thrice(v, 1, 1, "t01201", 0, "t00100", 1, 0, -1, 3000);
+    check_thrice(v, 1, 1, "t01201", 0, "t00100", 0, 0, -1, 3000);
+    check_thrice(v, 0, 1, "t00003", -1, NULL, 1, 0, -1, 2000);
+    check_thrice(v, 1, -1, NULL, 1, "t00999", 1, 0, -1, 753);
+    check_thrice(v, 0, -1, NULL, -1, NULL, 1, 2040, 20, 20);            /* skip and limit across a boundary */
+    check_thrice(v, 1, -1, NULL, -1, NULL, 1, 2047, 3000, 2453);
+    check_thrice(v, 0, 1, "t00501", 1, "t00401", 1, 0, -1, 0);          /* empty */
+    CHECK(count_rows(v, "{\"keys\":[1,0,1],\"reduce\":false}") == 6750);
+    cbl_view_release(v);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
 static void test_incremental(void) {
     cbl_collection* c;
     cbl_db* db = open_fresh("incremental", &c);
@@ -1105,6 +1234,7 @@ int main(void) {
     test_options();
     test_reduce_and_group();
     test_paging_and_counts();
+    test_page_boundaries();
     test_incremental();
     test_number_index_then_strings();
     test_key_texts_and_equal_keys();

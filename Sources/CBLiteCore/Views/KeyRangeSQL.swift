@@ -34,3 +34,85 @@ extension QueryOptions.Range {
         return r
     }
 }
+
+/// The WHERE conditions of one statement of a scan page.
+struct ScanSegment {
+    var conds: [String]
+    var args: [SQLArg]
+}
+
+extension QueryOptions.Range {
+    /// The range's rows in scan order from `cursor` (exclusive: the last row of the previous
+    /// page) or from its start, as statements to run one after the other, each of whose
+    /// conditions SQLite's seek and range end take whole. A row value such as
+    /// `(key, docid, n) > (?, ?, ?)`, or a document-ID bound `(key, docid) >= (?, ?)`, is
+    /// also a seek, but SQLite then compares it again on every row (~600 instructions a row
+    /// for the cursor): instead, the rest of the cursor's document, the rest of its key, then
+    /// the later keys (and the same split at document-ID bounds).
+    func scanSegments(descending: Bool, cursor: (key: [UInt8], docID: String, n: Int64)?) -> [ScanSegment] {
+        let after = descending ? "<" : ">", before = descending ? ">" : "<"
+        let start = descending ? upper : lower, startDocID = descending ? upperDocID : lowerDocID
+        let startInclusive = descending ? upperInclusive : lowerInclusive
+        let end = descending ? lower : upper, endDocID = descending ? lowerDocID : upperDocID
+        let endInclusive = descending ? lowerInclusive : upperInclusive
+        /// a's place against b's in scan order (keys sort as their bytes, as BLOBs do).
+        func order(_ a: [UInt8], _ b: [UInt8]) -> Int {
+            if a == b { return 0 }
+            return a.lexicographicallyPrecedes(b) != descending ? -1 : 1
+        }
+        /// Rows of key k from a document on (`docCond`), up to the end bound; nil when the
+        /// end bound leaves none.
+        func sameKey(_ k: [UInt8], _ docCond: String, _ docID: String) -> ScanSegment? {
+            var s = ScanSegment(conds: ["key = ?", "docid \(docCond) ?"], args: [.blob(k), .string(docID)])
+            if let end {
+                let c = order(k, end)
+                if c > 0 { return nil }
+                if c == 0 {
+                    if let endDocID {
+                        s.conds.append("docid \(before)\(endInclusive ? "=" : "") ?")
+                        s.args.append(.string(endDocID))
+                    } else if !endInclusive {
+                        return nil
+                    }
+                }
+            }
+            return s
+        }
+        /// Rows of the keys after k (at or after when inclusive; every key when nil) up to
+        /// the end bound.
+        func laterKeys(_ k: [UInt8]?, inclusive: Bool) -> [ScanSegment] {
+            var s = ScanSegment(conds: [], args: [])
+            if let k {
+                s.conds.append("key \(after)\(inclusive ? "=" : "") ?")
+                s.args.append(.blob(k))
+            }
+            guard let end else { return [s] }
+            guard let endDocID else {
+                s.conds.append("key \(before)\(endInclusive ? "=" : "") ?")
+                s.args.append(.blob(end))
+                return [s]
+            }
+            // The keys before the end key, then the end key's rows up to its document.
+            s.conds.append("key \(before) ?")
+            s.args.append(.blob(end))
+            var segments = [s]
+            if k.map({ order(end, $0) > 0 || (inclusive && end == $0) }) ?? true {
+                segments.append(ScanSegment(conds: ["key = ?", "docid \(before)\(endInclusive ? "=" : "") ?"],
+                                            args: [.blob(end), .string(endDocID)]))
+            }
+            return segments
+        }
+        if let c = cursor {
+            // The cursor's row is in the range, so all of its document's rows of its key are.
+            var segments = [ScanSegment(conds: ["key = ?", "docid = ?", "n \(after) ?"],
+                                        args: [.blob(c.key), .string(c.docID), .int(c.n)])]
+            if let s = sameKey(c.key, after, c.docID) { segments.append(s) }
+            return segments + laterKeys(c.key, inclusive: false)
+        }
+        guard let start else { return laterKeys(nil, inclusive: false) }
+        guard let startDocID else { return laterKeys(start, inclusive: startInclusive) }
+        var segments: [ScanSegment] = []
+        if let s = sameKey(start, after + (startInclusive ? "=" : ""), startDocID) { segments.append(s) }
+        return segments + laterKeys(start, inclusive: false)
+    }
+}

@@ -114,25 +114,16 @@ final class MapScan: RowSource {
         lentSinceRecycle = false
     }
 
-    /// The WHERE conditions and arguments of the next page.
-    private func pageConditions() -> (conds: [String], args: [SQLArg])? {
-        var conds: [String] = []
-        var args: [SQLArg] = []
-        if let keys {
-            guard keyIndex < keys.count else { return nil }
-            conds.append("key = ?")
-            args.append(.blob(keys[keyIndex]))
-            if let c = cursor {
-                conds.append(descending ? "(docid, n) < (?, ?)" : "(docid, n) > (?, ?)")
-                args += [.string(c.docID), .int(c.n)]
-            }
-            return (conds, args)
-        }
-        guard let c = cursor else { return range.sqlConditions() }
-        (conds, args) = range.withoutStart(descending: descending).sqlConditions()
-        conds.append(descending ? "(key, docid, n) < (?, ?, ?)" : "(key, docid, n) > (?, ?, ?)")
-        args += [.blob(c.key), .string(c.docID), .int(c.n)]
-        return (conds, args)
+    /// The statements of the next page, run in order until it is full (see
+    /// Range.scanSegments: conditions SQLite's seek takes whole, no row values).
+    private func pageSegments() -> [ScanSegment]? {
+        guard let keys else { return range.scanSegments(descending: descending, cursor: cursor) }
+        guard keyIndex < keys.count else { return nil }
+        let key = keys[keyIndex]
+        guard let c = cursor else { return [ScanSegment(conds: ["key = ?"], args: [.blob(key)])] }
+        let after = descending ? "<" : ">"
+        return [ScanSegment(conds: ["key = ?", "docid = ?", "n \(after) ?"], args: [.blob(key), .string(c.docID), .int(c.n)]),
+                ScanSegment(conds: ["key = ?", "docid \(after) ?"], args: [.blob(key), .string(c.docID)])]
     }
 
     /// What the statement text of a page depends on.
@@ -186,16 +177,21 @@ final class MapScan: RowSource {
         rowCount = 0
         rowIndex = 0
         freshArena()
-        guard let table, let (conds, args) = pageConditions() else { done = true; return }
+        guard let table, let segments = pageSegments() else { done = true; return }
         let fixedKey = pageKey
-        let sql = MapScan.pageText(PageShape(table: table, conds: conds, descending: descending, byKeys: keys != nil,
-                                             readsKey: fixedKey == nil))
         rowCount = try store.read { conn -> Int in
-            let s: Statement
-            do { s = try conn.prepare(sql) } catch let e as CBLError where e.message.contains("no such table") { return 0 }
-            defer { s.reset() }
-            for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
-            return try arena.copyScanRows(from: s, withKey: fixedKey == nil, maxRows: MapScan.pageSize, into: rows)
+            var count = 0
+            for segment in segments where count < MapScan.pageSize {
+                let sql = MapScan.pageText(PageShape(table: table, conds: segment.conds, descending: descending,
+                                                     byKeys: keys != nil, readsKey: fixedKey == nil))
+                let s: Statement
+                do { s = try conn.prepare(sql) } catch let e as CBLError where e.message.contains("no such table") { return 0 }
+                defer { s.reset() }
+                for (i, a) in segment.args.enumerated() { a.bind(s, Int32(i + 1)) }
+                count += try arena.copyScanRows(from: s, withKey: fixedKey == nil, maxRows: MapScan.pageSize - count,
+                                                into: rows + count)
+            }
+            return count
         }
         // Keys that give their JSON back get it made once for a run of rows with equal keys.
         var key = RowArena.Span.none, keyJSON = RowArena.Span.none
