@@ -39,6 +39,26 @@ extension QueryOptions.Range {
 struct ScanSegment {
     var conds: [String]
     var args: [SQLArg]
+
+    enum Column { case key, docid, n }
+
+    /// `column > ?` (greater) or `column < ?`, or with `=`.
+    static func cond(_ c: Column, greater: Bool, orEqual: Bool) -> String {
+        switch (c, greater, orEqual) {
+        case (.key, true, false): return "key > ?"
+        case (.key, true, true): return "key >= ?"
+        case (.key, false, false): return "key < ?"
+        case (.key, false, true): return "key <= ?"
+        case (.docid, true, false): return "docid > ?"
+        case (.docid, true, true): return "docid >= ?"
+        case (.docid, false, false): return "docid < ?"
+        case (.docid, false, true): return "docid <= ?"
+        case (.n, true, false): return "n > ?"
+        case (.n, true, true): return "n >= ?"
+        case (.n, false, false): return "n < ?"
+        case (.n, false, true): return "n <= ?"
+        }
+    }
 }
 
 extension QueryOptions.Range {
@@ -50,11 +70,13 @@ extension QueryOptions.Range {
     /// for the cursor): instead, the rest of the cursor's document, the rest of its key, then
     /// the later keys (and the same split at document-ID bounds).
     func scanSegments(descending: Bool, cursor: (key: [UInt8], docID: String, n: Int64)?) -> [ScanSegment] {
-        let after = descending ? "<" : ">", before = descending ? ">" : "<"
         let start = descending ? upper : lower, startDocID = descending ? upperDocID : lowerDocID
         let startInclusive = descending ? upperInclusive : lowerInclusive
         let end = descending ? lower : upper, endDocID = descending ? lowerDocID : upperDocID
         let endInclusive = descending ? lowerInclusive : upperInclusive
+        // Conditions as literals (no string built per page): after or before a value in scan order.
+        func after(_ c: ScanSegment.Column, orEqual: Bool = false) -> String { ScanSegment.cond(c, greater: !descending, orEqual: orEqual) }
+        func before(_ c: ScanSegment.Column, orEqual: Bool = false) -> String { ScanSegment.cond(c, greater: descending, orEqual: orEqual) }
         /// a's place against b's in scan order (keys sort as their bytes, as BLOBs do).
         func order(_ a: [UInt8], _ b: [UInt8]) -> Int {
             if a == b { return 0 }
@@ -63,13 +85,13 @@ extension QueryOptions.Range {
         /// Rows of key k from a document on (`docCond`), up to the end bound; nil when the
         /// end bound leaves none.
         func sameKey(_ k: [UInt8], _ docCond: String, _ docID: String) -> ScanSegment? {
-            var s = ScanSegment(conds: ["key = ?", "docid \(docCond) ?"], args: [.blob(k), .string(docID)])
+            var s = ScanSegment(conds: ["key = ?", docCond], args: [.blob(k), .string(docID)])
             if let end {
                 let c = order(k, end)
                 if c > 0 { return nil }
                 if c == 0 {
                     if let endDocID {
-                        s.conds.append("docid \(before)\(endInclusive ? "=" : "") ?")
+                        s.conds.append(before(.docid, orEqual: endInclusive))
                         s.args.append(.string(endDocID))
                     } else if !endInclusive {
                         return nil
@@ -82,37 +104,39 @@ extension QueryOptions.Range {
         /// the end bound.
         func laterKeys(_ k: [UInt8]?, inclusive: Bool) -> [ScanSegment] {
             var s = ScanSegment(conds: [], args: [])
+            s.conds.reserveCapacity(2)
+            s.args.reserveCapacity(2)
             if let k {
-                s.conds.append("key \(after)\(inclusive ? "=" : "") ?")
+                s.conds.append(after(.key, orEqual: inclusive))
                 s.args.append(.blob(k))
             }
             guard let end else { return [s] }
             guard let endDocID else {
-                s.conds.append("key \(before)\(endInclusive ? "=" : "") ?")
+                s.conds.append(before(.key, orEqual: endInclusive))
                 s.args.append(.blob(end))
                 return [s]
             }
             // The keys before the end key, then the end key's rows up to its document.
-            s.conds.append("key \(before) ?")
+            s.conds.append(before(.key))
             s.args.append(.blob(end))
             var segments = [s]
             if k.map({ order(end, $0) > 0 || (inclusive && end == $0) }) ?? true {
-                segments.append(ScanSegment(conds: ["key = ?", "docid \(before)\(endInclusive ? "=" : "") ?"],
+                segments.append(ScanSegment(conds: ["key = ?", before(.docid, orEqual: endInclusive)],
                                             args: [.blob(end), .string(endDocID)]))
             }
             return segments
         }
         if let c = cursor {
             // The cursor's row is in the range, so all of its document's rows of its key are.
-            var segments = [ScanSegment(conds: ["key = ?", "docid = ?", "n \(after) ?"],
+            var segments = [ScanSegment(conds: ["key = ?", "docid = ?", after(.n)],
                                         args: [.blob(c.key), .string(c.docID), .int(c.n)])]
-            if let s = sameKey(c.key, after, c.docID) { segments.append(s) }
+            if let s = sameKey(c.key, after(.docid), c.docID) { segments.append(s) }
             return segments + laterKeys(c.key, inclusive: false)
         }
         guard let start else { return laterKeys(nil, inclusive: false) }
         guard let startDocID else { return laterKeys(start, inclusive: startInclusive) }
         var segments: [ScanSegment] = []
-        if let s = sameKey(start, after + (startInclusive ? "=" : ""), startDocID) { segments.append(s) }
+        if let s = sameKey(start, after(.docid, orEqual: startInclusive), startDocID) { segments.append(s) }
         return segments + laterKeys(start, inclusive: false)
     }
 }

@@ -121,9 +121,10 @@ final class MapScan: RowSource {
         guard keyIndex < keys.count else { return nil }
         let key = keys[keyIndex]
         guard let c = cursor else { return [ScanSegment(conds: ["key = ?"], args: [.blob(key)])] }
-        let after = descending ? "<" : ">"
-        return [ScanSegment(conds: ["key = ?", "docid = ?", "n \(after) ?"], args: [.blob(key), .string(c.docID), .int(c.n)]),
-                ScanSegment(conds: ["key = ?", "docid \(after) ?"], args: [.blob(key), .string(c.docID)])]
+        return [ScanSegment(conds: ["key = ?", "docid = ?", ScanSegment.cond(.n, greater: !descending, orEqual: false)],
+                            args: [.blob(key), .string(c.docID), .int(c.n)]),
+                ScanSegment(conds: ["key = ?", ScanSegment.cond(.docid, greater: !descending, orEqual: false)],
+                            args: [.blob(key), .string(c.docID)])]
     }
 
     /// What the statement text of a page depends on.
