@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- Checks (the style of test_cblite.c) ----------------------------------------- */
 
@@ -609,6 +611,81 @@ static void test_page_boundaries(void) {
     check_thrice(v, 1, -1, NULL, -1, NULL, 1, 2047, 3000, 2453);
     check_thrice(v, 0, 1, "t00501", 1, "t00401", 1, 0, -1, 0);          /* empty */
     CHECK(count_rows(v, "{\"keys\":[1,0,1],\"reduce\":false}") == 6750);
+    cbl_view_release(v);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
+/* Emits doc.k + 100: another process's map of the same view, in another version. */
+static void map_k_plus_100(void* context, const char* doc, cbl_emitter* emitter) {
+    (void)context;
+    const char* k = field(doc, "k");
+    if (!k) return;
+    char key[32];
+    snprintf(key, sizeof key, "%d", atoi(k) + 100);
+    emit_ok(emitter, key, NULL);
+}
+
+/* The other process of test_other_process_commits (this program run again): "put ID K"
+ * puts {"k":K}; "delete VERSION" deletes the view's index; "rebuild VERSION" queries the
+ * view with map_k_plus_100 (its index is rebuilt with that map). */
+static int view_child(const char* dir, const char* op, const char* arg, const char* arg2) {
+    cbl_db* db = NULL;
+    cbl_collection* c = NULL;
+    if (cbl_db_open("other", dir, NULL, &db, NULL) != CBL_OK || cbl_db_default_collection(db, &c, NULL) != CBL_OK) return 3;
+    int rc = 0;
+    if (strcmp(op, "put") == 0) {
+        char body[32];
+        snprintf(body, sizeof body, "{\"k\":%s}", arg2);
+        if (cbl_doc_put(c, arg, body, NULL, 0, NULL, NULL, NULL) != CBL_OK) rc = 4;
+    } else {
+        cbl_view* v = NULL;
+        if (cbl_collection_view(c, "byK", &v, NULL) != CBL_OK ||
+            cbl_view_set_map_reduce(v, map_k_plus_100, NULL, NULL, arg, NULL, NULL) != CBL_OK) return 5;
+        char* json = NULL;
+        if (strcmp(op, "delete") == 0) rc = cbl_view_delete(v, NULL) == CBL_OK ? 0 : 6;
+        else rc = cbl_view_query_json(v, NULL, &json, NULL) == CBL_OK && strstr(json, "\"key\":100") ? 0 : 7;
+        cbl_free(json);
+        cbl_view_release(v);
+    }
+    cbl_collection_release(c);
+    return cbl_db_close(db, NULL) == CBL_OK ? rc : 8;
+}
+
+static int run_view_child(const char* dir, const char* op, const char* arg, const char* arg2) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "test_views", "--view-child", dir, op, arg, arg2, (char*)NULL);
+        _exit(2);
+    }
+    int status = -1;
+    if (pid > 0) waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A query that finds its index current may skip the registry read next time (while its
+ * connection's data_version holds), but never past a commit: another process's document,
+ * its deletion of the index and its rebuild with another map reach the next query. */
+static void test_other_process_commits(void) {
+    cbl_collection* c;
+    cbl_db* db = open_fresh("other", &c);
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/other", g_root);
+    put(c, "d0", "{\"k\":0}");
+    put(c, "d1", "{\"k\":1}");
+    cbl_view* v = NULL;
+    CHECK_ST(cbl_collection_view(c, "byK", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, NULL, "1", NULL, &E), CBL_OK);
+    CHECK_STR(KEYS(v, NULL), "0|1");
+    CHECK_STR(KEYS(v, NULL), "0|1");
+    CHECK(run_view_child(dir, "put", "d2", "2") == 0);
+    CHECK_STR(KEYS(v, NULL), "0|1|2");
+    CHECK(run_view_child(dir, "delete", "1", "-") == 0);
+    CHECK_STR(KEYS(v, NULL), "0|1|2");
+    CHECK(run_view_child(dir, "rebuild", "2", "-") == 0);
+    CHECK_STR(KEYS(v, NULL), "0|1|2");
+    put(c, "d3", "{\"k\":3}");
+    CHECK_STR(KEYS(v, NULL), "0|1|2|3");
     cbl_view_release(v);
     cbl_collection_release(c);
     CHECK_ST(cbl_db_close(db, &E), CBL_OK);
@@ -1224,7 +1301,8 @@ static void test_live_queries(void) {
     pthread_mutex_destroy(&ctx2.lock);
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+    if (argc == 6 && strcmp(argv[1], "--view-child") == 0) return view_child(argv[2], argv[3], argv[4], argv[5]);
     setvbuf(stdout, NULL, _IONBF, 0);
     snprintf(g_root, sizeof g_root, "/tmp/cblite-views-XXXXXX");
     if (!mkdtemp(g_root)) { perror("mkdtemp"); return 2; }
@@ -1235,6 +1313,7 @@ int main(void) {
     test_reduce_and_group();
     test_paging_and_counts();
     test_page_boundaries();
+    test_other_process_commits();
     test_incremental();
     test_number_index_then_strings();
     test_key_texts_and_equal_keys();

@@ -189,7 +189,12 @@ public final class Connection {
 
     /// SQLite's PRAGMA data_version: changes when another connection (of this process or
     /// another) committed since this connection's last look.
-    public func dataVersion() throws -> Int64 { try queryInt("PRAGMA data_version") ?? 0 }
+    public func dataVersion() throws -> Int64 {
+        let s = try prepare(Connection.dataVersionSQL)
+        defer { s.reset() }
+        return try s.step() ? s.int(0) : 0
+    }
+    private static let dataVersionSQL = SQLText("PRAGMA data_version")
 
     public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
 }

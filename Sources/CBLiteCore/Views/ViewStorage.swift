@@ -84,6 +84,8 @@ enum ViewStorage {
         try conn.hasTable("view_indexes")
     }
 
+    private static let loadSQL = SQLText("SELECT id, version, format, last_seq, total_rows, generation FROM view_indexes WHERE coll=? AND name=?")
+
     /// The view's index state, nil when it has none; `anyFormat` false also gives nil for an
     /// index in another key format (it cannot be read).
     static func load(_ conn: Connection, collectionID: Int64, name: String, anyFormat: Bool = false) throws -> State? {
@@ -91,7 +93,7 @@ enum ViewStorage {
         // no query of sqlite_master on every load).
         let s: Statement
         do {
-            s = try conn.prepare("SELECT id, version, format, last_seq, total_rows, generation FROM view_indexes WHERE coll=? AND name=?")
+            s = try conn.prepare(loadSQL)
         } catch let e as CBLError where e.message.contains("no such table") {
             return nil
         }

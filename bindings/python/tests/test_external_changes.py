@@ -100,3 +100,46 @@ def test_another_processes_purges_reach_listeners(dbdir):
             assert "gone" not in db and "kept" in db
         finally:
             token.remove()
+
+
+OTHER_VIEW = """
+import sys, cblite
+with cblite.Database(sys.argv[1], sys.argv[2], create=False) as db:
+    if sys.argv[3] == "put":
+        db.put({"k": int(sys.argv[5])}, sys.argv[4])
+    else:
+        v = db.view("byK")
+        v.set_map_reduce(lambda doc, emit: emit(doc["k"] + 100), version=sys.argv[4])
+        if sys.argv[3] == "delete":
+            v.delete()
+        else:
+            assert [r.key for r in v.rows()] == [100, 101, 102], v.rows()
+        v.release()
+"""
+
+
+def test_a_view_query_sees_another_processes_commits(dbdir):
+    # A query that finds its index current may skip reading the registry next time, but
+    # not past a commit: another process's document, its deletion of the index, and its
+    # rebuild of the index with another map all reach this process's next query.
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+
+    def other(*args):
+        subprocess.run([sys.executable, "-c", OTHER_VIEW, "shared", dbdir, *args], check=True, env=env, timeout=60)
+
+    with cblite.Database("shared", dbdir) as db:
+        db.put({"k": 0}, "d0")
+        db.put({"k": 1}, "d1")
+        v = db.view("byK")
+        v.set_map_reduce(lambda doc, emit: emit(doc["k"]), version="1")
+        assert [r.key for r in v.rows()] == [0, 1]
+        assert [r.key for r in v.rows()] == [0, 1]
+        other("put", "d2", "2")
+        assert [r.key for r in v.rows()] == [0, 1, 2]
+        other("delete", "1")
+        assert [r.key for r in v.rows()] == [0, 1, 2]
+        other("rebuild", "2")
+        assert [r.key for r in v.rows()] == [0, 1, 2]
+        assert v.info()["stale"] is False
+        v.release()
