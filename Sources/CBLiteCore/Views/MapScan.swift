@@ -57,28 +57,50 @@ final class MapScan: RowSource {
             if done { return 0 }
             try fetchPage()
         }
-        let end = min(rowCount, rowIndex + max)
+        var i = rowIndex
+        let end = min(rowCount, i + max)
+        defer { rowIndex = i }
+        // The loop's state in locals: read through the class on every row (the writes to
+        // `out` may alias it as far as the compiler knows), it cost ~40 instructions a row.
+        let rows = rows, oneKeyed = pageHasOneKey, oneKey = oneKey, oneKeyJSON = oneKeyJSON
+        var base = arena.baseAddress
+        @inline(__always) func text(_ s: cblite_span) -> UnsafeBufferPointer<UInt8>? {
+            s.length < 0 ? nil : UnsafeBufferPointer(start: base + Int(s.offset), count: Int(s.length))
+        }
         var n = 0
-        while rowIndex < end {
-            var r = rows[rowIndex]
-            if pageHasOneKey {
+        while i < end {
+            var r = rows[i]
+            if oneKeyed {
                 r.key = oneKey
                 if r.fields.key_json.length < 0 { r.fields.key_json = oneKeyJSON }
             }
             guard r.damaged == 0, r.fields.key_json.length >= 0 else {
                 if n > 0 { break }
-                rowIndex += 1
+                i += 1
                 throw IndexRow.damaged()
             }
-            rowIndex += 1
-            lend(r, into: &out[n])
+            i += 1
+            if r.fields.value.length > 0 {
+                lend(r, into: &out[n])                  // may store a redirected ID: the arena may move
+                base = arena.baseAddress
+            } else {
+                let docID = text(r.docid)
+                out[n].key = text(r.fields.key_json)!
+                out[n].value = nil
+                out[n].docID = docID
+                out[n].sourceDocID = docID
+                out[n].doc = nil
+                out[n].error = nil
+                out[n].sequence = r.fields.sequence
+                out[n].collatableKey = text(r.key)
+            }
             n += 1
         }
         lentSinceRecycle = true
         return n
     }
 
-    @inline(__always)
+    /// A row with a value (which may redirect it to another document).
     private func lend(_ r: cblite_scan_row, into row: inout QueryRowRef) {
         var docID = arena.buffer(RowArena.Span(r.docid))
         if r.fields.value.length > 0, let v = arena.buffer(RowArena.Span(r.fields.value)), v.first == UInt8(ascii: "{"),

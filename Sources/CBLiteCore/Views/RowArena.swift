@@ -67,6 +67,10 @@ final class RowArena {
         return s.withUTF8 { store($0) }
     }
 
+    /// Where the texts are now: spans' bytes are at base + offset until the arena grows or
+    /// is reset (a loop lending many rows reads it once, not through `buffer` per text).
+    var baseAddress: UnsafePointer<UInt8> { UnsafePointer(base) }
+
     /// The bytes of a span (nil for none). Valid until the arena grows or is reset.
     func buffer(_ s: Span) -> UnsafeBufferPointer<UInt8>? {
         s.length < 0 ? nil : UnsafeBufferPointer(start: base + Int(s.offset), count: Int(s.length))
