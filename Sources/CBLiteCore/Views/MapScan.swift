@@ -85,14 +85,8 @@ final class MapScan: RowSource {
                 base = arena.baseAddress
             } else {
                 let docID = text(r.docid)
-                out[n].key = text(r.fields.key_json)!
-                out[n].value = nil
-                out[n].docID = docID
-                out[n].sourceDocID = docID
-                out[n].doc = nil
-                out[n].error = nil
-                out[n].sequence = r.fields.sequence
-                out[n].collatableKey = text(r.key)
+                out[n] = QueryRowRef(key: text(r.fields.key_json)!, value: nil, docID: docID, sourceDocID: docID, doc: nil,
+                                     error: nil, sequence: r.fields.sequence, collatableKey: text(r.key))
             }
             n += 1
         }
