@@ -173,4 +173,35 @@ final class QueryPagesTests: CBLCollectionTestCase {
         arena.reset()
         XCTAssertEqual(String(decoding: arena.buffer(arena.store("again"))!, as: UTF8.self), "again")
     }
+
+    func testRedirectedRowsGrowingTheArenaAmongPlainRows() throws {
+        // MapScan lends plain rows from the arena's base read once a run and re-reads it
+        // after each row with a value: here every other row is redirected to a long
+        // document ID, which the arena stores as it lends, growing it many times a page.
+        let long = String(repeating: "x", count: 200)
+        try db.inTransaction {
+            for i in 0..<3000 {
+                let body = i % 2 == 0 ? "{\"k\":\(i),\"to\":\"\(long)-\(i)\"}" : "{\"k\":\(i)}"
+                _ = try c.put(docID: String(format: "r%05d", i), json: body, parent: nil)
+            }
+            return true
+        }
+        let v = try c.view(named: "redirects")
+        v.setMapReduce(map: { doc, emit in
+            let o = try doc.object
+            guard let k = o["k"] else { return }
+            if let to = o["to"]?.stringValue { emit.emit(k, .object(JSONObject([("_id", .string(to))]))) } else { emit.emit(k, nil) }
+        }, reduce: nil, version: "1")
+        for size in [1, 500, 3000] {
+            let rows = try pagedRows(v.query(QueryOptions(json: "{}")), size: size)
+            XCTAssertEqual(rows.count, 3000)
+            for (i, r) in rows.enumerated() {
+                let source = String(format: "r%05d", i)
+                XCTAssertEqual(r.keyJSON, String(i))
+                XCTAssertEqual(r.sourceDocID, source)
+                XCTAssertEqual(r.docID, i % 2 == 0 ? "\(long)-\(i)" : source, "row \(i), pages of \(size)")
+                XCTAssertEqual(r.value == nil, i % 2 == 1)
+            }
+        }
+    }
 }

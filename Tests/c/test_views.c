@@ -616,6 +616,68 @@ static void test_page_boundaries(void) {
     CHECK_ST(cbl_db_close(db, &E), CBL_OK);
 }
 
+/* Emits doc.k with {"_id": doc.to} as value when the document has "to", else with none. */
+static void map_redirect(void* context, const char* doc, cbl_emitter* emitter) {
+    (void)context;
+    const char* k = field(doc, "k");
+    if (!k) return;
+    char key[32], value[400];
+    snprintf(key, sizeof key, "%d", atoi(k));
+    const char* to = field(doc, "to");
+    if (to) {
+        char target[300];
+        value_text(to, target, sizeof target);
+        snprintf(value, sizeof value, "{\"_id\":%s}", target);
+    }
+    emit_ok(emitter, key, to ? value : NULL);
+}
+
+/* Every other row redirects to a long document ID, which the result stores while lending
+ * the row (its memory grows many times a page): the plain rows between them, and every
+ * row of a page of 500, stay right. */
+static void test_redirects_among_plain_rows(void) {
+    cbl_collection* c;
+    cbl_db* db = open_fresh("redirects", &c);
+    char longid[201];
+    memset(longid, 'x', 200);
+    longid[200] = 0;
+    CHECK_ST(cbl_db_begin(db, &E), CBL_OK);
+    for (int i = 0; i < 3000; i++) {
+        char id[16], body[300];
+        snprintf(id, sizeof id, "r%05d", i);
+        if (i % 2 == 0) snprintf(body, sizeof body, "{\"k\":%d,\"to\":\"%s-%d\"}", i, longid, i);
+        else snprintf(body, sizeof body, "{\"k\":%d}", i);
+        put(c, id, body);
+    }
+    CHECK_ST(cbl_db_commit(db, &E), CBL_OK);
+    cbl_view* v = NULL;
+    CHECK_ST(cbl_collection_view(c, "redirects", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_redirect, NULL, NULL, "1", NULL, &E), CBL_OK);
+    cbl_query_result* r = NULL;
+    CHECK_ST(cbl_view_query(v, NULL, &r, &E), CBL_OK);
+    static cbl_query_row rows[500];
+    size_t n = 0;
+    int at = 0, bad = 0;
+    while (r && cbl_query_result_next_rows(r, rows, 500, &n, &E) == CBL_OK && n > 0) {
+        for (size_t i = 0; i < n; i++, at++) {
+            char source[16], target[220];
+            snprintf(source, sizeof source, "r%05d", at);
+            snprintf(target, sizeof target, "%s-%d", longid, at);
+            const char* want = at % 2 == 0 ? target : source;
+            if (!rows[i].key_json || atoi(rows[i].key_json) != at || !rows[i].doc_id || strcmp(rows[i].doc_id, want) != 0 ||
+                !rows[i].source_doc_id || strcmp(rows[i].source_doc_id, source) != 0 || (rows[i].value_json == NULL) != (at % 2 == 1)) {
+                if (bad++ == 0) fprintf(stderr, "    row %d: %s %s %s\n", at, rows[i].key_json, rows[i].doc_id, rows[i].source_doc_id);
+            }
+        }
+    }
+    cbl_query_result_release(r);
+    CHECK(at == 3000);
+    CHECK(bad == 0);
+    cbl_view_release(v);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
 /* Emits doc.k + 100: another process's map of the same view, in another version. */
 static void map_k_plus_100(void* context, const char* doc, cbl_emitter* emitter) {
     (void)context;
@@ -1314,6 +1376,7 @@ int main(int argc, char** argv) {
     test_paging_and_counts();
     test_page_boundaries();
     test_other_process_commits();
+    test_redirects_among_plain_rows();
     test_incremental();
     test_number_index_then_strings();
     test_key_texts_and_equal_keys();

@@ -732,3 +732,27 @@ def test_rows_across_index_pages_inside_one_document(db, coll):
     assert got(keys=[1, 0], descending=True) == \
         [r for r in every[::-1] if r[0] == 1] + [r for r in every[::-1] if r[0] == 0]
     v.release()
+
+
+def test_redirected_rows_among_plain_rows_across_pages(db, coll):
+    # Every other row redirects to a long document ID, which the result stores as it
+    # lends the row (growing its memory many times a page); the plain rows between them
+    # and every row of a page must stay right.
+    long = "x" * 200
+    with db.transaction():
+        for i in range(3000):
+            coll.put({"k": i, "to": f"{long}-{i}"} if i % 2 == 0 else {"k": i}, f"r{i:05d}")
+
+    def m(doc, emit):
+        if "to" in doc:
+            emit(doc["k"], {"_id": doc["to"]})
+        else:
+            emit(doc["k"])
+    v = coll.view("redirects")
+    v.set_map_reduce(m, version="1")
+    rows = v.rows()
+    assert [r.key for r in rows] == list(range(3000))
+    assert [r.source_doc_id for r in rows] == [f"r{i:05d}" for i in range(3000)]
+    assert [r.doc_id for r in rows] == [f"{long}-{i}" if i % 2 == 0 else f"r{i:05d}" for i in range(3000)]
+    assert [r.value is None for r in rows] == [i % 2 == 1 for i in range(3000)]
+    v.release()
