@@ -63,8 +63,9 @@ final class QueryResultBox {
 
     @inline(__always)   // called apart, the row was copied to be passed (a memcpy a row)
     private static func cRow(_ r: QueryRowRef) -> cbl_query_row {
+        // Lent texts always have an address (the arena's); no trap checked per field and row.
         func c(_ b: UnsafeBufferPointer<UInt8>?) -> UnsafePointer<CChar>? {
-            b.map { UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self) }
+            UnsafeRawPointer(b?.baseAddress)?.assumingMemoryBound(to: CChar.self)
         }
         return cbl_query_row(key_json: c(r.key), value_json: c(r.value), doc_id: c(r.docID),
                              source_doc_id: c(r.sourceDocID), doc_json: c(r.doc), error: c(r.error),
