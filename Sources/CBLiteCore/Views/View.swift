@@ -121,8 +121,8 @@ public final class View: @unchecked Sendable {
     private func update(map: MapFunction, version: String) throws -> IndexUpdate {
         let collID = collection.id
         let timeout = collection.database.busyTimeoutMs
-        // The index's state and, in the same read, whether the collection moved on since:
-        // an index found current (most queries) costs one read transaction, and no batch.
+        // The index's state and whether the collection moved on since: an index found
+        // current (most queries) costs these reads (or only the data_version's), and no batch.
         let (loaded, current) = try store.read { conn -> (ViewStorage.State?, Bool) in
             // Inside a transaction (the writer's own changes do not move its data_version)
             // the registry is read.
