@@ -499,10 +499,38 @@ static void map_thrice(void* context, const char* doc, cbl_emitter* emitter) {
     emit_ok(emitter, key, "2");
 }
 
+#define TH_DOCS 1500
+
+/* The bounds of a "thrice" range query: key -1 for none, docid NULL for none. */
+typedef struct {
+    int descending, start_key, end_key, inclusive_end;
+    const char *start_doc, *end_doc;
+} th_bounds;
+
+/* Row `pos` in scan order of the rows "thrice" emitted: its key, document and emit number;
+ * returns whether the bounds keep it. Rows sort by (key, docid, n): key 0's 750 documents,
+ * then key 1's. */
+static int th_row(const th_bounds* b, int pos, int* key, char doc[16], int* emit_n) {
+    int j = b->descending ? TH_DOCS * 3 - 1 - pos : pos;
+    int k = j / (TH_DOCS / 2 * 3), within = j % (TH_DOCS / 2 * 3);
+    snprintf(doc, 16, "t%05d", (within / 3) * 2 + k);
+    *key = k;
+    *emit_n = within % 3;
+    int c;
+    if (b->start_key >= 0) {
+        c = k != b->start_key ? (k < b->start_key ? -1 : 1) : (b->start_doc ? strcmp(doc, b->start_doc) : 0);
+        if (b->descending ? c > 0 : c < 0) return 0;
+    }
+    if (b->end_key >= 0) {
+        c = k != b->end_key ? (k < b->end_key ? -1 : 1) : (b->end_doc ? strcmp(doc, b->end_doc) : 0);
+        if (b->descending ? (c < 0 || (c == 0 && !b->inclusive_end)) : (c > 0 || (c == 0 && !b->inclusive_end))) return 0;
+    }
+    return 1;
+}
+
 /* A range query of the "thrice" view checked row by row against the rows worked out from
  * what it emitted (documents t00000.. with k = i % 2, TH_DOCS of them). Bounds: key -1 for
  * none, docid NULL for none. */
-#define TH_DOCS 1500
 static void check_thrice(cbl_view* v, int descending, int start_key, const char* start_doc, int end_key,
                          const char* end_doc, int inclusive_end, int skip, int limit, long min_rows) {
     char options[512];
@@ -518,6 +546,7 @@ static void check_thrice(cbl_view* v, int descending, int start_key, const char*
     CHECK_ST(cbl_view_query(v, options, &r, &E), CBL_OK);
     if (!r) return;
     const int total = TH_DOCS * 3;
+    const th_bounds bounds = {descending, start_key, end_key, inclusive_end, start_doc, end_doc};
     long want = 0, got = 0, skipped = 0, mismatches = 0;
     int pos = 0;                  /* index into the reference rows, in scan order */
     cbl_query_row rows[100];
@@ -529,24 +558,12 @@ static void check_thrice(cbl_view* v, int descending, int start_key, const char*
             int key = -1, emit_n = -1;
             char doc[16] = "";
             while (pos < total) {
-                int j = descending ? total - 1 - pos : pos;
-                pos++;
-                /* Rows sorted by (key, docid, n): key 0's 750 documents, then key 1's. */
-                int k = j / (TH_DOCS / 2 * 3), within = j % (TH_DOCS / 2 * 3);
+                int k, e;
                 char d[16];
-                snprintf(d, sizeof d, "t%05d", (within / 3) * 2 + k);
-                int c;
-                if (start_key >= 0) {
-                    c = k != start_key ? (k < start_key ? -1 : 1) : (start_doc ? strcmp(d, start_doc) : 0);
-                    if (descending ? c > 0 : c < 0) continue;
-                }
-                if (end_key >= 0) {
-                    c = k != end_key ? (k < end_key ? -1 : 1) : (end_doc ? strcmp(d, end_doc) : 0);
-                    if (descending ? (c < 0 || (c == 0 && !inclusive_end)) : (c > 0 || (c == 0 && !inclusive_end))) continue;
-                }
+                if (!th_row(&bounds, pos++, &k, d, &e)) continue;
                 if (skipped < skip) { skipped++; continue; }
                 if (limit >= 0 && want >= limit) break;
-                key = k; emit_n = within % 3; snprintf(doc, sizeof doc, "%s", d);
+                key = k; emit_n = e; snprintf(doc, sizeof doc, "%s", d);
                 want++;
                 break;
             }
@@ -565,20 +582,9 @@ static void check_thrice(cbl_view* v, int descending, int start_key, const char*
     /* No row of the reference left over. */
     long more = 0;
     while (pos < total && (limit < 0 || want + more < limit)) {
-        int j = descending ? total - 1 - pos : pos;
-        pos++;
-        int k = j / (TH_DOCS / 2 * 3), within = j % (TH_DOCS / 2 * 3);
+        int k, e;
         char d[16];
-        snprintf(d, sizeof d, "t%05d", (within / 3) * 2 + k);
-        int c;
-        if (start_key >= 0) {
-            c = k != start_key ? (k < start_key ? -1 : 1) : (start_doc ? strcmp(d, start_doc) : 0);
-            if (descending ? c > 0 : c < 0) continue;
-        }
-        if (end_key >= 0) {
-            c = k != end_key ? (k < end_key ? -1 : 1) : (end_doc ? strcmp(d, end_doc) : 0);
-            if (descending ? (c < 0 || (c == 0 && !inclusive_end)) : (c > 0 || (c == 0 && !inclusive_end))) continue;
-        }
+        if (!th_row(&bounds, pos++, &k, d, &e)) continue;
         if (skipped < skip) { skipped++; continue; }
         more++;
     }
