@@ -64,7 +64,9 @@ public final class QueryEnumerator: @unchecked Sendable {
                 source.recycle()
             }
             try throwDeferredError()
-            return try lendNext(into: &row)
+            guard try lendRun(max: 1) > 0 else { return false }
+            row = run[0]
+            return true
         }
     }
 
@@ -95,13 +97,19 @@ public final class QueryEnumerator: @unchecked Sendable {
         }
     }
 
-    /// Lends the next rows into `run` (1 to `max` of them; 0 at the end): skip, limit and
-    /// include_docs applied to a run of the source's rows at once.
+    /// Lends the next rows into `run` (1 to `max` of them; 0 at the end): the prefetched
+    /// ones first, then the source's.
     private func lendRun(max: Int) throws -> Int {
         if !prefetched.isEmpty {
             run[0] = lendArena.lend(prefetched.removeFirst())
             return 1
         }
+        return try pullRun(max: max)
+    }
+
+    /// Reads the source's next rows into `run` (1 to `max`; 0 at the end): skip, limit and
+    /// include_docs applied to a run of them at once.
+    private func pullRun(max: Int) throws -> Int {
         if remaining == 0 { return 0 }
         while skip > 0 {
             let skipped = try source.next(into: run, max: Int(Swift.min(skip, Int64(QueryEnumerator.runCapacity))))
@@ -134,15 +142,6 @@ public final class QueryEnumerator: @unchecked Sendable {
         }
     }
 
-    @inline(__always)
-    private func lendNext(into row: inout QueryRowRef) throws -> Bool {
-        if !prefetched.isEmpty {
-            row = lendArena.lend(prefetched.removeFirst())
-            return true
-        }
-        return try pull(into: &row)
-    }
-
     /// The next row, lent until the next call on this enumerator; nil at the end.
     public func nextRef() throws -> QueryRowRef? {
         var row = QueryRowRef()
@@ -154,18 +153,6 @@ public final class QueryEnumerator: @unchecked Sendable {
         try nextRef().map { QueryRow($0) }
     }
 
-    private func pull(into row: inout QueryRowRef) throws -> Bool {
-        if remaining == 0 { return false }
-        while skip > 0 {
-            guard try source.next(into: &row) else { return false }
-            skip -= 1
-        }
-        guard try source.next(into: &row) else { return false }
-        if remaining > 0 { remaining -= 1 }
-        if includeDocs { attachDoc(&row) }
-        return true
-    }
-
     private func attachDoc(_ row: inout QueryRowRef) {
         guard let id = row.docID else { return }
         let doc = try? collection.get(docID: String(decoding: id, as: UTF8.self))
@@ -175,11 +162,10 @@ public final class QueryEnumerator: @unchecked Sendable {
     /// Reads the first rows now (update "after": they are read before the update starts).
     func prefetch(_ n: Int) throws {
         try lock.withLock { _ in
-            var row = QueryRowRef()
             while prefetched.count < n {
                 source.recycle()                 // each row is copied before the next
-                guard try pull(into: &row) else { break }
-                prefetched.append(QueryRow(row))
+                guard try pullRun(max: 1) > 0 else { break }
+                prefetched.append(QueryRow(run[0]))
             }
         }
     }
