@@ -262,6 +262,38 @@ final class ViewStorageTests: CBLCollectionTestCase {
         XCTAssertEqual(try v.lastSequenceIndexed, try coll.lastSequence)
     }
 
+    /// A live document purged while a batch is mapped, with nothing else saved (the
+    /// collection's last sequence does not move, only its live count), stays out: in a
+    /// build from an empty index and in an incremental update.
+    func testLiveDocumentPurgedAloneDuringMappingIsNotIndexed() throws {
+        for i in 0..<20 { try put(String(format: "d%02d", i), "{\"k\":\(i)}") }
+        let c = coll!
+        let purgeNext = Locked<String?>("d05")
+        let v = try coll.view(named: "purging")
+        v.setMapReduce(map: { doc, e in
+            if let victim = purgeNext.get(), doc.docID != victim {
+                purgeNext.set(nil)
+                try c.purge(docID: victim)
+            }
+            if let k = try doc.object["k"] { e.emit(k, nil) }
+        }, reduce: nil, version: "1")
+        let lastBefore = try coll.lastSequence
+        XCTAssertEqual(try keys(v), (0..<20).filter { $0 != 5 }.map(String.init))
+        XCTAssertNil(purgeNext.get())
+        XCTAssertEqual(try coll.lastSequence, lastBefore, "the purge took no sequence")
+        XCTAssertEqual(try v.totalRows, 19)
+
+        // Incremental: two documents change, and one of them is purged while they are mapped.
+        for id in ["d08", "d09"] {
+            let rev = try c.doc(id)["_rev"]!.stringValue!
+            _ = try c.put(docID: id, json: "{\"k\":\(id == "d08" ? 800 : 900)}", parent: rev)
+        }
+        purgeNext.set("d09")
+        XCTAssertEqual(try keys(v), (0..<20).filter { ![5, 8, 9].contains($0) }.map(String.init) + ["800"])
+        XCTAssertEqual(try v.totalRows, 18)
+        XCTAssertEqual(try v.lastSequenceIndexed, try coll.lastSequence)
+    }
+
     /// `_count` (computed by SQLite) and a custom reducer that counts (streamed through a
     /// Reduction) agree on every range, direction and grouping.
     func testCountInSQLMatchesTheStreamedReduction() throws {

@@ -1,5 +1,5 @@
 /// A collection's counters as kept in the `collections` table.
-struct CollectionMeta {
+struct CollectionMeta: Equatable {
     var lastSeq: Int64
     var docCount: Int64
 

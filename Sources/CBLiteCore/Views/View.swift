@@ -171,8 +171,9 @@ public final class View: @unchecked Sendable {
             var wroteChanges = false
             let fresh = freshThrough
             let result = try store.write(timeoutMs: timeout) { conn, _ in
-                try write(batch, from: from, upTo: upTo, freshThrough: fresh, last: mapped.reachedEnd, version: version,
-                          conn: conn, changedKeys: &changedKeys, changed: &wroteChanges)
+                try write(batch, from: from, upTo: upTo, freshThrough: fresh, last: mapped.reachedEnd,
+                          readMeta: mapped.firstMeta, version: version, conn: conn, changedKeys: &changedKeys,
+                          changed: &wroteChanges)
             }
             if let result {
                 if wroteChanges { ownIncrements += 1 }
@@ -200,20 +201,24 @@ public final class View: @unchecked Sendable {
     /// Maps the documents after sequence `from`, chunk by chunk, outside any lock, until the
     /// batch is full or the collection's end is reached. Returns the sequence the batch
     /// covers up to (`from` when there is nothing to index), the collection's last
-    /// sequence when mapping began, and whether the batch reached the collection's end.
+    /// sequence when mapping began, whether the batch reached the collection's end, and
+    /// the collection's counters read before the first chunk (nil: nothing was read).
     private func mapBatch(map: MapFunction, from: Int64, into batch: MappedBatch) throws
-        -> (upTo: Int64, collectionLast: Int64, reachedEnd: Bool) {
+        -> (upTo: Int64, collectionLast: Int64, reachedEnd: Bool, firstMeta: CollectionMeta?) {
         let docStore = collection.docStore
         var upTo = from
         var firstLast: Int64 = from
+        var firstMeta: CollectionMeta? = nil
         let emitter = Emitter(batch: batch)
         var spare: MapChunk? = nil
         while true {
-            let collLast = try store.collectionMeta(collection.id).lastSeq
-            if collLast <= upTo { return (upTo, max(firstLast, upTo), true) }
-            if batch.isFull { return (upTo, firstLast, false) }
+            let meta = try store.collectionMeta(collection.id)
+            let collLast = meta.lastSeq
+            if collLast <= upTo { return (upTo, max(firstLast, upTo), true, firstMeta) }
+            if batch.isFull { return (upTo, firstLast, false, firstMeta) }
             if upTo == from {
                 firstLast = collLast
+                firstMeta = meta
                 batch.reserve(documents: Int(clamping: collLast - from))
             }
             let chunkFrom = upTo
@@ -238,9 +243,11 @@ public final class View: @unchecked Sendable {
     /// Writes a mapped batch covering (from, upTo] (inside the write transaction); nil
     /// when someone else moved the index on meanwhile. Documents at or below
     /// `freshThrough` have no rows in the index (a build from an empty index; see update);
-    /// `last`: the batch reaches the collection's end.
-    private func write(_ batch: MappedBatch, from: Int64, upTo: Int64, freshThrough: Int64?, last: Bool, version: String,
-                       conn: Connection, changedKeys: inout [[UInt8]]?, changed: inout Bool) throws -> ViewStorage.State? {
+    /// `last`: the batch reaches the collection's end; `readMeta`: the collection's counters
+    /// read before its first document was.
+    private func write(_ batch: MappedBatch, from: Int64, upTo: Int64, freshThrough: Int64?, last: Bool,
+                       readMeta: CollectionMeta?, version: String, conn: Connection, changedKeys: inout [[UInt8]]?,
+                       changed: inout Bool) throws -> ViewStorage.State? {
         guard var st = try ViewStorage.load(conn, collectionID: collection.id, name: name),
               st.version == version, st.lastSeq == from else { return nil }   // someone else indexed
         let docStore = collection.docStore
@@ -248,8 +255,13 @@ public final class View: @unchecked Sendable {
         // Documents changed or purged since they were read must not be indexed from that
         // read. Sequences are never reused and a change moves a document above every
         // sequence read, so when the range still holds as many documents as were read,
-        // none of them changed; otherwise each is checked.
-        let unchanged = try docStore.count(conn, after: from, through: upTo) == batch.docCount
+        // none of them changed; otherwise each is checked. Counting the range reads its
+        // whole sequence index: when the collection's last sequence and live count are
+        // still those read before the first document, nothing was saved since (a save
+        // takes a new sequence) and no live document was purged (purging a tombstone,
+        // which left no rows, changes nothing here), so the count is skipped.
+        let unchanged = try (readMeta != nil && store.collectionMeta(collection.id) == readMeta)
+            || docStore.count(conn, after: from, through: upTo) == batch.docCount
         // A build from an empty index: nothing to look up or replace for documents that
         // were there when it began (batch documents are in sequence order).
         let freshLimit = from == 0 ? Int64.max : (freshThrough ?? 0)
