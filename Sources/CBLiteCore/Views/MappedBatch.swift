@@ -223,28 +223,15 @@ final class MappedBatch {
                 if c != 0 { return c < 0 }
                 return aLength == bLength ? nil : aLength < bLength
             }
-            // Rows of equal keys are ordered by document ID: each document's place in ID
-            // order is worked out once, so the row sort compares integers, not IDs (most of
-            // its comparisons are between equal keys). Documents whose IDs ascend in batch
-            // (sequence) order, as when IDs are made in order, are in place already;
-            // otherwise that order is mostly runs of it (a later save moves a document to
-            // the end), which the sort merges.
+            // Documents whose IDs ascend in batch (sequence) order, as when IDs are made in
+            // order: rows of equal keys are ordered by their document's place in the batch,
+            // without comparing IDs.
             var idsAscend = true
             for i in docs.indices.dropFirst() {
                 if less(docs[i - 1].idStart, layout.idLength(i - 1), docs[i].idStart, layout.idLength(i)) != true {
                     idsAscend = false
                     break
                 }
-            }
-            var idRank: [UInt32] = []
-            if !idsAscend {
-                var byID = Array(0..<UInt32(docs.count))
-                byID.sort { a, b in
-                    less(docs[Int(a)].idStart, layout.idLength(Int(a)), docs[Int(b)].idStart, layout.idLength(Int(b)))
-                        ?? (a < b)
-                }
-                idRank = Array(repeating: 0, count: docs.count)
-                for (place, d) in byID.enumerated() { idRank[Int(d)] = UInt32(place) }
             }
             order.sort { a, b in
                 let x = rows[Int(a)], y = rows[Int(b)]
@@ -258,7 +245,8 @@ final class MappedBatch {
                 }
                 if x.doc == y.doc { return a < b }             // emit order: a document's rows are in it
                 if idsAscend { return x.doc < y.doc }
-                return idRank[Int(x.doc)] < idRank[Int(y.doc)]
+                return less(docs[Int(x.doc)].idStart, layout.idLength(Int(x.doc)), docs[Int(y.doc)].idStart, layout.idLength(Int(y.doc)))
+                    ?? (x.doc < y.doc)
             }
         }
         return order
