@@ -32,6 +32,9 @@ public final class Connection {
     /// of an earlier one: a file swapped by a re-key).
     var fileGeneration = 0
     public let path: String
+    /// What a hook registered on this connection points to (Checkpointer.attach): kept
+    /// alive as long as the connection can call it.
+    var walHookOwner: AnyObject?
 
     // Once `db` is set, a throwing init still runs deinit, which closes the handle.
     /// `readOnly`: SQLITE_OPEN_READONLY; `immutable` also tells SQLite that nobody writes

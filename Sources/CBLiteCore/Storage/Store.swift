@@ -53,6 +53,8 @@ public final class Store: @unchecked Sendable {
     var expiration: ExpirationTimer?
     /// Delivers other processes' commits to listeners (started by the first listener).
     private var watcher: ExternalChangeWatcher?
+    /// Copies the WAL into the file off the committing thread (nil: read-only).
+    private(set) var checkpointer: Checkpointer?
 
     /// Opened read-only: every write fails with 403 and nothing on disk changes.
     let readOnly: Bool
@@ -82,7 +84,7 @@ public final class Store: @unchecked Sendable {
         // The writer may create files (ATTACH during a key change needs it); whether the
         // database may be created was decided by Database.open before this.
         writer = try Connection(path: filePath, create: true, busyTimeoutMs: busyTimeoutMs, key: key)
-        try writer.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+        try configureWriter()
         Loggers.storage.debug("opened \(filePath) (WAL\(key == nil ? "" : ", encrypted"), busy timeout \(busyTimeoutMs) ms)")
         try writer.exec("BEGIN IMMEDIATE")
         do {
@@ -102,6 +104,27 @@ public final class Store: @unchecked Sendable {
             throw error
         }
     }
+
+    /// WAL mode, and checkpoints on the checkpointer's thread instead of in commits.
+    private func configureWriter() throws {
+        try writer.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+        if checkpointer == nil {
+            checkpointer = Checkpointer(label: filePath) { [weak self] in
+                guard let self else { throw CBLError.badRequest("database is closed") }
+                return try Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key)
+            }
+        }
+        checkpointer!.attach(to: writer)
+    }
+
+    /// Runs `body` with the checkpointer's thread stopped and its connection closed.
+    private func withCheckpointsStopped<T>(_ body: () throws -> T) rethrows -> T {
+        guard let checkpointer else { return try body() }
+        return try checkpointer.whileStopped(body)
+    }
+
+    /// A store dropped without close() (tests) still stops the checkpointer's thread.
+    deinit { checkpointer?.stop() }
 
     // MARK: write lock and transactions
 
@@ -338,6 +361,7 @@ public final class Store: @unchecked Sendable {
     func close() {
         expiration?.stop()
         expiration = nil
+        checkpointer?.stop()                      // its connection closes first: the writer's close is the last
         let watching: ExternalChangeWatcher? = monitor.locked { defer { watcher = nil }; return watcher }
         watching?.stop()
         let writerToClose: Connection? = monitor.locked {
@@ -357,7 +381,8 @@ public final class Store: @unchecked Sendable {
     /// old file and reopens. The old file stays intact until the rename.
     func changeKey(_ newKey: EncryptionKey?, timeoutMs: Int? = nil,
                    beforeSwap: (Connection) throws -> Void = { _ in }, afterSwap: () throws -> Void = {}) throws {
-        try exclusive(timeoutMs: timeoutMs) { conn in
+        // The checkpointer's connection would hold the old file open: stopped meanwhile.
+        try exclusive(timeoutMs: timeoutMs) { conn in try withCheckpointsStopped {
             try beforeSwap(conn)
             let temp = filePath + ".rekey"
             for suffix in ["", "-wal", "-shm", "-journal"] { try? FileSystem.remove(temp + suffix) }
@@ -394,14 +419,15 @@ public final class Store: @unchecked Sendable {
                 try FileSystem.rename(temp, filePath)
             } catch {
                 writer = try Connection(path: filePath, create: true, busyTimeoutMs: busyTimeoutMs, key: key)
+                try configureWriter()
                 throw error
             }
             keyState.withLock { $0 = newKey }
             writer = try Connection(path: filePath, create: true, busyTimeoutMs: busyTimeoutMs, key: newKey)
-            try writer.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            try configureWriter()
             monitor.locked { watcher }?.reopen()
             try afterSwap()
-        }
+        } }
     }
 
     // MARK: collections

@@ -208,3 +208,45 @@ def test_transaction_on_closed_db(dbdir):
     with pytest.raises(cblite.BadRequest):
         with db.transaction():
             pass
+
+
+def test_write_burst_with_a_reader_survives_close_and_reopen(dbdir):
+    """Large transactions, well past the WAL's 1,000-frame checkpoint threshold, with a
+    reader thread beside them: the log is copied back off the committing thread, stays
+    bounded, and is removed at close; every document is there after reopening."""
+    import os
+    pad = "x" * 3000
+    wal = os.path.join(dbdir, "burst.cblite2", "db.sqlite3-wal")
+    stop = threading.Event()
+    seen = {"reads": 0, "errors": []}
+    max_wal = 0
+    with cblite.Database("burst", dbdir) as db:
+        db.put({"pad": pad}, "first")
+
+        def reader():
+            while not stop.is_set():
+                try:
+                    assert db["first"]["pad"] == pad
+                    seen["reads"] += 1
+                except Exception as e:  # reported below
+                    seen["errors"].append(e)
+                    return
+
+        t = threading.Thread(target=reader)
+        t.start()
+        try:
+            for n in range(6):
+                with db.transaction():
+                    for i in range(400):
+                        db.put({"pad": pad, "i": i}, f"b{n}-{i}")
+                max_wal = max(max_wal, os.path.getsize(wal) if os.path.exists(wal) else 0)
+        finally:
+            stop.set()
+            t.join()
+        assert seen["errors"] == [] and seen["reads"] > 0
+    assert 0 < max_wal < 40 * 1024 * 1024
+    assert not os.path.exists(wal)
+    with cblite.Database("burst", dbdir) as db:
+        assert db.count == 2401
+        assert db["b5-399"]["i"] == 399
+        assert db.integrity_check() == []
