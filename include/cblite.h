@@ -280,6 +280,11 @@ CBL_WARN_UNUSED cbl_status cbl_default_directory(char** out_path, cbl_error* err
  *                       are read-only or all read-write: mixing is 406.
  * Several handles may be open on one database at once, in one process or several;
  * handles in one process share notifications.
+ * Writes go to SQLite's write-ahead log; once it holds 1,000 pages, a thread of the
+ * library (one per database file written in this process, started on first need,
+ * stopped when the file's last handle closes) copies it back into the file, so commits
+ * do not wait for that copy. A commit that finds 8,000 pages still waiting (writes
+ * outrunning the copy) copies them itself: the log stays bounded.
  * Errors: 400 (bad name or options; dir is ""), 404 (absent, or dir missing, and
  * create=false or read_only), 401 (encrypted and no key or a wrong one given, or a key
  * given for a plain database), 406 (open in this process with the other read_only
