@@ -77,8 +77,8 @@ final class CheckpointerTests: CBLTestCase {
             done.signal()
         }
         t.start()
-        // The commit that crosses the limit waits for the held-up copy: let it go.
-        Thread.sleep(forTimeInterval: 0.2)
+        // The commit that crosses the limit waits for the held-up copy: let it go then.
+        while cp.commitsWaiting == 0 { Thread.sleep(forTimeInterval: 0.005) }
         release.signal()
         done.wait()
         cp.waitUntilIdle()

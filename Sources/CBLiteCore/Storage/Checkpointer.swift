@@ -38,10 +38,11 @@ final class Checkpointer: @unchecked Sendable {
     private var stopping = false
     private var stopped = false                   // by stop() or whileStopped: commits checkpoint themselves
     private var noThread = false                  // the system had none to give: commits checkpoint themselves
-    /// Counters, for tests and the log.
-    private(set) var backgroundRuns = 0
-    private(set) var inlineRuns = 0
-    private(set) var failures = 0
+    /// Counters, for tests (read through `counts`).
+    private var waitingCommits = 0                // commits waiting for a running copy
+    private var backgroundRuns = 0
+    private var inlineRuns = 0
+    private var failures = 0
 
     /// `open` makes the connection checkpoints run through (called on the checkpointer's
     /// thread, with the store's current key).
@@ -78,7 +79,11 @@ final class Checkpointer: @unchecked Sendable {
             }
             // Stopped, no thread, or the log outgrew the copies: once the running copy is
             // done, this commit copies the rest.
-            while running { _ = monitor.wait(until: nil) }
+            if running {
+                waitingCommits += 1
+                while running { _ = monitor.wait(until: nil) }
+                waitingCommits -= 1
+            }
             running = true
             return true
         }
@@ -145,6 +150,9 @@ final class Checkpointer: @unchecked Sendable {
         Loggers.storage.warning("\(label): checkpoint failed: \(String(cString: sqlite3_errstr(rc))) (\(rc))")
         return false
     }
+
+    /// How many commits wait for the running copy to end (tests).
+    var commitsWaiting: Int { monitor.locked { waitingCommits } }
 
     /// Waits until no checkpoint is asked for or under way (tests).
     func waitUntilIdle() {
