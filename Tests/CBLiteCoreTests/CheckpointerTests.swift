@@ -120,15 +120,20 @@ final class CheckpointerTests: CBLTestCase {
 
     /// A database's commits leave the copy to the thread, and its close stops it: the
     /// log is checkpointed and removed by the writer's close, the last connection.
-    func testADatabaseCheckpointsInTheBackgroundAndStopsAtClose() throws {
-        let db = try open("bg")
+    /// `transactions` transactions of 300 documents of about a page each, IDs from `prefix`.
+    private func fill(_ db: Database, _ prefix: String, transactions: Int) throws {
         let coll = try db.defaultCollection()
         let body = "{\"pad\":\"" + String(repeating: "x", count: 3000) + "\"}"
-        for t in 0..<6 {
+        for t in 0..<transactions {
             try db.begin()
-            for i in 0..<300 { _ = try coll.put(docID: "d\(t)-\(i)", json: body, parent: nil) }
+            for i in 0..<300 { _ = try coll.put(docID: "\(prefix)\(t)-\(i)", json: body, parent: nil) }
             try db.commit()
         }
+    }
+
+    func testADatabaseCheckpointsInTheBackgroundAndStopsAtClose() throws {
+        let db = try open("bg")
+        try fill(db, "d", transactions: 6)
         let cp = try XCTUnwrap(db.store.checkpointer)
         cp.waitUntilIdle()
         XCTAssertGreaterThanOrEqual(cp.counts.background, 1)
@@ -148,22 +153,13 @@ final class CheckpointerTests: CBLTestCase {
         let first = #"{"raw_hex":"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"}"#
         let second = #"{"raw_hex":"1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100"}"#
         let db = try open("enc", options: "{\"encryption_key\":\(first)}")
-        let coll = try db.defaultCollection()
-        let body = "{\"pad\":\"" + String(repeating: "y", count: 3000) + "\"}"
-        func fill(_ prefix: String) throws {
-            for t in 0..<5 {
-                try db.begin()
-                for i in 0..<300 { _ = try coll.put(docID: "\(prefix)\(t)-\(i)", json: body, parent: nil) }
-                try db.commit()
-            }
-        }
-        try fill("a")
+        try fill(db, "a", transactions: 5)
         let cp = try XCTUnwrap(db.store.checkpointer)
         cp.waitUntilIdle()
         let before = cp.counts.background
         XCTAssertGreaterThanOrEqual(before, 1)
         try db.changeEncryptionKey(try EncryptionKey(jsonText: second))
-        try fill("b")
+        try fill(db, "b", transactions: 5)
         cp.waitUntilIdle()
         XCTAssertGreaterThan(cp.counts.background, before, "checkpoints go on after the re-key")
         XCTAssertEqual(cp.counts.failures, 0, "the thread reopened with the new key")

@@ -35,7 +35,6 @@ final class Checkpointer: @unchecked Sendable {
     private var thread: ServiceThread?
     private var wanted = false                    // a checkpoint was asked for
     private var running = false                   // a checkpoint is under way (either thread)
-    private var stopping = false
     private var stopped = false                   // by stop() or whileStopped: commits checkpoint themselves
     private var noThread = false                  // the system had none to give: commits checkpoint themselves
     /// Counters, for tests (read through `counts`).
@@ -117,10 +116,10 @@ final class Checkpointer: @unchecked Sendable {
         defer { conn?.close() }
         while true {
             let go: Bool = monitor.locked {
-                while !wanted && !stopping { _ = monitor.wait(until: nil) }
-                if stopping { return false }
+                while !wanted && !stopped { _ = monitor.wait(until: nil) }
+                if stopped { return false }
                 while running { _ = monitor.wait(until: nil) }     // an inline catch-up
-                if stopping { return false }
+                if stopped { return false }
                 wanted = false
                 running = true
                 return true
@@ -162,17 +161,10 @@ final class Checkpointer: @unchecked Sendable {
     /// Stops the thread (joined; its connection closed); later commits checkpoint
     /// themselves at `threshold`.
     func stop() {
-        let t: ServiceThread? = monitor.locked {
+        ServiceThread.stop(monitor) {
             stopped = true
-            stopping = true
-            monitor.broadcast()
             defer { thread = nil }
             return thread
-        }
-        t?.join()
-        monitor.locked {
-            stopping = false
-            wanted = false
         }
     }
 

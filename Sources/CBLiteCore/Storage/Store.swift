@@ -444,8 +444,13 @@ public final class Store: @unchecked Sendable {
 
     /// last_seq and doc_count, including the calling thread's uncommitted changes.
     func collectionMeta(_ id: Int64) throws -> CollectionMeta {
+        try read { conn in try collectionMeta(id, reading: conn) }
+    }
+
+    /// The same, from inside `read`, on the connection it gave.
+    func collectionMeta(_ id: Int64, reading conn: Connection) throws -> CollectionMeta {
         if ownedByCurrentThread, let state = txn { return try state.meta(id, writer) }
-        return try read { conn in try CollectionMeta.load(id, conn) }
+        return try CollectionMeta.load(id, conn)
     }
 }
 

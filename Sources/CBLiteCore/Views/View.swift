@@ -135,7 +135,7 @@ public final class View: @unchecked Sendable {
             guard let st = try ViewStorage.load(conn, collectionID: collID, name: name), st.version == version else {
                 return (nil, false)
             }
-            let collLast = owned ? try store.collectionMeta(collID).lastSeq : try CollectionMeta.load(collID, conn).lastSeq
+            let collLast = try store.collectionMeta(collID, reading: conn).lastSeq
             let current = collLast <= st.lastSeq
             if current, let dataVersion {
                 currentIndex.withLock { $0 = CurrentIndex(conn: conn, dataVersion: dataVersion, version: version, state: st) }
