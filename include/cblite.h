@@ -281,10 +281,12 @@ CBL_WARN_UNUSED cbl_status cbl_default_directory(char** out_path, cbl_error* err
  * Several handles may be open on one database at once, in one process or several;
  * handles in one process share notifications.
  * Writes go to SQLite's write-ahead log; once it holds 1,000 pages, a thread of the
- * library (one per database file written in this process, started on first need,
- * stopped when the file's last handle closes) copies it back into the file, so commits
- * do not wait for that copy. A commit that finds 8,000 pages still waiting (writes
- * outrunning the copy) copies them itself: the log stays bounded.
+ * library (one per database file written in this process, running only while a copy is
+ * asked for, stopped when the file's last handle closes) copies it back into the file,
+ * so commits do not wait for that copy. A commit that finds 8,000 pages still waiting
+ * (writes outrunning the copy) copies them itself: the log stays bounded. No thread of
+ * the library runs for a database without work for it: a single-threaded program that
+ * stops writing is single-threaded again.
  * Errors: 400 (bad name or options; dir is ""), 404 (absent, or dir missing, and
  * create=false or read_only), 401 (encrypted and no key or a wrong one given, or a key
  * given for a plain database), 406 (open in this process with the other read_only
@@ -594,8 +596,11 @@ CBL_WARN_UNUSED cbl_status cbl_doc_put_existing(cbl_collection* coll, const char
                                 cbl_error* err);
 
 /* Expiration (time to live). `unix_time` is seconds since 1970-01-01 UTC; 0 clears it.
- * An expired document is purged automatically while a handle of its database is open,
- * and on open. Errors: 404 (no such document), 400 (document ID, a negative time),
+ * An expired document is purged on open, and automatically while a handle of its
+ * database is open in a process that knows of the expiration: the process that set it,
+ * one that opened the database after it was set, or one whose change listeners watch the
+ * database when another process sets it. A thread per database file runs only while such
+ * an expiration is pending. Errors: 404 (no such document), 400 (document ID, a negative time),
  * 503, 500. */
 CBL_WARN_UNUSED cbl_status cbl_doc_set_expiration(cbl_collection* coll, const char* doc_id, int64_t unix_time,
                                   cbl_error* err);

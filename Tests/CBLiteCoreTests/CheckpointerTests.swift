@@ -57,6 +57,41 @@ final class CheckpointerTests: CBLTestCase {
         XCTAssertEqual(try Connection(path: path, create: false, busyTimeoutMs: 5000).queryInt("SELECT count(*) FROM t"), 50)
     }
 
+    /// Polls `done` every 5 ms for at most `seconds`; returns whether it became true.
+    private func eventually(seconds: Double = 5, _ done: () -> Bool) -> Bool {
+        let deadline = MonotonicTime.now().adding(milliseconds: Int(seconds * 1000))
+        while !done() && MonotonicTime.now() < deadline { usleep(5_000) }
+        return done()
+    }
+
+    /// The thread runs only while a copy is asked for: it ends once the copies are made,
+    /// the next burst starts another, and both use the one connection opened first.
+    func testTheThreadEndsWhenNoCopyIsAskedForAndKeepsItsConnection() throws {
+        let path = dir + "/ends.sqlite3"
+        let writer = try walWriter(path)
+        let opened = Locked(0)
+        let cp = Checkpointer(label: "ends", threshold: 20, limit: 1_000_000) {
+            opened.with { $0 += 1 }
+            return try Connection(path: path, create: false, busyTimeoutMs: 5000)
+        }
+        cp.attach(to: writer)
+        XCTAssertFalse(cp.isRunning, "no thread before the first copy is asked for")
+        try Self.commitPages(writer, rows: 25)
+        cp.waitUntilIdle()
+        XCTAssertTrue(eventually { !cp.isRunning }, "the copy made, the thread ended")
+        let first = cp.counts.background
+        XCTAssertGreaterThanOrEqual(first, 1)
+        try Self.commitPages(writer, rows: 25)
+        cp.waitUntilIdle()
+        XCTAssertGreaterThan(cp.counts.background, first, "the next burst started another thread")
+        XCTAssertTrue(eventually { !cp.isRunning })
+        XCTAssertEqual(cp.counts.inline, 0)
+        XCTAssertEqual(cp.counts.failures, 0)
+        XCTAssertEqual(opened.get(), 1, "one connection for every thread")
+        cp.stop()
+        XCTAssertEqual(try writer.queryInt("SELECT count(*) FROM t"), 50)
+    }
+
     /// Commits faster than the copies (here the thread is held up opening its connection)
     /// stop at the limit: the commit that finds the log that long waits for the running
     /// copy and copies the rest itself, so the next transaction starts the log over.

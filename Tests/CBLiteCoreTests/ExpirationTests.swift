@@ -83,6 +83,50 @@ final class ExpirationTests: CBLTestCase {
         assertSound(db)
     }
 
+    /// The timer's thread runs only while an expiration is pending: none for a database
+    /// without one, started by setting one, ended once it is purged; at open, started when
+    /// the file holds one; and started when another process sets one while a change
+    /// listener watches the file.
+    func testTheTimersThreadRunsOnlyWhileAnExpirationIsPending() throws {
+        let db = try open()
+        let c = try db.defaultCollection()
+        _ = try c.put(docID: "a", json: "{}", parent: nil)
+        _ = try c.put(docID: "b", json: "{}", parent: nil)
+        let timer = try XCTUnwrap(db.store.expiration)
+        XCTAssertFalse(timer.isRunning, "no expiration: no thread")
+        try c.setExpiration(docID: "a", unixTime: unixTimeNow() + 1)
+        XCTAssertTrue(timer.isRunning, "setting one starts it")
+        XCTAssertTrue(poll(seconds: 5) { isPurged(c, "a") })
+        XCTAssertTrue(poll(seconds: 5) { !timer.isRunning }, "nothing left pending: the thread ended")
+        // Cleared before it is due: the thread ends without purging.
+        try c.setExpiration(docID: "b", unixTime: unixTimeNow() + 3600)
+        XCTAssertTrue(timer.isRunning)
+        try c.setExpiration(docID: "b", unixTime: 0)
+        XCTAssertTrue(poll(seconds: 5) { !timer.isRunning })
+        XCTAssertNoThrow(try c.get(docID: "b"))
+        // Reopened with one pending: running from open.
+        try c.setExpiration(docID: "b", unixTime: unixTimeNow() + 3600)
+        try db.close()
+        let again = try open()
+        XCTAssertTrue(try XCTUnwrap(again.store.expiration).isRunning, "the file holds one: started at open")
+        try again.defaultCollection().setExpiration(docID: "b", unixTime: 0)
+        let reopened = try XCTUnwrap(again.store.expiration)
+        XCTAssertTrue(poll(seconds: 5) { !reopened.isRunning })
+        // Another process (a Store of its own) sets one: this process's change watcher
+        // sees the commit and starts the timer, which purges it when due.
+        let c2 = try again.defaultCollection()
+        let token = try c2.addChangeListener { _ in }
+        defer { token.remove() }
+        let store = try Store(bundlePath: again.path, filePath: again.path + "/db.sqlite3", create: false,
+                              busyTimeoutMs: 5000, key: nil)
+        defer { store.close() }
+        let other = Database(name: again.name, directory: dir, store: store)
+        try other.defaultCollection().setExpiration(docID: "b", unixTime: unixTimeNow() + 1)
+        XCTAssertTrue(poll(seconds: 5) { reopened.isRunning }, "started on the other process's commit")
+        XCTAssertTrue(poll(seconds: 5) { isPurged(c2, "b") })
+        XCTAssertTrue(poll(seconds: 5) { !reopened.isRunning })
+    }
+
     func testAlreadyExpiredIsPurgedPromptly() throws {
         let db = try open()
         let c = try db.defaultCollection()

@@ -1548,6 +1548,68 @@ static void test_write_burst(void) {
     RELEASE_AND_CLOSE(c, db);
 }
 
+/* The library's threads of a database run only while they have work: a copy of the
+ * write-ahead log to make, an expiration pending. A single-threaded program that stops
+ * writing is single-threaded again (a second thread costs it on every file-descriptor
+ * system call). Counted in /proc/self/task, against the count before the open. */
+static int thread_count(void) {
+    int n = 0;
+    char line[256];
+    FILE* f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "Threads:", 8) == 0) n = atoi(line + 8);
+    fclose(f);
+    return n;
+}
+
+/* Waits (at most 5 s) until the process has at most `most` threads. */
+static int threads_back_to(int most) {
+    for (int i = 0; i < 100 && thread_count() > most; i++) sleep_ms(50);
+    return thread_count() <= most;
+}
+
+static void test_idle_threads(void) {
+    char dir[512], id[64];
+    subdir("idle", dir, sizeof dir);
+    int before = thread_count();
+    for (int i = 0; i < 40; i++) {                     /* settled: earlier tests' threads gone */
+        sleep_ms(50);
+        int now = thread_count();
+        if (now == before) break;
+        before = now;
+    }
+    CHECK(before >= 1);
+    cbl_db* db = open_db("idle", dir);
+    cbl_collection* c = default_coll(db);
+    CHECK(thread_count() == before);                   /* no expiration: no timer thread */
+    static char body[3200];
+    snprintf(body, sizeof body, "{\"pad\":\"%0*d\"}", 3000, 7);
+    for (int t = 0; t < 3; t++) {                      /* 1,200 pages: the log is copied */
+        CHECK_ST(cbl_db_begin(db, &E), CBL_OK);
+        for (int i = 0; i < 400; i++) {
+            snprintf(id, sizeof id, "idle-%d-%d", t, i);
+            CHECK_ST(cbl_doc_put(c, id, body, NULL, 0, NULL, NULL, &E), CBL_OK);
+        }
+        CHECK_ST(cbl_db_commit(db, &E), CBL_OK);
+    }
+    CHECK(threads_back_to(before));                    /* copies made: the copier ended */
+    CHECK_ST(cbl_doc_set_expiration(c, "idle-0-0", (int64_t)time(NULL) + 1, &E), CBL_OK);
+    CHECK(thread_count() == before + 1);               /* the timer, for the pending one */
+    int purged = 0;
+    for (int i = 0; i < 100 && !purged; i++) {
+        char* d = NULL;
+        purged = cbl_doc_get(c, "idle-0-0", 0, &d, &E) == CBL_NOT_FOUND;
+        cbl_free(d);
+        if (!purged) sleep_ms(50);
+    }
+    CHECK(purged);
+    CHECK(threads_back_to(before));                    /* nothing pending: the timer ended */
+    CHECK_NUM(cbl_collection_count(c, &U, &E), 1199);
+    RELEASE_AND_CLOSE(c, db);
+    CHECK(thread_count() == before);
+}
+
 /* ---- Encryption ------------------------------------------------------------------ */
 
 #define SECRET "correct horse battery staple"
@@ -2094,6 +2156,7 @@ int main(void) {
     test_listeners();
     test_threads();
     test_write_burst();
+    test_idle_threads();
     test_encryption();
     test_bad_handles();
     test_v2_queries();

@@ -125,7 +125,10 @@ final class ExternalChangeWatcher: @unchecked Sendable {
             if stop { return }
             if monitor.locked({ defer { reopenRequested = false }; return reopenRequested }) { connection = nil }
             do {
-                let events = try poll()
+                guard let events = try poll() else { continue }
+                // Something was committed: another process may have set an expiration
+                // (this process's own settings start the timer themselves).
+                store.expiration?.pokeIfPending()
                 if !events.isEmpty {
                     Loggers.changes.debug("\(events.count) change(s) committed by another process")
                     store.notifier.enqueue(events)
@@ -148,10 +151,11 @@ final class ExternalChangeWatcher: @unchecked Sendable {
         return try body(connection!)
     }
 
-    private func poll() throws -> [ChangeEvent] {
+    /// Other processes' changes since the last round; nil when nothing at all was committed.
+    private func poll() throws -> [ChangeEvent]? {
         try withConnection { conn in
             let version = try conn.dataVersion()
-            if version == dataVersion { return [] }
+            if version == dataVersion { return nil }
             dataVersion = version
             try conn.exec("BEGIN")          // one snapshot for every collection
             defer { try? conn.exec("COMMIT") }

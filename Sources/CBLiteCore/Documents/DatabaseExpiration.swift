@@ -15,10 +15,12 @@ extension Database {
         try allCollectionIDs().compactMap { try Collection(database: self, id: $0, scope: "", name: "").nextExpiration() }.min()
     }
 
-    /// Purges what has expired now and starts the Store's timer (once per Store).
+    /// Purges what has expired now and makes the Store's timer (once per Store), whose
+    /// thread starts if the file holds a later expiration.
     func startExpiration() throws {
         try purgeExpired()
         store.startExpirationTimer(self)
+        store.expiration?.pokeIfPending()
     }
 }
 

@@ -359,11 +359,11 @@ public final class Store: @unchecked Sendable {
     }
 
     func close() {
+        let watching: ExternalChangeWatcher? = monitor.locked { defer { watcher = nil }; return watcher }
+        watching?.stop()                          // first: it may poke the expiration timer
         expiration?.stop()
         expiration = nil
         checkpointer?.stop()                      // its connection closes first: the writer's close is the last
-        let watching: ExternalChangeWatcher? = monitor.locked { defer { watcher = nil }; return watcher }
-        watching?.stop()
         let writerToClose: Connection? = monitor.locked {
             closed.store(true, ordering: .releasing)
             readers.removeAll()

@@ -250,3 +250,46 @@ def test_write_burst_with_a_reader_survives_close_and_reopen(dbdir):
         assert db.count == 2401
         assert db["b5-399"]["i"] == 399
         assert db.integrity_check() == []
+
+
+def test_library_threads_run_only_while_they_have_work(dbdir):
+    """A single-threaded program that stops writing is single-threaded again: the thread
+    that copies the write-ahead log ends once the copies are made, and the expiration
+    timer's runs only while an expiration is pending. Counted by the kernel
+    (/proc/self/status), in a fresh interpreter with no other threads."""
+    from helpers import run_isolated
+    r = run_isolated(f"""
+        import time, cblite
+        def threads():
+            with open("/proc/self/status") as f:
+                return next(int(l.split()[1]) for l in f if l.startswith("Threads:"))
+        def back_to(n):
+            for _ in range(100):
+                if threads() <= n:
+                    return True
+                time.sleep(0.05)
+            return threads() <= n
+        before = threads()
+        pad = "x" * 3000
+        with cblite.Database("idle", {dbdir!r}) as db:
+            assert threads() == before, "no expiration: no timer thread"
+            for n in range(3):
+                with db.transaction():
+                    for i in range(400):
+                        db.put({{"pad": pad}}, f"d{{n}}-{{i}}")
+            assert back_to(before), "the log copied: its thread ended"
+            coll = db.default_collection
+            coll.set_expiration("d0-0", int(time.time()) + 1)
+            assert threads() == before + 1, "the timer runs for the pending expiration"
+            for _ in range(100):
+                if "d0-0" not in coll:
+                    break
+                time.sleep(0.05)
+            assert "d0-0" not in coll
+            assert back_to(before), "nothing pending: the timer ended"
+            assert db.count == 1199
+        assert threads() == before
+        print("ok")
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
