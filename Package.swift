@@ -53,7 +53,9 @@ let package = Package(
             name: "CSQLCipher",
             path: "Sources/CSQLCipher",
             exclude: ["generate.sh"],
-            sources: ["sqlite3.c", "codec_shim.c", "index_rows.c", "adaptive_mutex.c"],
+            // sqlite_unit.c is the amalgamation (sqlite3.c) with index_rows.c, which reads
+            // SQLite's own structures, in one translation unit.
+            sources: ["sqlite_unit.c", "codec_shim.c", "adaptive_mutex.c"],
             publicHeadersPath: "include",
             cSettings: sqlcipherDefines,
             linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("m")]
