@@ -404,6 +404,14 @@ void bench_phase_begin(bench_side* s, int phase) {
     (void)callgrind_dumps;
 #endif
     if (s->phase < 0 && phase == 0) print_smaps("before-first-phase");
+    /* BENCH_PAUSE_MS=N: sleep N ms before each phase (not timed), so that work a phase
+     * leaves to the library's threads (the write-ahead log's copy) is done before the
+     * next one starts: what a phase costs alone, against what it costs beside them. */
+    const char* pause = getenv("BENCH_PAUSE_MS");
+    if (pause && atoi(pause) > 0) {
+        struct timespec ts = { atoi(pause) / 1000, (long)(atoi(pause) % 1000) * 1000000L };
+        nanosleep(&ts, NULL);
+    }
     bench_rss_reset_peak();
     s->phase = phase;
     s->t0 = bench_now_ms();

@@ -1,7 +1,6 @@
 /* See include/cblite_index_rows.h. An eponymous-only virtual table with the columns of a
  * view index row and a hidden column taking the rows pointer, and the copy of scanned
- * rows. Compiled inside the amalgamation (sqlite_unit.c), whose private Vdbe and Mem the
- * copy reads. */
+ * rows. Compiled inside the amalgamation (sqlite_unit.c), after result_row.c. */
 #include "cblite_index_rows.h"
 #include <string.h>
 
@@ -204,26 +203,13 @@ static inline void copy_text(unsigned char* buf, int64_t* used, const unsigned c
     *used += len + 1;
 }
 
-/* One column's bytes: NULL (length -1) for NULL and empty values. A text or blob is read
- * from the statement's current result row, where SQLite holds it (this file is compiled
- * inside the amalgamation, sqlite_unit.c, for that): through the public calls
- * (sqlite3_column_value, _blob, _bytes: statement and bounds checks, a mutex test, an
- * error-state update) a column cost ~80 instructions, and a view row reads two, about a
- * sixth of a scanned row's whole cost (callgrind, N=100,000). Other values (NULL,
- * numbers, zero-filled blobs) take the public path. Called only after SQLITE_ROW, on a
- * statement used by one thread at a time (cblite's connections are NOMUTEX). */
+/* One column's bytes: NULL (length -1) for NULL and empty values, read where SQLite
+ * holds the row (result_row.c): through the public calls (sqlite3_column_value, _blob,
+ * _bytes) a column cost ~80 instructions, and a view row reads two, about a sixth of a
+ * scanned row's whole cost (callgrind, N=100,000). */
 static inline const unsigned char* column_bytes(sqlite3_stmt* stmt, int c, int* len) {
-    Vdbe* vm = (Vdbe*)stmt;
-    if (vm->pResultRow != NULL && c >= 0 && c < vm->nResColumn) {
-        const Mem* m = &vm->pResultRow[c];
-        if ((m->flags & (MEM_Str | MEM_Blob)) != 0 && (m->flags & MEM_Zero) == 0) {
-            *len = m->n > 0 ? m->n : -1;
-            return m->n > 0 ? (const unsigned char*)m->z : NULL;
-        }
-    }
-    sqlite3_value* v = sqlite3_column_value(stmt, c);
-    const unsigned char* p = sqlite3_value_blob(v);
-    *len = p ? sqlite3_value_bytes(v) : -1;
+    const unsigned char* p = column_bytes_inline(stmt, c, len);
+    if (p == NULL) *len = -1;
     return p;
 }
 

@@ -1,4 +1,5 @@
 @testable import CBLiteCore
+import CSQLCipher
 import Glibc
 import XCTest
 
@@ -24,5 +25,49 @@ final class ConnectionTests: XCTestCase {
         XCTAssertEqual(s1.int(0), 42)
         s1.reset()
         conn.close()
+    }
+
+    /// Columns read where SQLite holds the row (cblite_result_row.h) give what SQLite's
+    /// public calls give, for every kind of value: NULL, empty and non-empty text and blobs,
+    /// text holding a 0 byte, zero-filled blobs, integers, reals, and a column number out of
+    /// range or a statement with no current row.
+    func testResultRowReadsMatchSQLitesOwnCalls() throws {
+        var template = Array("/tmp/cblite-conn-XXXXXX".utf8CString)
+        let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        defer { try? FileSystem.remove(dir) }
+        let conn = try Connection(path: dir + "/t.sqlite3", create: true, busyTimeoutMs: 1000)
+        defer { conn.close() }
+        try conn.exec("CREATE TABLE t(v)")
+        try conn.exec("""
+        INSERT INTO t VALUES (NULL), (''), (x''), ('text'), (x'00ff10'), ('a' || char(0) || 'b'),
+            (zeroblob(5)), (42), (-9007199254740993), (1.5), (1e300), (randomblob(70000))
+        """)
+        let s = try conn.prepare("SELECT v, typeof(v) FROM t ORDER BY rowid")
+        var rows = 0
+        while try s.step() {
+            rows += 1
+            let h = s.handle
+            let type = s.string(1) ?? "?"
+            // What SQLite's public calls say.
+            let isNull = sqlite3_column_type(h, 0) == SQLITE_NULL
+            let n = Int(sqlite3_column_bytes(h, 0))
+            let p = sqlite3_column_blob(h, 0)
+            let expected: [UInt8]? = isNull ? nil : (p == nil ? [] : [UInt8](UnsafeRawBufferPointer(start: p, count: n)))
+            XCTAssertEqual(s.bytes(0), expected, type)
+            XCTAssertEqual(s.borrowedBytes(0).map { [UInt8]($0) }, expected, type)
+            XCTAssertEqual(s.borrowedNonEmpty(0).map { [UInt8]($0) }, expected?.isEmpty == false ? expected : nil, type)
+            XCTAssertEqual(s.withBytes(0) { [UInt8]($0) }, expected ?? [], type)
+            XCTAssertEqual(s.string(0), expected.map { String(decoding: $0, as: UTF8.self) }, type)
+            XCTAssertEqual(s.int(0), sqlite3_column_int64(h, 0), type)
+            XCTAssertEqual(s.isNull(0), isNull, type)
+            // Out of range: nothing, as SQLite's calls give.
+            XCTAssertNil(s.borrowedBytes(7))
+            XCTAssertEqual(s.int(-1), 0)
+        }
+        XCTAssertEqual(rows, 12)
+        // No current row (the last step returned SQLITE_DONE).
+        XCTAssertNil(s.borrowedBytes(0))
+        XCTAssertEqual(s.int(0), 0)
+        s.reset()
     }
 }
