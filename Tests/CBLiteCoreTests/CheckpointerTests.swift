@@ -57,6 +57,16 @@ final class CheckpointerTests: CBLTestCase {
         XCTAssertEqual(try Connection(path: path, create: false, busyTimeoutMs: 5000).queryInt("SELECT count(*) FROM t"), 50)
     }
 
+    /// A checkpointer of the file at `path` that counts the connections it opens.
+    private func countingCheckpointer(_ path: String, threshold: Int, limit: Int) -> (Checkpointer, Locked<Int>) {
+        let opened = Locked(0)
+        let cp = Checkpointer(label: "test", threshold: threshold, limit: limit) {
+            opened.with { $0 += 1 }
+            return try Connection(path: path, create: false, busyTimeoutMs: 5000)
+        }
+        return (cp, opened)
+    }
+
     /// Polls `done` every 5 ms for at most `seconds`; returns whether it became true.
     private func eventually(seconds: Double = 5, _ done: () -> Bool) -> Bool {
         let deadline = MonotonicTime.now().adding(milliseconds: Int(seconds * 1000))
@@ -69,11 +79,7 @@ final class CheckpointerTests: CBLTestCase {
     func testTheThreadEndsWhenNoCopyIsAskedForAndKeepsItsConnection() throws {
         let path = dir + "/ends.sqlite3"
         let writer = try walWriter(path)
-        let opened = Locked(0)
-        let cp = Checkpointer(label: "ends", threshold: 20, limit: 1_000_000) {
-            opened.with { $0 += 1 }
-            return try Connection(path: path, create: false, busyTimeoutMs: 5000)
-        }
+        let (cp, opened) = countingCheckpointer(path, threshold: 20, limit: 1_000_000)
         cp.attach(to: writer)
         XCTAssertFalse(cp.isRunning, "no thread before the first copy is asked for")
         try Self.commitPages(writer, rows: 25)
@@ -130,11 +136,7 @@ final class CheckpointerTests: CBLTestCase {
     func testAStoppedCheckpointerLeavesCheckpointsToTheCommits() throws {
         let path = dir + "/stopped.sqlite3"
         let writer = try walWriter(path)
-        let opened = Locked(0)
-        let cp = Checkpointer(label: "test", threshold: 10, limit: 1000) {
-            opened.with { $0 += 1 }
-            return try Connection(path: path, create: false, busyTimeoutMs: 5000)
-        }
+        let (cp, opened) = countingCheckpointer(path, threshold: 10, limit: 1000)
         cp.attach(to: writer)
         cp.stop()
         for _ in 0..<3 { try Self.commitPages(writer, rows: 6) }
