@@ -53,8 +53,8 @@ let package = Package(
             name: "CSQLCipher",
             path: "Sources/CSQLCipher",
             exclude: ["generate.sh"],
-            // sqlite_unit.c is the amalgamation (sqlite3.c) with index_rows.c, which reads
-            // SQLite's own structures, in one translation unit.
+            // sqlite_unit.c is the amalgamation (sqlite3.c) with result_row.c and
+            // index_rows.c, which read SQLite's own structures, in one translation unit.
             sources: ["sqlite_unit.c", "codec_shim.c", "adaptive_mutex.c"],
             publicHeadersPath: "include",
             cSettings: sqlcipherDefines,
