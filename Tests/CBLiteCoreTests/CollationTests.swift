@@ -188,9 +188,9 @@ final class CollationTests: CBLTestCase {
 
     /// The key format names the collator's version, so an ICU upgrade rebuilds indexes.
     func testFormatTagNamesCollatorVersion() {
-        XCTAssertTrue(IndexFormat.collated.hasPrefix("ix4/icu-"))
+        XCTAssertTrue(IndexFormat.collated.hasPrefix("ix5/icu-"))
         XCTAssertFalse(IndexFormat.collated.hasSuffix("none"), "ICU's collator is expected on this system")
         XCTAssertTrue(IndexFormat.isCurrent(IndexFormat.withoutCollation))
-        XCTAssertFalse(IndexFormat.isCurrent("ix4/icu-none"))
+        XCTAssertFalse(IndexFormat.isCurrent("ix5/icu-none"))
     }
 }

@@ -45,7 +45,7 @@ final class ViewStorageTests: CBLCollectionTestCase {
         let v = try keyView(coll)
         XCTAssertEqual(try keys(v, "{\"update\":false}"), [], "the old index is not read")
         XCTAssertEqual(try keys(v), ["0", "1", "2", "3", "4"])
-        XCTAssertEqual(try indexTables(), ["view_index_1", "view_indexes"])
+        XCTAssertEqual(try indexTables(), ["view_counts_1", "view_index_1", "view_indexes"])
         try coll.purge(docID: "d2")          // the purge hook only touches current indexes
         XCTAssertEqual(try keys(v), ["0", "1", "3", "4"])
         assertSound(db)
@@ -77,7 +77,7 @@ final class ViewStorageTests: CBLCollectionTestCase {
         let v = try keyView(coll)
         XCTAssertEqual(try keys(v), ["\"a\"", "\"b\"", "\"C\""])
         XCTAssertEqual(try storedFormat(), IndexFormat.collated)
-        XCTAssertTrue(IndexFormat.collated.hasPrefix("ix4/icu-"))
+        XCTAssertTrue(IndexFormat.collated.hasPrefix("ix5/icu-"))
         XCTAssertFalse(IndexFormat.collated.hasSuffix("none"), "ICU's collator is expected on this system")
     }
 
@@ -150,7 +150,7 @@ final class ViewStorageTests: CBLCollectionTestCase {
         let v = try keyView(coll)
         XCTAssertEqual(try keys(v), ["0", "1", "2"])
         let generation = try v.generation
-        let old = "ix3/icu-" + String(IndexFormat.collated.dropFirst("ix4/icu-".count))
+        let old = "ix3/icu-" + String(IndexFormat.collated.dropFirst("ix5/icu-".count))
         try db.store.write { conn, _ in
             // ix3 rows: varints sequence, n, ID length, key JSON length; ID, 0, key JSON, 0.
             try conn.exec("""
@@ -294,11 +294,9 @@ final class ViewStorageTests: CBLCollectionTestCase {
         XCTAssertEqual(try v.lastSequenceIndexed, try coll.lastSequence)
     }
 
-    /// `_count` (computed by SQLite) and a custom reducer that counts (streamed through a
-    /// Reduction) agree on every range, direction and grouping.
-    func testCountInSQLMatchesTheStreamedReduction() throws {
-        let keys = ["1", "1.0", "2", "\"a\"", "\"A\"", "\"\\u00e9\"", "\"e\\u0301\"", "null", "[1,2]", "[1,2,3]", "{\"x\":1}", "true"]
-        for i in 0..<300 { try put(String(format: "d%03d", i), "{\"k\":\(keys[i % keys.count])}") }
+    /// Two views of doc.k: one reduced by `_count`, one by a custom reducer that counts
+    /// (streamed through a Reduction).
+    private func countingViews() throws -> (counting: View, custom: View) {
         let counting = try keyView(coll, "counting", reduce: .count)
         let custom = try keyView(coll, "custom", reduce: .custom({ keys, values, rereduce in
             if rereduce {
@@ -306,6 +304,63 @@ final class ViewStorageTests: CBLCollectionTestCase {
             }
             return Array(String(keys!.count).utf8)
         }))
+        return (counting, custom)
+    }
+
+    /// The per-key counts stay exact through every change to the index — its build,
+    /// documents whose keys change, deleted, purged and re-added documents, documents that
+    /// stop emitting, compaction, another build after the map changes — checked after each
+    /// step against the rows themselves and against the count streamed over them.
+    func testPerKeyCountsStayExactThroughEveryChange() throws {
+        var revs: [String: String] = [:]
+        func save(_ id: String, _ json: String) throws { revs[id] = try coll.put(docID: id, json: json, parent: revs[id]).revID }
+        let keys = ["0", "1", "2.5", "\"s\"", "\"S\"", "[1,2]", "null"]
+        for i in 0..<210 { try save(String(format: "d%03d", i), "{\"k\":\(keys[i % keys.count])}") }
+        let (counting, custom) = try countingViews()
+        func check(_ step: String) throws {
+            for q in ["{\"group\":true}", "{}", "{\"startkey\":1,\"endkey\":\"s\",\"group\":true}",
+                      "{\"group\":true,\"descending\":true}", "{\"key\":\"s\"}"] {
+                let a = try rows(counting, q), b = try rows(custom, q)
+                XCTAssertEqual(a.map { [$0.keyJSON, $0.valueJSON ?? "-"] }, b.map { [$0.keyJSON, $0.valueJSON ?? "-"] }, "\(step) \(q)")
+            }
+            let (stored, counted) = try db.store.read { conn -> (String?, String?) in
+                let id = try XCTUnwrap(conn.queryInt("SELECT id FROM view_indexes WHERE name = 'counting'"))
+                return (try conn.queryString("SELECT group_concat(hex(key) || ':' || n, ' ') FROM "
+                                             + "(SELECT key, n FROM view_counts_\(id) ORDER BY key)"),
+                        try conn.queryString("SELECT group_concat(hex(key) || ':' || c, ' ') FROM "
+                                             + "(SELECT key, count(*) AS c FROM view_index_\(id) GROUP BY key ORDER BY key)"))
+            }
+            XCTAssertEqual(stored, counted, step)
+        }
+        try check("build")
+        for i in stride(from: 0, to: 60, by: 2) { try save(String(format: "d%03d", i), "{\"k\":\"moved\(i % 3)\"}") }
+        try check("keys changed")
+        for i in stride(from: 1, to: 41, by: 2) {
+            let id = String(format: "d%03d", i)
+            revs[id] = try coll.delete(docID: id, parent: revs[id])
+        }
+        try check("deleted")
+        for i in 100..<120 { try coll.purge(docID: String(format: "d%03d", i)); revs[String(format: "d%03d", i)] = nil }
+        try check("purged")
+        for i in 100..<110 { try save(String(format: "d%03d", i), "{\"k\":\"back\"}") }
+        try check("re-added")
+        for i in 150..<170 { try save(String(format: "d%03d", i), "{\"other\":1}") }
+        try check("no longer emitting")
+        try db.compact()
+        try check("compacted")
+        for i in 170..<180 { try save(String(format: "d%03d", i), "{\"k\":\(keys[i % keys.count])}") }   // the same rows again
+        try check("saved with the same key")
+        let again = try keyView(coll, "counting", version: "2", reduce: .count)          // a new map version: rebuilt
+        XCTAssertEqual(try rows(again, "{\"group\":true}").map(\.valueJSON), try rows(custom, "{\"group\":true}").map(\.valueJSON))
+        try check("rebuilt")
+    }
+
+    /// `_count` (computed by SQLite) and a custom reducer that counts (streamed through a
+    /// Reduction) agree on every range, direction and grouping.
+    func testCountInSQLMatchesTheStreamedReduction() throws {
+        let keys = ["1", "1.0", "2", "\"a\"", "\"A\"", "\"\\u00e9\"", "\"e\\u0301\"", "null", "[1,2]", "[1,2,3]", "{\"x\":1}", "true"]
+        for i in 0..<300 { try put(String(format: "d%03d", i), "{\"k\":\(keys[i % keys.count])}") }
+        let (counting, custom) = try countingViews()
         let queries = ["{}", "{\"group\":true}", "{\"group\":true,\"descending\":true}",
                        "{\"startkey\":1,\"endkey\":\"a\"}", "{\"startkey\":1,\"endkey\":\"a\",\"group\":true}",
                        "{\"startkey\":\"z\",\"endkey\":1,\"descending\":true,\"group\":true}",
@@ -357,7 +412,13 @@ final class ViewStorageTests: CBLCollectionTestCase {
         try db.store.write { conn, _ in try conn.exec("UPDATE view_index_1 SET row = x'ff' WHERE docid = 'd1'") }
         assertStatus(.internalError, try rows(v, "{\"update\":false}"))
         assertStatus(.internalError, try rows(v, "{\"group\":true,\"update\":false}"))
+        // A grouped _count reads the per-key counts, not the rows: a damaged count row
+        // fails it the same way.
         let reducing = try keyView(coll, reduce: .count)
+        XCTAssertEqual(try rows(reducing, "{\"group\":true,\"update\":false}").map(\.valueJSON), ["1", "1", "1"])
+        try db.store.write { conn, _ in
+            try conn.exec("UPDATE view_counts_1 SET row = x'ff' WHERE key = (SELECT key FROM view_index_1 WHERE docid = 'd1')")
+        }
         assertStatus(.internalError, try rows(reducing, "{\"group\":true,\"update\":false}"))
         try v.delete()
         XCTAssertEqual(try keys(v), ["0", "1", "2"])

@@ -63,6 +63,15 @@ public final class Statement {
         return self
     }
 
+    /// Binds a blob that SQLite uses in place (SQLITE_STATIC), as bindBorrowedText.
+    @discardableResult @inline(__always)
+    func bindBorrowedBlob(_ index: Int32, _ bytes: UnsafeBufferPointer<UInt8>) -> Statement {
+        // An empty buffer may have no address, and a NULL pointer would bind SQL NULL.
+        let p = UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+        _ = sqlite3_bind_blob(handle, index, p, Int32(bytes.count), nil)
+        return self
+    }
+
     /// Binds rows for the cblite_index_rows table-valued function; they must stay valid
     /// until the statement is reset.
     @discardableResult

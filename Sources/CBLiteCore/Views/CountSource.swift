@@ -3,13 +3,17 @@
 /// every row through a Reduction: the same groups, since a group is exactly the rows
 /// with equal CollatableKeys. Grouped results come in pages, like index scans.
 ///
-/// Groups are counted one at a time while they are large — a seek to the next key, then
-/// count(*) over that key's rows, which SQLite counts without reading their columns (the
-/// raw-SQLite baseline's way) — and by one GROUP BY over the rows once they turn out small
-/// (a seek costs about as much as GROUP BY's work on ~20 rows).
+/// A range on keys alone (no document-ID bounds) is answered from the view's per-key
+/// counts (ViewStorage.countsTable): one row per key, whatever the number of index rows.
+/// With document-ID bounds, groups are counted from the index rows: one at a time while
+/// they are large — a seek to the next key, then count(*) over that key's rows, which
+/// SQLite counts without reading their columns — and by one GROUP BY over the rows once
+/// they turn out small (a seek costs about as much as GROUP BY's work on ~20 rows).
 final class CountSource: ValueRowProducer {
     private let store: Store
     private let table: String?
+    /// The per-key counts, when the range bounds keys alone.
+    private let counts: String?
     private let range: QueryOptions.Range
     private let descending: Bool
     private let grouped: Bool
@@ -30,10 +34,11 @@ final class CountSource: ValueRowProducer {
         return level == 0 || level == Int.max
     }
 
-    init(store: Store, table: String?, options: QueryOptions) {
+    init(store: Store, table: String?, countsTable: String?, options: QueryOptions) {
         self.store = store
         self.table = table
         range = options.keyRange()
+        counts = range.lowerDocID == nil && range.upperDocID == nil ? countsTable : nil
         descending = options.descending
         grouped = options.effectiveGroupLevel == Int.max
         done = table == nil
@@ -58,7 +63,8 @@ final class CountSource: ValueRowProducer {
         if !grouped {
             done = true
             let n: Int64 = try store.read { conn in
-                let s = try conn.prepare("SELECT count(*) FROM \(table)" + whereClause())
+                let s = try conn.prepare((counts.map { "SELECT coalesce(sum(n), 0) FROM \($0)" } ?? "SELECT count(*) FROM \(table)")
+                                         + whereClause())
                 defer { s.reset() }
                 for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
                 return try s.step() ? s.int(0) : 0
@@ -66,16 +72,18 @@ final class CountSource: ValueRowProducer {
             if n > 0 { page = [QueryRow(key: Array("null".utf8), value: Array(String(n).utf8), docID: nil, sourceDocID: nil, sequence: 0, doc: nil)] }
             return
         }
-        if seekingGroups { return try fetchGroupsBySeeking(table) }
+        if seekingGroups && counts == nil { return try fetchGroupsBySeeking(table) }
         if let k = lastKey {
             conds.append(descending ? "key < ?" : "key > ?")
             args.append(.blob(k))
         }
         // The group's key is the JSON one of its rows emitted (they all collate equal; as a
-        // bare column, SQLite takes it from the group's last row), or made from the key.
-        // (Made from the key alone, with no row column read, measured no cheaper.)
-        let sql = "SELECT key, row, count(*) FROM \(table)" + whereClause()
-            + " GROUP BY key ORDER BY key \(descending ? "DESC" : "ASC") LIMIT \(CountSource.pageSize)"
+        // bare column, SQLite takes it from the group's last row; the counts keep one row's),
+        // or made from the key. (Made from the key alone, with no row column read, measured
+        // no cheaper.)
+        let order = " ORDER BY key \(descending ? "DESC" : "ASC") LIMIT \(CountSource.pageSize)"
+        let sql = counts.map { "SELECT key, row, n FROM \($0)" + whereClause() + order }
+            ?? "SELECT key, row, count(*) FROM \(table)" + whereClause() + " GROUP BY key" + order
         var rows: [QueryRow] = []
         var last: [UInt8]?
         try store.read { conn in

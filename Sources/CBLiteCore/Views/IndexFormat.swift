@@ -2,9 +2,9 @@
 /// by a build whose keys order the same way. It names the row layout and key encoding
 /// (`layout`), then what the index's string sort keys came from:
 ///
-///     ix4/icu-<collator version>   keys may hold ICU sort keys of that collator version
+///     ix5/icu-<collator version>   keys may hold ICU sort keys of that collator version
 ///                                  ("icu-none": the code-point fallback, ICU did not open)
-///     ix4/no-collation             no key ever held a string or an object (numbers, null,
+///     ix5/no-collation             no key ever held a string or an object (numbers, null,
 ///                                  booleans, arrays of these): no collation data was used
 ///
 /// A no-collation index is current whatever ICU there is, and checking it does not open
@@ -14,7 +14,9 @@
 /// back. So a fallback-built index that holds strings says "icu-none" and is rebuilt once
 /// ICU opens, and a no-collation index never holds a sort key of any collator.
 enum IndexFormat {
-    static let layout = "ix4"
+    /// ix5: the index has per-key counts (ViewStorage.countsTable); an ix4 index, which
+    /// has none, is rebuilt.
+    static let layout = "ix5"
     static let withoutCollation = layout + "/no-collation"
 
     /// The format of an index whose keys hold sort keys of this process's collator; the

@@ -252,9 +252,12 @@ final class MappedBatch {
         return order
     }
 
-    /// Inserts the rows of the given documents (nil: all) into a view index table, in
-    /// index order. `allNew`: none of their documents has rows in the table.
-    func insert(documents: [Int]?, allNew: Bool, into table: String, conn: Connection) throws {
+    /// Inserts the rows of the given documents (nil: all) into a view's index table, in
+    /// index order, and adds them to its per-key counts (ViewStorage.countsTable): one
+    /// upsert per run of equal keys in a slice. `allNew`: none of their documents has rows
+    /// in the table.
+    func insert(documents: [Int]?, allNew: Bool, intoView viewID: Int64, conn: Connection) throws {
+        let table = ViewStorage.table(viewID)
         let order = indexOrder(documents: documents)
         if order.isEmpty { return }
         let layout = Layout(docs, rows, bytes.count)
@@ -312,9 +315,26 @@ final class MappedBatch {
                             ins.bindIndexRows(1, p)
                             try ins.run()
                         }
+                        try addCounts(rowsBuf, viewID: viewID, conn: conn)
                     }
                 }
             }
+        }
+    }
+
+    /// Adds a slice's rows (in key order) to the view's per-key counts, a run of equal
+    /// keys at a time.
+    private func addCounts(_ rows: UnsafeBufferPointer<cblite_index_row>, viewID: Int64, conn: Connection) throws {
+        func bytes(_ p: UnsafeRawPointer?, _ n: Int32) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(start: p?.assumingMemoryBound(to: UInt8.self), count: Int(n))
+        }
+        var start = 0
+        while start < rows.count {
+            let key = bytes(rows[start].key, rows[start].key_len)
+            var end = start + 1
+            while end < rows.count && bytes(rows[end].key, rows[end].key_len).elementsEqual(key) { end += 1 }
+            try ViewStorage.addCount(conn, viewID, key: key, n: end - start, row: bytes(rows[start].row, rows[start].row_len))
+            start = end
         }
     }
 

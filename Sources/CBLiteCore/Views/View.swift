@@ -347,7 +347,7 @@ public final class View: @unchecked Sendable {
         // Recorded with the rows, in their transaction: an index holding sort keys names
         // the collator they came from.
         if batch.keysNeedCollator { st.format = IndexFormat.collated }
-        try batch.insert(documents: insertAll ? nil : toInsert, allNew: insertAll, into: vt, conn: conn)
+        try batch.insert(documents: insertAll ? nil : toInsert, allNew: insertAll, intoView: st.id, conn: conn)
         batch.clear()                              // before the document-ID index's sort needs memory
         if last && !docIndexMade { try ViewStorage.ensureDocIndex(conn, st.id) }
         st.lastSeq = upTo

@@ -31,7 +31,8 @@ extension View {
         let table = st.map { ViewStorage.table($0.id) }
         let source: RowSource
         if reducing && CountSource.applies(reducer: reducer, options: scanOptions) {
-            source = ValueRows(CountSource(store: store, table: table, options: scanOptions))
+            source = ValueRows(CountSource(store: store, table: table, countsTable: st.map { ViewStorage.countsTable($0.id) },
+                                           options: scanOptions))
         } else if aggregated {
             let scan = MapScan(store: store, table: table, options: scanOptions)
             source = ValueRows(ReduceSource(scan: scan, reducer: reducing ? reducer : nil, level: options.effectiveGroupLevel))

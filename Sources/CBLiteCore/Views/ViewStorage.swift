@@ -24,11 +24,21 @@ enum ViewStorage {
 
     static func table(_ id: Int64) -> String { "view_index_\(id)" }
 
+    /// The per-key row counts of a view's index (the stored reduction of the built-in
+    /// `_count`, as CouchDB keeps reductions in its b-tree): one row per distinct key,
+    /// with its number of index rows and one of their row blobs (the key's JSON when the
+    /// key does not give it back). A grouped `_count` reads one row per key from it
+    /// instead of stepping over every index row. Kept exact in the transactions that
+    /// change the index: rows are added only by MappedBatch.insert, which adds their
+    /// counts, and every deletion of an index row, whatever deletes it, takes its count
+    /// away through a trigger.
+    static func countsTable(_ id: Int64) -> String { "view_counts_\(id)" }
+
     /// `key`: the CollatableKey; `docid`, `n`: the emitting document and emit number;
     /// `row`: the rest of what a query returns for the row (IndexRow: sequence, key JSON
     /// when the key does not give it back, value JSON).
     static func createTable(_ id: Int64) -> String {
-        let t = table(id)
+        let t = table(id), c = countsTable(id)
         return """
         CREATE TABLE IF NOT EXISTS \(t)(
             key BLOB NOT NULL,
@@ -37,7 +47,30 @@ enum ViewStorage {
             row BLOB NOT NULL,
             PRIMARY KEY(key, docid, n)) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS \(t)_doc ON \(t)(docid);
+        CREATE TABLE IF NOT EXISTS \(c)(
+            key BLOB PRIMARY KEY,
+            n INTEGER NOT NULL,
+            row BLOB NOT NULL) WITHOUT ROWID;
+        CREATE TRIGGER IF NOT EXISTS \(t)_uncount AFTER DELETE ON \(t) BEGIN
+            UPDATE \(c) SET n = n - 1 WHERE key = OLD.key;
+            DELETE FROM \(c) WHERE key = OLD.key AND n <= 0;
+        END;
         """
+    }
+
+    /// Adds `n` rows of `key` to the counts (`row`: one of their row blobs).
+    static func addCount(_ conn: Connection, _ id: Int64, key: UnsafeBufferPointer<UInt8>, n: Int,
+                         row: UnsafeBufferPointer<UInt8>) throws {
+        let s = try conn.prepare("INSERT INTO \(countsTable(id))(key, n, row) VALUES (?, ?, ?) "
+                                 + "ON CONFLICT(key) DO UPDATE SET n = n + excluded.n")
+        defer { s.reset() }
+        s.bindBorrowedBlob(1, key).bind(2, Int64(n)).bindBorrowedBlob(3, row)
+        try s.run()
+    }
+
+    /// Drops a view's index table (its trigger goes with it) and its counts.
+    static func dropTables(_ conn: Connection, _ id: Int64) throws {
+        try conn.exec("DROP TABLE IF EXISTS \(table(id)); DROP TABLE IF EXISTS \(countsTable(id))")
     }
 
     /// The document-ID index of a view's table (it serves the lookups of a document's old
@@ -115,7 +148,7 @@ enum ViewStorage {
                 try conn.exec(createTable(st.id))
                 return st
             }
-            try conn.exec("DROP TABLE IF EXISTS \(table(st.id))")   // faster than deleting every row
+            try dropTables(conn, st.id)                // faster than deleting every row
             try conn.exec(createTable(st.id))
             st.version = version
             st.format = IndexFormat.withoutCollation    // empty: no key yet
@@ -157,7 +190,7 @@ enum ViewStorage {
     }
 
     static func drop(_ conn: Connection, _ id: Int64) throws {
-        try conn.exec("DROP TABLE IF EXISTS \(table(id))")
+        try dropTables(conn, id)
         let s = try conn.prepare("DELETE FROM view_indexes WHERE id=?")
         s.bind(1, id)
         try s.run()
