@@ -26,8 +26,10 @@ enum ViewStorage {
 
     /// The per-key row counts of a view's index (the stored reduction of the built-in
     /// `_count`, as CouchDB keeps reductions in its b-tree): one row per distinct key,
-    /// with its number of index rows and one of their row blobs (the key's JSON when the
-    /// key does not give it back). A grouped `_count` reads one row per key from it
+    /// with its number of index rows and the row blob of the first row counted (for the
+    /// key's JSON when the key does not give it back: keys that collate equal may be
+    /// spelled differently, and a group shows one spelling of its key, as it did when
+    /// GROUP BY took one row's). A grouped `_count` reads one row per key from it
     /// instead of stepping over every index row. Kept exact in the transactions that
     /// change the index: rows are added only by MappedBatch.insert, which adds their
     /// counts, and every deletion of an index row, whatever deletes it, takes its count
