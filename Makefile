@@ -24,7 +24,7 @@ BUILD        := build
 SO_REAL      := libcblite.so.$(VERSION)
 SO_NAME      := libcblite.so.$(SOVERSION)
 AMALGAMATION := Sources/CSQLCipher/sqlite3.c
-SWIFT_SOURCES := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name 'codec_shim.c' -o -name 'index_rows.c' -o -name 'sqlite_unit.c' -o -name 'result_row.c' -o -name 'ccrypto.c' 2>/dev/null) Package.swift include/cblite.h
+SWIFT_SOURCES := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.c' 2>/dev/null) Package.swift include/cblite.h
 APT_PACKAGES := pkg-config libsqlite3-dev libsqlcipher-dev tcl libssl-dev dpkg-dev libicu-dev
 # The shipped .so carries the Swift runtime (-static-stdlib: no toolchain needed to load it;
 # SwiftPM's --static-swift-stdlib does not work for a dynamic product), exports only cbl_*

@@ -55,7 +55,7 @@ let package = Package(
             exclude: ["generate.sh"],
             // sqlite_unit.c is the amalgamation (sqlite3.c) with result_row.c and
             // index_rows.c, which read SQLite's own structures, in one translation unit.
-            sources: ["sqlite_unit.c", "codec_shim.c", "adaptive_mutex.c"],
+            sources: ["sqlite_unit.c", "codec_shim.c", "adaptive_mutex.c", "kept_read_locks.c"],
             publicHeadersPath: "include",
             cSettings: sqlcipherDefines,
             linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("m")]

@@ -284,9 +284,13 @@ CBL_WARN_UNUSED cbl_status cbl_default_directory(char** out_path, cbl_error* err
  * library (one per database file written in this process, running only while a copy is
  * asked for, stopped when the file's last handle closes) copies it back into the file,
  * so commits do not wait for that copy. A commit that finds 8,000 pages still waiting
- * (writes outrunning the copy) copies them itself: the log stays bounded. No thread of
- * the library runs for a database without work for it: a single-threaded program that
- * stops writing is single-threaded again.
+ * (writes outrunning the copy) copies them itself: the log stays bounded.
+ * Reads that come in a run (less than 10 ms apart) keep the log's read lock between
+ * them while no other process has the database open: one more library thread, per
+ * process, releases it once reads stop for 10-20 ms or another process opens the
+ * database (which waits for it at most that long). No thread of the library runs for a
+ * database without work for it: a single-threaded program that stops reading and
+ * writing is single-threaded again.
  * Errors: 400 (bad name or options; dir is ""), 404 (absent, or dir missing, and
  * create=false or read_only), 401 (encrypted and no key or a wrong one given, or a key
  * given for a plain database), 406 (open in this process with the other read_only

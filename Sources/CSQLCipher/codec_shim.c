@@ -12,5 +12,8 @@ int cblite_sqlite_configure(void) {
      * read() instead of being mapped whole, which counted them in the resident set. Only
      * effective before SQLite initializes. */
     int mmap = sqlite3_config(SQLITE_CONFIG_MMAP_SIZE, (sqlite3_int64)0, (sqlite3_int64)0);
-    return mutexes != SQLITE_OK ? mutexes : mmap;
+    if (mutexes != SQLITE_OK) return mutexes;
+    if (mmap != SQLITE_OK) return mmap;
+    /* Last: finding the unix VFS initializes SQLite, after which sqlite3_config refuses. */
+    return cblite_sqlite_keep_read_locks();
 }

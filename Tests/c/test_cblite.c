@@ -13,12 +13,15 @@
 #include "cblite.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- Checks ---------------------------------------------------------------------- */
 
@@ -1549,7 +1552,7 @@ static void test_write_burst(void) {
 }
 
 /* The library's threads of a database run only while they have work: a copy of the
- * write-ahead log to make, an expiration pending. A single-threaded program that stops
+ * write-ahead log to make, an expiration pending, a read lock kept after a run of reads. A single-threaded program that stops
  * writing is single-threaded again (a second thread costs it on every file-descriptor
  * system call). Counted in /proc/self/task, against the count before the open. */
 static int thread_count(void) {
@@ -1582,7 +1585,9 @@ static void test_idle_threads(void) {
     CHECK(before >= 1);
     cbl_db* db = open_db("idle", dir);
     cbl_collection* c = default_coll(db);
-    CHECK(thread_count() == before);                   /* no expiration: no timer thread */
+    CHECK(threads_back_to(before));                    /* no expiration: no timer thread (the
+                                                        * open's reads may keep a read lock
+                                                        * for a moment: test_kept_read_locks) */
     static char body[3200];
     snprintf(body, sizeof body, "{\"pad\":\"%0*d\"}", 3000, 7);
     for (int t = 0; t < 3; t++) {                      /* 1,200 pages: the log is copied */
@@ -1595,7 +1600,8 @@ static void test_idle_threads(void) {
     }
     CHECK(threads_back_to(before));                    /* copies made: the copier ended */
     CHECK_ST(cbl_doc_set_expiration(c, "idle-0-0", (int64_t)time(NULL) + 1, &E), CBL_OK);
-    CHECK(thread_count() == before + 1);               /* the timer, for the pending one */
+    CHECK(threads_back_to(before + 1));                /* the timer, for the pending one */
+    CHECK(thread_count() == before + 1);
     int purged = 0;
     for (int i = 0; i < 100 && !purged; i++) {
         char* d = NULL;
@@ -1607,7 +1613,113 @@ static void test_idle_threads(void) {
     CHECK(threads_back_to(before));                    /* nothing pending: the timer ended */
     CHECK_NUM(cbl_collection_count(c, &U, &E), 1199);
     RELEASE_AND_CLOSE(c, db);
-    CHECK(thread_count() == before);
+    CHECK(threads_back_to(before));
+}
+
+/* Reads in a run keep their WAL read-mark lock between transactions while no other process
+ * has the database open (kept_read_locks.c in the library): the system shows the lock
+ * after a run and not once reads stop; while another process has the database open, no
+ * read-mark lock outlives its read; when it has gone, runs keep their lock again. The
+ * locks are read from /proc/locks: a process's POSIX locks on the -shm file's bytes
+ * 123..127 (the read marks) or 128 (held by every process attached to it). */
+static int shm_locks(const char* shm, pid_t pid, long first, long last) {
+    struct stat st;
+    if (stat(shm, &st) != 0) return -1;
+    FILE* f = fopen("/proc/locks", "r");
+    if (!f) return -1;
+    char line[256];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        char kind[16], dev_ino[64], end[24];
+        int lock_pid;
+        long start;
+        if (strstr(line, "->")) continue;                  /* a waiter, not a lock */
+        if (sscanf(line, "%*d: %15s %*s %*s %d %63s %ld %23s", kind, &lock_pid, dev_ino, &start, end) != 5) continue;
+        const char* ino = strrchr(dev_ino, ':');
+        long stop = strcmp(end, "EOF") == 0 ? LONG_MAX : atol(end);
+        if (strcmp(kind, "POSIX") == 0 && lock_pid == pid && ino && strtoull(ino + 1, NULL, 10) == (unsigned long long)st.st_ino
+            && start <= last && stop >= first) n++;
+    }
+    fclose(f);
+    return n;
+}
+
+static int read_mark_locks(const char* shm) { return shm_locks(shm, getpid(), 123, 127); }
+
+/* Waits (at most 2 s) until this process holds no read-mark lock on `shm`. */
+static int read_marks_released(const char* shm) {
+    for (int i = 0; i < 200 && read_mark_locks(shm) != 0; i++) sleep_ms(10);
+    return read_mark_locks(shm) == 0;
+}
+
+static void read_run(cbl_collection* c, int reads) {
+    char id[32];
+    for (int i = 0; i < reads; i++) {
+        snprintf(id, sizeof id, "k%d", i % 100);
+        CHECK_DOC(c, id, 0, jval(D, "n") != NULL);
+    }
+}
+
+/* Child mode: another process with the database open until `dir`/release exists (5 s at most). */
+static int holder_child(const char* dir) {
+    cbl_db* db = NULL;
+    cbl_collection* c = NULL;
+    char release[600], *json = NULL;
+    snprintf(release, sizeof release, "%s/release", dir);
+    if (cbl_db_open("kept", dir, NULL, &db, NULL) != CBL_OK) return 3;
+    if (cbl_db_default_collection(db, &c, NULL) != CBL_OK) return 4;
+    if (cbl_doc_get(c, "k1", 0, &json, NULL) != CBL_OK) return 5;
+    cbl_free(json);
+    struct stat st;
+    for (int i = 0; i < 500 && stat(release, &st) != 0; i++) sleep_ms(10);
+    cbl_collection_release(c);
+    return cbl_db_close(db, NULL) == CBL_OK ? 0 : 6;
+}
+
+static void test_kept_read_locks(void) {
+    char dir[512], shm[600], release[600], id[32], body[32];
+    cbl_collection* c;
+    cbl_db* db = setup("kept", "kept", dir, sizeof dir, &c);
+    snprintf(shm, sizeof shm, "%s/kept.cblite2/db.sqlite3-shm", dir);
+    snprintf(release, sizeof release, "%s/release", dir);
+    CHECK_ST(cbl_db_begin(db, &E), CBL_OK);
+    for (int i = 0; i < 100; i++) {
+        snprintf(id, sizeof id, "k%d", i);
+        snprintf(body, sizeof body, "{\"n\":%d}", i);
+        CHECK_ST(cbl_doc_put(c, id, body, NULL, 0, NULL, NULL, &E), CBL_OK);
+    }
+    CHECK_ST(cbl_db_commit(db, &E), CBL_OK);
+    CHECK(read_marks_released(shm));
+
+    read_run(c, 300);
+    CHECK(read_mark_locks(shm) == 1);                  /* kept for the next read */
+    CHECK(read_marks_released(shm));                   /* and released once reads stop */
+
+    /* Another process opens the database. */
+    pid_t child = fork();
+    if (child == 0) {
+        execl("/proc/self/exe", "test_cblite", "--holder-child", dir, (char*)NULL);
+        _exit(2);
+    }
+    CHECK(child > 0);
+    int attached = 0;
+    for (int i = 0; i < 500 && !(attached = shm_locks(shm, child, 128, 128) > 0); i++) sleep_ms(10);
+    CHECK(attached);
+    sleep_ms(50);                                      /* past the period a check of other processes holds */
+    read_run(c, 300);
+    CHECK(read_mark_locks(shm) == 0);                  /* nothing kept beside another process */
+
+    FILE* f = fopen(release, "w");
+    CHECK(f != NULL);
+    if (f) fclose(f);
+    int status = -1;
+    CHECK(waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    sleep_ms(50);
+    read_run(c, 300);
+    CHECK(read_mark_locks(shm) == 1);                  /* alone again: kept again */
+    CHECK(read_marks_released(shm));
+    RELEASE_AND_CLOSE(c, db);
 }
 
 /* ---- Encryption ------------------------------------------------------------------ */
@@ -2134,7 +2246,8 @@ static void test_bad_handles(void) {
 
 /* ---- main ------------------------------------------------------------------------ */
 
-int main(void) {
+int main(int argc, char** argv) {
+    if (argc == 3 && strcmp(argv[1], "--holder-child") == 0) return holder_child(argv[2]);
     setvbuf(stdout, NULL, _IONBF, 0);
     snprintf(g_root, sizeof g_root, "/tmp/cblite-test-XXXXXX");
     if (!mkdtemp(g_root)) { perror("mkdtemp"); return 2; }
@@ -2157,6 +2270,7 @@ int main(void) {
     test_threads();
     test_write_burst();
     test_idle_threads();
+    test_kept_read_locks();
     test_encryption();
     test_bad_handles();
     test_v2_queries();

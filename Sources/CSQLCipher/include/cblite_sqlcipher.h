@@ -13,6 +13,14 @@ int cblite_sqlcipher_key(sqlite3* db, const void* key, int length);
  * first connection opens. */
 int cblite_sqlite_configure(void);
 
+/* Keeps WAL read-mark locks at the system level between read transactions that come in
+ * a run (kept_read_locks.c); part of cblite_sqlite_configure. */
+int cblite_sqlite_keep_read_locks(void);
+
+/* For tests and diagnostics: the read-mark locks kept now (all files), whether the thread
+ * that releases unused ones runs, and how many system calls keeping has saved. */
+void cblite_kept_read_locks(int* kept, int* releasing, unsigned long long* saved);
+
 /* Installs adaptive pthread mutexes as SQLite's mutex implementation (adaptive_mutex.c);
  * part of cblite_sqlite_configure. */
 int cblite_sqlite_use_adaptive_mutexes(void);
