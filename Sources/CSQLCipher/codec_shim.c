@@ -14,6 +14,9 @@ int cblite_sqlite_configure(void) {
     int mmap = sqlite3_config(SQLITE_CONFIG_MMAP_SIZE, (sqlite3_int64)0, (sqlite3_int64)0);
     if (mutexes != SQLITE_OK) return mutexes;
     if (mmap != SQLITE_OK) return mmap;
-    /* Last: finding the unix VFS initializes SQLite, after which sqlite3_config refuses. */
-    return cblite_sqlite_keep_read_locks();
+    /* Then: finding the unix VFS initializes SQLite, after which sqlite3_config refuses;
+     * SQLCipher's provider can only be changed once SQLite is initialized. */
+    int locks = cblite_sqlite_keep_read_locks();
+    int crypto = cblite_sqlcipher_keep_crypto_contexts();
+    return locks != SQLITE_OK ? locks : crypto;
 }

@@ -21,6 +21,19 @@ int cblite_sqlite_keep_read_locks(void);
  * that releases unused ones runs, and how many system calls keeping has saved. */
 void cblite_kept_read_locks(int* kept, int* releasing, unsigned long long* saved);
 
+/* Page HMAC and AES contexts kept per connection instead of made per page
+ * (page_crypto.c); part of cblite_sqlite_configure. */
+int cblite_sqlcipher_keep_crypto_contexts(void);
+
+/* For tests (page_crypto.c): one page through SQLCipher's stock functions (stock = 1) or
+ * through cblite's provider with the context in *state (kept across calls, released by
+ * cblite_sqlcipher_page_crypto_release). */
+int cblite_sqlcipher_page_crypto_check(int stock, int algorithm, unsigned char* hmac_key, unsigned char* key,
+                                       int key_sz, unsigned char* iv, unsigned char* in, int in_sz,
+                                       unsigned char* mac_out, unsigned char* enc_out, unsigned char* dec_out,
+                                       void** state);
+void cblite_sqlcipher_page_crypto_release(void** state);
+
 /* Installs adaptive pthread mutexes as SQLite's mutex implementation (adaptive_mutex.c);
  * part of cblite_sqlite_configure. */
 int cblite_sqlite_use_adaptive_mutexes(void);
