@@ -27,6 +27,42 @@ final class ConnectionTests: XCTestCase {
         conn.close()
     }
 
+    /// A scan larger than the connection's page cache runs with a 256 KiB cache, and its
+    /// pages' memory goes back to the heap; the cache's size is set back after. A scan
+    /// that fits keeps the cache as it is.
+    func testAScanLargerThanTheCacheRunsWithASmallOne() throws {
+        var template = Array("/tmp/cblite-conn-XXXXXX".utf8CString)
+        let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        defer { try? FileSystem.remove(dir) }
+        let conn = try Connection(path: dir + "/t.sqlite3", create: true, busyTimeoutMs: 1000)
+        defer { conn.close() }
+        try conn.exec("CREATE TABLE t(x BLOB)")
+        try conn.exec("BEGIN")
+        for _ in 0..<2000 { try conn.exec("INSERT INTO t VALUES (randomblob(3000))") }
+        try conn.exec("COMMIT")
+        func cacheBytes() -> Int32 {
+            var current: Int32 = 0, highest: Int32 = 0
+            sqlite3_db_status(conn.db, SQLITE_DBSTATUS_CACHE_USED, &current, &highest, 0)
+            return current
+        }
+        func readAll() throws { XCTAssertEqual(try conn.queryInt("SELECT sum(length(x)) FROM t"), 6_000_000) }
+
+        try readAll()
+        XCTAssertGreaterThan(cacheBytes(), 1_500_000, "a full 2 MiB cache")
+        try conn.scanning(bytes: 6_000_000) {
+            XCTAssertEqual(try conn.queryInt("PRAGMA cache_size"), -256)
+            XCTAssertLessThan(cacheBytes(), 400_000, "the cache's pages given back")
+            try readAll()
+            XCTAssertLessThan(cacheBytes(), 400_000, "the scan stays in 256 KiB")
+        }
+        XCTAssertEqual(try conn.queryInt("PRAGMA cache_size"), -2000, "set back")
+        try readAll()
+        XCTAssertGreaterThan(cacheBytes(), 1_500_000, "and filled again by later reads")
+        try conn.scanning(bytes: 1_000_000) {
+            XCTAssertEqual(try conn.queryInt("PRAGMA cache_size"), -2000, "a scan that fits keeps the cache")
+        }
+    }
+
     /// Columns read where SQLite holds the row (cblite_result_row.h) give what SQLite's
     /// public calls give, for every kind of value: NULL, empty and non-empty text and blobs,
     /// text holding a 0 byte, zero-filled blobs, integers, reals, and a column number out of

@@ -32,6 +32,10 @@ public final class Connection {
     /// of an earlier one: a file swapped by a re-key).
     var fileGeneration = 0
     public let path: String
+    /// The page cache this connection keeps, KiB: SQLite's default (2 MiB), 16 MiB when
+    /// encrypted.
+    let cacheKiB: Int
+    private static let defaultCacheKiB = 2000, encryptedCacheKiB = 16384
     /// What a hook registered on this connection points to (Checkpointer.attach): kept
     /// alive as long as the connection can call it.
     var walHookOwner: AnyObject?
@@ -53,6 +57,7 @@ public final class Connection {
         }
         db = handle
         self.path = path
+        cacheKiB = key != nil ? Connection.encryptedCacheKiB : Connection.defaultCacheKiB
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, Int32(clamping: busyTimeoutMs))
         if let key {
@@ -70,7 +75,7 @@ public final class Connection {
         }
         // An encrypted page costs a decryption and an HMAC on every cache miss (the OS page
         // cache no longer helps), so encrypted connections keep a larger page cache: 16 MiB.
-        if key != nil { _ = sqlite3_exec(db, "PRAGMA cache_size = -16384", nil, nil, nil) }
+        if key != nil { _ = sqlite3_exec(db, "PRAGMA cache_size = -\(cacheKiB)", nil, nil, nil) }
         // View indexes take batches of rows through one INSERT ... SELECT (MappedBatch).
         let vt = cblite_register_index_rows(db)
         if vt != SQLITE_OK { throw SQLiteError.make(vt, "could not register cblite_index_rows") }
@@ -154,6 +159,27 @@ public final class Connection {
     }
 
     public func setBusyTimeout(_ ms: Int) { sqlite3_busy_timeout(db, Int32(clamping: ms)) }
+
+    /// Runs `body`, part of a one-pass scan reading about `bytes` bytes (a view build
+    /// mapping every document), with a page cache of `scanCacheKiB` when the scan is larger
+    /// than the connection's own cache; the cache's size is set back after. Pages read once
+    /// would evict the cache anyway; shrinking it gives their memory back to the heap at
+    /// once, where the scan's batch grows: the view build's peak, -1.8 MiB at N=100,000
+    /// (bench/RESULTS.md, session 9). Smaller scans keep the cache as it is.
+    func scanning<T>(bytes: Int, _ body: () throws -> T) throws -> T {
+        guard bytes > cacheKiB * 1024 else { return try body() }
+        try setCacheSize(Connection.scanCacheSQL)
+        defer { try? setCacheSize("PRAGMA cache_size = -\(cacheKiB)") }
+        return try body()
+    }
+    static let scanCacheKiB = 256
+    private static let scanCacheSQL = "PRAGMA cache_size = -\(scanCacheKiB)"
+
+    private func setCacheSize(_ sql: String) throws {
+        let s = try prepare(sql)
+        defer { s.reset() }
+        _ = try s.step()
+    }
 
     /// Runs one or more statements that return no rows.
     public func exec(_ sql: String) throws {

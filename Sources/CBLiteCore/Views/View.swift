@@ -24,6 +24,9 @@ public final class View: @unchecked Sendable {
 
     /// Documents read per indexing step (the map runs between steps, outside locks).
     static let chunkSize = 512
+    /// A document's bytes in the table, at least (the benchmark's ~200-byte bodies take
+    /// ~300 with their revision tree): how a scan of n documents is sized.
+    static let scanBytesPerDocument = 256
     /// Most rows mapped before they are written (one write transaction per batch): what an
     /// index update holds in memory, about 60 bytes a row of a number key (MappedBatch). Tests lower it.
     var maxBatchRows = MappedBatch.maxRows
@@ -211,6 +214,7 @@ public final class View: @unchecked Sendable {
         var firstMeta: CollectionMeta? = nil
         let emitter = Emitter(batch: batch)
         var spare: MapChunk? = nil
+        var scanBytes = 0                          // what the scan reads, about (Connection.scanning)
         while true {
             let meta = try store.collectionMeta(collection.id)
             let collLast = meta.lastSeq
@@ -220,6 +224,7 @@ public final class View: @unchecked Sendable {
                 firstLast = collLast
                 firstMeta = meta
                 batch.reserve(documents: Int(clamping: collLast - from))
+                scanBytes = Int(clamping: collLast - from).multipliedReportingOverflow(by: View.scanBytesPerDocument).partialValue
             }
             let chunkFrom = upTo
             // The previous chunk's memory, unless a map function kept one of its documents.
@@ -227,8 +232,10 @@ public final class View: @unchecked Sendable {
             let reusable = spare
             spare = nil
             let chunk = try store.read { conn in
-                try MapChunk.read(conn, docStore: docStore, from: chunkFrom, to: collLast, limit: View.chunkSize,
-                                  reusing: reusable)
+                try conn.scanning(bytes: scanBytes) {
+                    try MapChunk.read(conn, docStore: docStore, from: chunkFrom, to: collLast, limit: View.chunkSize,
+                                      reusing: reusable)
+                }
             }
             defer { spare = chunk }
             for e in chunk.entries {
