@@ -4,6 +4,11 @@ import Glibc
 import XCTest
 
 final class ConnectionTests: XCTestCase {
+    private func temporaryDirectory() -> String {
+        var template = Array("/tmp/cblite-conn-XXXXXX".utf8CString)
+        return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    }
+
     func testSQLTextNumbersAreOnePerText() {
         let a = SQLText("SELECT 1 -- sqltext test a")
         XCTAssertEqual(SQLText("SELECT 1 -- sqltext test a").number, a.number)
@@ -13,8 +18,7 @@ final class ConnectionTests: XCTestCase {
     /// A statement prepared by SQLText and by its text is the same cached statement, and
     /// both caches are dropped at close.
     func testStatementsAreCachedByNumberAndByText() throws {
-        var template = Array("/tmp/cblite-conn-XXXXXX".utf8CString)
-        let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let dir = temporaryDirectory()
         defer { try? FileSystem.remove(dir) }
         let conn = try Connection(path: dir + "/t.sqlite3", create: true, busyTimeoutMs: 1000)
         let sql = SQLText("SELECT 40 + 2")
@@ -31,8 +35,7 @@ final class ConnectionTests: XCTestCase {
     /// pages' memory goes back to the heap; the cache's size is set back after. A scan
     /// that fits keeps the cache as it is.
     func testAScanLargerThanTheCacheRunsWithASmallOne() throws {
-        var template = Array("/tmp/cblite-conn-XXXXXX".utf8CString)
-        let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let dir = temporaryDirectory()
         defer { try? FileSystem.remove(dir) }
         let conn = try Connection(path: dir + "/t.sqlite3", create: true, busyTimeoutMs: 1000)
         defer { conn.close() }
@@ -68,8 +71,7 @@ final class ConnectionTests: XCTestCase {
     /// text holding a 0 byte, zero-filled blobs, integers, reals, and a column number out of
     /// range or a statement with no current row.
     func testResultRowReadsMatchSQLitesOwnCalls() throws {
-        var template = Array("/tmp/cblite-conn-XXXXXX".utf8CString)
-        let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        let dir = temporaryDirectory()
         defer { try? FileSystem.remove(dir) }
         let conn = try Connection(path: dir + "/t.sqlite3", create: true, busyTimeoutMs: 1000)
         defer { conn.close() }

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import pytest
 
@@ -45,3 +46,14 @@ def run_with_timeout(fn, timeout: float = 30):
 
 def strip_meta(doc: dict) -> dict:
     return {k: v for k, v in doc.items() if k not in ("_id", "_rev")}
+
+
+def eventually(predicate, timeout: float = 5.0, interval: float = 0.01):
+    """Polls predicate() every `interval` seconds until it is true or `timeout` passes;
+    returns its last value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()

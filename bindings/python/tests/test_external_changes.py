@@ -8,6 +8,7 @@ import threading
 import time
 
 import cblite
+from helpers import eventually
 
 WRITER = """
 import sys, cblite
@@ -18,12 +19,7 @@ with cblite.Database(sys.argv[1], sys.argv[2], create=False) as db:
 
 
 def _wait_for(predicate, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
+    return eventually(predicate, timeout, interval=0.02)
 
 
 def test_another_processes_commits_reach_listeners(dbdir):
