@@ -8,9 +8,11 @@
  * passed in SQLCipher's blob-literal form x'<64 hex digits>'. */
 int cblite_sqlcipher_key(sqlite3* db, const void* key, int length);
 
-/* Process-wide settings that sqlite3_config (variadic: not callable from Swift) takes:
- * adaptive mutexes (adaptive_mutex.c) and no memory-mapped files. Call once, before the
- * first connection opens. */
+/* Process-wide settings of the compiled-in SQLCipher: adaptive mutexes
+ * (adaptive_mutex.c) and no memory-mapped files, which sqlite3_config (variadic: not
+ * callable from Swift) takes before SQLite initializes; then WAL read locks kept between
+ * the reads of a run (kept_read_locks.c) and page crypto contexts kept per connection
+ * (page_crypto.c). Call once, before the first connection opens. */
 int cblite_sqlite_configure(void);
 
 /* Keeps WAL read-mark locks at the system level between read transactions that come in
