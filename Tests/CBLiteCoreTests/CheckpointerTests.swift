@@ -67,13 +67,6 @@ final class CheckpointerTests: CBLTestCase {
         return (cp, opened)
     }
 
-    /// Polls `done` every 5 ms for at most `seconds`; returns whether it became true.
-    private func eventually(seconds: Double = 5, _ done: () -> Bool) -> Bool {
-        let deadline = MonotonicTime.now().adding(milliseconds: Int(seconds * 1000))
-        while !done() && MonotonicTime.now() < deadline { usleep(5_000) }
-        return done()
-    }
-
     /// The thread runs only while a copy is asked for: it ends once the copies are made,
     /// the next burst starts another, and both use the one connection opened first.
     func testTheThreadEndsWhenNoCopyIsAskedForAndKeepsItsConnection() throws {

@@ -3,10 +3,10 @@ import CSQLCipher
 import Glibc
 import XCTest
 
-final class ConnectionTests: XCTestCase {
-    private func temporaryDirectory() -> String {
-        var template = Array("/tmp/cblite-conn-XXXXXX".utf8CString)
-        return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+final class ConnectionTests: CBLTestCase {
+    /// A new SQLite file in the test's directory (removed by CBLTestCase).
+    private func newConnection() throws -> Connection {
+        try Connection(path: dir + "/t.sqlite3", create: true, busyTimeoutMs: 1000)
     }
 
     func testSQLTextNumbersAreOnePerText() {
@@ -18,9 +18,7 @@ final class ConnectionTests: XCTestCase {
     /// A statement prepared by SQLText and by its text is the same cached statement, and
     /// both caches are dropped at close.
     func testStatementsAreCachedByNumberAndByText() throws {
-        let dir = temporaryDirectory()
-        defer { try? FileSystem.remove(dir) }
-        let conn = try Connection(path: dir + "/t.sqlite3", create: true, busyTimeoutMs: 1000)
+        let conn = try newConnection()
         let sql = SQLText("SELECT 40 + 2")
         let s1 = try conn.prepare(sql)
         XCTAssertTrue(s1 === (try conn.prepare(sql)))
@@ -35,9 +33,7 @@ final class ConnectionTests: XCTestCase {
     /// pages' memory goes back to the heap; the cache's size is set back after. A scan
     /// that fits keeps the cache as it is.
     func testAScanLargerThanTheCacheRunsWithASmallOne() throws {
-        let dir = temporaryDirectory()
-        defer { try? FileSystem.remove(dir) }
-        let conn = try Connection(path: dir + "/t.sqlite3", create: true, busyTimeoutMs: 1000)
+        let conn = try newConnection()
         defer { conn.close() }
         try conn.exec("CREATE TABLE t(x BLOB)")
         try conn.exec("BEGIN")
@@ -71,9 +67,7 @@ final class ConnectionTests: XCTestCase {
     /// text holding a 0 byte, zero-filled blobs, integers, reals, and a column number out of
     /// range or a statement with no current row.
     func testResultRowReadsMatchSQLitesOwnCalls() throws {
-        let dir = temporaryDirectory()
-        defer { try? FileSystem.remove(dir) }
-        let conn = try Connection(path: dir + "/t.sqlite3", create: true, busyTimeoutMs: 1000)
+        let conn = try newConnection()
         defer { conn.close() }
         try conn.exec("CREATE TABLE t(v)")
         try conn.exec("""

@@ -21,12 +21,6 @@ final class ExternalChangesTests: XCTestCase {
         return Database(name: db.name, directory: dir, store: store)
     }
 
-    private func waitUntil(_ timeoutMs: Int = 5000, _ done: () -> Bool) -> Bool {
-        let deadline = MonotonicTime.now().adding(milliseconds: timeoutMs)
-        while !done() && MonotonicTime.now() < deadline { usleep(10_000) }
-        return done()
-    }
-
     func testOtherCommitsArriveMarkedExternal() throws {
         let db = try Database.open(name: "shared", directory: dir)
         defer { try? db.close() }
@@ -40,7 +34,7 @@ final class ExternalChangesTests: XCTestCase {
         let other = try otherProcess(db)
         let started = MonotonicTime.now()
         let rev = try other.defaultCollection().put(docID: "theirs", json: #"{"x":1}"#, parent: nil).revID
-        XCTAssertTrue(waitUntil { recorder.events.contains { $0.docID == "theirs" } }, "\(recorder.events)")
+        XCTAssertTrue(eventually(pollMs: 10) { recorder.events.contains { $0.docID == "theirs" } }, "\(recorder.events)")
         let delay = MonotonicTime.now().milliseconds - started.milliseconds
         XCTAssertLessThan(delay, 5000)
         let theirs = recorder.events.first { $0.docID == "theirs" }!
@@ -57,7 +51,7 @@ final class ExternalChangesTests: XCTestCase {
         // A deletion by the other side arrives as a deleted change.
         let current = try other.defaultCollection().history(docID: "theirs", revID: nil)[0]
         _ = try other.defaultCollection().delete(docID: "theirs", parent: current)
-        XCTAssertTrue(waitUntil { recorder.events.contains { $0.docID == "theirs" && $0.deleted } })
+        XCTAssertTrue(eventually(pollMs: 10) { recorder.events.contains { $0.docID == "theirs" && $0.deleted } })
         other.store.close()
     }
 
@@ -77,7 +71,7 @@ final class ExternalChangesTests: XCTestCase {
         }
         try c.purge(docID: "mine0")          // a purge names an old sequence: no block of ours
         _ = try oc.put(docID: "theirs-last", json: "{}", parent: nil)
-        XCTAssertTrue(waitUntil { recorder.events.contains { $0.docID == "theirs-last" } })
+        XCTAssertTrue(eventually(pollMs: 10) { recorder.events.contains { $0.docID == "theirs-last" } })
         usleep(UInt32(ExternalChangeWatcher.intervalMs * 2 * 1000))
         let external = recorder.events.filter(\.external).map(\.docID)
         XCTAssertEqual(Set(external), Set((0..<20).map { "theirs\($0)" } + ["theirs-last"]))
@@ -103,7 +97,7 @@ final class ExternalChangesTests: XCTestCase {
         try oc.purge(docID: "a")
         try c.purge(docID: "mine")
         _ = try oc.put(docID: "b2", json: "{}", parent: nil)
-        XCTAssertTrue(waitUntil { recorder.events.contains { $0.docID == "a" } && recorder.events.contains { $0.docID == "b2" } },
+        XCTAssertTrue(eventually(pollMs: 10) { recorder.events.contains { $0.docID == "a" } && recorder.events.contains { $0.docID == "b2" } },
                       "\(recorder.events)")
         usleep(UInt32(ExternalChangeWatcher.intervalMs * 2 * 1000))
         let a = recorder.events.filter { $0.docID == "a" }
@@ -114,7 +108,7 @@ final class ExternalChangesTests: XCTestCase {
         // A purge, then the same ID saved again, by the other side: purged first, then saved.
         try oc.purge(docID: "b2")
         _ = try oc.put(docID: "b2", json: #"{"again":true}"#, parent: nil)
-        XCTAssertTrue(waitUntil { recorder.events.filter { $0.docID == "b2" }.count == 3 }, "\(recorder.events)")
+        XCTAssertTrue(eventually(pollMs: 10) { recorder.events.filter { $0.docID == "b2" }.count == 3 }, "\(recorder.events)")
         XCTAssertEqual(recorder.events.filter { $0.docID == "b2" }.map(\.revID.isEmpty), [false, true, false])
     }
 

@@ -16,15 +16,8 @@ final class KeptReadLocksTests: CBLTestCase {
         return State(kept: kept, releasing: releasing, saved: saved)
     }
 
-    /// Polls `done` every 2 ms for at most `seconds`; returns whether it became true.
-    private func eventually(seconds: Double = 5, _ done: () -> Bool) -> Bool {
-        let deadline = MonotonicTime.now().adding(milliseconds: Int(seconds * 1000))
-        while !done() && MonotonicTime.now() < deadline { usleep(2_000) }
-        return done()
-    }
-
     /// Nothing kept and no releasing thread, in any database of the process (other tests').
-    private func settled() -> Bool { eventually { state.kept == 0 && state.releasing == 0 } }
+    private func settled() -> Bool { eventually(pollMs: 2) { state.kept == 0 && state.releasing == 0 } }
 
     /// The bytes of the -shm file of `db` on which this process holds a lock, by kind, as
     /// the system lists them (/proc/locks).

@@ -17,6 +17,13 @@ final class Locked<T>: @unchecked Sendable {
     }
 }
 
+/// Polls `done` every `pollMs` ms for at most `seconds`; returns whether it became true.
+func eventually(seconds: Double = 5, pollMs: Int = 5, _ done: () -> Bool) -> Bool {
+    let deadline = MonotonicTime.now().adding(milliseconds: Int(seconds * 1000))
+    while !done() && MonotonicTime.now() < deadline { usleep(useconds_t(pollMs * 1000)) }
+    return done()
+}
+
 /// Records listener batches.
 final class ChangeRecorder: @unchecked Sendable {
     private let batches = Locked<[[ChangeEvent]]>([])

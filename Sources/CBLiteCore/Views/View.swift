@@ -224,7 +224,8 @@ public final class View: @unchecked Sendable {
                 firstLast = collLast
                 firstMeta = meta
                 batch.reserve(documents: Int(clamping: collLast - from))
-                scanBytes = Int(clamping: collLast - from).multipliedReportingOverflow(by: View.scanBytesPerDocument).partialValue
+                let (bytes, overflow) = Int(clamping: collLast - from).multipliedReportingOverflow(by: View.scanBytesPerDocument)
+                scanBytes = overflow ? .max : bytes
             }
             let chunkFrom = upTo
             // The previous chunk's memory, unless a map function kept one of its documents.
