@@ -73,10 +73,19 @@ let package = Package(
             linkerSettings: [.linkedLibrary("crypto")]
         ),
         .systemLibrary(name: "CCBLite", path: "Sources/CCBLite"),
+        // The vocabulary shared by the engine and the wire format, with no storage: JSON,
+        // the status/error type, hex/base64, digests, revision IDs, attachment identities.
+        // CouchWire depends on it alone; the engine re-exports it.
+        .target(
+            name: "CBLiteBase",
+            dependencies: ["CCrypto"],
+            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+        ),
         .systemLibrary(name: "CICU", path: "Sources/CICU", pkgConfig: "icu-i18n", providers: [.apt(["libicu-dev"])]),
         .target(
             name: "CBLiteCore",
             dependencies: [
+                "CBLiteBase",
                 "CSQLCipher",
                 "CICU",
                 "CCrypto",
@@ -89,7 +98,7 @@ let package = Package(
         ),
         .target(
             name: "CBLiteCAPI",
-            dependencies: ["CBLiteCore", "CBLiteListener", "CBLiteReplicator", "CCBLite"],
+            dependencies: ["CBLiteCore", "CouchWire", "CBLiteListener", "CBLiteReplicator", "CCBLite"],
             exclude: ["exports.map"],
             // As in the engine: every query row passes the handle table.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
@@ -98,12 +107,13 @@ let package = Package(
             name: "cblite-cli",
             dependencies: ["CBLiteCore", "CBLiteListener", "CBLiteReplicator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        // The CouchDB wire format, pure (no I/O): multipart, _revisions, query parameters,
-        // error bodies, auth headers, _changes rows. Shared by the listener and the replicator.
+        // The CouchDB wire format, pure (no I/O, no storage): multipart, _revisions, query
+        // parameters, error bodies and names, auth headers, the replication and _changes
+        // shapes. Shared by the listener, the replicator and the C ABI. Model: NIOHTTP1's codecs.
         .target(
             name: "CouchWire",
             // NIOHTTPCompression for its vendored zlib only (gzip-encoded attachments).
-            dependencies: ["CBLiteCore", .product(name: "NIOHTTPCompression", package: "swift-nio-extras")]
+            dependencies: ["CBLiteBase", .product(name: "NIOHTTPCompression", package: "swift-nio-extras")]
         ),
         // The HTTP(S) listener serving databases with CouchDB's REST API.
         .target(
@@ -144,7 +154,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CouchWireTests",
-            dependencies: ["CouchWire", "CBLiteCore"]
+            dependencies: ["CouchWire", "CBLiteBase"]
         ),
         .testTarget(
             name: "CBLiteReplicatorTests",

@@ -58,6 +58,16 @@ func withJSONBytes<T>(_ p: CString?, _ what: String, _ body: (UnsafeBufferPointe
     return try p.withMemoryRebound(to: UInt8.self, capacity: n) { try body(UnsafeBufferPointer(start: $0, count: n)) }
 }
 
+/// A JSON text argument, parsed: 400 when NULL or not JSON.
+func jsonValue(_ p: CString?, _ what: String) throws -> JSONValue {
+    try withJSONBytes(p, what) { try JSONParser.parse(bytes: $0) }
+}
+
+/// A JSON object argument, parsed: 400 when NULL, not JSON or not an object.
+func jsonObject(_ p: CString?, _ what: String) throws -> JSONObject {
+    try withJSONBytes(p, what) { try JSONParser.parseObject(bytes: $0, what: what) }
+}
+
 /// A malloc'ed, NUL-terminated copy that the caller frees with cbl_free.
 func cString(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar> { MallocedText.copying(bytes).pointer }
 

@@ -1,16 +1,26 @@
 import CBLiteCore
 import CCBLite
+import CouchWire
 import Glibc
 
 // The replication surface (include/cblite.h, "Replication surface"): JSON in CouchDB's
-// shapes in and out; the shapes are read and written by the engine (ReplicationJSON).
+// shapes in and out, read and written by CouchWire — the same code that answers these
+// requests over HTTP in the listener.
+
+/// The options object of `cbl_doc_open_revs` / `cbl_docs_bulk_get` (NULL: none): CouchDB's
+/// read options plus `follows`; an unknown member is a 400.
+private func revisionOptions(_ options: UnsafePointer<CChar>?) throws -> RevisionOptions {
+    let source = try JSONOptionSource(json: try optionalString(options, "options_json"))
+    try source.requireKnown(RevisionOptionsReader.names)
+    return try RevisionOptionsReader.read(source, allowFollows: true)
+}
 
 @c @implementation public func cbl_revs_diff(_ coll: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?,
                                              _ err: ErrorOut?) -> cbl_status {
     jsonCall(out, err, "out_json") {
         let c = try collection(coll)
-        let req = try withJSONBytes(request, "request_json") { try Collection.revsDiffRequest($0) }
-        return Collection.revsDiffJSON(try c.revsDiff(req))
+        let req = try RevsDiffShape.request(try jsonObject(request, "request_json"))
+        return RevsDiffShape.answer(try c.revsDiff(req))
     }
 }
 
@@ -18,8 +28,8 @@ import Glibc
                                                      _ err: ErrorOut?) -> cbl_status {
     jsonCall(out, err, "out_json") {
         let c = try collection(coll)
-        let objects = try withJSONBytes(docs, "docs_json") { try Collection.bulkDocsRequest($0) }
-        return Collection.writeResultsJSON(try c.insertExistingRevisions(objects.map { Collection.ExistingRevision(body: $0) }))
+        let objects = try BulkDocsShape.request(try jsonValue(docs, "docs_json"), allowArray: true).docs
+        return BulkDocsShape.answer(try c.insertExistingRevisions(objects.map { Collection.ExistingRevision(body: $0) }))
     }
 }
 
@@ -27,8 +37,8 @@ import Glibc
                                              _ err: ErrorOut?) -> cbl_status {
     jsonCall(out, err, "out_json") {
         let c = try collection(coll)
-        let objects = try withJSONBytes(docs, "docs_json") { try Collection.bulkDocsRequest($0) }
-        return Collection.writeResultsJSON(try c.saveDocuments(objects))
+        let objects = try BulkDocsShape.request(try jsonValue(docs, "docs_json"), allowArray: true).docs
+        return BulkDocsShape.answer(try c.saveDocuments(objects))
     }
 }
 
@@ -37,9 +47,9 @@ import Glibc
     jsonCall(out, err, "out_json") {
         let c = try collection(coll)
         let id = try string(docID, "doc_id")
-        let wanted = try Collection.openRevsRequest(try optionalString(revs, "revs_json"))
-        let o = try Collection.revisionOptions(json: try optionalString(options, "options_json"))
-        return Collection.openRevsJSON(try c.openRevs(docID: id, revs: wanted, options: o))
+        let wanted = try OpenRevsShape.request(json: try optionalString(revs, "revs_json"))
+        let o = try revisionOptions(options)
+        return OpenRevsShape.answer(try c.openRevs(docID: id, revs: wanted, options: o))
     }
 }
 
@@ -47,9 +57,9 @@ import Glibc
                                                  _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
     jsonCall(out, err, "out_json") {
         let c = try collection(coll)
-        let req = try withJSONBytes(request, "request_json") { try Collection.bulkGetRequest($0) }
-        let o = try Collection.revisionOptions(json: try optionalString(options, "options_json"))
-        return Collection.bulkGetJSON(try c.bulkGet(req, options: o))
+        let req = try BulkGetShape.request(try jsonObject(request, "request_json"))
+        let o = try revisionOptions(options)
+        return BulkGetShape.answer(try c.bulkGet(req, options: o))
     }
 }
 
@@ -59,7 +69,7 @@ import Glibc
     return abiCall(err) {
         let c = try collection(coll)
         let id = try string(docID, "doc_id")
-        guard let wanted = try Collection.openRevsRequest(try string(revs, "revs_json")) else {
+        guard let wanted = try OpenRevsShape.request(json: try string(revs, "revs_json")) else {
             throw CBLError(.badRequest, "revs_json must be an array of revision IDs")
         }
         let purged = try c.purge(docID: id, revs: wanted)

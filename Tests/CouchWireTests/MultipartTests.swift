@@ -1,4 +1,4 @@
-import CBLiteCore
+import CBLiteBase
 @testable import CouchWire
 import XCTest
 

@@ -1,4 +1,4 @@
-import CBLiteCore
+import CBLiteBase
 import XCTest
 
 /// The CouchDB 3.5.0 recordings in ../shared/couchdb-3.5 (see its README): requests and

@@ -1,4 +1,4 @@
-import CBLiteCore
+import CBLiteBase
 @testable import CouchWire
 import XCTest
 
@@ -85,11 +85,7 @@ final class ReplicationMessagesTests: XCTestCase {
     /// open_revs answers as multipart/mixed: each revision's JSON, and its attachments
     /// streamed into a store, gzip-encoded ones decoded to the recorder's gunzipped MD5.
     func testRecordedOpenRevsMultipartGivesWholeDocumentsAndDecodedAttachments() throws {
-        let dir = "/tmp/cblite-wire-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        defer { _ = system("rm -rf '\(dir)'") }
-        let db = try Database.open(name: "wire", directory: dir)
-        defer { try? db.close() }
-        let coll = try db.defaultCollection()
+        let store = MemoryAttachmentStore()
         var documents = 0, gzipped = 0
         for file in ["pull-by-couchdb.jsonl", "client-shapes.jsonl"] {
             for x in try RecordedExchange.load(file) where path(x).contains("open_revs=") {
@@ -105,7 +101,7 @@ final class ReplicationMessagesTests: XCTestCase {
                         json = []
                         if let t = h.contentType, t.type == "multipart/related", let b = t.parameter("boundary") {
                             inner = try MultipartParser(boundary: b)
-                            reader = MultipartDocumentReader(maxDocumentBytes: 1 << 20, maxAttachmentBytes: 1 << 24, makeWriter: coll.makeAttachmentWriter)
+                            reader = MultipartDocumentReader(maxDocumentBytes: 1 << 20, maxAttachmentBytes: 1 << 24, makeWriter: store.makeWriter)
                         }
                     case .body(let bytes):
                         if var i = inner { for ie in try i.feed(bytes) { try reader!.handle(ie) }; inner = i } else { json += bytes }
@@ -121,9 +117,7 @@ final class ReplicationMessagesTests: XCTestCase {
                                     gzipped += 1
                                     XCTAssertNotEqual(UInt64(entry["encoded_length"]!.intValue!), info.length, "stored decoded")
                                 }
-                                let stored = try coll.openBlob(info.digest)
-                                let content = try stored.read(max: 1 << 24)
-                                stored.close()
+                                let content = try XCTUnwrap(store.blobs[info.digest])
                                 XCTAssertEqual(UInt64(content.count), info.length)
                                 // The recorder's view of the gunzipped content, where it has one.
                                 if let expected = Self.gunzippedMD5(x.response, name) { XCTAssertEqual(Base64.encode(MD5.hash(content)), expected) }

@@ -528,10 +528,10 @@ static void test_docs_save(void) {
         "{\"_id\":\"_x\"},"
         "{\"_id\":\"r\",\"_foo\":1},"
         "{\"_id\":\"b\",\"_rev\":\"" REV_V1 "\",\"_deleted\":true}]", &J, &E),
-        "[{\"id\":\"a\",\"error\":\"conflict\",\"reason\":\"document \\\"a\\\" already exists\"},"
-        "{\"id\":\"a\",\"error\":\"conflict\",\"reason\":\"document update conflict: 1-zz is not the current revision of \\\"a\\\"\"},"
+        "[{\"id\":\"a\",\"error\":\"conflict\",\"reason\":\"Document update conflict.\"},"
+        "{\"id\":\"a\",\"error\":\"conflict\",\"reason\":\"Document update conflict.\"},"
         "{\"ok\":true,\"id\":\"a\",\"rev\":\"2-cceba90c66c32c7cc39e66573f911ec05507d5e9\"},"
-        "{\"id\":\"a\",\"error\":\"conflict\",\"reason\":\"document update conflict: " REV_V1 " is not the current revision of \\\"a\\\"\"},"
+        "{\"id\":\"a\",\"error\":\"conflict\",\"reason\":\"Document update conflict.\"},"
         "{\"id\":\"_x\",\"error\":\"bad_request\",\"reason\":\"document ID must not start with '_'\"},"
         "{\"id\":\"r\",\"error\":\"bad_request\",\"reason\":\"property \\\"_foo\\\" is reserved: top-level names starting with '_' are metadata\"},"
         "{\"ok\":true,\"id\":\"b\",\"rev\":\"2-6c1be02df6e1ceb60eecf2187b22070b4840981a\"}]");

@@ -3,7 +3,7 @@
 /// sequentially from the start to the end it is checked against its digest, and the
 /// read that reaches the end fails (500) if it does not match. Thread-safe (calls are
 /// serialized).
-public final class BlobReader: @unchecked Sendable {
+public final class BlobReader: AttachmentSource, @unchecked Sendable {
     public let digest: BlobDigest
     /// The content length in bytes.
     public let length: UInt64

@@ -1,10 +1,5 @@
 import Glibc
 
-/// Content and length of a stored attachment.
-public struct BlobInfo: Hashable, Sendable {
-    public let digest: BlobDigest
-    public let length: UInt64
-}
 
 /// The content-addressed attachment store of a database: one file per distinct content
 /// in `<bundle>/attachments/`, named from the SHA-1 digest of the content (the seeds'

@@ -9,7 +9,7 @@ import Glibc
 /// A finish called by a thread inside an explicit transaction defers the syncs and the
 /// rename to the commit (PendingBlobs): the content is readable at once by that thread,
 /// durable and visible to others once the transaction commits, gone if it rolls back.
-public final class BlobWriter: @unchecked Sendable {
+public final class BlobWriter: AttachmentSink, @unchecked Sendable {
     private let store: BlobStore
     private let expected: BlobDigest?
     private let monitor = Monitor()

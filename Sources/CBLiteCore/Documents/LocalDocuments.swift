@@ -98,3 +98,17 @@ extension Collection {
         }
     }
 }
+
+extension Collection {
+    // MARK: the list as cbl_local_list gives it
+
+    /// `[{"id": local_id, "rev": "0-n"}, ...]`, by ID; with `includeDocs` each has its `doc`.
+    /// The IDs are bare (as cbl_local_list documents them): the listener adds `_local/`.
+    public func localDocumentsJSON(includeDocs: Bool) throws -> [UInt8] {
+        JSONWriter.ordered(.array(try localDocuments().map { d in
+            var o = JSONObject([("id", .string(d.id)), ("rev", .string(d.rev))])
+            if includeDocs { o["doc"] = try d.json.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) } }
+            return .object(o)
+        }))
+    }
+}

@@ -26,18 +26,7 @@ extension Collection {
         }
     }
 
-    /// The outcome for one document of a bulk write.
-    public struct WriteResult: Sendable, Equatable {
-        public let docID: String
-        public let revID: String?
-        public let error: CBLError?
-
-        public init(docID: String, revID: String?, error: CBLError?) {
-            self.docID = docID
-            self.revID = revID
-            self.error = error
-        }
-    }
+    public typealias WriteResult = CBLiteBase.WriteResult
 
     /// A peer's revision, checked and ready to graft.
     struct ImportedRevision {

@@ -2,76 +2,12 @@
 /// CouchDB's read options (`GET /db/doc`), several leaves at once (`open_revs`), and
 /// many documents at once (`_bulk_get`) — one renderer for all three.
 extension Collection {
-    /// How a revision's attachments appear in its JSON.
-    public enum AttachmentMode: Sendable {
-        /// `"stub": true` entries (metadata only).
-        case stubs
-        /// `"data"`: the content in base64, for attachments newer than `attsSince`.
-        case inline
-        /// `"follows": true`, for attachments newer than `attsSince`; the caller streams
-        /// their content (`Revision.followingAttachments`, `openBlob`) after the JSON.
-        case follows
-    }
-
-    public struct RevisionOptions: Sendable {
-        /// `_revisions`: the history as `{"start","ids"}`.
-        public var revisions = false
-        /// A requested revision that is not a leaf stands for the leaves descending from it.
-        public var latest = false
-        public var attachments: AttachmentMode = .stubs
-        /// Revisions the caller already has: attachments whose revpos is not newer than
-        /// the newest of these on the revision's ancestry stay stubs.
-        public var attsSince: [String] = []
-        /// `_conflicts`: the other undeleted leaves.
-        public var conflicts = false
-        /// `_deleted_conflicts`: the deleted leaves other than the current revision.
-        public var deletedConflicts = false
-        /// `_revs_info`: the revision's ancestry with each one's status.
-        public var revsInfo = false
-        /// `_local_seq`: the document's sequence.
-        public var localSeq = false
-
-        public init() {}
-    }
-
-    /// One rendered revision.
-    public struct Revision: Sendable {
-        public let docID: String
-        public let revID: String
-        public let deleted: Bool
-        /// The document: `_id`, `_rev`, `_deleted`, the requested metadata, the content.
-        public let json: [UInt8]
-        /// With `.follows`: the attachments marked `"follows": true`, in the JSON's order.
-        public let followingAttachments: [AttachmentInfo]
-    }
-
-    public enum OpenRevsResult: Sendable {
-        case ok(Revision)
-        /// A requested revision this database does not hold (or no longer holds a body of).
-        case missing(String)
-    }
-
-    public struct BulkGetRequest: Sendable {
-        public var id: String
-        /// nil: the current revision.
-        public var rev: String?
-        /// Overrides the options' `attsSince` for this document.
-        public var attsSince: [String]?
-
-        public init(id: String, rev: String? = nil, attsSince: [String]? = nil) {
-            self.id = id
-            self.rev = rev
-            self.attsSince = attsSince
-        }
-    }
-
-    public struct BulkGetItem: Sendable {
-        public let id: String
-        public let rev: String?
-        public let results: [OpenRevsResult]
-        /// Set when the document could not be read at all (unknown: 404; bad ID: 400).
-        public let error: CBLError?
-    }
+    public typealias AttachmentMode = CBLiteBase.AttachmentMode
+    public typealias RevisionOptions = CBLiteBase.RevisionOptions
+    public typealias Revision = CBLiteBase.Revision
+    public typealias OpenRevsResult = CBLiteBase.OpenRevsResult
+    public typealias BulkGetRequest = CBLiteBase.BulkGetRequest
+    public typealias BulkGetItem = CBLiteBase.BulkGetItem
 
     /// The current revision (nil `revID`; 404 when the document is deleted, as CouchDB)
     /// or a given one (404 when unknown or its body is no longer kept).
@@ -117,7 +53,10 @@ extension Collection {
             try store.read { conn in
                 requests.map { request in
                     var o = options
-                    if let since = request.attsSince { o.attsSince = since }
+                    if let since = request.attsSince {
+                        o.attsSince = since
+                        if !since.isEmpty && o.attachments == .stubs { o.attachments = options.impliedAttachments }
+                    }
                     do {
                         try DocumentBody.validateDocID(request.id)
                         if let rev = request.rev {

@@ -2,12 +2,7 @@
 /// local leaves could be their ancestors (so the peer can send only what is new:
 /// attachments since those, history down to them).
 extension Collection {
-    public struct RevsDiffResult: Sendable, Equatable {
-        public let docID: String
-        public let missing: [String]
-        /// Local leaves of a lower generation than some missing revision (CouchDB's rule).
-        public let possibleAncestors: [String]
-    }
+    public typealias RevsDiffResult = CBLiteBase.RevsDiffResult
 
     /// One result per document that has at least one missing revision, in request order.
     /// A malformed revision ID, and every revision of a document ID this collection cannot

@@ -5,24 +5,8 @@ import NIOHTTP1
 /// `GET /{db}/{doc}` with CouchDB's read options, as JSON or, when the client asks,
 /// multipart: `open_revs` as `multipart/mixed`, `attachments=true` as `multipart/related`.
 extension Router {
-    /// The read options of a document GET.
-    func revisionOptions(_ q: QueryParameters) throws -> Collection.RevisionOptions {
-        var o = Collection.RevisionOptions()
-        let meta = try q.bool("meta", default: false)
-        o.revisions = try q.bool("revs", default: false)
-        o.latest = try q.bool("latest", default: false)
-        o.conflicts = try q.bool("conflicts", default: false) || meta
-        o.deletedConflicts = try q.bool("deleted_conflicts", default: false) || meta
-        o.revsInfo = try q.bool("revs_info", default: false) || meta
-        o.localSeq = try q.bool("local_seq", default: false)
-        o.attsSince = try q.stringArray("atts_since") ?? []
-        // As CouchDB: atts_since implies attachments (those newer than the revisions given).
-        o.attachments = try q.bool("attachments", default: false) || !o.attsSince.isEmpty ? .inline : .stubs
-        return o
-    }
-
     func getDocument(_ coll: Collection, _ docID: String, _ req: Request, _ res: ResponseWriter) throws {
-        var options = try revisionOptions(req.query)
+        var options = try RevisionOptionsReader.read(req.query)
         if let openRevs = try req.query.openRevs() {
             // CouchDB's multipart open_revs always carries the attachments (newer than
             // atts_since), as following parts: what its replicator relies on.
@@ -33,17 +17,7 @@ extension Router {
             if wantsMultipart {
                 try writeOpenRevsMultipart(coll, results, res)
             } else {
-                var w = JSONWriter(canonical: false)
-                w.appendByte(UInt8(ascii: "["))
-                for (i, r) in results.enumerated() {
-                    if i > 0 { w.appendByte(UInt8(ascii: ",")) }
-                    switch r {
-                    case .ok(let rev): w.append("{\"ok\":"); w.appendRaw(rev.json); w.appendByte(UInt8(ascii: "}"))
-                    case .missing(let rev): w.append("{\"missing\":"); w.writeString(rev); w.appendByte(UInt8(ascii: "}"))
-                    }
-                }
-                w.appendByte(UInt8(ascii: "]"))
-                res.sendJSON(200, raw: w.bytes)
+                res.sendJSON(200, raw: OpenRevsShape.answer(results))
             }
             return
         }
@@ -75,9 +49,7 @@ extension Router {
             case .ok(let rev):
                 try writeRevisionPart(coll, rev, &outer, res, extraHeaders: [])
             case .missing(let rev):
-                var w = JSONWriter(canonical: false)
-                w.writeObject(JSONObject([("missing", .string(rev))]))
-                try res.write(outer.part([("Content-Type", "application/json; error=\"true\"")], w.bytes))
+                try res.write(outer.part([("Content-Type", "application/json; error=\"true\"")], OpenRevsShape.missing(rev)))
             }
         }
         try res.write(outer.close())
@@ -98,6 +70,6 @@ extension Router {
 
     /// The JSON part then one part per following attachment, streamed from the store.
     func writeRevisionParts(_ coll: Collection, _ rev: Collection.Revision, _ mp: inout MultipartWriter, _ res: ResponseWriter) throws {
-        try MultipartDocumentWriter(rev, writer: &mp, close: false).write(from: coll) { try res.write($0) }
+        try MultipartDocumentWriter(rev, writer: &mp, close: false).write(openBlob: coll.openBlob) { try res.write($0) }
     }
 }

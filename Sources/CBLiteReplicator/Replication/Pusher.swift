@@ -107,7 +107,7 @@ struct Pusher {
         let body = MultipartDocumentWriter(revision, writer: &mp)
         let coll = local
         let response = try remote.send(.PUT, remote.url.documentPath(revision.docID) + "?new_edits=false",
-                                       body: .stream(length: body.length, write: { sink in try body.write(from: coll, to: sink) }),
+                                       body: .stream(length: body.length, write: { sink in try body.write(openBlob: coll.openBlob, to: sink) }),
                                        contentType: mp.contentType("related"))
         let bytes = try response.readAll(limit: 1 << 20)
         var error: ReplicationError? = nil

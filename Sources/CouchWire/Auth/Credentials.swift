@@ -1,4 +1,4 @@
-import CBLiteCore
+import CBLiteBase
 
 /// Reading credentials off a request: `Authorization: Basic`, the `AuthSession` cookie,
 /// and `/_session` login bodies (form or JSON).

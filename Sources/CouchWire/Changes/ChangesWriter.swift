@@ -1,4 +1,4 @@
-import CBLiteCore
+import CBLiteBase
 
 /// The `_changes` feed's JSON as CouchDB writes it. Sequences are numbers (CouchDB's
 /// own are opaque strings; clients pass them back verbatim, so either works).

@@ -1,4 +1,4 @@
-import CBLiteCore
+import CBLiteBase
 
 /// An error as CouchDB answers it: an HTTP status and a body `{"error": name, "reason": text}`.
 public struct CouchError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -60,7 +60,7 @@ public struct CouchError: Error, Equatable, Sendable, CustomStringConvertible {
             self.init(status: 404, error: "not_found", reason: reason)
         case .notAcceptable: self.init(status: 406, error: "not_acceptable", reason: e.message)
         case .conflict: self.init(status: 409, error: "conflict", reason: "Document update conflict.")
-        case .preconditionFailed: self.init(status: 412, error: "precondition_failed", reason: e.message)
+        case .preconditionFailed: self.init(status: 412, error: "file_exists", reason: e.message)
         case .internalError: self.init(status: 500, error: "unknown_error", reason: e.message)
         case .notImplemented: self.init(status: 501, error: "not_implemented", reason: e.message)
         case .busy: self.init(status: 503, error: "service_unavailable", reason: e.message)

@@ -1,4 +1,4 @@
-import CBLiteCore
+import CBLiteBase
 
 /// One document in a `multipart/related` body, as CouchDB writes it in both directions
 /// (a replicator's `PUT ?new_edits=false`, a peer's `open_revs` answer): the JSON part
@@ -9,7 +9,7 @@ import CBLiteCore
 public final class MultipartDocumentReader {
     private let maxDocumentBytes: Int
     private let maxAttachmentBytes: Int
-    private let makeWriter: () throws -> BlobWriter
+    private let makeWriter: () throws -> any AttachmentSink
 
     private var json: [UInt8] = []
     private var body: JSONObject?
@@ -17,10 +17,11 @@ public final class MultipartDocumentReader {
     private var nextFollowing = 0
     private var stored: [String: BlobInfo] = [:]
     private var partIndex = -1
-    private var current: (name: String, writer: BlobWriter, inflater: GzipInflater?)?
+    private var current: (name: String, writer: any AttachmentSink, inflater: GzipInflater?)?
 
-    /// `makeWriter` gives a writer for each attachment (e.g. `Collection.makeAttachmentWriter`).
-    public init(maxDocumentBytes: Int, maxAttachmentBytes: Int, makeWriter: @escaping () throws -> BlobWriter) {
+    /// `makeWriter` gives a writer for each attachment (the engine's
+    /// `Collection.makeAttachmentWriter`): this type does no storage I/O of its own.
+    public init(maxDocumentBytes: Int, maxAttachmentBytes: Int, makeWriter: @escaping () throws -> any AttachmentSink) {
         self.maxDocumentBytes = maxDocumentBytes
         self.maxAttachmentBytes = maxAttachmentBytes
         self.makeWriter = makeWriter

@@ -1,4 +1,4 @@
-import CBLiteCore
+import CBLiteBase
 
 /// One revision as a `multipart/related` body, as CouchDB writes it: the JSON part, then
 /// one part per attachment marked `"follows": true`, its content streamed from the
@@ -16,7 +16,7 @@ public struct MultipartDocumentWriter {
 
     /// The parts of `revision` written with `writer` (whose boundary the caller announces);
     /// `close` appends the closing delimiter (false when the caller writes more parts).
-    public init(_ revision: Collection.Revision, writer mp: inout MultipartWriter, close: Bool = true) {
+    public init(_ revision: Revision, writer mp: inout MultipartWriter, close: Bool = true) {
         var pieces: [Piece] = [.bytes(mp.part([("Content-Type", "application/json")], revision.json))]
         for att in revision.followingAttachments {
             pieces.append(.bytes(mp.beginPart([
@@ -40,14 +40,16 @@ public struct MultipartDocumentWriter {
         }
     }
 
-    /// Hands the body to `sink` in pieces of at most 64 KiB of attachment content each.
-    public func write(from collection: Collection, to sink: ([UInt8]) throws -> Void) throws {
+    /// Hands the body to `sink` in pieces of at most 64 KiB of attachment content each,
+    /// the attachments' content read from what `openBlob` opens (the engine's
+    /// `Collection.openBlob`): this type does no storage I/O of its own.
+    public func write(openBlob: (BlobDigest) throws -> any AttachmentSource, to sink: ([UInt8]) throws -> Void) throws {
         for p in pieces {
             switch p {
             case .bytes(let b):
                 try sink(b)
             case .attachment(let att):
-                let reader = try collection.openBlob(att.digest)
+                let reader = try openBlob(att.digest)
                 defer { reader.close() }
                 while true {
                     let chunk = try reader.read(max: 64 * 1024)

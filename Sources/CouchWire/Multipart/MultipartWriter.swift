@@ -1,4 +1,4 @@
-import CBLiteCore
+import CBLiteBase
 
 /// Writes multipart bodies the way CouchDB does: `--b CRLF headers CRLF CRLF content`,
 /// parts separated by `CRLF --b CRLF`, closed by `CRLF --b--` with no CRLF after it.

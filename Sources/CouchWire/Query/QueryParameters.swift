@@ -1,4 +1,4 @@
-import CBLiteCore
+import CBLiteBase
 
 /// The decoded query string of a request, with typed accessors that follow CouchDB:
 /// booleans are `true`/`false`, JSON-valued parameters (`open_revs`, `startkey`, `keys`,

@@ -1,4 +1,4 @@
-import CBLiteCore
+import CBLiteBase
 
 /// A request path split into CouchDB's parts. Segments are split on '/' before they are
 /// percent-decoded, so "%2F" in a database name or document ID stays part of it; the

@@ -1,4 +1,4 @@
-import CBLiteCore
+import CBLiteBase
 
 /// The replication protocol's messages as a replicator reads and writes them: `_changes`
 /// rows, `_revs_diff`, `_bulk_get`, `_bulk_docs`, checkpoints. Sequences stay opaque

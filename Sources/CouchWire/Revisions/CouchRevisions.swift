@@ -1,4 +1,4 @@
-import CBLiteCore
+import CBLiteBase
 
 /// CouchDB's `_revisions` form of a revision history, `{"start": N, "ids": [digest, ...]}`
 /// (newest first, generations N, N-1, ...), and the list form `["N-digest", ...]`.

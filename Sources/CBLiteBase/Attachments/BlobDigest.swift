@@ -4,7 +4,7 @@ public struct BlobDigest: Hashable, Sendable, CustomStringConvertible {
     /// The 20 bytes of the SHA-1 digest.
     public let bytes: [UInt8]
 
-    init(bytes: [UInt8]) {
+    package init(bytes: [UInt8]) {
         precondition(bytes.count == 20, "a SHA-1 digest has 20 bytes")
         self.bytes = bytes
     }
@@ -47,18 +47,19 @@ public struct BlobDigest: Hashable, Sendable, CustomStringConvertible {
     public static func of(_ bytes: [UInt8]) -> BlobDigest { bytes.withUnsafeBytes { of($0) } }
 
     /// The digest of what `hasher` was given (which then starts over).
-    init(hasher: inout SHA1) {
+    package init(hasher: inout SHA1) {
         self.init(bytes: hasher.finalize())
     }
 }
 
 /// Incremental SHA-1 of content, giving its BlobDigest.
-struct BlobHasher {
+package struct BlobHasher {
     private var h = SHA1()
-    mutating func update(_ bytes: UnsafeRawBufferPointer) { h.update(bytes) }
-    mutating func update(_ bytes: [UInt8]) { h.update(bytes) }
+    package init() {}
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) { h.update(bytes) }
+    package mutating func update(_ bytes: [UInt8]) { h.update(bytes) }
     /// The digest of the content so far.
-    var digest: BlobDigest {
+    package var digest: BlobDigest {
         var copy = h
         return BlobDigest(hasher: &copy)
     }

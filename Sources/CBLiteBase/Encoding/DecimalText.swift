@@ -1,8 +1,8 @@
 /// Decimal digits of an unsigned integer written into a buffer, without a String on the
 /// way (revision IDs and the changes feed write one per document).
-enum DecimalText {
+package enum DecimalText {
     /// How many digits `value` has (1 for 0).
-    static func count(_ value: UInt64) -> Int {
+    package static func count(_ value: UInt64) -> Int {
         var digits = 1, v = value
         while v >= 10 { v /= 10; digits += 1 }
         return digits
@@ -11,7 +11,7 @@ enum DecimalText {
     /// Writes `value`'s digits at the start of `out` (room for count(value), at most 20);
     /// returns how many.
     @discardableResult
-    static func write(_ value: UInt64, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+    package static func write(_ value: UInt64, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
         let n = count(value)
         var v = value, i = n
         repeat {

@@ -79,7 +79,7 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public var description: String { string }
 
     /// The length of `string` in bytes.
-    var utf8Count: Int { string.utf8.count }
+    package var utf8Count: Int { string.utf8.count }
 
     public static func < (a: RevID, b: RevID) -> Bool {
         if a.generation != b.generation { return a.generation < b.generation }

@@ -217,7 +217,7 @@ public struct JSONParser {
     /// Scans a number (RFC 8259 grammar) at base[pos...], advancing pos past it. Returns
     /// whether it is an integer literal (no fraction, no exponent), or nil when invalid.
     /// Shared with JSONCanonicalizer so both accept exactly the same numbers.
-    static func scanNumber(_ base: UnsafePointer<UInt8>, _ pos: inout Int, _ end: Int) -> Bool? {
+    package static func scanNumber(_ base: UnsafePointer<UInt8>, _ pos: inout Int, _ end: Int) -> Bool? {
         @inline(__always) func digit(_ i: Int) -> Bool { i < end && base[i] >= UInt8(ascii: "0") && base[i] <= UInt8(ascii: "9") }
         var isInteger = true
         if pos < end && base[pos] == UInt8(ascii: "-") { pos += 1 }

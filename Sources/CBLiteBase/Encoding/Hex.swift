@@ -12,7 +12,7 @@ public enum Hex {
     }
 
     /// Writes the digits of `bytes` at the start of `out` (room for 2 per byte); returns how many.
-    static func write(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+    package static func write(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
         guard let src = bytes.baseAddress, let dst = out.baseAddress else { return 0 }
         // Raw pointers, no per-byte bounds checks or iterator: every saved revision's
         // digest goes through here (~23 instructions a byte before; callgrind).

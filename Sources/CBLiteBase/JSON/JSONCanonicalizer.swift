@@ -122,9 +122,9 @@ public struct JSONCanonicalizer {
     /// One member of an object being written: its key (decoded: in `input` when the key
     /// has no escapes, else in `keys`) and its bytes in `out`.
     private struct Member {
-        var keyStart: Int, keyEnd: Int
-        var keyInInput: Bool
-        var outStart: Int, outEnd: Int
+        package var keyStart: Int, keyEnd: Int
+        package var keyInInput: Bool
+        package var outStart: Int, outEnd: Int
     }
 
     /// The members of the objects being written, one stack for the whole document: an
@@ -136,14 +136,14 @@ public struct JSONCanonicalizer {
         private var capacity: Int
         private var owned = false                // false while in the caller's storage
 
-        init(startingIn storage: UnsafeMutableBufferPointer<Member>) {
+        package init(startingIn storage: UnsafeMutableBufferPointer<Member>) {
             base = storage.baseAddress!
             capacity = storage.count
         }
 
-        func deallocate() { if owned { base.deallocate() } }
+        package func deallocate() { if owned { base.deallocate() } }
 
-        @inline(__always) mutating func push(_ m: Member) {
+        @inline(__always) package mutating func push(_ m: Member) {
             if count == capacity {
                 let grown = UnsafeMutablePointer<Member>.allocate(capacity: capacity * 2)
                 grown.moveInitialize(from: base, count: count)
@@ -156,7 +156,7 @@ public struct JSONCanonicalizer {
             count += 1
         }
 
-        @inline(__always) mutating func truncate(to n: Int) { count = n }
+        @inline(__always) package mutating func truncate(to n: Int) { count = n }
     }
 
     /// A member's decoded key.
@@ -380,7 +380,7 @@ extension JSONCanonicalizer {
     /// shortest form has exactly these digits), and below 1 at most three zeros after the
     /// point (from 0.00001 on, Swift writes an exponent). Parsing and re-printing such a
     /// number was most of the canonicalizer's cost on bodies with decimals (callgrind).
-    static func isCanonicalDecimal(_ raw: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func isCanonicalDecimal(_ raw: UnsafeBufferPointer<UInt8>) -> Bool {
         var i = raw.first == UInt8(ascii: "-") ? 1 : 0
         let intStart = i
         while i < raw.count, raw[i] >= 0x30 && raw[i] <= 0x39 { i += 1 }
@@ -406,7 +406,7 @@ extension JSONCanonicalizer {
     /// so exact), else the literal without the zeros when that is a canonical decimal
     /// ("12.5"). nil otherwise ("-0.0" among them). Such numbers took the parse and
     /// re-print path, ~1,500 instructions each (callgrind).
-    static func canonicalPrefixLength(_ raw: UnsafeBufferPointer<UInt8>) -> Int? {
+    package static func canonicalPrefixLength(_ raw: UnsafeBufferPointer<UInt8>) -> Int? {
         guard let point = raw.firstIndex(of: UInt8(ascii: ".")), raw.last == 0x30 else { return nil }
         var end = raw.count
         while end > point + 1 && raw[end - 1] == 0x30 { end -= 1 }
@@ -423,10 +423,10 @@ extension JSONCanonicalizer {
 
 /// Lets the canonicalizer decode escaped strings with the parser's exact rules.
 private struct JSONParserProxy {
-    let input: UnsafeBufferPointer<UInt8>
-    var pos: Int
+    package let input: UnsafeBufferPointer<UInt8>
+    package var pos: Int
 
-    mutating func string() throws -> String {
+    package mutating func string() throws -> String {
         // Find the literal's end (a quote not escaped), then parse it as a JSON value.
         var i = pos + 1
         while i < input.count {

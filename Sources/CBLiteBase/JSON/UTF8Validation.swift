@@ -1,8 +1,8 @@
 /// Strict UTF-8 validation (RFC 3629: no overlongs, no surrogates, nothing above
 /// U+10FFFF) over raw bytes, with an ASCII fast path. Replaces String(validating:) on the
 /// hot path, whose generic implementation costs a runtime metadata lookup per call.
-enum UTF8Validation {
-    static func isValid(_ buf: UnsafeBufferPointer<UInt8>) -> Bool {
+package enum UTF8Validation {
+    package static func isValid(_ buf: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let p = buf.baseAddress else { return true }
         let n = buf.count
         var i = 0

@@ -124,7 +124,7 @@ public struct JSONWriter {
     /// or below 0x20 sets its high bit in one of the three masks (SWAR; a borrow can flag
     /// a byte after a real hit, never before one, so the first word with a hit is then
     /// scanned byte by byte). Document IDs and revision IDs are written on every read.
-    static func escapeFreePrefix(_ buf: UnsafeBufferPointer<UInt8>) -> Int {
+    package static func escapeFreePrefix(_ buf: UnsafeBufferPointer<UInt8>) -> Int {
         guard let p = buf.baseAddress else { return 0 }
         let n = buf.count
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
@@ -162,7 +162,7 @@ public struct JSONWriter {
 
     /// Byte-wise (UTF-8) order of two strings: the canonical key order.
     @inline(__always)
-    static func utf8Less(_ a: String, _ b: String) -> Bool {
+    package static func utf8Less(_ a: String, _ b: String) -> Bool {
         var a = a, b = b
         return a.withUTF8 { pa in
             b.withUTF8 { pb in

@@ -1,0 +1,70 @@
+import CBLiteBase
+
+/// `_bulk_get` as a peer answers it (the listener, JSON and multipart, and the C ABI's
+/// `cbl_docs_bulk_get`).
+public enum BulkGetShape {
+    /// `{"docs": [{"id", "rev"?, "atts_since"?}, ...]}`.
+    public static func request(_ body: JSONObject) throws -> [BulkGetRequest] {
+        guard let docs = body["docs"]?.arrayValue else { throw CouchError.badRequest("Missing JSON list of 'docs'.") }
+        return try docs.map { d in
+            guard let o = d.objectValue, let id = o["id"]?.stringValue else { throw CouchError.badRequest("each doc needs an `id`") }
+            let rev = try o["rev"].map { v -> String in
+                guard let s = v.stringValue else { throw CouchError.badRequest("`rev` must be a string") }
+                return s
+            }
+            let since = try o["atts_since"].map { v -> [String] in
+                guard let a = v.arrayValue, a.allSatisfy({ $0.stringValue != nil }) else {
+                    throw CouchError.badRequest("atts_since must be a list of revisions")
+                }
+                return a.compactMap(\.stringValue)
+            }
+            return BulkGetRequest(id: id, rev: rev, attsSince: since)
+        }
+    }
+
+    /// `{"results": [{"id", "docs": [{"ok": doc} | {"error": {"id","rev","error","reason"}}]}]}`
+    /// (a missing revision is an error entry there, as CouchDB).
+    public static func answer(_ items: [BulkGetItem]) -> [UInt8] {
+        var w = JSONWriter(canonical: false, capacity: 4096)
+        w.append("{\"results\":[")
+        for (i, item) in items.enumerated() {
+            if i > 0 { w.appendByte(UInt8(ascii: ",")) }
+            w.append("{\"id\":")
+            w.writeString(item.id)
+            w.append(",\"docs\":[")
+            var first = true
+            for part in parts(item) {
+                if !first { w.appendByte(UInt8(ascii: ",")) }
+                first = false
+                switch part {
+                case .revision(let r): OpenRevsShape.write(r, into: &w)
+                case .error(let e): w.append("{\"error\":"); w.appendRaw(e); w.appendByte(UInt8(ascii: "}"))
+                }
+            }
+            w.append("]}")
+        }
+        w.append("]}")
+        return w.bytes
+    }
+
+    /// One entry of an item's answer: a revision read, or an error object.
+    public enum Part {
+        case revision(OpenRevsResult)
+        case error([UInt8])
+    }
+
+    /// An item's entries in order: the document's error, or one per revision (a missing
+    /// one as a `not_found` error). The multipart answer writes the same entries as parts.
+    public static func parts(_ item: BulkGetItem) -> [Part] {
+        if let e = item.error { return [.error(error(id: item.id, rev: item.rev, e))] }
+        return item.results.map { r in
+            if case .missing(let rev) = r { return .error(error(id: item.id, rev: rev, CBLError(.notFound, "missing"))) }
+            return .revision(r)
+        }
+    }
+
+    /// `{"id","rev","error","reason"}`; a missing document's rev is "undefined", as CouchDB writes it.
+    public static func error(id: String, rev: String?, _ e: CBLError) -> [UInt8] {
+        JSONWriter.ordered(.object(JSONObject([("id", .string(id)), ("rev", .string(rev ?? "undefined"))] + CouchError(e).members)))
+    }
+}
