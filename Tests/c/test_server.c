@@ -41,6 +41,20 @@ static int http(uint16_t port, const char* method, const char* path, const char*
     return atoi(resp + 9);
 }
 
+/* The same request through the C ABI (`abi`, which the caller frees) and over HTTP
+ * gives the same body, byte for byte (HTTP's ends with a newline): the listener and the
+ * ABI answer with one implementation of CouchDB's shapes. */
+static void check_same_answer(uint16_t port, const char* method, const char* path, const char* json, char* abi) {
+    static char body[65536];
+    int status = http(port, method, path, json, body, sizeof body);
+    size_t n = strlen(body);
+    if (n > 0 && body[n - 1] == '\n') body[--n] = 0;
+    CHECK(status == 200 || status == 201);
+    CHECK(abi != NULL && strcmp(abi, body) == 0);
+    if (!abi || strcmp(abi, body) != 0) fprintf(stderr, "  %s %s\n  ABI:  %s\n  HTTP: %s\n", method, path, abi ? abi : "(null)", body);
+    cbl_free(abi);
+}
+
 int main(void) {
     int64_t instances = cbl_instance_count();
     snprintf(g_root, sizeof g_root, "/tmp/cblite-server-XXXXXX");
@@ -137,6 +151,34 @@ int main(void) {
     snprintf(config, sizeof config, "{\"directory\":\"%s\",\"port\":%u}", dir, (unsigned)port);
     CHECK_ST(cbl_server_start(config, &server, &E), CBL_OK);  /* the same port again */
     CHECK(http(port, "GET", "/notes/n1", NULL, body, sizeof body) == 200);
+    /* Parity: the replication surface through the ABI and over HTTP. */
+    char* r1 = NULL;
+    char* ans = NULL;                                   /* each answer is freed by check_same_answer */
+    CHECK_ST(cbl_doc_put(c, "p1", "{\"v\":1,\"_attachments\":{\"a.txt\":{\"content_type\":\"text/plain\","
+                         "\"data\":\"aGVsbG8=\"}}}", NULL, 0, NULL, &r1, &E), CBL_OK);
+    char p1v2[256];
+    snprintf(p1v2, sizeof p1v2, "{\"v\":2,\"_attachments\":{\"a.txt\":{\"stub\":true,\"digest\":\"sha1-qvTGHdzF6KLavt4PO0gs2a6pQ00=\"}}}");
+    CHECK_ST(cbl_doc_put(c, "p1", p1v2, r1, 0, NULL, NULL, &E), CBL_OK);
+    const char* diff = "{\"p1\":[\"1-x\",\"3-abc\"],\"zz\":[\"1-a\"],\"n1\":[]}";
+    CHECK_ST(cbl_revs_diff(c, diff, &ans, &E), CBL_OK);
+    check_same_answer(port, "POST", "/notes/_revs_diff", diff, ans);
+    char since[512];
+    snprintf(since, sizeof since, "{\"docs\":[{\"id\":\"p1\"},{\"id\":\"nope\"},{\"id\":\"p1\",\"rev\":\"9-x\"},"
+             "{\"id\":\"_bad\"},{\"id\":\"p1\",\"atts_since\":[\"%s\"]},{\"id\":\"p1\",\"rev\":\"%s\"}]}", r1, r1);
+    CHECK_ST(cbl_docs_bulk_get(c, since, "{\"revs\":true}", &ans, &E), CBL_OK);
+    CHECK(ans && strstr(ans, "\"data\":\"aGVsbG8=\"") == NULL);   /* atts_since names the revision that added it */
+    check_same_answer(port, "POST", "/notes/_bulk_get?revs=true", since, ans);
+    const char* older = "{\"docs\":[{\"id\":\"p1\",\"atts_since\":[\"1-0\"]}]}";
+    CHECK_ST(cbl_docs_bulk_get(c, older, NULL, &ans, &E), CBL_OK);
+    CHECK(ans && strstr(ans, "\"data\":\"aGVsbG8=\"") != NULL);   /* a document's own atts_since implies attachments */
+    check_same_answer(port, "POST", "/notes/_bulk_get", older, ans);
+    CHECK_ST(cbl_doc_open_revs(c, "p1", NULL, "{\"revs\":true,\"meta\":true,\"atts_since\":[\"1-0\"]}", &ans, &E), CBL_OK);
+    check_same_answer(port, "GET", "/notes/p1?open_revs=all&revs=true&meta=true&atts_since=%5B%221-0%22%5D", NULL, ans);
+    const char* save = "{\"docs\":[{\"_id\":\"n1\",\"v\":1},{\"_id\":\"_bad\"},{\"_id\":\"p1\",\"_rev\":\"1-zz\"}]}";
+    CHECK_ST(cbl_docs_save(c, save, &ans, &E), CBL_OK);                /* conflicts and errors only: nothing written */
+    check_same_answer(port, "POST", "/notes/_bulk_docs", save, ans);
+    cbl_free(r1);
+
     cbl_server_stop(server, 2000);
 
     cbl_collection_release(c);

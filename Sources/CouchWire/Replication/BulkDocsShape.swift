@@ -15,11 +15,11 @@ public enum BulkDocsShape {
     public static func request(_ body: JSONValue, allowArray: Bool = false) throws -> Request {
         let object = body.objectValue
         guard let docs = object?["docs"]?.arrayValue ?? (allowArray ? body.arrayValue : nil) else {
-            throw CouchError.badRequest("POST body must include `docs` parameter.")
+            throw CBLError.badRequest("POST body must include `docs` parameter.")
         }
         return Request(
             docs: try docs.map { d in
-                guard let o = d.objectValue else { throw CouchError.badRequest("Document must be a JSON object") }
+                guard let o = d.objectValue else { throw CBLError.badRequest("Document must be a JSON object") }
                 return o
             },
             newEdits: try object?["new_edits"].map { try $0.boolOption("new_edits") },

@@ -5,16 +5,16 @@ import CBLiteBase
 public enum BulkGetShape {
     /// `{"docs": [{"id", "rev"?, "atts_since"?}, ...]}`.
     public static func request(_ body: JSONObject) throws -> [BulkGetRequest] {
-        guard let docs = body["docs"]?.arrayValue else { throw CouchError.badRequest("Missing JSON list of 'docs'.") }
+        guard let docs = body["docs"]?.arrayValue else { throw CBLError.badRequest("Missing JSON list of 'docs'.") }
         return try docs.map { d in
-            guard let o = d.objectValue, let id = o["id"]?.stringValue else { throw CouchError.badRequest("each doc needs an `id`") }
+            guard let o = d.objectValue, let id = o["id"]?.stringValue else { throw CBLError.badRequest("each doc needs an `id`") }
             let rev = try o["rev"].map { v -> String in
-                guard let s = v.stringValue else { throw CouchError.badRequest("`rev` must be a string") }
+                guard let s = v.stringValue else { throw CBLError.badRequest("`rev` must be a string") }
                 return s
             }
             let since = try o["atts_since"].map { v -> [String] in
                 guard let a = v.arrayValue, a.allSatisfy({ $0.stringValue != nil }) else {
-                    throw CouchError.badRequest("atts_since must be a list of revisions")
+                    throw CBLError.badRequest("atts_since must be a list of revisions")
                 }
                 return a.compactMap(\.stringValue)
             }

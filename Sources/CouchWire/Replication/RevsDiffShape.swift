@@ -5,9 +5,9 @@ public enum RevsDiffShape {
     /// `{"docid": ["rev", ...], ...}`.
     public static func request(_ body: JSONObject) throws -> [(docID: String, revs: [String])] {
         try body.members.map { id, v in
-            guard let a = v.arrayValue else { throw CouchError.badRequest("each document must map to a list of revision IDs") }
+            guard let a = v.arrayValue else { throw CBLError.badRequest("each document must map to a list of revision IDs") }
             let revs = a.compactMap(\.stringValue)
-            guard revs.count == a.count else { throw CouchError.badRequest("each document must map to a list of revision IDs") }
+            guard revs.count == a.count else { throw CBLError.badRequest("each document must map to a list of revision IDs") }
             return (id, revs)
         }
     }
