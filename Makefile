@@ -88,6 +88,7 @@ test: deps $(AMALGAMATION) all
 	$(MAKE) test-reliability
 	$(MAKE) test-listener
 	$(MAKE) test-couchdb-client
+	$(MAKE) test-listener-library
 	$(MAKE) test-replicator
 	$(MAKE) test-cli
 	$(MAKE) test-sanitize-short
@@ -148,7 +149,7 @@ test-cli: cli lib
 	Tests/cli/test_replicate.sh $(CURDIR)/$(BUILD)/bin/cblite
 
 # The replicator against a CouchDB 3.5 peer made of its recorded answers
-# (Tests/replicator/couchdb_replay.py over ../shared/couchdb-3.5), through the bindings.
+# (Tests/replicator/couchdb_replay.py over Tests/Fixtures/couchdb-3.5), through the bindings.
 test-replicator: lib
 	CBLITE_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SO_NAME) $(PYTHON) -m pytest -q Tests/replicator
 

@@ -3,16 +3,6 @@ import Foundation
 @testable import CBLiteCore
 
 final class ExpirationTests: CBLTestCase {
-    /// Polls `condition` every 50 ms for at most `seconds`; returns whether it became true.
-    private func poll(seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(50_000)
-        }
-        return condition()
-    }
-
     private func isPurged(_ c: Collection, _ id: String) -> Bool {
         do {
             _ = try c.get(docID: id, options: .deleted)
@@ -70,7 +60,7 @@ final class ExpirationTests: CBLTestCase {
         try named.setExpiration(docID: "soon-too", unixTime: unixTimeNow() + 1)
         try c.setExpiration(docID: "later", unixTime: unixTimeNow() + 3600)
 
-        XCTAssertTrue(poll(seconds: 5) { isPurged(c, "soon") && isPurged(c, "tomb") && isPurged(named, "soon-too") },
+        XCTAssertTrue(eventually(pollMs: 50) { isPurged(c, "soon") && isPurged(c, "tomb") && isPurged(named, "soon-too") },
                       "expired documents are purged within a few seconds")
         XCTAssertNoThrow(try c.get(docID: "later"))
         XCTAssertNoThrow(try c.get(docID: "never"))
@@ -96,13 +86,13 @@ final class ExpirationTests: CBLTestCase {
         XCTAssertFalse(timer.isRunning, "no expiration: no thread")
         try c.setExpiration(docID: "a", unixTime: unixTimeNow() + 1)
         XCTAssertTrue(timer.isRunning, "setting one starts it")
-        XCTAssertTrue(poll(seconds: 5) { isPurged(c, "a") })
-        XCTAssertTrue(poll(seconds: 5) { !timer.isRunning }, "nothing left pending: the thread ended")
+        XCTAssertTrue(eventually(pollMs: 50) { isPurged(c, "a") })
+        XCTAssertTrue(eventually(pollMs: 50) { !timer.isRunning }, "nothing left pending: the thread ended")
         // Cleared before it is due: the thread ends without purging.
         try c.setExpiration(docID: "b", unixTime: unixTimeNow() + 3600)
         XCTAssertTrue(timer.isRunning)
         try c.setExpiration(docID: "b", unixTime: 0)
-        XCTAssertTrue(poll(seconds: 5) { !timer.isRunning })
+        XCTAssertTrue(eventually(pollMs: 50) { !timer.isRunning })
         XCTAssertNoThrow(try c.get(docID: "b"))
         // Reopened with one pending: running from open.
         try c.setExpiration(docID: "b", unixTime: unixTimeNow() + 3600)
@@ -111,7 +101,7 @@ final class ExpirationTests: CBLTestCase {
         XCTAssertTrue(try XCTUnwrap(again.store.expiration).isRunning, "the file holds one: started at open")
         try again.defaultCollection().setExpiration(docID: "b", unixTime: 0)
         let reopened = try XCTUnwrap(again.store.expiration)
-        XCTAssertTrue(poll(seconds: 5) { !reopened.isRunning })
+        XCTAssertTrue(eventually(pollMs: 50) { !reopened.isRunning })
         // Another process (a Store of its own) sets one: this process's change watcher
         // sees the commit and starts the timer, which purges it when due.
         let c2 = try again.defaultCollection()
@@ -123,9 +113,9 @@ final class ExpirationTests: CBLTestCase {
         let other = Database(name: again.name, directory: dir, store: store)
         // Due in 1-2 s: the thread runs for at least a second after the watcher's round.
         try other.defaultCollection().setExpiration(docID: "b", unixTime: unixTimeNow() + 2)
-        XCTAssertTrue(poll(seconds: 5) { reopened.isRunning }, "started on the other process's commit")
-        XCTAssertTrue(poll(seconds: 5) { isPurged(c2, "b") })
-        XCTAssertTrue(poll(seconds: 5) { !reopened.isRunning })
+        XCTAssertTrue(eventually(pollMs: 50) { reopened.isRunning }, "started on the other process's commit")
+        XCTAssertTrue(eventually(pollMs: 50) { isPurged(c2, "b") })
+        XCTAssertTrue(eventually(pollMs: 50) { !reopened.isRunning })
     }
 
     func testAlreadyExpiredIsPurgedPromptly() throws {
@@ -133,7 +123,7 @@ final class ExpirationTests: CBLTestCase {
         let c = try db.defaultCollection()
         _ = try c.put(docID: "past", json: "{}", parent: nil)
         try c.setExpiration(docID: "past", unixTime: unixTimeNow() - 10)
-        XCTAssertTrue(poll(seconds: 5) { isPurged(c, "past") })
+        XCTAssertTrue(eventually(pollMs: 50) { isPurged(c, "past") })
     }
 
     func testExpiredDocumentsArePurgedOnOpen() throws {
@@ -146,7 +136,7 @@ final class ExpirationTests: CBLTestCase {
         try db!.close()
         db = nil
         // Wait (bounded) until the expiration time has passed while nothing is open.
-        XCTAssertTrue(poll(seconds: 5) { unixTimeNow() > when })
+        XCTAssertTrue(eventually(pollMs: 50) { unixTimeNow() > when })
         XCTAssertTrue(try Database.exists(name: "db", directory: dir))
         let reopened = try open()
         let c2 = try reopened.defaultCollection()

@@ -6,7 +6,7 @@ import Foundation
 /// revisions with their history, open_revs / _bulk_get / revision reads, bulk saves,
 /// changes by doc IDs and named filters with waiting, local docs listing, purge of
 /// leaves and the database uuid. Revision IDs and shapes follow the CouchDB 3.5
-/// recordings in /work/shared/couchdb-3.5 (client-shapes.jsonl, push-by-couchdb.jsonl).
+/// recordings in Tests/Fixtures/couchdb-3.5 (client-shapes.jsonl, push-by-couchdb.jsonl).
 final class ReplicationTests: CBLCollectionTestCase {
     // The recorded data set's revision IDs.
     let plain01 = "1-0c822adc66f98458333e775f90a93a6b"
@@ -951,10 +951,11 @@ final class ReplicationTests: CBLCollectionTestCase {
         let waited = MonotonicTime.now().nanoseconds - t0.nanoseconds
         XCTAssertGreaterThanOrEqual(waited, 290_000_000)
         XCTAssertLessThan(waited, 3_000_000_000)
-        // Another thread commits: woken promptly, long before the timeout.
+        // Another thread commits once this one waits: woken promptly, long before the timeout.
         let c = coll!
+        let commits = c.store.commits
         let writer = Thread {
-            usleep(200_000)
+            guard eventually(seconds: 20, { commits.waiting > 0 }) else { return }
             _ = try? c.put(docID: "second", json: "{}", parent: nil)
         }
         writer.start()
@@ -967,7 +968,7 @@ final class ReplicationTests: CBLCollectionTestCase {
         let db2 = try open()
         let c2 = try db2.defaultCollection()
         let writer2 = Thread {
-            usleep(200_000)
+            guard eventually(seconds: 20, { commits.waiting > 0 }) else { return }
             _ = try? c2.insertExistingRevisions([Collection.ExistingRevision(body: JSONObject([("_id", .string("third")), ("_rev", .string("1-a"))]))])
         }
         writer2.start()
@@ -998,7 +999,7 @@ final class ReplicationTests: CBLCollectionTestCase {
             done.signal()
         }
         waiter.start()
-        usleep(200_000)
+        XCTAssertTrue(eventually(seconds: 20) { c.store.commits.waiting > 0 }, "the waiter never waited")
         XCTAssertEqual(outcome.get(), "running")
         let t0 = MonotonicTime.now()
         try db.close()

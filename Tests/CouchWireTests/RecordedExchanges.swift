@@ -1,7 +1,7 @@
 import CBLiteBase
 import XCTest
 
-/// The CouchDB 3.5.0 recordings in ../shared/couchdb-3.5 (see its README): requests and
+/// The CouchDB 3.5.0 recordings in Tests/Fixtures/couchdb-3.5 (see its README): requests and
 /// responses with their exact bodies and the recorder's per-part view of multipart ones.
 struct RecordedExchange {
     let file: String
@@ -9,20 +9,18 @@ struct RecordedExchange {
     let request: JSONObject
     let response: JSONObject
 
-    static let directory: String = {
-        // Tests/CouchWireTests/ -> repository -> its parent, where shared/ lives.
-        var parts = #filePath.split(separator: "/").dropLast(3).map(String.init)
-        parts.append("shared/couchdb-3.5")
-        let beside = "/" + parts.joined(separator: "/")
-        parts.removeLast(2)
-        parts.append("shared/couchdb-3.5")
-        let above = "/" + parts.joined(separator: "/")
-        return access(beside, F_OK) == 0 ? beside : above
-    }()
+    /// Tests/CouchWireTests/RecordedExchanges.swift -> Tests/Fixtures/couchdb-3.5.
+    static let directory = "/" + #filePath.split(separator: "/").dropLast(2).joined(separator: "/") + "/Fixtures/couchdb-3.5"
+
+    /// A missing file fails the test: a skip would pass without checking anything.
+    struct MissingRecording: Error, CustomStringConvertible {
+        let path: String
+        var description: String { "CouchDB recording missing: \(path) (Tests/Fixtures/couchdb-3.5 is part of the repository)" }
+    }
 
     static func load(_ file: String) throws -> [RecordedExchange] {
         let path = directory + "/" + file
-        guard let f = fopen(path, "r") else { throw XCTSkip("recordings not found at \(path)") }
+        guard let f = fopen(path, "r") else { throw MissingRecording(path: path) }
         defer { fclose(f) }
         var out: [RecordedExchange] = []
         var line: UnsafeMutablePointer<CChar>? = nil

@@ -3,7 +3,7 @@ import CBLiteBase
 import XCTest
 
 /// The replicator's side of the wire format against what CouchDB 3.5.0 really sent and
-/// answered (../shared/couchdb-3.5): every recorded `_changes`, `_revs_diff`, `_bulk_get`
+/// answered (Tests/Fixtures/couchdb-3.5): every recorded `_changes`, `_revs_diff`, `_bulk_get`
 /// and `_bulk_docs` answer parses; sequences stay opaque strings; multipart `open_revs`
 /// documents come out whole with their gzip-encoded attachments decoded; and the requests
 /// the replicator writes have the shapes CouchDB's own replicator sent.

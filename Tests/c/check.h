@@ -6,16 +6,19 @@
  * &E — that E was filled as the header's conventions say (same code; empty message on
  * success, a message on failure). CHECK_OUT(call, status, cond) does the same for a call
  * returning a string through `&J`: `cond` on success, J set to NULL on failure; J freed.
- * Each program prints "N passed, N failed" from g_pass / g_fail.
+ * Each program prints "N passed, N failed" from g_pass / g_fail. wait_until(cond, arg, ms)
+ * is the one way a test waits for a state another thread or process brings about.
  */
 #ifndef CBLITE_TEST_CHECK_H
 #define CBLITE_TEST_CHECK_H
 
 #include "cblite.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int g_pass, g_fail;
 static cbl_error E;          /* the error most calls fill */
@@ -60,6 +63,29 @@ static char g_poison_byte __attribute__((unused));
          if ((want) == CBL_OK) check_(J != NULL && J != POISON_PTR && (cond), #cond, __FILE__, __LINE__); \
          else check_(J == NULL, "out-parameter set to NULL: " #expr, __FILE__, __LINE__); \
          if (J != POISON_PTR) cbl_free(J); } while (0)
+
+/* Milliseconds on the monotonic clock. */
+static inline double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+static inline void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
+}
+
+/* Polls cond(arg) every 2 ms until it holds (returns 1) or timeout_ms passes (returns 0):
+ * a test waits for the state it needs, not for a guessed time a slow machine outlasts. */
+static inline int wait_until(int (*cond)(void*), void* arg, long timeout_ms) {
+    double deadline = now_ms() + timeout_ms;
+    while (!cond(arg)) {
+        if (now_ms() >= deadline) return cond(arg);
+        sleep_ms(2);
+    }
+    return 1;
+}
 
 /* Opens (creating) a database / its default collection, checking the call. */
 static inline cbl_db* open_db(const char* name, const char* dir) {

@@ -105,11 +105,6 @@ static char* jarray_at(const char* json, int i, char* buf, size_t n) {
 
 static int generation(const char* rev) { return rev ? atoi(rev) : -1; }
 
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
-}
-
 static int dir_exists(const char* path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);

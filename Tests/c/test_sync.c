@@ -12,7 +12,7 @@
  *   cc -std=c99 -Wall -Wextra -Werror -g -Iinclude -o test_sync Tests/c/test_sync.c \
  *      -Lbuild/lib -lcblite -lpthread
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE          /* gettid */
 
 #include "cblite.h"
 
@@ -29,7 +29,7 @@
 
 #include "check.h"   /* CHECK, CHECK_ST, CHECK_OUT, E, g_root, g_pass/g_fail */
 
-/* ---- Fixed revision IDs: the data set of /work/shared/couchdb-3.5 ------------------ */
+/* ---- Fixed revision IDs: the data set of Tests/Fixtures/couchdb-3.5 ------------------ */
 
 #define D_C1  "d3be72beae043af6e69cf3f780dc4ced"
 #define D_CA  "a43763cb6510199739a3d88e72322572"
@@ -98,17 +98,6 @@ static int has(const char* got, const char* part) {
 #define CHECK_JSON(expr, want) CHECK_OUT(expr, CBL_OK, json_eq(J, (want)))
 /* A call that fails with `status`: *out NULL, E filled. */
 #define CHECK_FAILS(expr, status) CHECK_OUT(expr, status, 1)
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
-}
 
 static cbl_db* setup(const char* sub, char* dir, size_t n, cbl_collection** c) {
     snprintf(dir, n, "%s/%s", g_root, sub);
@@ -754,6 +743,14 @@ static int never(void* context, const char* doc_json, const char* params_json) {
 
 typedef struct feed_arg { cbl_collection* c; cbl_status st; char* json; } feed_arg;
 
+static int filter_running(void* p) {
+    filter_ctx* f = (filter_ctx*)p;
+    pthread_mutex_lock(&f->mu);
+    int running = f->running > 0;
+    pthread_mutex_unlock(&f->mu);
+    return running;
+}
+
 static void* read_feed(void* p) {
     feed_arg* a = (feed_arg*)p;
     cbl_error e;
@@ -825,13 +822,7 @@ static void test_filters(void) {
     feed_arg a = {c, -1, NULL};
     pthread_t t;
     CHECK(pthread_create(&t, NULL, read_feed, &a) == 0);
-    double deadline = now_ms() + 5000;
-    int started = 0;
-    while (!started && now_ms() < deadline) {
-        pthread_mutex_lock(&f.mu); started = f.running > 0; pthread_mutex_unlock(&f.mu);
-        if (!started) sleep_ms(2);
-    }
-    CHECK(started);
+    CHECK(wait_until(filter_running, &f, 5000));
     CHECK_ST(cbl_db_set_filter(db, "by_type", NULL, NULL, &E), CBL_OK);
     pthread_mutex_lock(&f.mu);
     int running_after_removal = f.running;
@@ -869,16 +860,35 @@ static void test_filters(void) {
 
 /* ---- cbl_changes_wait ------------------------------------------------------------------ */
 
+/* True once kernel thread `*tid` (0: not known yet) of this process sleeps (state S). A
+ * thread in cbl_changes_wait sleeps only on the commit condition (no other thread of
+ * these tests holds a lock it needs), so a commit from then on must wake it: the tests
+ * of the wake-up wait for this instead of sleeping for a time a slow machine outlasts. */
+static int thread_sleeps(void* tid) {
+    int id = __atomic_load_n((int*)tid, __ATOMIC_ACQUIRE);
+    if (id == 0) return 0;
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", id);
+    FILE* f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(line, 1, sizeof line - 1, f);
+    fclose(f);
+    line[n] = '\0';
+    const char* name_end = strrchr(line, ')');   /* "tid (name) S ...": the name may hold ')' */
+    return name_end && name_end[1] == ' ' && name_end[2] == 'S';
+}
+
 typedef struct writer_arg {
     cbl_collection* c;       /* of another handle of the same database */
-    long delay_ms;
+    int waiter_tid;          /* writes once this thread waits */
+    int waited;              /* it did, within 20 s */
     double wrote_at;
     cbl_status st;
 } writer_arg;
 
 static void* writer(void* p) {
     writer_arg* w = (writer_arg*)p;
-    sleep_ms(w->delay_ms);
+    w->waited = wait_until(thread_sleeps, &w->waiter_tid, 20000);
     cbl_error e;
     w->st = cbl_doc_put(w->c, "woken", "{\"by\":\"writer\"}", NULL, 0, NULL, NULL, &e);
     w->wrote_at = now_ms();
@@ -892,11 +902,13 @@ typedef struct waiter_arg {
     int changed;
     cbl_status st;
     double returned_at;
+    int tid;                 /* set before it calls cbl_changes_wait */
 } waiter_arg;
 
 static void* waiter(void* p) {
     waiter_arg* w = (waiter_arg*)p;
     cbl_error e;
+    __atomic_store_n(&w->tid, (int)gettid(), __ATOMIC_RELEASE);
     w->changed = 77;
     w->st = cbl_changes_wait(w->c, w->since, w->timeout, &w->changed, &e);
     w->returned_at = now_ms();
@@ -937,7 +949,7 @@ static void test_changes_wait(void) {
      * before the half-second another process's commit may take */
     cbl_db* db2 = open_db("sync", dir);
     cbl_collection* c2 = default_coll(db2);
-    writer_arg w = {c2, 60, 0, -1};
+    writer_arg w = {c2, (int)getpid(), 0, 0, -1};     /* getpid(): this, the main thread */
     pthread_t t;
     t0 = now_ms();
     CHECK(pthread_create(&t, NULL, writer, &w) == 0);
@@ -945,7 +957,7 @@ static void test_changes_wait(void) {
     CHECK_ST(cbl_changes_wait(c, 6, 10000, &changed, &E), CBL_OK);
     double woke = now_ms();
     pthread_join(t, NULL);
-    CHECK(w.st == CBL_OK);
+    CHECK(w.waited && w.st == CBL_OK);
     CHECK(changed == 1);
     CHECK(woke - t0 < 5000);
     CHECK(woke - w.wrote_at < 300);     /* not a 500 ms poll */
@@ -953,9 +965,9 @@ static void test_changes_wait(void) {
     CHECK(last_seq(c) == 7);
 
     /* the waiter on another thread, the write on this one */
-    waiter_arg wa = {c2, 7, 10000, 77, -1, 0};
+    waiter_arg wa = {c2, 7, 10000, 77, -1, 0, 0};
     CHECK(pthread_create(&t, NULL, waiter, &wa) == 0);
-    sleep_ms(60);
+    CHECK(wait_until(thread_sleeps, &wa.tid, 5000));
     CHECK_ST(cbl_doc_put(c, "second", "{}", NULL, 0, NULL, NULL, &E), CBL_OK);
     double wrote = now_ms();
     pthread_join(t, NULL);
@@ -966,9 +978,9 @@ static void test_changes_wait(void) {
     /* closing the database while a call waits: that call returns 400 */
     cbl_db* db3 = open_db("sync", dir);
     cbl_collection* c3 = default_coll(db3);
-    waiter_arg wc = {c3, 1000, 20000, 77, -1, 0};
+    waiter_arg wc = {c3, 1000, 20000, 77, -1, 0, 0};
     CHECK(pthread_create(&t, NULL, waiter, &wc) == 0);
-    sleep_ms(100);
+    CHECK(wait_until(thread_sleeps, &wc.tid, 5000));
     t0 = now_ms();
     CHECK_ST(cbl_db_close(db3, &E), CBL_OK);
     pthread_join(t, NULL);
@@ -1002,10 +1014,18 @@ static int other_process_child(const char* mode, const char* dir) {
     return cbl_db_close(db, NULL) == CBL_OK ? 0 : 6;
 }
 
-typedef struct child_arg { const char* dir; int status; double exited_at; const char* mode; } child_arg;
+typedef struct child_arg {
+    const char* dir;
+    int status;
+    double exited_at;
+    const char* mode;
+    int waiter_tid;          /* non-zero: starts the child once this thread waits */
+    int waited;
+} child_arg;
 
 static void* run_child(void* p) {
     child_arg* a = (child_arg*)p;
+    if (a->waiter_tid) a->waited = wait_until(thread_sleeps, &a->waiter_tid, 20000);
     pid_t pid = fork();
     if (pid == 0) {
         execl("/proc/self/exe", "test_sync", a->mode ? a->mode : "--writer-child", a->dir, (char*)NULL);
@@ -1022,7 +1042,7 @@ static void test_changes_wait_other_process(void) {
     char dir[512];
     cbl_collection* c; cbl_db* db = setup("wait_process", dir, sizeof dir, &c);
     CHECK_ST(cbl_doc_put(c, "first", "{}", NULL, 0, NULL, NULL, &E), CBL_OK);
-    child_arg a = {dir, -1, 0, NULL};
+    child_arg a = {dir, -1, 0, NULL, (int)getpid(), 0};
     pthread_t t;
     double t0 = now_ms();
     CHECK(pthread_create(&t, NULL, run_child, &a) == 0);
@@ -1030,7 +1050,7 @@ static void test_changes_wait_other_process(void) {
     CHECK_ST(cbl_changes_wait(c, 1, 20000, &changed, &E), CBL_OK);
     double woke = now_ms();
     pthread_join(t, NULL);
-    CHECK(WIFEXITED(a.status) && WEXITSTATUS(a.status) == 0);
+    CHECK(a.waited && WIFEXITED(a.status) && WEXITSTATUS(a.status) == 0);
     CHECK(changed == 1);
     CHECK(woke - t0 < 10000);
     CHECK(woke - a.exited_at < 1500);    /* the child's commit precedes its exit */
@@ -1056,6 +1076,14 @@ static void on_purge_change(void* context, const cbl_change* changes, size_t cou
     pthread_mutex_unlock(&p->mu);
 }
 
+static int purge_seen_once(void* p) {
+    purge_seen* seen = (purge_seen*)p;
+    pthread_mutex_lock(&seen->mu);
+    int count = seen->count;
+    pthread_mutex_unlock(&seen->mu);
+    return count > 0;
+}
+
 static void test_purge_by_other_process(void) {
     char dir[512];
     cbl_collection* c; cbl_db* db = setup("purge_process", dir, sizeof dir, &c);
@@ -1065,19 +1093,13 @@ static void test_purge_by_other_process(void) {
     pthread_mutex_init(&seen.mu, NULL);
     cbl_listener_token* token = NULL;
     CHECK_ST(cbl_collection_add_change_listener(c, on_purge_change, &seen, &token, &E), CBL_OK);
-    child_arg a = {dir, -1, 0, "--purger-child"};
+    child_arg a = {dir, -1, 0, "--purger-child", 0, 0};
     pthread_t t;
     CHECK(pthread_create(&t, NULL, run_child, &a) == 0);
     pthread_join(t, NULL);
     CHECK(WIFEXITED(a.status) && WEXITSTATUS(a.status) == 0);
-    int got = 0;
-    for (int i = 0; i < 500 && !got; i++) {     /* up to 5 s on a loaded machine */
-        pthread_mutex_lock(&seen.mu);
-        got = seen.count;
-        pthread_mutex_unlock(&seen.mu);
-        if (!got) sleep_ms(10);
-    }
-    sleep_ms(600);                              /* and only once */
+    CHECK(wait_until(purge_seen_once, &seen, 5000));   /* up to 5 s on a loaded machine */
+    sleep_ms(600);                                      /* and only once */
     pthread_mutex_lock(&seen.mu);
     CHECK(seen.count == 1 && seen.external == 1 && seen.deleted == 1 && seen.empty_rev == 1);
     pthread_mutex_unlock(&seen.mu);

@@ -133,11 +133,6 @@ static const char* value_text(const char* p, char* buf, size_t n) {
     return buf;
 }
 
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* ---- Map and reduce callbacks ---------------------------------------------------- */
 
 typedef struct map_ctx { int calls; } map_ctx;

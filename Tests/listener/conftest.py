@@ -1,14 +1,17 @@
 """Starts `cblite serve` as a subprocess on port 0 and talks to it over real sockets.
 
 CBLITE_BIN names the binary (default: build/bin/cblite of this repository, which
-`make cli` builds); COUCHDB_RECORDINGS the folder of CouchDB 3.5 recordings (default:
-../shared/couchdb-3.5 beside the repository).
+`make cli` builds). CBLITE_SERVE, when set, is the command that replaces `$CBLITE_BIN serve`
+(listener.mk sets it to serve_with_bindings.py: the same listener through libcblite.so).
+COUCHDB_RECORDINGS names the folder of CouchDB 3.5 recordings (default: the repository's
+Tests/Fixtures/couchdb-3.5); a missing recording fails the test that reads it.
 """
 import hashlib
 import http.client
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -21,6 +24,19 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("CBLITE_BIN") or os.path.join(REPO, "build", "bin", "cblite")
+SERVE = shlex.split(os.environ["CBLITE_SERVE"]) if os.environ.get("CBLITE_SERVE") else [BIN, "serve"]
+RECORDINGS = os.environ.get("COUCHDB_RECORDINGS") or os.path.join(REPO, "Tests", "Fixtures", "couchdb-3.5")
+
+
+def recording(name):
+    """The exchanges of one recording file, in order; fails when it is missing (a skip
+    would pass without checking anything)."""
+    path = os.path.join(RECORDINGS, name)
+    if not os.path.isfile(path):
+        pytest.fail("CouchDB recording missing: %s (Tests/Fixtures/couchdb-3.5 is part of the repository)" % path,
+                    pytrace=False)
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
 
 
 class Server:
@@ -28,7 +44,7 @@ class Server:
 
     def __init__(self, directory, *args):
         self.directory = directory
-        self.proc = subprocess.Popen([BIN, "serve", "--dir", directory, "--port", "0", *args],
+        self.proc = subprocess.Popen([*SERVE, "--dir", directory, "--port", "0", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.fingerprint = None
         deadline = time.time() + 30

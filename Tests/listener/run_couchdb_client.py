@@ -2,8 +2,9 @@
 `cblite serve`, and compares its failures with the expected ones listed, each with its
 reason, in couchdb_client_expected_failures.txt. Exits 1 on an unexpected failure.
 
-Usage: python3 run_couchdb_client.py   (CBLITE_BIN names the binary; the package is
-installed with pip when missing.)
+Usage: python3 run_couchdb_client.py   (CBLITE_BIN names the binary, or CBLITE_SERVE the
+command that replaces `cblite serve`, as in conftest.py; the package is installed with pip
+when missing.)
 """
 import importlib.util
 import os

@@ -4,14 +4,10 @@ must get a 4xx (or a closed connection), never a 5xx or a crash, and the server 
 answering. Bounded and seeded: the same cases every run."""
 import base64
 import json
-import os
 import random
 import socket
 
-from conftest import Server
-
-RECORDINGS = os.environ.get("COUCHDB_RECORDINGS") or os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "shared", "couchdb-3.5")
+from conftest import Server, recording
 
 
 def raw(server, data, read_timeout=5):
@@ -44,12 +40,7 @@ def request(method, path, body=b"", headers=()):
 
 
 def recorded_multipart():
-    path = os.path.join(RECORDINGS, "push-by-couchdb.jsonl")
-    if not os.path.exists(path):
-        body = b'--b\r\nContent-Type: application/json\r\n\r\n{"_id":"x","_rev":"1-a","_attachments":{"f":{"follows":true}}}\r\n--b\r\n\r\nabc\r\n--b--'
-        return 'multipart/related; boundary="b"', body
-    with open(path) as f:
-        rec = [json.loads(l) for l in f][13]["request"]
+    rec = recording("push-by-couchdb.jsonl")[13]["request"]
     ct = [v for k, v in rec["headers"] if k.lower() == "content-type"][0]
     return ct, base64.b64decode(rec["body"])
 

@@ -1,4 +1,4 @@
-"""Replays what CouchDB 3.5.0's replicator and a client sent (../shared/couchdb-3.5/*.jsonl)
+"""Replays what CouchDB 3.5.0's replicator and a client sent (Tests/Fixtures/couchdb-3.5/*.jsonl)
 against `cblite serve`, and compares each answer with CouchDB's: the status code exactly,
 and the JSON shape (every key CouchDB sent is there, with a value of the same type;
 cblite may add keys). Multipart answers are compared by media type, part count and the
@@ -38,28 +38,18 @@ Differences in value, not shape, that the comparison allows (ALLOWED_MISSING, SE
 """
 import base64
 import json
-import os
 import re
 
 import pytest
 
-from conftest import REPO, Server
+from conftest import Server, recording as load
 
-RECORDINGS = os.environ.get("COUCHDB_RECORDINGS") or os.path.join(os.path.dirname(REPO), "shared", "couchdb-3.5")
 PASSWORD = "<redacted>"
 SEQUENCE_KEYS = {"seq", "last_seq", "update_seq", "purge_seq", "since"}
 ALLOWED_MISSING = {"encoding", "encoded_length", "git_sha"}
 SKIPPED = {
     ("client-shapes.jsonl", 6): "continuous feed the client hung up on: replayed without heartbeat, rows compared",
 }
-
-
-def load(name):
-    path = os.path.join(RECORDINGS, name)
-    if not os.path.exists(path):
-        pytest.skip("recordings not found at " + path)
-    with open(path) as f:
-        return [json.loads(line) for line in f]
 
 
 def body_bytes(message):

@@ -1,8 +1,8 @@
 """The replicator against a CouchDB 3.5 peer made of recorded answers (couchdb_replay.py),
 through the Python bindings (CBLITE_LIBRARY names the library; default build/lib).
 
-COUCHDB_RECORDINGS names the folder of recordings (default: ../shared/couchdb-3.5 beside
-the repository).
+COUCHDB_RECORDINGS names the folder of recordings (default: the repository's
+Tests/Fixtures/couchdb-3.5); when it is missing, every test that reads it fails.
 """
 import os
 import sys
@@ -13,19 +13,13 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "bindings", "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("CBLITE_LIBRARY", os.path.join(REPO, "build", "lib", "libcblite.so.1"))
-
-
-def recordings_dir():
-    explicit = os.environ.get("COUCHDB_RECORDINGS")
-    if explicit:
-        return explicit
-    for parent in (os.path.dirname(REPO), os.path.dirname(os.path.dirname(REPO))):
-        candidate = os.path.join(parent, "shared", "couchdb-3.5")
-        if os.path.isdir(candidate):
-            return candidate
-    pytest.skip("CouchDB recordings not found (set COUCHDB_RECORDINGS)")
+RECORDINGS = os.environ.get("COUCHDB_RECORDINGS") or os.path.join(REPO, "Tests", "Fixtures", "couchdb-3.5")
 
 
 @pytest.fixture
 def recordings():
-    return recordings_dir()
+    # A failure, not a skip: a skip would pass without checking anything.
+    if not os.path.isdir(RECORDINGS):
+        pytest.fail("CouchDB recordings missing: %s (Tests/Fixtures/couchdb-3.5 is part of the repository)"
+                    % RECORDINGS, pytrace=False)
+    return RECORDINGS

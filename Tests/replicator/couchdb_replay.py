@@ -1,4 +1,4 @@
-"""A CouchDB 3.5 source peer made of recorded answers (../shared/couchdb-3.5).
+"""A CouchDB 3.5 source peer made of recorded answers (Tests/Fixtures/couchdb-3.5).
 
 `pull-by-couchdb.jsonl` holds what a real CouchDB 3.5.0 answered when it was the source
 of a replication: its `_changes` feeds with opaque string sequences, `_bulk_get`

@@ -5,6 +5,7 @@ import Glibc
 public final class Monitor: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     private var cond = pthread_cond_t()
+    private var waiters = 0              // guarded by the mutex
 
     public init() {
         pthread_mutex_init(&mutex, nil)
@@ -30,6 +31,8 @@ public final class Monitor: @unchecked Sendable {
     /// Waits (the mutex must be held, i.e. inside `locked`) until signalled or until
     /// the monotonic deadline passes; returns false on timeout.
     public func wait(until deadline: MonotonicTime?) -> Bool {
+        waiters += 1
+        defer { waiters -= 1 }
         guard let deadline else {
             pthread_cond_wait(&cond, &mutex)
             return true
@@ -46,6 +49,9 @@ public final class Monitor: @unchecked Sendable {
     }
 
     public func broadcast() { pthread_cond_broadcast(&cond) }
+
+    /// How many threads wait in `wait` (tests: a broadcast from now on reaches them).
+    var waiting: Int { locked { waiters } }
 }
 
 /// A value behind a pthread mutex. Used instead of Synchronization.Mutex, which

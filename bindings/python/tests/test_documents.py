@@ -10,7 +10,7 @@ import pytest
 
 import cblite
 from cblite import _lib
-from helpers import run_with_timeout, strip_meta
+from helpers import eventually, run_with_timeout, strip_meta
 
 REV_RE = re.compile(r"^(\d+)-([0-9a-f]+)$")
 
@@ -713,15 +713,16 @@ def test_update_many_threads(coll):
 
 # ---- expiration --------------------------------------------------------------------------
 
-def _wait_gone(coll, doc_id, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            coll.get(doc_id, deleted=True)
-        except cblite.NotFound:
-            return True
-        time.sleep(0.1)
+def _purged(coll, doc_id):
+    try:
+        coll.get(doc_id, deleted=True)
+    except cblite.NotFound:
+        return True
     return False
+
+
+def _wait_gone(coll, doc_id):
+    return eventually(lambda: _purged(coll, doc_id), timeout=15.0, interval=0.1)
 
 
 def test_expiration_get_set(coll):

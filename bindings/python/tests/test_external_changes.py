@@ -18,10 +18,6 @@ with cblite.Database(sys.argv[1], sys.argv[2], create=False) as db:
 """
 
 
-def _wait_for(predicate, timeout=5.0):
-    return eventually(predicate, timeout, interval=0.02)
-
-
 def test_another_processes_commits_reach_listeners(dbdir):
     seen = []
     lock = threading.Lock()
@@ -40,7 +36,7 @@ def test_another_processes_commits_reach_listeners(dbdir):
             started = time.monotonic()
             subprocess.run([sys.executable, "-c", WRITER, "shared", dbdir, "ext1", "ext2"],
                            check=True, env=env, timeout=60)
-            assert _wait_for(lambda: {"ext1", "ext2"} <= {c.doc_id for c in seen}), seen
+            assert eventually(lambda: {"ext1", "ext2"} <= {c.doc_id for c in seen}), seen
             delay = time.monotonic() - started
             with lock:
                 by_id = {c.doc_id: c for c in seen}
@@ -84,7 +80,7 @@ def test_another_processes_purges_reach_listeners(dbdir):
             env["PYTHONPATH"] = os.pathsep.join(sys.path)
             subprocess.run([sys.executable, "-c", PURGER, "purged", dbdir, "gone"],
                            check=True, env=env, timeout=60)
-            assert _wait_for(lambda: "gone" in {c.doc_id for c in seen}), seen
+            assert eventually(lambda: "gone" in {c.doc_id for c in seen}), seen
             time.sleep(0.6)
             with lock:
                 gone = [c for c in seen if c.doc_id == "gone"]

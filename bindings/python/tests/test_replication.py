@@ -3,7 +3,7 @@ save_many, open_revs, bulk_get, purge_revisions, wait_for_changes, local_documen
 changes options (style, doc_ids, filter, filter_params), Database.uuid and set_filter —
 and a replication between two databases done with these calls alone.
 
-Revision IDs are fixed (the CouchDB 3.5 data set of /work/shared/couchdb-3.5), so results
+Revision IDs are fixed (the CouchDB 3.5 data set of Tests/Fixtures/couchdb-3.5), so results
 are compared exactly.
 """
 

@@ -19,22 +19,11 @@ import pytest
 import cblite
 from cblite import _lib
 from cblite import replicator as replicator_module
-from helpers import run_isolated
+from helpers import eventually, run_isolated
 
 LIB = _lib.lib
 TIMEOUT = 30          # seconds a one-shot replication may take
 POLL = 10             # seconds a continuous replication may take to deliver a change
-
-
-def wait_until(predicate, timeout=POLL, interval=0.05):
-    """Polls `predicate` until it is true (returns True) or `timeout` passes (False)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        if predicate():
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(interval)
 
 
 def has(db, doc_id):
@@ -285,11 +274,11 @@ def test_continuous_both_ways_then_stop(peers):
     local, remote = peers.local, peers.remote
     r = local.replicate(peers.url, continuous=True)
     try:
-        assert wait_until(lambda: r.status()["activity"] == "idle"), r.status()
+        assert eventually(lambda: r.status()["activity"] == "idle", POLL), r.status()
         local.put({"written": "locally"}, "from-local")
-        assert wait_until(lambda: has(remote, "from-local")), r.status()
+        assert eventually(lambda: has(remote, "from-local"), POLL), r.status()
         remote.put({"written": "remotely"}, "from-remote")
-        assert wait_until(lambda: has(local, "from-remote")), r.status()
+        assert eventually(lambda: has(local, "from-remote"), POLL), r.status()
         assert local["from-remote"]["_rev"] == remote["from-remote"]["_rev"]
         assert r.is_running
         assert r.wait(timeout=0.3) is False          # continuous: still running
@@ -307,7 +296,7 @@ def test_continuous_both_ways_then_stop(peers):
 
 def test_context_manager_stops_a_continuous_replicator(peers):
     with peers.local.replicate(peers.url, continuous=True) as r:
-        assert wait_until(lambda: r.status()["activity"] == "idle")
+        assert eventually(lambda: r.status()["activity"] == "idle", POLL)
         assert replicator_module.live_replicator_count() >= 1
     assert not r.is_running and r.status()["activity"] == "stopped"
     with pytest.raises(cblite.BadRequest):
@@ -318,7 +307,7 @@ def test_closing_the_database_stops_a_continuous_replicator(peers):
     local, remote = peers.local, peers.remote
     statuses = []
     r = local.replicate(peers.url, continuous=True, on_status=statuses.append)
-    assert wait_until(lambda: r.status()["activity"] == "idle")
+    assert eventually(lambda: r.status()["activity"] == "idle", POLL)
     assert replicator_module.live_replicator_count() == 1
     local.close()
     assert statuses[-1]["activity"] == "stopped"
@@ -398,7 +387,7 @@ def test_events_iterator_ends_with_the_stopped_status(peers):
 
 def test_events_of_a_continuous_replicator_end_after_stop(peers):
     r = peers.local.replicate(peers.url, continuous=True)
-    assert wait_until(lambda: r.status()["activity"] == "idle")
+    assert eventually(lambda: r.status()["activity"] == "idle", POLL)
     drained = []
     with pytest.raises(TimeoutError):        # running and idle: no event ends the iteration
         for event in r.events(timeout=0.5):
@@ -463,11 +452,11 @@ def test_a_callback_that_raises_does_not_kill_the_replicator(peers, caplog):
         with local.replicate(peers.url, continuous=True, document_events=True,
                              on_status=bad_status, on_documents=bad_documents) as r:
             local.put({"n": 1}, "first")
-            assert wait_until(lambda: has(remote, "first"))
+            assert eventually(lambda: has(remote, "first"), POLL)
             local.put({"n": 2}, "second")             # it goes on after the exceptions
-            assert wait_until(lambda: has(remote, "second"))
+            assert eventually(lambda: has(remote, "second"), POLL)
             remote.put({"n": 3}, "third")
-            assert wait_until(lambda: has(local, "third"))
+            assert eventually(lambda: has(local, "third"), POLL)
             assert r.is_running and "error" not in r.status()
     assert calls["status"] >= 2 and calls["documents"] >= 2
     messages = [rec.getMessage() for rec in caplog.records]
@@ -506,7 +495,7 @@ def test_callback_objects_outlive_the_callers_references(peers):
     del r
     gc.collect()
     local.put({"n": 1}, "after-gc")
-    assert wait_until(lambda: "after-gc" in got)
+    assert eventually(lambda: "after-gc" in got, POLL)
     assert has(remote, "after-gc")
     assert replicator_module.live_replicator_count() == 1
     replicator_module.stop_all_replicators()
@@ -684,7 +673,7 @@ def test_tls_with_a_pinned_certificate(dbdir):
         local.put({"n": 1}, "secure")
         url = server.url + "remote"
         ok(run(local, url, direction="push", tls={"pinned_sha256": server.tls_fingerprint}))
-        assert wait_until(lambda: has(remote, "secure"))
+        assert eventually(lambda: has(remote, "secure"), POLL)
         wrong = "0" * 64
         status = run(local, url, direction="push", tls={"pinned_sha256": wrong},
                      max_retries=0)
