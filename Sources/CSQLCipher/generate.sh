@@ -30,8 +30,11 @@ package_version=$(pinned CBLITE_PINNED_DEBIAN_SOURCE)
 sqlite_version=$(pinned CBLITE_PINNED_SQLITE_VERSION_NUMBER)
 source_id=$(pinned CBLITE_PINNED_SQLITE_SOURCE_ID)
 cipher_version=$(pinned CBLITE_PINNED_SQLCIPHER_VERSION)
-files=("$(pinned CBLITE_PINNED_DSC)" "$(pinned CBLITE_PINNED_ORIG)" "$(pinned CBLITE_PINNED_DEBIAN)")
-sums=("$(pinned CBLITE_PINNED_DSC_SHA256)" "$(pinned CBLITE_PINNED_ORIG_SHA256)" "$(pinned CBLITE_PINNED_DEBIAN_SHA256)")
+files=() sums=()
+for name in DSC ORIG DEBIAN; do
+  file=$(pinned "CBLITE_PINNED_$name"); sum=$(pinned "CBLITE_PINNED_${name}_SHA256")
+  files+=("$file"); sums+=("$sum")
+done
 
 # What an amalgamation (its .c and .h) says it is: "<version number> <SQLCipher> <source ID>",
 # with the .h's and the .c's source IDs both required to be the one given.
