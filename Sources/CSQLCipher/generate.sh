@@ -36,8 +36,8 @@ for name in DSC ORIG DEBIAN; do
   files+=("$file"); sums+=("$sum")
 done
 
-# What an amalgamation (its .c and .h) says it is: "<version number> <SQLCipher> <source ID>",
-# with the .h's and the .c's source IDs both required to be the one given.
+# What an amalgamation (its .c and .h) says it is: "<version number> <SQLCipher> <source ID>";
+# a .c whose source ID is not the .h's shows both, so it never matches the pin.
 describe() {
   local c=$1 h=$2 number cipher id_h id_c
   number=$(sed -nE 's/^#define SQLITE_VERSION_NUMBER +([0-9]+).*/\1/p' "$h" | head -1)
