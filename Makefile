@@ -60,8 +60,10 @@ deps-build:
 	  else echo "deps: missing Debian packages:$$missing (run as root or install them)"; exit 1; fi; \
 	fi
 
+# Run again when the pin changes: generate.sh replaces an amalgamation of another version
+# (and leaves the pinned one untouched).
 sqlcipher: $(AMALGAMATION)
-$(AMALGAMATION): | deps-build
+$(AMALGAMATION): Sources/CSQLCipher/cblite/pinned_sqlite.h | deps-build
 	Sources/CSQLCipher/generate.sh
 
 # ---- build --------------------------------------------------------------------------

@@ -52,10 +52,11 @@ let package = Package(
         .target(
             name: "CSQLCipher",
             path: "Sources/CSQLCipher",
-            exclude: ["generate.sh"],
-            // sqlite_unit.c is the amalgamation (sqlite3.c) with result_row.c and
-            // index_rows.c, which read SQLite's own structures, in one translation unit.
-            sources: ["sqlite_unit.c", "codec_shim.c", "adaptive_mutex.c", "kept_read_locks.c"],
+            exclude: ["generate.sh", "cblite/README.md"],
+            // sqlite_unit.c is the amalgamation (sqlite3.c) with cblite/result_row.c,
+            // index_rows.c and page_crypto.c, which read SQLite's and SQLCipher's own
+            // structures, in one translation unit. cblite/README.md: what each file relies on.
+            sources: ["sqlite_unit.c", "cblite/codec_shim.c", "cblite/adaptive_mutex.c", "cblite/kept_read_locks.c"],
             publicHeadersPath: "include",
             cSettings: sqlcipherDefines,
             linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("m")]

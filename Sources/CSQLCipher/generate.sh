@@ -3,21 +3,75 @@
 # libcblite.so, from Debian's `sqlcipher` source package (a shared
 # libsqlcipher would be silently replaced by a host program's libsqlite3).
 #
-# A 4.x source package is required (3.4.1, bookworm's, is SQLite 3.15 without JSON,
-# UPSERT or RETURNING). When the configured apt sources carry no 4.x source, a deb-src
-# entry for the next Debian release is added, using the mirror that the system's own apt
-# configuration names. Idempotent: does nothing when the amalgamation is present.
+# Exactly the version pinned in cblite/pinned_sqlite.h: cblite's C reads private
+# structures of that source (cblite/README.md). The package's files are checked against
+# the pinned SHA-256s, and the amalgamation against the pinned SQLite version, source ID
+# and SQLCipher version. Does nothing when the amalgamation present is the pinned one, and
+# replaces one of another version.
+#
+# The pinned version is 4.x, which bookworm does not carry: when the configured apt sources
+# lack it, a deb-src entry for the next Debian release is added, using the mirror that the
+# system's own apt configuration names. Files already in the work directory with the
+# pinned checksums are used without asking apt.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 work=${CBLITE_DEPS_DIR:-$here/../../.build-deps}
 out_c=$here/sqlite3.c
 out_h=$here/include/sqlite3.h
-if [[ -s $out_c && -s $out_h ]]; then exit 0; fi
+pin_file=$here/cblite/pinned_sqlite.h
+
+pinned() {
+  local value
+  value=$(sed -nE "s/^#define $1 \"?([^\"]*)\"?\$/\1/p" "$pin_file")
+  [[ -n $value ]] || { echo "generate.sh: no $1 in $pin_file" >&2; exit 1; }
+  echo "$value"
+}
+package_version=$(pinned CBLITE_PINNED_DEBIAN_SOURCE)
+sqlite_version=$(pinned CBLITE_PINNED_SQLITE_VERSION_NUMBER)
+source_id=$(pinned CBLITE_PINNED_SQLITE_SOURCE_ID)
+cipher_version=$(pinned CBLITE_PINNED_SQLCIPHER_VERSION)
+files=() sums=()
+for name in DSC ORIG DEBIAN; do
+  file=$(pinned "CBLITE_PINNED_$name"); sum=$(pinned "CBLITE_PINNED_${name}_SHA256")
+  files+=("$file"); sums+=("$sum")
+done
+
+# What an amalgamation (its .c and .h) says it is: "<version number> <SQLCipher> <source ID>";
+# a .c whose source ID is not the .h's shows both, so it never matches the pin.
+describe() {
+  local c=$1 h=$2 number cipher id_h id_c
+  number=$(sed -nE 's/^#define SQLITE_VERSION_NUMBER +([0-9]+).*/\1/p' "$h" | head -1)
+  cipher=$(sed -nE 's/^#define CIPHER_VERSION_NUMBER +([^ ]+).*/\1/p' "$c" | head -1)
+  id_h=$(sed -nE 's/^#define SQLITE_SOURCE_ID +"(.*)"$/\1/p' "$h" | head -1)
+  id_c=$(sed -nE 's/^#define SQLITE_SOURCE_ID +"(.*)"$/\1/p' "$c" | head -1)
+  [[ $id_c == "$id_h" ]] || id_h="$id_h (sqlite3.c: $id_c)"
+  echo "${number:-?} ${cipher:-?} ${id_h:-?}"
+}
+wanted="$sqlite_version $cipher_version $source_id"
+
+if [[ -s $out_c && -s $out_h ]]; then
+  found=$(describe "$out_c" "$out_h")
+  [[ $found == "$wanted" ]] && exit 0
+  echo "generate.sh: the amalgamation present is SQLite/SQLCipher/source ID '$found'," >&2
+  echo "  not the pinned '$wanted': replacing it" >&2
+fi
 mkdir -p "$work" "$here/include"
 work=$(cd "$work" && pwd)
 
-newest_source_version() {
-  apt-cache showsrc sqlcipher 2>/dev/null | awk '/^Version:/ {print $2}' | sort -V | tail -1 || true
+verified() {  # file sha256: present with that checksum
+  [[ -f $work/$1 ]] && echo "$2  $work/$1" | sha256sum --check --status
+}
+all_verified() {
+  for i in "${!files[@]}"; do verified "${files[$i]}" "${sums[$i]}" || return 1; done
+}
+
+offered() {
+  local versions
+  versions=$(apt-cache showsrc sqlcipher 2>/dev/null | awk '/^Version:/ {print $2}' | sort -uV | paste -sd' ' - || true)
+  echo "${versions:-none}"
+}
+source_listed() {
+  apt-cache showsrc sqlcipher 2>/dev/null | awk '/^Version:/ {print $2}' | grep -qxF "$package_version"
 }
 
 system_mirror() {
@@ -32,36 +86,50 @@ system_mirror() {
   echo "${uri:-http://deb.debian.org/debian}"
 }
 
-version=$(newest_source_version)
-if [[ -z $version || ${version%%.*} -lt 4 ]]; then
-  if [[ $(id -u) -ne 0 ]]; then
-    echo "generate.sh: no sqlcipher 4.x source package in apt's sources; run as root once" >&2
-    echo "  (or add a deb-src line for Debian trixie) so it can be fetched." >&2
-    exit 1
-  fi
-  mirror=$(system_mirror)
-  cat > /etc/apt/sources.list.d/cblite-sqlcipher-src.sources <<SRC
+not_available() {
+  echo "generate.sh: Debian's sqlcipher $package_version source package (pinned in cblite/pinned_sqlite.h)" >&2
+  echo "  is not in apt's sources ($1)." >&2
+  echo "  Put ${files[*]}" >&2
+  echo "  in $work (e.g. from https://snapshot.debian.org/package/sqlcipher/$package_version/) and run again." >&2
+  exit 1
+}
+
+if ! all_verified; then
+  if ! source_listed; then
+    [[ $(id -u) -eq 0 ]] || not_available "offered: $(offered); as root, generate.sh adds Debian trixie's"
+    mirror=$(system_mirror)
+    cat > /etc/apt/sources.list.d/cblite-sqlcipher-src.sources <<SRC
 Types: deb-src
 URIs: $mirror
 Suites: trixie
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
-  apt-get update -qq
-  version=$(newest_source_version)
-fi
-if [[ -z $version || ${version%%.*} -lt 4 ]]; then
-  echo "generate.sh: no sqlcipher 4.x source package available (found '${version:-none}')" >&2
-  exit 1
+    apt-get update -qq
+    source_listed || not_available "offered, with Debian trixie's: $(offered)"
+  fi
+  (cd "$work" && apt-get source --download-only -qq "sqlcipher=$package_version") >"$work/download.log" 2>&1 \
+    || { echo "generate.sh: downloading sqlcipher $package_version's source failed, see $work/download.log" >&2; exit 1; }
+  for i in "${!files[@]}"; do
+    if ! verified "${files[$i]}" "${sums[$i]}"; then
+      actual=$( [[ -f $work/${files[$i]} ]] && sha256sum "$work/${files[$i]}" | cut -d' ' -f1 || echo "missing")
+      echo "generate.sh: ${files[$i]}'s SHA-256 is $actual, not the pinned ${sums[$i]}:" >&2
+      echo "  not the source cblite's C was checked against (cblite/pinned_sqlite.h); refusing to build from it" >&2
+      exit 1
+    fi
+  done
 fi
 
-upstream=${version#*:}; upstream=${upstream%-*}
+# Unpacked from the verified files (again whenever the directory is not from them).
+upstream=${package_version%-*}
 src=$work/sqlcipher-$upstream
-if [[ ! -f $src/configure ]]; then
-  (cd "$work" && rm -rf "sqlcipher-$upstream" && apt-get source -qq "sqlcipher=$version" >/dev/null 2>&1 \
-     || (cd "$work" && apt-get source --download-only -qq "sqlcipher=$version" && dpkg-source -x "sqlcipher_${version#*:}.dsc" >/dev/null))
+stamp="${sums[*]}"
+if [[ ! -f $src/configure || $(cat "$src/.cblite-pin" 2>/dev/null) != "$stamp" ]]; then
+  rm -rf "$src"
+  (cd "$work" && dpkg-source -x "${files[0]}" "sqlcipher-$upstream") >"$work/unpack.log" 2>&1 \
+    || { echo "generate.sh: unpacking sqlcipher $package_version failed, see $work/unpack.log" >&2; exit 1; }
+  echo "$stamp" > "$src/.cblite-pin"
 fi
-[[ -f $src/configure ]] || { echo "generate.sh: unpacking sqlcipher $version failed" >&2; exit 1; }
 
 cd "$src"
 if [[ ! -s sqlite3.c ]]; then
@@ -71,6 +139,12 @@ if [[ ! -s sqlite3.c ]]; then
   make sqlite3.c >"$work/make.log" 2>&1 \
     || { echo "generate.sh: amalgamation failed, see $work/make.log" >&2; exit 1; }
 fi
+made=$(describe sqlite3.c sqlite3.h)
+if [[ $made != "$wanted" ]]; then
+  echo "generate.sh: the amalgamation made from sqlcipher $package_version is '$made', not the pinned '$wanted'" >&2
+  exit 1
+fi
 cp sqlite3.c "$out_c.tmp" && mv "$out_c.tmp" "$out_c"
 cp sqlite3.h "$out_h.tmp" && mv "$out_h.tmp" "$out_h"
-echo "generate.sh: SQLCipher amalgamation from Debian sqlcipher $version"
+echo "generate.sh: SQLCipher $cipher_version (SQLite $sqlite_version, source ID $source_id)"
+echo "  from Debian sqlcipher $package_version, SHA-256 verified"

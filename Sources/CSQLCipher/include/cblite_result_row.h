@@ -1,9 +1,9 @@
 /* A statement's current result row, read where SQLite holds it: the values of the row
  * that the last sqlite3_step returned SQLITE_ROW for, without the public column calls'
  * per-call checks (statement and bounds checks, a mutex test, an error-state update:
- * ~40-80 instructions a column, measured with callgrind). Compiled inside the
- * amalgamation (sqlite_unit.c), whose private Vdbe and Mem these read. A value of another
- * type, or a call with no current row, takes the public path, with its result.
+ * ~40-80 instructions a column, measured with callgrind). cblite/result_row.c, compiled
+ * inside the amalgamation (sqlite_unit.c), whose private Vdbe and Mem it reads. A value of
+ * another type, or a call with no current row, takes the public path, with its result.
  * For a statement used by one thread at a time (cblite's connections are NOMUTEX). */
 #ifndef CBLITE_RESULT_ROW_H
 #define CBLITE_RESULT_ROW_H

@@ -11,6 +11,7 @@
  * "Concurrency, fifth round"). Elsewhere the behaviour is the default implementation's
  * (src/mutex_unix.c): static mutexes, fast and recursive ones. */
 #define _GNU_SOURCE
+#include "pinned_sqlite.h"
 #include "cblite_sqlcipher.h"
 
 #include <pthread.h>

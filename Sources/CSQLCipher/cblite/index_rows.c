@@ -1,6 +1,7 @@
-/* See include/cblite_index_rows.h. An eponymous-only virtual table with the columns of a
+/* See ../include/cblite_index_rows.h. An eponymous-only virtual table with the columns of a
  * view index row and a hidden column taking the rows pointer, and the copy of scanned
- * rows. Compiled inside the amalgamation (sqlite_unit.c), after result_row.c. */
+ * rows. Compiled inside the amalgamation (../sqlite_unit.c), after result_row.c. */
+#include "pinned_sqlite.h"
 #include "cblite_index_rows.h"
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* SQLCipher's page HMAC and AES through OpenSSL objects made once per connection, instead
- * of once per page. Part of sqlite_unit.c: it reaches SQLCipher's provider (crypto.c,
+ * of once per page. Part of ../sqlite_unit.c: it reaches SQLCipher's provider (crypto.c,
  * crypto_openssl.c of the amalgamation).
  *
  * Why: SQLCipher 4.6.1's OpenSSL provider, for every page it reads or writes, fetches the
@@ -17,6 +17,8 @@
  * Swift test compares them on random pages). SQLCipher frees its provider when its last
  * codec closes and makes a stock one at the next; cblite holds one activation for the
  * process's life so that this one stays. */
+#include "pinned_sqlite.h"
+
 #if defined(SQLCIPHER_CRYPTO_OPENSSL) && OPENSSL_VERSION_NUMBER >= 0x30000000L
 
 typedef struct {

@@ -1,4 +1,5 @@
-/* See include/cblite_result_row.h. Compiled inside the amalgamation (sqlite_unit.c). */
+/* See ../include/cblite_result_row.h. Compiled inside the amalgamation (../sqlite_unit.c). */
+#include "pinned_sqlite.h"
 #include "cblite_result_row.h"
 
 /* The current row's value of column `col`, or NULL when there is no current row. */

@@ -1,4 +1,5 @@
-/* See include/cblite_sqlcipher.h. Compiled with the amalgamation's defines. */
+/* See ../include/cblite_sqlcipher.h. Compiled with the amalgamation's defines. */
+#include "pinned_sqlite.h"
 #include "cblite_sqlcipher.h"
 
 int cblite_sqlcipher_key(sqlite3* db, const void* key, int length) {

@@ -25,6 +25,7 @@
  *
  * A close() of the -shm file drops the process's locks on it, and its entry here. */
 #define _GNU_SOURCE
+#include "pinned_sqlite.h"
 #include "cblite_sqlcipher.h"
 
 #include <errno.h>
