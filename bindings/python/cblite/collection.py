@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import ctypes
 import datetime as _dt
-import os
 import json
+import os
 import threading
 import time
 from ctypes import byref, c_void_p
