@@ -378,7 +378,7 @@ class Collection(ReleasableHandle):
         else:
             wanted = dumps(rev_list(revs, "revs"))
         opts = revision_options(revisions, latest, attachments, atts_since, conflicts,
-                                 deleted_conflicts, revs_info, local_seq)
+                                deleted_conflicts, revs_info, local_seq)
         return call_list(C.cbl_doc_open_revs, self._h, cstr(doc_id, "doc_id"), wanted, opts)
 
     def bulk_get(self, requests: BulkGetRequests, *, revisions: bool = False, latest: bool = False,
@@ -391,7 +391,7 @@ class Collection(ReleasableHandle):
         ``{"results": [{"id", "docs": [{"ok": doc} | {"error": {"id", "rev", "error",
         "reason"}}]}, ...]}``."""
         opts = revision_options(revisions, latest, attachments, atts_since, conflicts,
-                                 deleted_conflicts, revs_info, local_seq)
+                                deleted_conflicts, revs_info, local_seq)
         return call_dict(C.cbl_docs_bulk_get, self._h, bulk_get_request(requests), opts)
 
     def purge_revisions(self, doc_id: str, revs: List[str]) -> List[str]:

@@ -98,7 +98,7 @@ class Database:
         self._collections: "weakref.WeakSet[Collection]" = weakref.WeakSet()
         self._validators: Dict[Any, Any] = {}
         self._filters: Dict[Any, Any] = {}          # name -> (owner key, FILTER_FN object)
-        self._replicators: "Set[Replicator]" = set()  # running cblite.Replicator objects (replicator.py)
+        self._replicators: "Set[Replicator]" = set()  # running (replicator.py)
         self._live_queries: "Set[LiveQuery]" = set()  # running live queries (live_query.py)
         # One model object per document for this handle (models.py).
         self._models: "weakref.WeakValueDictionary[Tuple[str, str], Any]" = \
