@@ -17,8 +17,24 @@ The library is found through $CBLITE_LIBRARY (a path), else a ``libcblite.so*`` 
 this package, else the system's library search path.
 """
 
+# Module layers, one public type per module; a module imports only from layers below
+# its own at run time (tests/test_layering.py checks it). A type of a higher layer that
+# a signature names is imported under TYPE_CHECKING only.
+#   0  errors, _shutdown (what must stop at exit)
+#   1  _lib (every ctypes declaration)
+#   2  _util
+#   3  _documents, log, listeners (ListenerToken), server (Server),
+#      blob_reader (BlobReader), blob_writer (BlobWriter), query_result (QueryResult),
+#      transaction (Transaction), replicator (Replicator)
+#   4  attachments (re-exports), live_query (LiveQuery)
+#   5  views (View)
+#   6  collection (Collection)
+#   7  database (Database)
+#   8  models (Model), aio
 from ._lib import library_path, missing_functions
-from .database import Collection, Database, Transaction
+from .collection import Collection
+from .database import Database
+from .transaction import Transaction
 from .server import Server
 from .replicator import ReplicationEvent, Replicator
 from .attachments import BlobReader, BlobWriter

@@ -12,6 +12,9 @@ Conventions kept here:
   ``c_void_p``, read with :func:`ctypes.string_at` and released with ``cbl_free``
   (see :func:`take_string`).
 * Handles are plain ``c_void_p`` values.
+* Every ctypes declaration of the package is here: the structures, the callback types
+  and every function's signature (:data:`FUNCTIONS`, one entry per function of the
+  header); the other modules only call them through :data:`C`.
 """
 
 from __future__ import annotations
@@ -25,10 +28,15 @@ from typing import Any, Callable, Dict, Iterator
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_int,
                     c_int32, c_int64, c_size_t, c_uint16, c_uint32, c_uint64, c_void_p)
 
+from .errors import error_for_status
+
 __all__ = [
     "lib", "C", "library_path", "cbl_error", "cbl_change", "missing_functions",
+    "cbl_query_row",
     "LOG_FN", "TRANSACTION_FN", "UPDATE_FN", "VALIDATE_FN", "CHANGE_FN", "FILTER_FN", "REVISION_FN",
+    "MAP_FN", "REDUCE_FN", "LIVE_FN", "STATUS_FN", "DOCUMENT_FN",
     "take_string", "new_error", "enc", "FUNCTIONS",
+    "ATTACHMENT_FUNCTIONS", "VIEW_FUNCTIONS", "REPLICATOR_FUNCTIONS",
     "CBL_GET_DELETED", "CBL_GET_CONFLICTS", "CBL_GET_REVISIONS", "CBL_GET_LOCAL_SEQ",
     "CBL_PUT_ALLOW_CONFLICT", "CBL_ERROR_MESSAGE_SIZE",
 ]
@@ -65,7 +73,21 @@ class cbl_change(Structure):
     ]
 
 
-# Callback types. Enums are C ints.
+class cbl_query_row(Structure):
+    """``struct cbl_query_row`` (strings valid until the next call reading rows)."""
+
+    _fields_ = [
+        ("key_json", c_char_p),
+        ("value_json", c_char_p),
+        ("doc_id", c_char_p),
+        ("source_doc_id", c_char_p),
+        ("doc_json", c_char_p),
+        ("error", c_char_p),
+        ("sequence", c_uint64),
+    ]
+
+
+# Callback types, one per ``cbl_*_fn`` of the header. Enums are C ints.
 LOG_FN = CFUNCTYPE(None, c_void_p, c_int, c_int, c_char_p)
 TRANSACTION_FN = CFUNCTYPE(c_int, c_void_p)
 UPDATE_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, POINTER(c_void_p))
@@ -73,6 +95,13 @@ VALIDATE_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p, c_void_p, c_size_t)
 CHANGE_FN = CFUNCTYPE(None, c_void_p, POINTER(cbl_change), c_size_t)
 FILTER_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p)
 REVISION_FN = CFUNCTYPE(None, c_void_p, c_char_p)
+MAP_FN = CFUNCTYPE(None, c_void_p, c_char_p, c_void_p)
+REDUCE_FN = CFUNCTYPE(c_void_p, c_void_p, c_char_p, c_char_p, c_int)
+LIVE_FN = CFUNCTYPE(None, c_void_p, c_void_p)
+#: ``cbl_replicator_status_fn``: (context, status_json).
+STATUS_FN = CFUNCTYPE(None, c_void_p, c_char_p)
+#: ``cbl_replicator_document_fn``: (context, documents_json).
+DOCUMENT_FN = CFUNCTYPE(None, c_void_p, c_char_p)
 
 _ERR = POINTER(cbl_error)
 _OUT_STR = POINTER(c_void_p)      # char**  (read as void* so that we can cbl_free it)
@@ -181,6 +210,65 @@ FUNCTIONS: Dict[str, Any] = {
     "cbl_db_wait_notifications": (_STATUS, [_H, c_uint32, _ERR]),
 }
 
+#: The "Attachments" section of include/cblite.h.
+ATTACHMENT_FUNCTIONS: Dict[str, Any] = {
+    "cbl_blob_writer_create": (_STATUS, [_H, _OUT_HANDLE, _ERR]),
+    "cbl_blob_writer_write": (_STATUS, [_H, c_void_p, c_size_t, _ERR]),
+    "cbl_blob_writer_finish": (_STATUS, [_H, _OUT_STR, _ERR]),
+    "cbl_blob_writer_cancel": (None, [_H]),
+    "cbl_db_blob_put": (_STATUS, [_H, c_void_p, c_size_t, _OUT_STR, _ERR]),
+    "cbl_db_blob_import_file": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
+    "cbl_db_blob_length": (_STATUS, [_H, _S, POINTER(c_uint64), _ERR]),
+    "cbl_doc_set_attachment": (_STATUS, [_H, _S, _S, _S, _S, _S, _OUT_STR, _ERR]),
+    "cbl_doc_remove_attachment": (_STATUS, [_H, _S, _S, _S, _OUT_STR, _ERR]),
+    "cbl_doc_attachment_names": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
+    "cbl_doc_get_attachment": (_STATUS, [_H, _S, _S, POINTER(c_void_p), POINTER(c_size_t), _ERR]),
+    "cbl_doc_save_attachment_to_file": (_STATUS, [_H, _S, _S, _S, _ERR]),
+    "cbl_doc_open_attachment": (_STATUS, [_H, _S, _S, _OUT_HANDLE, _ERR]),
+    "cbl_blob_reader_read": (_STATUS, [_H, c_void_p, c_size_t, POINTER(c_size_t), _ERR]),
+    "cbl_blob_reader_seek": (_STATUS, [_H, c_uint64, _ERR]),
+    "cbl_blob_reader_length": (_STATUS, [_H, POINTER(c_uint64), _ERR]),
+    "cbl_blob_reader_close": (None, [_H]),
+}
+
+#: The "Views and queries" section of include/cblite.h.
+VIEW_FUNCTIONS: Dict[str, Any] = {
+    "cbl_emit": (c_int, [c_void_p, c_char_p, c_char_p, _ERR]),
+    "cbl_collection_view": (c_int, [c_void_p, c_char_p, _OUT_HANDLE, _ERR]),
+    "cbl_view_set_map_reduce": (c_int, [c_void_p, MAP_FN, REDUCE_FN, c_char_p, c_char_p,
+                                        c_void_p, _ERR]),
+    "cbl_view_update": (c_int, [c_void_p, _ERR]),
+    "cbl_view_info": (c_int, [c_void_p, _OUT_STR, _ERR]),
+    "cbl_view_delete": (c_int, [c_void_p, _ERR]),
+    "cbl_view_release": (None, [c_void_p]),
+    "cbl_collection_view_names": (c_int, [c_void_p, _OUT_STR, _ERR]),
+    "cbl_view_query_json": (c_int, [c_void_p, c_char_p, _OUT_STR, _ERR]),
+    "cbl_view_query": (c_int, [c_void_p, c_char_p, _OUT_HANDLE, _ERR]),
+    "cbl_query_result_next": (c_int, [c_void_p, POINTER(cbl_query_row), POINTER(c_int), _ERR]),
+    "cbl_query_result_next_rows": (c_int, [c_void_p, POINTER(cbl_query_row), c_size_t,
+                                           POINTER(c_size_t), _ERR]),
+    "cbl_query_result_is_stale": (c_int, [c_void_p, POINTER(c_int), _ERR]),
+    "cbl_query_result_json": (c_int, [c_void_p, _OUT_STR, _ERR]),
+    "cbl_query_result_release": (None, [c_void_p]),
+    "cbl_collection_all_docs": (c_int, [c_void_p, c_char_p, _OUT_STR, _ERR]),
+    "cbl_collection_all_docs_query": (c_int, [c_void_p, c_char_p, _OUT_HANDLE, _ERR]),
+    "cbl_live_query_start": (c_int, [c_void_p, c_char_p, LIVE_FN, c_void_p, _OUT_HANDLE, _ERR]),
+    "cbl_live_query_set_options": (c_int, [c_void_p, c_char_p, _ERR]),
+    "cbl_live_query_wait_idle": (c_int, [c_void_p, _ERR]),
+    "cbl_live_query_stop": (None, [c_void_p]),
+}
+
+#: The "Replication" section of include/cblite.h.
+REPLICATOR_FUNCTIONS: Dict[str, Any] = {
+    "cbl_replicator_start": (_STATUS, [_H, _S, STATUS_FN, DOCUMENT_FN, c_void_p, _OUT_HANDLE,
+                                       _ERR]),
+    "cbl_replicator_status": (_STATUS, [_H, _OUT_STR, _ERR]),
+    "cbl_replicator_wait": (_STATUS, [_H, c_int32, _ERR]),
+    "cbl_replicator_pending_documents": (_STATUS, [_H, _OUT_STR, _ERR]),
+    "cbl_replicator_is_document_pending": (_STATUS, [_H, _S, POINTER(c_int), _ERR]),
+    "cbl_replicator_stop": (None, [_H]),
+}
+
 
 def _bundled() -> "list[str]":
     """The ``libcblite.so*`` files shipped inside the package (a wheel), soname first."""
@@ -252,7 +340,6 @@ C = _Functions()
 
 def _missing_stub(name: str) -> Callable[..., Any]:
     def stub(*args: Any, **kwargs: Any) -> Any:
-        from .errors import error_for_status
         raise error_for_status(501, f"{name} is not exported by {library_path}")
     stub.__name__ = name
     return stub
@@ -277,6 +364,9 @@ def declare(functions: Dict[str, Any]) -> None:
 
 
 declare(dict(FUNCTIONS))
+declare(ATTACHMENT_FUNCTIONS)
+declare(VIEW_FUNCTIONS)
+declare(REPLICATOR_FUNCTIONS)
 
 
 def new_error() -> cbl_error:

@@ -208,3 +208,8 @@ class ReleasableHandle:
             self.release()
         except BaseException:
             pass
+
+
+def query_options(options: Dict[str, Any]) -> Optional[bytes]:
+    """Query options (CouchDB's names) as the library's JSON object; None when none."""
+    return dumps(options, "query options") if options else None

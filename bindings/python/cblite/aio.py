@@ -26,7 +26,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, AsyncIterator, List, Optional, Union
 
-from .database import Collection, Database
+from .collection import Collection
+from .database import Database
 from .listeners import Change, ListenerToken
 from .replicator import ReplicationEvent, Replicator
 from .views import Row, View

@@ -7,30 +7,23 @@ Rules kept here:
   during the call);
 * an exception raised by a Python callback never propagates into C: it is logged on
   the ``"cblite"`` logger;
-* every live listener is removed at interpreter exit (``atexit``), which waits for
-  in-flight callbacks, so a callback can never run while the interpreter tears down.
+* every live listener is removed at interpreter exit (``_shutdown.LISTENERS``), which
+  waits for in-flight callbacks, so a callback can never run while the interpreter
+  tears down.
 """
 
 from __future__ import annotations
 
-import atexit
 import logging
-import threading
 from typing import Any, Callable, List, NamedTuple, Optional
 
 from ._lib import C, CHANGE_FN
+from ._shutdown import LISTENERS, bury
 from ._util import CALLBACK_SCOPE, in_callback
 
 __all__ = ["Change", "ListenerToken", "live_listener_count"]
 
 log = logging.getLogger("cblite")
-
-_lock = threading.Lock()
-_live: dict[int, "ListenerToken"] = {}
-# CFUNCTYPE objects of listeners removed from inside a callback: the trampoline may still
-# be executing, so they are never freed (a few hundred bytes each).
-_graveyard: List[Any] = []
-
 
 class Change(NamedTuple):
     """One change delivered to a listener."""
@@ -82,9 +75,9 @@ class ListenerToken:
 
     def _register(self, register_fn: Callable[[Any], int]) -> "ListenerToken":
         handle = register_fn(self._cfunc)
-        with _lock:
+        with LISTENERS.lock:
             self._handle = handle
-            _live[id(self)] = self
+            LISTENERS.add(self)
         self._owner._tokens.add(self)
         return self
 
@@ -101,18 +94,21 @@ class ListenerToken:
     def remove(self) -> None:
         """Unregisters the listener. Returns once no call of it is running (unless called
         from inside that call). Idempotent."""
-        with _lock:
+        with LISTENERS.lock:
             handle, self._handle = self._handle, None
-            _live.pop(id(self), None)
+            LISTENERS.discard(self)
         if handle is None:
             return
         C.cbl_listener_remove(handle)
         if in_callback():
-            _graveyard.append(self._cfunc)
+            bury(self._cfunc)  # removed from inside its own call: it is still running
         self._cfunc = None
         owner, self._owner = self._owner, None
         if owner is not None:
             owner._tokens.discard(self)
+
+    def _release_callbacks(self) -> None:
+        self.remove()
 
     def __enter__(self) -> "ListenerToken":
         return self
@@ -127,19 +123,9 @@ class ListenerToken:
 
 def live_listener_count() -> int:
     """Number of listeners registered through these bindings and not yet removed."""
-    with _lock:
-        return len(_live)
+    return len(LISTENERS)
 
 
 def remove_all_listeners() -> None:
     """Removes every live listener (also run automatically at interpreter exit)."""
-    with _lock:
-        tokens = list(_live.values())
-    for token in tokens:
-        try:
-            token.remove()
-        except Exception:
-            pass
-
-
-atexit.register(remove_all_listeners)
+    LISTENERS.stop_all()

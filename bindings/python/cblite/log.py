@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import enum
 import json
 import sys
@@ -10,6 +9,7 @@ import threading
 from typing import Any, Callable, Dict, Optional, Union
 
 from ._lib import C, LOG_FN
+from ._shutdown import LOG_CALLBACK
 from ._util import CALLBACK_SCOPE, call, call_str
 
 __all__ = ["LogDomain", "LogLevel", "set_log_level", "get_log_level", "set_log_callback",
@@ -65,16 +65,27 @@ def get_log_level(domain: Union[LogDomain, int, str]) -> Union[LogLevel, int]:
         return value
 
 
+class _InstalledCallback:
+    """The Python log callback while it is installed (removed at exit)."""
+
+    def __init__(self, fn: Callable[[LogDomain, LogLevel, str], object], cfunc: Any) -> None:
+        self.fn = fn
+        self.cfunc = cfunc      # the registered CFUNCTYPE object, kept alive while installed
+
+    def _release_callbacks(self) -> None:
+        if _installed is self:
+            set_log_callback(None)
+
+
 _log_lock = threading.Lock()
-_log_cfunc: Any = None      # the registered CFUNCTYPE object, kept alive while installed
-_log_callback: Optional[Callable[[LogDomain, LogLevel, str], object]] = None
+_installed: Optional[_InstalledCallback] = None
 
 
 def set_log_callback(fn: Optional[Callable[[LogDomain, LogLevel, str], object]]) -> None:
     """Installs `fn(domain, level, message)` as the log callback, or with None removes it
     (messages then go to stderr). The callback may run on any thread, must not call
     set_log_callback itself, and exceptions it raises are printed and swallowed."""
-    global _log_cfunc, _log_callback
+    global _installed
     if fn is None:
         cfunc = LOG_FN()  # NULL
     else:
@@ -102,24 +113,17 @@ def set_log_callback(fn: Optional[Callable[[LogDomain, LogLevel, str], object]])
     with _log_lock:
         # Returns when no call to the previous callback is running: then it can be freed.
         C.cbl_log_set_callback(cfunc, None)
-        _log_cfunc = cfunc if fn is not None else None
-        _log_callback = fn
+        old, _installed = _installed, (None if fn is None else _InstalledCallback(fn, cfunc))
+        if old is not None:
+            LOG_CALLBACK.discard(old)
+        if _installed is not None:
+            LOG_CALLBACK.add(_installed)
 
 
 def get_log_callback() -> Optional[Callable[[LogDomain, LogLevel, str], object]]:
     """The Python log callback currently installed, or None."""
-    return _log_callback
-
-
-def _unset_log_callback_at_exit() -> None:
-    if _log_cfunc is not None:
-        try:
-            set_log_callback(None)
-        except Exception:
-            pass
-
-
-atexit.register(_unset_log_callback_at_exit)
+    installed = _installed
+    return None if installed is None else installed.fn
 
 
 def version() -> str:

@@ -65,7 +65,8 @@ from typing import (Any, ClassVar, Dict, Iterable, List, Optional, Set, Tuple, T
                     TypeVar, Union)
 
 from ._util import cstr
-from .database import Collection, Database
+from .collection import Collection
+from .database import Database
 from .errors import NotFound
 
 __all__ = ["Model", "ModelTypeError", "save_all", "save_models", "model_class_for_type"]

@@ -20,13 +20,13 @@ Rules kept here (as for listeners and live queries):
 * the JSON the library hands to a callback is copied and parsed inside the call;
 * an exception raised by a Python callback never propagates into C: it is logged on the
   ``"cblite"`` logger and the replication goes on;
-* every replicator still running is stopped at interpreter exit, and closing the
+* every replicator still running is stopped at interpreter exit
+  (``_shutdown.REPLICATORS``), and closing the
   :class:`~cblite.Database` it replicates stops it and releases its handle.
 """
 
 from __future__ import annotations
 
-import atexit
 import collections
 import collections.abc
 import json
@@ -34,48 +34,26 @@ import logging
 import threading
 import time
 import urllib.parse
-from ctypes import CFUNCTYPE, POINTER, byref, c_char_p, c_int, c_int32, c_void_p
+from ctypes import byref, c_int
 from typing import (TYPE_CHECKING, Any, Callable, Deque, Dict, Iterator, List, Mapping, NamedTuple,
                     Optional, Tuple, Union)
 
-from . import _lib
-from ._lib import C, cbl_error
+from ._lib import C, DOCUMENT_FN, REPLICATOR_FUNCTIONS, STATUS_FN, cbl_error
+from ._shutdown import REPLICATORS, bury
 from ._util import CALLBACK_SCOPE, call_dict, call_handle, call_list, check, cstr, dumps, in_callback
 from .errors import BadRequest, CBLiteError
 
-if TYPE_CHECKING:
-    from .database import Collection, Database
+if TYPE_CHECKING:  # annotations only: both sit above this module (they start replicators)
+    from .collection import Collection
+    from .database import Database
 
 __all__ = ["Replicator", "ReplicationEvent", "STATUS_FN", "DOCUMENT_FN", "FUNCTIONS",
            "OPTIONS", "build_config", "live_replicator_count", "stop_all_replicators"]
 
 log = logging.getLogger("cblite")
 
-#: ``cbl_replicator_status_fn``: (context, status_json).
-STATUS_FN = CFUNCTYPE(None, c_void_p, c_char_p)
-#: ``cbl_replicator_document_fn``: (context, documents_json).
-DOCUMENT_FN = CFUNCTYPE(None, c_void_p, c_char_p)
-
-_ERR = POINTER(cbl_error)
-_OUT_STR = POINTER(c_void_p)
-_OUT_HANDLE = POINTER(c_void_p)
-_H = c_void_p
-_S = c_char_p
-_STATUS = c_int32
-
-#: The "Replication" section of include/cblite.h (merged into ``_lib.FUNCTIONS``).
-FUNCTIONS = {
-    "cbl_replicator_start": (_STATUS, [_H, _S, STATUS_FN, DOCUMENT_FN, c_void_p, _OUT_HANDLE,
-                                       _ERR]),
-    "cbl_replicator_status": (_STATUS, [_H, _OUT_STR, _ERR]),
-    "cbl_replicator_wait": (_STATUS, [_H, c_int32, _ERR]),
-    "cbl_replicator_pending_documents": (_STATUS, [_H, _OUT_STR, _ERR]),
-    "cbl_replicator_is_document_pending": (_STATUS, [_H, _S, POINTER(c_int), _ERR]),
-    "cbl_replicator_stop": (None, [_H]),
-}
-
-
-_lib.declare(FUNCTIONS)
+#: The "Replication" section of include/cblite.h (declared in ``_lib``).
+FUNCTIONS = REPLICATOR_FUNCTIONS
 
 
 # -- configuration ------------------------------------------------------------------------
@@ -285,11 +263,21 @@ def _make_callbacks(events: _EventQueue, on_status: Optional[Callable[[Dict[str,
 
 # -- the replicator --------------------------------------------------------------------------
 
-_live_lock = threading.Lock()
-_live: "Dict[int, Replicator]" = {}
-# Callback objects of replicators stopped from inside a callback: the library may still
-# call them (the final status), so they are never freed.
-_graveyard: List[Any] = []
+def _replicated_collection(target: Any) -> "Collection":
+    """The collection a replicator is given: a Collection, or a Database's default one.
+    Both classes sit above this module (they start replicators), so they are recognised
+    by their members, not imported: a Database has a default collection, a Collection
+    belongs to a database."""
+    cls = type(target)
+    if isinstance(getattr(cls, "default_collection", None), property):
+        target = target.default_collection
+        cls = type(target)
+    if not (isinstance(getattr(cls, "database", None), property)
+            and callable(getattr(cls, "replicate", None))):
+        raise TypeError("a replicator replicates a cblite.Collection (or a Database's "
+                        f"default collection), not {cls.__name__}")
+    collection: "Collection" = target
+    return collection
 
 
 class Replicator:
@@ -322,12 +310,7 @@ class Replicator:
                  on_documents: Optional[Callable[[List[Dict[str, Any]]], Any]] = None) -> None:
         self._handle: Optional[int] = None
         self._cfuncs: Optional[Tuple[Any, Any]] = None
-        from .database import Collection, Database  # imports this module
-        if isinstance(collection, Database):
-            collection = collection.default_collection
-        if not isinstance(collection, Collection):
-            raise TypeError("a replicator replicates a cblite.Collection (or a Database's "
-                            f"default collection), not {type(collection).__name__}")
+        collection = _replicated_collection(collection)
         for name, fn in (("on_status", on_status), ("on_documents", on_documents)):
             if fn is not None and not callable(fn):
                 raise TypeError(f"{name} must be callable or None")
@@ -350,8 +333,7 @@ class Replicator:
         self._cfuncs = _make_callbacks(self._events, on_status, on_documents)
         self._handle = call_handle(C.cbl_replicator_start, collection._h, data,
                                    self._cfuncs[0], self._cfuncs[1], None)
-        with _live_lock:
-            _live[id(self)] = self
+        REPLICATORS.add(self)
         replicators = getattr(self._db, "_replicators", None)
         if replicators is not None:
             replicators.add(self)
@@ -489,8 +471,7 @@ class Replicator:
             handle, self._handle = self._handle, None
         if handle is None:
             return
-        with _live_lock:
-            _live.pop(id(self), None)
+        REPLICATORS.discard(self)
         replicators = getattr(self._db, "_replicators", None)
         if replicators is not None:
             replicators.discard(self)
@@ -498,10 +479,13 @@ class Replicator:
         if in_callback():
             # Maybe one of this replicator's: the library goes on a little (the final
             # status arrives later, which ends events()).
-            _graveyard.append(self._cfuncs)
+            bury(self._cfuncs)
         else:
             # Every replication thread has ended: nothing more will be delivered.
             self._events.end()
+
+    def _release_callbacks(self) -> None:
+        self.stop()
 
     def _database_closed(self) -> None:
         """Called by Database.close: the library has stopped the replication already;
@@ -533,20 +517,10 @@ class Replicator:
 
 def live_replicator_count() -> int:
     """Replicators started through these bindings whose handle is not released yet."""
-    with _live_lock:
-        return len(_live)
+    return len(REPLICATORS)
 
 
 def stop_all_replicators() -> None:
     """Stops every replicator (also run at interpreter exit, so that no replication
     thread calls into Python while the interpreter tears down)."""
-    with _live_lock:
-        replicators = list(_live.values())
-    for r in replicators:
-        try:
-            r.stop()
-        except Exception:
-            pass
-
-
-atexit.register(stop_all_replicators)
+    REPLICATORS.stop_all()

@@ -16,6 +16,7 @@ from typing import Any, Dict, Mapping, Optional
 
 from ._lib import C, cbl_error
 from ._util import call, call_handle, call_str, check, cstr, json_arg
+from .errors import BadRequest, NotFound
 
 __all__ = ["Server"]
 
@@ -42,7 +43,6 @@ class Server:
     @property
     def _h(self) -> int:
         if self._handle is None:
-            from .errors import BadRequest
             raise BadRequest("the server is stopped")
         return self._handle
 
@@ -68,7 +68,6 @@ class Server:
     def tls_fingerprint(self) -> Optional[str]:
         """SHA-256 of the TLS certificate (64 lowercase hex digits), for clients that pin
         it; None when the server speaks plain HTTP."""
-        from .errors import NotFound
         try:
             return call_str(C.cbl_server_tls_fingerprint, self._h)
         except NotFound:

@@ -9,6 +9,7 @@ import time
 import pytest
 
 import cblite
+from helpers import run_isolated
 
 
 def test_collection_objects_are_released_when_collected(db):
@@ -138,3 +139,33 @@ def test_remove_from_another_thread_during_callback(db):
     assert finished == [True]
     writer.join(10)
     assert not writer.is_alive() and "x" in db
+
+
+def test_the_exit_registry_holds_every_callback_holder(dbdir):
+    """Each kind of object that holds Python callbacks registers in cblite._shutdown while
+    it holds them, and the exit handler releases them all (the database stays open)."""
+    code = f"""
+import cblite
+from cblite import _shutdown as s
+db = cblite.Database("registry", {dbdir!r})
+db.default_collection.set_validator("no", lambda new, cur: False)
+db.set_filter("all", lambda doc, params: True)
+token = db.add_change_listener(lambda changes: None)
+view = db.default_collection.view("v")
+view.set_map_reduce(lambda doc, emit: emit(doc["_id"]))
+live = view.live_query(lambda rows: None)
+cblite.set_log_callback(lambda domain, level, message: None)
+sizes = {{live_set.name: len(live_set) for live_set in s.EXIT_ORDER}}
+assert sizes == {{s.LOG_CALLBACK.name: 1, s.DATABASES.name: 1, s.LIVE_QUERIES.name: 1,
+                  s.REPLICATORS.name: 0, s.LISTENERS.name: 1}}, sizes
+s._stop_everything()
+assert [len(live_set) for live_set in s.EXIT_ORDER] == [0, 1, 0, 0, 0]
+assert not token.active and not live.running and cblite.get_log_callback() is None
+db.put({{"a": 1}}, "x")           # the validator is gone, the database still open
+assert "x" in db and db.is_open
+db.close()
+assert len(s.DATABASES) == 0
+print("ok")
+"""
+    r = run_isolated(code, timeout=60)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr[-3000:]

@@ -609,12 +609,12 @@ def test_map_sees_documents_as_read_and_shuffled_updates_keep_id_order(coll):
 def _count_calls(monkeypatch, name):
     """Counts the calls of one C function made through the bindings."""
     calls = []
-    real = getattr(views.C, name)
+    real = getattr(cblite._lib.C, name)
 
     def counted(*args):
         calls.append(1)
         return real(*args)
-    monkeypatch.setattr(views.C, name, counted)
+    monkeypatch.setattr(cblite._lib.C, name, counted)
     return calls
 
 
@@ -629,7 +629,7 @@ def test_rows_are_read_a_page_per_call(db, coll, monkeypatch):
     singles = _count_calls(monkeypatch, "cbl_query_result_next")
     assert [(r.doc_id, r.key) for r in v.query(reduce=False)] == expected
     assert singles == []
-    assert len(pages) == -(-1000 // views._PAGE_ROWS) + 1      # the last call finds the end
+    assert len(pages) == -(-1000 // cblite.query_result._PAGE_ROWS) + 1      # the last call finds the end
     # Grouped and reduced rows, include_docs and all-docs results read in pages too.
     assert [(r.key, r.value) for r in v.query(group=True)] == [(0, 500), (1, 500)]
     assert [r.value for r in v.rows()] == [1000]
@@ -666,7 +666,7 @@ def test_next_rows_refuses_bad_arguments(coll, view, letters):
     lib = cblite._lib.lib
     result = view.query()
     handle = result._h()
-    page = (views.cbl_query_row * 4)()
+    page = (cblite._lib.cbl_query_row * 4)()
     count = ctypes.c_size_t(99)
     err = cblite._lib.cbl_error()
     assert lib.cbl_query_result_next_rows(handle, None, 4, ctypes.byref(count), ctypes.byref(err)) == 400
