@@ -40,7 +40,7 @@
  *      cbl_collection      cbl_db_default_collection,           cbl_collection_release
  *                          cbl_db_collection,
  *                          cbl_db_create_collection
- *      cbl_listener_token  cbl_collection_add_change_listener,  cbl_listener_remove
+ *      cbl_listener_token  cbl_collection_add_change_listener,  cbl_listener_token_remove
  *                          cbl_collection_add_document_listener,
  *                          cbl_db_add_change_listener
  *      cbl_blob_writer     cbl_blob_writer_create               cbl_blob_writer_finish,
@@ -70,11 +70,27 @@
  *    cbl_blob_writer_finish return 400 for them.
  *
  *  - Names. Every function is cbl_<object>_<verb or noun>, where <object> is what its
- *    first argument is (db, collection, doc — a document of a collection —, local, view,
- *    query_result, blob_reader, server, replicator, ...). A getter is named for what it
- *    returns, without "get": cbl_<object>_<noun>(object, ..., T* out_<noun>, err)
- *    returns a cbl_status and the value through its out-parameter (cbl_db_name,
- *    cbl_collection_count, cbl_server_port, cbl_view_info); a yes/no getter is
+ *    first argument is: db for a cbl_db; collection, doc (a document of the collection)
+ *    or local (a local document of it) for a cbl_collection; for every other handle its
+ *    type without "cbl_" (view, query_result, live_query, blob_writer, blob_reader,
+ *    listener_token, emitter, server, replicator). Three kinds of function take no handle
+ *    of their object first, and only these:
+ *      - the library's own: cbl_<verb or noun> (cbl_version, cbl_free, cbl_strdup,
+ *        cbl_status_name, cbl_default_directory, ...) and cbl_log_<...> (logging);
+ *      - calls on a database named by name and directory rather than by a handle:
+ *        cbl_db_open, cbl_db_delete_named, cbl_db_exists_v2, cbl_db_list, cbl_db_copy;
+ *      - constructors, cbl_<object>_start or _create, whose new handle is their
+ *        out-parameter and whose first argument is what the handle is made from:
+ *        cbl_server_start (a configuration), cbl_blob_writer_create (a cbl_db),
+ *        cbl_live_query_start (a cbl_view), cbl_replicator_start (a cbl_collection).
+ *    `make test-header` (Tests/c/check_header.py) checks every declaration against this
+ *    rule. The seven names that broke it (cbl_revs_diff, cbl_docs_put_existing,
+ *    cbl_docs_save, cbl_docs_bulk_get, cbl_changes_wait, cbl_emit, cbl_listener_remove)
+ *    stay exported and working, each deprecated beside the same call under its rule name.
+ *    A getter is named for what it returns, without "get":
+ *    cbl_<object>_<noun>(object, ..., T* out_<noun>, err) returns a cbl_status and the
+ *    value through its out-parameter (cbl_db_name, cbl_collection_count,
+ *    cbl_server_port, cbl_view_info); a yes/no getter is
  *    cbl_<object>_is_<adjective>(object, ..., int* out_<adjective>, err), setting 0 or 1
  *    (cbl_query_result_is_stale, cbl_db_is_encrypted_v2); the matching setter is
  *    cbl_<object>_set_<noun>. "get" names only a read of an item picked by an argument,
@@ -84,8 +100,10 @@
  *    cbl_version_number, cbl_status_name, cbl_instance_count, cbl_log_get_level,
  *    cbl_strdup) and by two deprecated yes/no queries. New functions follow these
  *    rules. An exported signature never changes: when a function needs another one, the
- *    new form is added as <name>_v2 (as sqlite3.h does) and the old one stays, working,
- *    its comment saying "Deprecated: use <name>_v2".
+ *    new form is added as <name>_v2 (as sqlite3.h does) and the old one stays, working.
+ *    A deprecated function's comment says "Deprecated: use <replacement>" and its
+ *    declaration carries CBL_DEPRECATED (see below), so that compilers warn where it is
+ *    called.
  *
  *  - Threads. Every function may be called from any thread, on the same handle from
  *    several threads at once, unless its comment says otherwise. A transaction belongs to
@@ -95,6 +113,20 @@
  *  - Callbacks receive the `context` pointer given at registration as first argument.
  *    They are never called while the library holds one of its locks, so a callback may
  *    call back into the library (except where noted).
+ *
+ * Contents (the sections below, in this order; each opens with a banner comment):
+ *    1. Library and errors     status codes, cbl_error, version, memory, handle count
+ *    2. Logging                callback and levels per domain
+ *    3. Databases              open, close, delete, transactions, encryption, maintenance
+ *    4. Scopes and collections
+ *    5. Documents and revisions  get, put, delete, update, history, expiration, validation
+ *    6. Local documents        per-collection documents that are not replicated
+ *    7. Attachments            content store, blob writers and readers
+ *    8. Changes                changes feed, salvage, change listeners, notifications
+ *    9. Views and queries      map/reduce views, query results, all-docs, live queries
+ *   10. Replication surface    CouchDB's _revs_diff, _bulk_docs, open_revs, _bulk_get
+ *   11. Replicator             replicating a collection with a CouchDB-protocol peer
+ *   12. Server                 serving databases over HTTP(S) with CouchDB's REST API
  *
  * The header compiles as C99 and as C++.
  */
@@ -133,6 +165,21 @@
 #  define CBL_WARN_UNUSED __attribute__((warn_unused_result))
 #else
 #  define CBL_WARN_UNUSED
+#endif
+
+/* CBL_DEPRECATED("use <replacement>") follows the declaration of every deprecated
+ * function (those whose comment says "Deprecated: use ..."): GCC and Clang then warn
+ * where one is called (-Wdeprecated-declarations), naming its replacement. Deprecated
+ * functions stay exported and working: the warning only says where to switch. Define
+ * CBL_NO_WARN_DEPRECATED before including this header to turn the warnings off (e.g. to
+ * build old code with -Werror), or silence one call with
+ * #pragma GCC diagnostic ignored "-Wdeprecated-declarations". */
+#if defined(CBL_NO_WARN_DEPRECATED)
+#  define CBL_DEPRECATED(message)
+#elif defined(__GNUC__) || defined(__clang__)
+#  define CBL_DEPRECATED(message) __attribute__((deprecated(message)))
+#else
+#  define CBL_DEPRECATED(message)
 #endif
 
 #ifdef __cplusplus
@@ -304,9 +351,15 @@ CBL_WARN_UNUSED cbl_status cbl_db_open(const char* name, const char* dir, const 
  * invalid handle. */
 CBL_WARN_UNUSED cbl_status cbl_db_close(cbl_db* db, cbl_error* err);
 
-/* Closes and releases the handle, then deletes the database's files. Errors: 400, 406
- * (this handle has a transaction open), 503 (another handle in this process still has it
- * open — close those first), 500 (a file could not be removed). */
+/* Closes and releases the handle, then deletes the database's files.
+ * Errors: 406 (this handle has a transaction open), 503 (another handle in this process
+ * still has the database open — close those first), 400 (invalid handle), 500 (a file
+ * could not be removed).
+ * 406 and 503 are found before anything is done: the handle stays open and usable and
+ * no file is touched. 500 comes after the close: the handle is closed and released
+ * (calls on it return 400, as after cbl_db_close) and the database may be left partly
+ * deleted; cbl_db_delete_named removes the rest. So after any failure but 406 and 503
+ * the handle is gone. */
 CBL_WARN_UNUSED cbl_status cbl_db_delete(cbl_db* db, cbl_error* err);
 
 /* Deletes a database that is not open in this process. Errors: 400 (bad name; no
@@ -325,7 +378,8 @@ CBL_WARN_UNUSED cbl_status cbl_db_exists_v2(const char* name, const char* dir, i
 /* Deprecated: use cbl_db_exists_v2, which reports an invalid name instead of answering 0.
  * Kept for compatibility: 1 when the database exists in `dir` (NULL = default), 0 when
  * not, and also 0 when the name is invalid or NULL or there is no default directory. */
-CBL_WARN_UNUSED int cbl_db_exists(const char* name, const char* dir);
+CBL_WARN_UNUSED int cbl_db_exists(const char* name, const char* dir)
+    CBL_DEPRECATED("use cbl_db_exists_v2");
 
 /* The names of the databases in `dir` (NULL = default), as a sorted JSON array of
  * strings ("[]" when `dir` does not exist). Caller frees. Errors: 400 (dir empty; dir
@@ -399,7 +453,7 @@ CBL_WARN_UNUSED cbl_status cbl_db_is_encrypted_v2(cbl_db* db, int* out_encrypted
 /* Deprecated: use cbl_db_is_encrypted_v2, which reports an invalid handle instead of
  * answering 0. Kept for compatibility: 1 when the database is encrypted, 0 when not and
  * also for NULL, invalid and closed handles. */
-CBL_WARN_UNUSED int cbl_db_is_encrypted(cbl_db* db);
+CBL_WARN_UNUSED int cbl_db_is_encrypted(cbl_db* db) CBL_DEPRECATED("use cbl_db_is_encrypted_v2");
 
 /* Maintenance. compact: drops bodies of non-leaf revisions, purges expired documents,
  * deletes attachment files no kept revision refers to (including content stored but
@@ -867,7 +921,7 @@ CBL_WARN_UNUSED cbl_status cbl_collection_changes(cbl_collection* coll, uint64_t
  * finds document IDs through the docid index (from both ends) and row by row, then reads
  * each document on its own. `each` receives every readable leaf revision as JSON, in
  * CouchDB's open_revs form (_id, _rev, _revisions, _deleted, _attachments inline in
- * base64, the content): what cbl_docs_put_existing takes back into a new
+ * base64, the content): what cbl_collection_docs_put_existing takes back into a new
  * database. The JSON is valid during the call only; `each` runs on the calling thread and
  * must not use this collection. out_report (optional) receives, caller frees:
  *   {"documents": n, "revisions": n, "lost": [{"id": .., "error": ..}, ...],
@@ -904,11 +958,11 @@ typedef struct cbl_change {
  * this one is not logged). */
 typedef void (*cbl_change_fn)(void* context, const cbl_change* changes, size_t count);
 
-/* A registered listener. Released by cbl_listener_remove. */
+/* A registered listener. Released by cbl_listener_token_remove. */
 typedef struct cbl_listener_token cbl_listener_token;
 
 /* Listens to every change of the collection, whichever handle in this process made it.
- * On success *out_token is a handle; release it with cbl_listener_remove.
+ * On success *out_token is a handle; release it with cbl_listener_token_remove.
  * Errors: 400 (NULL callback), 404. */
 CBL_WARN_UNUSED cbl_status cbl_collection_add_change_listener(cbl_collection* coll, cbl_change_fn callback,
                                               void* context, cbl_listener_token** out_token,
@@ -930,7 +984,12 @@ CBL_WARN_UNUSED cbl_status cbl_db_add_change_listener(cbl_db* db, cbl_change_fn 
  * is running (unless called from inside that callback), so the caller may free its
  * context right after. Removing a token twice, or after its database was closed, is
  * harmless. NULL is ignored. */
-void cbl_listener_remove(cbl_listener_token* token);
+void cbl_listener_token_remove(cbl_listener_token* token);
+
+/* Deprecated: use cbl_listener_token_remove, the same call under the name of its first
+ * argument. */
+void cbl_listener_remove(cbl_listener_token* token)
+    CBL_DEPRECATED("use cbl_listener_token_remove");
 
 /* Notification delivery. By default, the thread that commits a change calls the
  * listeners right after the commit (and any thread committing meanwhile leaves its
@@ -1005,11 +1064,11 @@ typedef struct cbl_query_result cbl_query_result;  /* released by cbl_query_resu
 typedef struct cbl_live_query cbl_live_query;      /* released by cbl_live_query_stop */
 
 /* Map callback: receives a document's current revision as JSON (with "_id" and "_rev")
- * and emits any number of rows with cbl_emit. It must be pure: same document, same rows.
- * It may be called on any thread (also library threads: live queries, "update":"after"),
- * for several queries at once, and not while the library holds its locks — except when
- * the query runs inside a transaction of the calling thread. doc_json and emitter are
- * valid during the call only. */
+ * and emits any number of rows with cbl_emitter_emit. It must be pure: same document,
+ * same rows. It may be called on any thread (also library threads: live queries,
+ * "update":"after"), for several queries at once, and not while the library holds its
+ * locks — except when the query runs inside a transaction of the calling thread.
+ * doc_json and emitter are valid during the call only. */
 typedef void (*cbl_map_fn)(void* context, const char* doc_json, cbl_emitter* emitter);
 
 /* Emits one row from a map callback. key_json: any JSON value (null included);
@@ -1017,8 +1076,14 @@ typedef void (*cbl_map_fn)(void* context, const char* doc_json, cbl_emitter* emi
  * null). Errors: 400 (invalid JSON, or the emitter is not the one of a running map
  * callback). A failed emit also fails the index update (and so the query) with that
  * error once the callback returns. */
-CBL_WARN_UNUSED cbl_status cbl_emit(cbl_emitter* emitter, const char* key_json, const char* value_json,
-                    cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_emitter_emit(cbl_emitter* emitter, const char* key_json,
+                                            const char* value_json, cbl_error* err);
+
+/* Deprecated: use cbl_emitter_emit, the same call under the name of its first
+ * argument. Errors: as cbl_emitter_emit. */
+CBL_WARN_UNUSED cbl_status cbl_emit(cbl_emitter* emitter, const char* key_json,
+                                    const char* value_json, cbl_error* err)
+    CBL_DEPRECATED("use cbl_emitter_emit");
 
 /* Reduce callback: keys_json and values_json are JSON arrays of the same length (values
  * emitted without one are null). With rereduce nonzero, keys_json is NULL and the values
@@ -1050,7 +1115,7 @@ CBL_WARN_UNUSED cbl_status cbl_view_set_map_reduce(cbl_view* view, cbl_map_fn ma
                                    void* context, cbl_error* err);
 
 /* Brings the index up to date now (maps the documents changed since the last update).
- * Errors: 400 (also when a cbl_emit of the map callback failed), 404, 406 (no map
+ * Errors: 400 (also when a cbl_emitter_emit of the map callback failed), 404, 406 (no map
  * function), 503, 500. */
 CBL_WARN_UNUSED cbl_status cbl_view_update(cbl_view* view, cbl_error* err);
 
@@ -1074,7 +1139,7 @@ void cbl_view_release(cbl_view* view);
 CBL_WARN_UNUSED cbl_status cbl_collection_view_names(cbl_collection* coll, char** out_json, cbl_error* err);
 
 /* Runs a query (options above; NULL = {}) and returns its rows as JSON (see Results).
- * Caller frees. Errors: 400 (options; a failed cbl_emit), 406 (no map function and
+ * Caller frees. Errors: 400 (options; a failed cbl_emitter_emit), 406 (no map function and
  * "update" not false), 500 (also a reduce callback returning NULL), 404, 503. */
 CBL_WARN_UNUSED cbl_status cbl_view_query_json(cbl_view* view, const char* options_json, char** out_json,
                                cbl_error* err);
@@ -1211,8 +1276,15 @@ void cbl_live_query_stop(cbl_live_query* live_query);
  * documents with at least one revision this collection lacks; possible_ancestors are
  * the document's leaves of a lower generation than a missing revision (omitted when
  * none). Errors: 400 (malformed request), 404, 500. */
-CBL_WARN_UNUSED cbl_status cbl_revs_diff(cbl_collection* coll, const char* request_json, char** out_json,
-                         cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_collection_revs_diff(cbl_collection* coll,
+                                                    const char* request_json, char** out_json,
+                                                    cbl_error* err);
+
+/* Deprecated: use cbl_collection_revs_diff, the same call under the name of its first
+ * argument. Errors: as cbl_collection_revs_diff. */
+CBL_WARN_UNUSED cbl_status cbl_revs_diff(cbl_collection* coll, const char* request_json,
+                                         char** out_json, cbl_error* err)
+    CBL_DEPRECATED("use cbl_collection_revs_diff");
 
 /* Inserts revisions made elsewhere (`_bulk_docs` with new_edits=false), all in one
  * transaction. docs_json: [doc, ...] or {"docs": [doc, ...]}; each doc has "_id",
@@ -1226,16 +1298,29 @@ CBL_WARN_UNUSED cbl_status cbl_revs_diff(cbl_collection* coll, const char* reque
  * CouchDB's names: "bad_request" (malformed), "forbidden" (a validator refused),
  * "file_exists" (a stub names content not held here; status 412).
  * Errors: 400 (malformed request), 404, 503, 500. */
+CBL_WARN_UNUSED cbl_status cbl_collection_docs_put_existing(cbl_collection* coll,
+                                                            const char* docs_json,
+                                                            char** out_json, cbl_error* err);
+
+/* Deprecated: use cbl_collection_docs_put_existing, the same call under the name of
+ * its first argument. Errors: as cbl_collection_docs_put_existing. */
 CBL_WARN_UNUSED cbl_status cbl_docs_put_existing(cbl_collection* coll, const char* docs_json,
-                                 char** out_json, cbl_error* err);
+                                                 char** out_json, cbl_error* err)
+    CBL_DEPRECATED("use cbl_collection_docs_put_existing");
 
 /* Saves new revisions (`_bulk_docs` with new_edits=true) in one transaction: each doc
  * as cbl_doc_put takes it ("_id" optional: a UUID is made; "_rev" the parent;
- * "_deleted": true for a tombstone). Result as cbl_docs_put_existing's, with
+ * "_deleted": true for a tombstone). Result as cbl_collection_docs_put_existing's, with
  * "conflict" for a stale or missing parent. Errors: 400 (malformed request), 404, 503,
  * 500. */
-CBL_WARN_UNUSED cbl_status cbl_docs_save(cbl_collection* coll, const char* docs_json, char** out_json,
-                         cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_collection_docs_save(cbl_collection* coll, const char* docs_json,
+                                                    char** out_json, cbl_error* err);
+
+/* Deprecated: use cbl_collection_docs_save, the same call under the name of its first
+ * argument. Errors: as cbl_collection_docs_save. */
+CBL_WARN_UNUSED cbl_status cbl_docs_save(cbl_collection* coll, const char* docs_json,
+                                         char** out_json, cbl_error* err)
+    CBL_DEPRECATED("use cbl_collection_docs_save");
 
 /* Reads revisions of one document (`GET /db/doc?open_revs=...`). revs_json: ["rev", ...],
  * or NULL / "all" for every leaf, deleted ones included. options_json (optional):
@@ -1255,8 +1340,17 @@ CBL_WARN_UNUSED cbl_status cbl_doc_open_revs(cbl_collection* coll, const char* d
  * {"results": [{"id": .., "docs": [{"ok": doc} | {"error": {"id", "rev", "error":
  * "not_found", "reason": "missing"}}]}, ...]}. Errors: 400 (malformed request or
  * options), 404, 500. */
+CBL_WARN_UNUSED cbl_status cbl_collection_docs_bulk_get(cbl_collection* coll,
+                                                        const char* request_json,
+                                                        const char* options_json,
+                                                        char** out_json, cbl_error* err);
+
+/* Deprecated: use cbl_collection_docs_bulk_get, the same call under the name of its first
+ * argument. Errors: as cbl_collection_docs_bulk_get. */
 CBL_WARN_UNUSED cbl_status cbl_docs_bulk_get(cbl_collection* coll, const char* request_json,
-                             const char* options_json, char** out_json, cbl_error* err);
+                                             const char* options_json, char** out_json,
+                                             cbl_error* err)
+    CBL_DEPRECATED("use cbl_collection_docs_bulk_get");
 
 /* CouchDB's `_purge`: removes the given leaf revisions (revs_json: ["rev", ...]) and the
  * ancestors no remaining leaf shares; when no leaf remains the document is purged as by
@@ -1271,8 +1365,15 @@ CBL_WARN_UNUSED cbl_status cbl_doc_purge_revisions(cbl_collection* coll, const c
  * it at once, another process's within half a second. For longpoll and continuous
  * feeds. Errors: 400 (also when the database handle is closed while waiting), 404,
  * 500. */
-CBL_WARN_UNUSED cbl_status cbl_changes_wait(cbl_collection* coll, uint64_t since, int32_t timeout_ms,
-                            int* out_changed, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_collection_changes_wait(cbl_collection* coll, uint64_t since,
+                                                       int32_t timeout_ms, int* out_changed,
+                                                       cbl_error* err);
+
+/* Deprecated: use cbl_collection_changes_wait, the same call under the name of its first
+ * argument. Errors: as cbl_collection_changes_wait. */
+CBL_WARN_UNUSED cbl_status cbl_changes_wait(cbl_collection* coll, uint64_t since,
+                                            int32_t timeout_ms, int* out_changed, cbl_error* err)
+    CBL_DEPRECATED("use cbl_collection_changes_wait");
 
 /* A changes filter: returns non-zero when the change passes. doc_json is the changed
  * document's current revision (with "_id", "_rev", "_deleted"), params_json the
@@ -1297,7 +1398,7 @@ CBL_WARN_UNUSED cbl_status cbl_db_uuid(cbl_db* db, char** out_uuid, cbl_error* e
 /* ------------------------------------------------------------------------------------ */
 
 /* A running replication of a local collection with a peer's database: another cblite
- * (its listener, above), Apache CouchDB 2.x/3.x, PouchDB's server, or any peer that
+ * (its listener, below), Apache CouchDB 2.x/3.x, PouchDB's server, or any peer that
  * speaks CouchDB's replication protocol. Every function is thread-safe.
  *
  * How it works: each direction runs on a thread of its own with its own keep-alive

@@ -5,7 +5,7 @@ import Glibc
 // The replication surface (include/cblite.h, "Replication surface"): JSON in CouchDB's
 // shapes in and out; the shapes are read and written by the engine (ReplicationJSON).
 
-@c @implementation public func cbl_revs_diff(_ coll: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?,
+@c @implementation public func cbl_collection_revs_diff(_ coll: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?,
                                              _ err: ErrorOut?) -> cbl_status {
     jsonCall(out, err, "out_json") {
         let c = try collection(coll)
@@ -14,7 +14,7 @@ import Glibc
     }
 }
 
-@c @implementation public func cbl_docs_put_existing(_ coll: OpaquePointer?, _ docs: UnsafePointer<CChar>?, _ out: OutString?,
+@c @implementation public func cbl_collection_docs_put_existing(_ coll: OpaquePointer?, _ docs: UnsafePointer<CChar>?, _ out: OutString?,
                                                      _ err: ErrorOut?) -> cbl_status {
     jsonCall(out, err, "out_json") {
         let c = try collection(coll)
@@ -23,7 +23,7 @@ import Glibc
     }
 }
 
-@c @implementation public func cbl_docs_save(_ coll: OpaquePointer?, _ docs: UnsafePointer<CChar>?, _ out: OutString?,
+@c @implementation public func cbl_collection_docs_save(_ coll: OpaquePointer?, _ docs: UnsafePointer<CChar>?, _ out: OutString?,
                                              _ err: ErrorOut?) -> cbl_status {
     jsonCall(out, err, "out_json") {
         let c = try collection(coll)
@@ -43,7 +43,7 @@ import Glibc
     }
 }
 
-@c @implementation public func cbl_docs_bulk_get(_ coll: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
+@c @implementation public func cbl_collection_docs_bulk_get(_ coll: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
                                                  _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
     jsonCall(out, err, "out_json") {
         let c = try collection(coll)
@@ -67,7 +67,7 @@ import Glibc
     }
 }
 
-@c @implementation public func cbl_changes_wait(_ coll: OpaquePointer?, _ since: UInt64, _ timeoutMs: Int32,
+@c @implementation public func cbl_collection_changes_wait(_ coll: OpaquePointer?, _ since: UInt64, _ timeoutMs: Int32,
                                                 _ out: UnsafeMutablePointer<Int32>?, _ err: ErrorOut?) -> cbl_status {
     outCall(out, "out_changed", empty: 0, err) { try collection(coll).waitForChanges(after: Int64(clamping: since), timeoutMs: Int(max(0, timeoutMs))) ? 1 : 0 }
 }
