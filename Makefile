@@ -132,6 +132,17 @@ test-header: include/cblite.h
 	  printf '#include "cblite.h"\nint f(void) { (void)!cbl_db_close(0, 0); return 0; }\n' | $$c -Wall -Werror -Iinclude -c -o /dev/null - || exit 1; \
 	  printf '#define CBL_NO_WARN_UNUSED\n#include "cblite.h"\n%s\n' "$$drop" | $$c -Wall -Werror -Iinclude -c -o /dev/null - || exit 1; \
 	done; echo "test-header: CBL_WARN_UNUSED warns, (void)! and CBL_NO_WARN_UNUSED silence it"
+	@# CBL_DEPRECATED: a call of a deprecated function is an error under -Werror (C and C++);
+	@# CBL_NO_WARN_DEPRECATED is the way out.
+	@old='int f(void) { return cbl_db_exists("x", 0); }'; \
+	for c in "$(CC) -std=c99 -x c" "$(CXX) -std=c++17 -x c++"; do \
+	  if printf '#include "cblite.h"\n%s\n' "$$old" | $$c -Wall -Werror -Iinclude -c -o /dev/null - 2>/dev/null; then \
+	    echo "test-header: a deprecated call compiled without a warning ($$c)"; exit 1; fi; \
+	  printf '#define CBL_NO_WARN_DEPRECATED\n#include "cblite.h"\n%s\n' "$$old" | $$c -Wall -Werror -Iinclude -c -o /dev/null - || exit 1; \
+	done; echo "test-header: CBL_DEPRECATED warns, CBL_NO_WARN_DEPRECATED silences it"
+	@# The header's own rules: names, deprecations, contents (and that the check can fail).
+	$(PYTHON) Tests/c/check_header.py include/cblite.h
+	$(PYTHON) Tests/c/check_header.py --self-test include/cblite.h
 
 # pytest (the suite also runs mypy --strict, the examples and the wheel in a fresh venv).
 test-python: lib

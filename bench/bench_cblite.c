@@ -39,8 +39,8 @@ static void map_by_age(void* ctx, const char* doc_json, cbl_emitter* emitter) {
     if (!bench_json_int(bench_json_find(doc_json, "age"), &age)) return;
     char key[32];
     snprintf(key, sizeof key, "%lld", age);
-    cbl_status st = cbl_emit(emitter, key, NULL, &err);
-    if (st != CBL_OK) ck(st, "cbl_emit", key);
+    cbl_status st = cbl_emitter_emit(emitter, key, NULL, &err);
+    if (st != CBL_OK) ck(st, "cbl_emitter_emit", key);
 }
 
 /* Rows per cbl_query_result_next_rows call: the streaming path reads a page per call,

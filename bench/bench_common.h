@@ -75,7 +75,7 @@ int bench_json_int(const char* p, long long* out);
 int bench_json_str(const char* p, char* out, size_t size);
 
 /* Documents lo..hi-1 of the workload as a JSON array of objects with "_id" (what
- * cbl_docs_save and _bulk_docs take). `out` needs (hi - lo) * (BENCH_BODY_SIZE +
+ * cbl_collection_docs_save and _bulk_docs take). `out` needs (hi - lo) * (BENCH_BODY_SIZE +
  * BENCH_ID_SIZE + 16) + 64 bytes. Returns the length. */
 size_t bench_batch_json(char* out, long lo, long hi);
 

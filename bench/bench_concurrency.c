@@ -216,8 +216,8 @@ static void load(cbl_collection* coll, long n) {
         long hi = lo + BENCH_BATCH < n ? lo + BENCH_BATCH : n;
         bench_batch_json(json, lo, hi);
         char* results = NULL;
-        ck(cbl_docs_save(coll, json, &results, &e), &e, "cbl_docs_save");
-        if (strstr(results, "\"error\"")) bench_die("cbl_docs_save: %.200s", results);
+        ck(cbl_collection_docs_save(coll, json, &results, &e), &e, "cbl_collection_docs_save");
+        if (strstr(results, "\"error\"")) bench_die("cbl_collection_docs_save: %.200s", results);
         cbl_free(results);
     }
     free(json);

@@ -3,7 +3,7 @@
  * written and read back through the C API and through the listener over HTTP, in one
  * process, so the two are measured in the same run on the same machine.
  *
- *   write: N documents in batches of 1,000 — cbl_docs_save / POST /{db}/_bulk_docs
+ *   write: N documents in batches of 1,000 — cbl_collection_docs_save / POST /{db}/_bulk_docs
  *   read:  every document by ID, in the workload's shuffled order — cbl_doc_get /
  *          GET /{db}/{id} on one keep-alive connection
  *
@@ -253,8 +253,8 @@ int main(int argc, char** argv) {
             long hi = lo + BENCH_BATCH < n ? lo + BENCH_BATCH : n;
             bench_batch_json(json, lo, hi);
             char* results = NULL;
-            ck(cbl_docs_save(api, json, &results, &err), "cbl_docs_save");
-            if (strstr(results, "\"error\"")) bench_die("cbl_docs_save: %.200s", results);
+            ck(cbl_collection_docs_save(api, json, &results, &err), "cbl_collection_docs_save");
+            if (strstr(results, "\"error\"")) bench_die("cbl_collection_docs_save: %.200s", results);
             cbl_free(results);
         }
         capi_w[run] = bench_now_ms() - t;

@@ -2,7 +2,7 @@
  * bench_replication.c — the replication phase of `make bench` (issue 11): N documents
  * of the workload pushed from one database to another served by the listener, then
  * pulled from it into a third, over loopback, in one process; the same N written with
- * cbl_docs_save in the same run is the baseline the rates are compared with.
+ * cbl_collection_docs_save in the same run is the baseline the rates are compared with.
  *
  * Usage: bench_replication --n N --dir DIR [--runs R]
  * Prints per run, then the medians:
@@ -31,8 +31,8 @@ static void write_docs(cbl_collection* coll, long n, char* json) {
         long hi = lo + BENCH_BATCH < n ? lo + BENCH_BATCH : n;
         bench_batch_json(json, lo, hi);
         char* results = NULL;
-        ck(cbl_docs_save(coll, json, &results, &err), "cbl_docs_save");
-        if (strstr(results, "\"error\"")) bench_die("cbl_docs_save: %.200s", results);
+        ck(cbl_collection_docs_save(coll, json, &results, &err), "cbl_collection_docs_save");
+        if (strstr(results, "\"error\"")) bench_die("cbl_collection_docs_save: %.200s", results);
         cbl_free(results);
     }
 }

@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
     cbl_free(feed);
 
     must(cbl_db_wait_notifications(db, 5000, &err), "cbl_db_wait_notifications");
-    cbl_listener_remove(token);
+    cbl_listener_token_remove(token);
     cbl_collection_release(recipes);
     cbl_free(rev1);
     cbl_free(rev2);

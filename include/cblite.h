@@ -40,7 +40,7 @@
  *      cbl_collection      cbl_db_default_collection,           cbl_collection_release
  *                          cbl_db_collection,
  *                          cbl_db_create_collection
- *      cbl_listener_token  cbl_collection_add_change_listener,  cbl_listener_remove
+ *      cbl_listener_token  cbl_collection_add_change_listener,  cbl_listener_token_remove
  *                          cbl_collection_add_document_listener,
  *                          cbl_db_add_change_listener
  *      cbl_blob_writer     cbl_blob_writer_create               cbl_blob_writer_finish,
@@ -70,11 +70,27 @@
  *    cbl_blob_writer_finish return 400 for them.
  *
  *  - Names. Every function is cbl_<object>_<verb or noun>, where <object> is what its
- *    first argument is (db, collection, doc — a document of a collection —, local, view,
- *    query_result, blob_reader, server, replicator, ...). A getter is named for what it
- *    returns, without "get": cbl_<object>_<noun>(object, ..., T* out_<noun>, err)
- *    returns a cbl_status and the value through its out-parameter (cbl_db_name,
- *    cbl_collection_count, cbl_server_port, cbl_view_info); a yes/no getter is
+ *    first argument is: db for a cbl_db; collection, doc (a document of the collection)
+ *    or local (a local document of it) for a cbl_collection; for every other handle its
+ *    type without "cbl_" (view, query_result, live_query, blob_writer, blob_reader,
+ *    listener_token, emitter, server, replicator). Three kinds of function take no handle
+ *    of their object first, and only these:
+ *      - the library's own: cbl_<verb or noun> (cbl_version, cbl_free, cbl_strdup,
+ *        cbl_status_name, cbl_default_directory, ...) and cbl_log_<...> (logging);
+ *      - calls on a database named by name and directory rather than by a handle:
+ *        cbl_db_open, cbl_db_delete_named, cbl_db_exists_v2, cbl_db_list, cbl_db_copy;
+ *      - constructors, cbl_<object>_start or _create, whose new handle is their
+ *        out-parameter and whose first argument is what the handle is made from:
+ *        cbl_server_start (a configuration), cbl_blob_writer_create (a cbl_db),
+ *        cbl_live_query_start (a cbl_view), cbl_replicator_start (a cbl_collection).
+ *    `make test-header` (Tests/c/check_header.py) checks every declaration against this
+ *    rule. The seven names that broke it (cbl_revs_diff, cbl_docs_put_existing,
+ *    cbl_docs_save, cbl_docs_bulk_get, cbl_changes_wait, cbl_emit, cbl_listener_remove)
+ *    stay exported and working, each deprecated beside the same call under its rule name.
+ *    A getter is named for what it returns, without "get":
+ *    cbl_<object>_<noun>(object, ..., T* out_<noun>, err) returns a cbl_status and the
+ *    value through its out-parameter (cbl_db_name, cbl_collection_count,
+ *    cbl_server_port, cbl_view_info); a yes/no getter is
  *    cbl_<object>_is_<adjective>(object, ..., int* out_<adjective>, err), setting 0 or 1
  *    (cbl_query_result_is_stale, cbl_db_is_encrypted_v2); the matching setter is
  *    cbl_<object>_set_<noun>. "get" names only a read of an item picked by an argument,
@@ -84,8 +100,10 @@
  *    cbl_version_number, cbl_status_name, cbl_instance_count, cbl_log_get_level,
  *    cbl_strdup) and by two deprecated yes/no queries. New functions follow these
  *    rules. An exported signature never changes: when a function needs another one, the
- *    new form is added as <name>_v2 (as sqlite3.h does) and the old one stays, working,
- *    its comment saying "Deprecated: use <name>_v2".
+ *    new form is added as <name>_v2 (as sqlite3.h does) and the old one stays, working.
+ *    A deprecated function's comment says "Deprecated: use <replacement>" and its
+ *    declaration carries CBL_DEPRECATED (see below), so that compilers warn where it is
+ *    called.
  *
  *  - Threads. Every function may be called from any thread, on the same handle from
  *    several threads at once, unless its comment says otherwise. A transaction belongs to
@@ -95,6 +113,20 @@
  *  - Callbacks receive the `context` pointer given at registration as first argument.
  *    They are never called while the library holds one of its locks, so a callback may
  *    call back into the library (except where noted).
+ *
+ * Contents (the sections below, in this order; each opens with a banner comment):
+ *    1. Library and errors     status codes, cbl_error, version, memory, handle count
+ *    2. Logging                callback and levels per domain
+ *    3. Databases              open, close, delete, transactions, encryption, maintenance
+ *    4. Scopes and collections
+ *    5. Documents and revisions  get, put, delete, update, history, expiration, validation
+ *    6. Local documents        per-collection documents that are not replicated
+ *    7. Attachments            content store, blob writers and readers
+ *    8. Changes                changes feed, salvage, change listeners, notifications
+ *    9. Views and queries      map/reduce views, query results, all-docs, live queries
+ *   10. Replication surface    CouchDB's _revs_diff, _bulk_docs, open_revs, _bulk_get
+ *   11. Replicator             replicating a collection with a CouchDB-protocol peer
+ *   12. Server                 serving databases over HTTP(S) with CouchDB's REST API
  *
  * The header compiles as C99 and as C++.
  */
@@ -135,12 +167,27 @@
 #  define CBL_WARN_UNUSED
 #endif
 
+/* CBL_DEPRECATED("use <replacement>") follows the declaration of every deprecated
+ * function (those whose comment says "Deprecated: use ..."): GCC and Clang then warn
+ * where one is called (-Wdeprecated-declarations), naming its replacement. Deprecated
+ * functions stay exported and working: the warning only says where to switch. Define
+ * CBL_NO_WARN_DEPRECATED before including this header to turn the warnings off (e.g. to
+ * build old code with -Werror), or silence one call with
+ * #pragma GCC diagnostic ignored "-Wdeprecated-declarations". */
+#if defined(CBL_NO_WARN_DEPRECATED)
+#  define CBL_DEPRECATED(message)
+#elif defined(__GNUC__) || defined(__clang__)
+#  define CBL_DEPRECATED(message) __attribute__((deprecated(message)))
+#else
+#  define CBL_DEPRECATED(message)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------------------ */
-/* Status codes and errors                                                              */
+/* 1. Library and errors                                                                */
 /* ------------------------------------------------------------------------------------ */
 
 typedef int32_t cbl_status;
@@ -173,9 +220,6 @@ typedef struct cbl_error {
     char       message[CBL_ERROR_MESSAGE_SIZE]; /* NUL-terminated, truncated if longer */
 } cbl_error;
 
-/* ------------------------------------------------------------------------------------ */
-/* Library                                                                              */
-/* ------------------------------------------------------------------------------------ */
 
 /* The library's version, e.g. "0.1.0" (CBLITE_VERSION of the header it was built with).
  * Static string: do not free. Thread-safe. */
@@ -207,7 +251,7 @@ CBL_WARN_UNUSED int64_t cbl_instance_count(void);
 CBL_WARN_UNUSED const char* cbl_status_name(cbl_status status);
 
 /* ------------------------------------------------------------------------------------ */
-/* Logging                                                                              */
+/* 2. Logging                                                                           */
 /* ------------------------------------------------------------------------------------ */
 
 typedef enum cbl_log_domain {
@@ -244,7 +288,7 @@ CBL_WARN_UNUSED cbl_status cbl_log_set_level(cbl_log_domain domain, cbl_log_leve
 CBL_WARN_UNUSED cbl_log_level cbl_log_get_level(cbl_log_domain domain);
 
 /* ------------------------------------------------------------------------------------ */
-/* Databases                                                                            */
+/* 3. Databases                                                                         */
 /* ------------------------------------------------------------------------------------ */
 
 /* An open database. Released by cbl_db_close or cbl_db_delete. */
@@ -307,9 +351,15 @@ CBL_WARN_UNUSED cbl_status cbl_db_open(const char* name, const char* dir, const 
  * invalid handle. */
 CBL_WARN_UNUSED cbl_status cbl_db_close(cbl_db* db, cbl_error* err);
 
-/* Closes and releases the handle, then deletes the database's files. Errors: 400, 406
- * (this handle has a transaction open), 503 (another handle in this process still has it
- * open — close those first), 500 (a file could not be removed). */
+/* Closes and releases the handle, then deletes the database's files.
+ * Errors: 406 (this handle has a transaction open), 503 (another handle in this process
+ * still has the database open — close those first), 400 (invalid handle), 500 (a file
+ * could not be removed).
+ * 406 and 503 are found before anything is done: the handle stays open and usable and
+ * no file is touched. 500 comes after the close: the handle is closed and released
+ * (calls on it return 400, as after cbl_db_close) and the database may be left partly
+ * deleted; cbl_db_delete_named removes the rest. So after any failure but 406 and 503
+ * the handle is gone. */
 CBL_WARN_UNUSED cbl_status cbl_db_delete(cbl_db* db, cbl_error* err);
 
 /* Deletes a database that is not open in this process. Errors: 400 (bad name; no
@@ -328,7 +378,8 @@ CBL_WARN_UNUSED cbl_status cbl_db_exists_v2(const char* name, const char* dir, i
 /* Deprecated: use cbl_db_exists_v2, which reports an invalid name instead of answering 0.
  * Kept for compatibility: 1 when the database exists in `dir` (NULL = default), 0 when
  * not, and also 0 when the name is invalid or NULL or there is no default directory. */
-CBL_WARN_UNUSED int cbl_db_exists(const char* name, const char* dir);
+CBL_WARN_UNUSED int cbl_db_exists(const char* name, const char* dir)
+    CBL_DEPRECATED("use cbl_db_exists_v2");
 
 /* The names of the databases in `dir` (NULL = default), as a sorted JSON array of
  * strings ("[]" when `dir` does not exist). Caller frees. Errors: 400 (dir empty; dir
@@ -402,7 +453,7 @@ CBL_WARN_UNUSED cbl_status cbl_db_is_encrypted_v2(cbl_db* db, int* out_encrypted
 /* Deprecated: use cbl_db_is_encrypted_v2, which reports an invalid handle instead of
  * answering 0. Kept for compatibility: 1 when the database is encrypted, 0 when not and
  * also for NULL, invalid and closed handles. */
-CBL_WARN_UNUSED int cbl_db_is_encrypted(cbl_db* db);
+CBL_WARN_UNUSED int cbl_db_is_encrypted(cbl_db* db) CBL_DEPRECATED("use cbl_db_is_encrypted_v2");
 
 /* Maintenance. compact: drops bodies of non-leaf revisions, purges expired documents,
  * deletes attachment files no kept revision refers to (including content stored but
@@ -421,7 +472,7 @@ CBL_WARN_UNUSED cbl_status cbl_db_optimize(cbl_db* db, cbl_error* err);
 CBL_WARN_UNUSED cbl_status cbl_db_integrity_check(cbl_db* db, char** out_report, cbl_error* err);
 
 /* ------------------------------------------------------------------------------------ */
-/* Scopes and collections                                                               */
+/* 4. Scopes and collections                                                            */
 /* ------------------------------------------------------------------------------------ */
 
 /* A collection of a database. Released by cbl_collection_release. It keeps no lock; it
@@ -479,7 +530,7 @@ CBL_WARN_UNUSED cbl_status cbl_collection_last_sequence(cbl_collection* coll, ui
                                         cbl_error* err);
 
 /* ------------------------------------------------------------------------------------ */
-/* Documents and revisions                                                              */
+/* 5. Documents and revisions                                                           */
 /* ------------------------------------------------------------------------------------ */
 
 /* Documents are JSON objects. Properties starting with '_' are metadata:
@@ -632,7 +683,7 @@ CBL_WARN_UNUSED cbl_status cbl_collection_set_validator(cbl_collection* coll, co
                                         cbl_error* err);
 
 /* ------------------------------------------------------------------------------------ */
-/* Local documents (not replicated, no revision history)                                */
+/* 6. Local documents (not replicated, no revision history)                             */
 /* ------------------------------------------------------------------------------------ */
 
 /* Local documents live beside a collection's documents under their own IDs (1–1024
@@ -661,367 +712,7 @@ CBL_WARN_UNUSED cbl_status cbl_local_list(cbl_collection* coll, int include_docs
                           cbl_error* err);
 
 /* ------------------------------------------------------------------------------------ */
-/* Replication surface: what a CouchDB-protocol peer asks of a database                  */
-/* ------------------------------------------------------------------------------------ */
-
-/* These calls take and return CouchDB's own JSON shapes (the bodies of `_revs_diff`,
- * `_bulk_docs`, `open_revs` and `_bulk_get`), so a replicator or tool written against
- * CouchDB's documentation can use them as they are. Every function here is thread-safe;
- * every returned string is the caller's, freed with cbl_free; on failure *out_json is
- * NULL. Per-document problems are reported inside the result (CouchDB's way), never
- * as the call's status: a status other than CBL_OK means nothing was done (400 for a
- * malformed request, 404 for a deleted collection, 503 busy, 400 closed handle). */
-
-/* _revs_diff. request_json: {"docid": ["rev", ...], ...}. Result:
- * {"docid": {"missing": ["rev", ...], "possible_ancestors": ["rev", ...]?}, ...} — only
- * documents with at least one revision this collection lacks; possible_ancestors are
- * the document's leaves of a lower generation than a missing revision (omitted when
- * none). Errors: 400 (malformed request), 404, 500. */
-CBL_WARN_UNUSED cbl_status cbl_revs_diff(cbl_collection* coll, const char* request_json, char** out_json,
-                         cbl_error* err);
-
-/* Inserts revisions made elsewhere (`_bulk_docs` with new_edits=false), all in one
- * transaction. docs_json: [doc, ...] or {"docs": [doc, ...]}; each doc has "_id",
- * "_rev", optionally "_revisions": {"start": N, "ids": [digest of N, of N-1, ...]}
- * (the history, newest first), "_deleted", "_attachments" with inline base64 "data"
- * or stubs ("stub": true) of content this database holds. The history is grafted as
- * CouchDB does: onto the newest revision of it already held, or as a new root when
- * none is (which may create a conflict); ancestors are added without bodies. A
- * revision already held succeeds without change. Result, per document, in order:
- * [{"ok": true, "id", "rev"} | {"id", "rev"?, "error", "reason"}, ...]; errors are
- * CouchDB's names: "bad_request" (malformed), "forbidden" (a validator refused),
- * "file_exists" (a stub names content not held here; status 412).
- * Errors: 400 (malformed request), 404, 503, 500. */
-CBL_WARN_UNUSED cbl_status cbl_docs_put_existing(cbl_collection* coll, const char* docs_json,
-                                 char** out_json, cbl_error* err);
-
-/* Saves new revisions (`_bulk_docs` with new_edits=true) in one transaction: each doc
- * as cbl_doc_put takes it ("_id" optional: a UUID is made; "_rev" the parent;
- * "_deleted": true for a tombstone). Result as cbl_docs_put_existing's, with
- * "conflict" for a stale or missing parent. Errors: 400 (malformed request), 404, 503,
- * 500. */
-CBL_WARN_UNUSED cbl_status cbl_docs_save(cbl_collection* coll, const char* docs_json, char** out_json,
-                         cbl_error* err);
-
-/* Reads revisions of one document (`GET /db/doc?open_revs=...`). revs_json: ["rev", ...],
- * or NULL / "all" for every leaf, deleted ones included. options_json (optional):
- * {"revs": bool (add "_revisions"), "latest": bool (a requested revision that is not a
- * leaf stands for the leaves descending from it), "attachments": bool (inline base64
- * "data" for attachments newer than "atts_since"), "atts_since": ["rev", ...],
- * "conflicts", "deleted_conflicts", "revs_info", "local_seq": bool}. Result:
- * [{"ok": doc} | {"missing": "rev"}, ...]. Errors: 404 (the document does not exist
- * and all leaves were asked for), 400 (document ID, malformed revs_json or options),
- * 500. */
-CBL_WARN_UNUSED cbl_status cbl_doc_open_revs(cbl_collection* coll, const char* doc_id, const char* revs_json,
-                             const char* options_json, char** out_json, cbl_error* err);
-
-/* Reads many documents at once (`_bulk_get`). request_json:
- * {"docs": [{"id": .., "rev": ..?, "atts_since": [..]?}, ...]} (no "rev": the current
- * revision, even a tombstone); options_json as cbl_doc_open_revs's. Result:
- * {"results": [{"id": .., "docs": [{"ok": doc} | {"error": {"id", "rev", "error":
- * "not_found", "reason": "missing"}}]}, ...]}. Errors: 400 (malformed request or
- * options), 404, 500. */
-CBL_WARN_UNUSED cbl_status cbl_docs_bulk_get(cbl_collection* coll, const char* request_json,
-                             const char* options_json, char** out_json, cbl_error* err);
-
-/* CouchDB's `_purge`: removes the given leaf revisions (revs_json: ["rev", ...]) and the
- * ancestors no remaining leaf shares; when no leaf remains the document is purged as by
- * cbl_doc_purge. Unknown and non-leaf revisions are ignored. *out_json (optional): the
- * purged revision IDs as a JSON array ("[]" for an absent document). Errors: 400
- * (document ID, revs_json not an array of strings), 404, 503, 500. */
-CBL_WARN_UNUSED cbl_status cbl_doc_purge_revisions(cbl_collection* coll, const char* doc_id,
-                                   const char* revs_json, char** out_json, cbl_error* err);
-
-/* Waits until the collection has a change after `since` (*out_changed = 1) or
- * timeout_ms passes (*out_changed = 0), without polling: a commit in this process wakes
- * it at once, another process's within half a second. For longpoll and continuous
- * feeds. Errors: 400 (also when the database handle is closed while waiting), 404,
- * 500. */
-CBL_WARN_UNUSED cbl_status cbl_changes_wait(cbl_collection* coll, uint64_t since, int32_t timeout_ms,
-                            int* out_changed, cbl_error* err);
-
-/* A changes filter: returns non-zero when the change passes. doc_json is the changed
- * document's current revision (with "_id", "_rev", "_deleted"), params_json the
- * caller's "filter_params" ("{}" when none); both valid during the call only. Called
- * on the thread reading the feed, outside the database's write lock. */
-typedef int (*cbl_filter_fn)(void* context, const char* doc_json, const char* params_json);
-
-/* Registers (fn NULL: removes) the filter `name` for every handle of this database in
- * this process (the seeds' setFilterNamed); changes feeds name it in "filter".
- * Replacing or removing a filter waits until no call of the old one is running, so the
- * caller may free its context afterwards. Errors: 400 (name empty, over 255 bytes or
- * with control characters; closed handle). */
-CBL_WARN_UNUSED cbl_status cbl_db_set_filter(cbl_db* db, const char* name, cbl_filter_fn fn, void* context,
-                             cbl_error* err);
-
-/* The database's stable identity (made at creation, kept in the file), as text.
- * Caller frees. Errors: 400, 500. */
-CBL_WARN_UNUSED cbl_status cbl_db_uuid(cbl_db* db, char** out_uuid, cbl_error* err);
-
-/* ------------------------------------------------------------------------------------ */
-/* Listener: serving databases over HTTP(S) with CouchDB's REST API                     */
-/* ------------------------------------------------------------------------------------ */
-
-/* A running listener: other peers (another cblite, CouchDB's replicator, PouchDB, curl)
- * read, write and replicate the databases it serves. Every function is thread-safe. */
-typedef struct cbl_server cbl_server;
-
-/* Starts a listener. config_json (NULL: all defaults) is a JSON object:
- *   "host": address to bind (default "127.0.0.1"; "0.0.0.0" or "::" for every one),
- *   "port": 0 (default: any free port; read it back with cbl_server_port) to 65535,
- *   "directory": serve every database of this directory (opened on demand, closed at
- *       stop); databases can also be served by handle with cbl_server_serve,
- *   "users": {"name": "password", ...} — Basic auth and /_session cookies; without
- *       users only loopback clients are served unless "allow_remote_without_auth": true,
- *   "read_only": true — every write is answered 403,
- *   "tls": {"cert_pem_file": path, "key_pem_file": path} or {"anonymous": true,
- *       "identity_directory": path?} (a self-signed identity made once and kept there,
- *       default the served directory; see cbl_server_tls_fingerprint),
- *   "limits": {"max_body_bytes", "max_document_bytes", "max_connections",
- *       "idle_timeout_ms", "header_timeout_ms"}.
- * A collection is served as "<db>.<scope>.<collection>" (the default one as "<db>").
- * On success *out_server is a handle for the calls below; release it with
- * cbl_server_stop. Errors: 400 (malformed or unknown configuration, address in use or
- * invalid, unreadable TLS files), 404 (directory missing), 500. */
-CBL_WARN_UNUSED cbl_status cbl_server_start(const char* config_json, cbl_server** out_server, cbl_error* err);
-
-/* Serves the open database `db` as `name` (replacing a directory database of that
- * name); db NULL stops serving a handle given before. The handle stays the caller's:
- * closing it stops serving it. Errors: 400 (invalid name or handles). */
-CBL_WARN_UNUSED cbl_status cbl_server_serve(cbl_server* server, const char* name, cbl_db* db, cbl_error* err);
-
-/* The bound TCP port. Errors: 400 (invalid handle). */
-CBL_WARN_UNUSED cbl_status cbl_server_port(cbl_server* server, uint16_t* out_port, cbl_error* err);
-
-/* The base URL, e.g. "http://127.0.0.1:4984/". Caller frees. Errors: 400. */
-CBL_WARN_UNUSED cbl_status cbl_server_url(cbl_server* server, char** out_url, cbl_error* err);
-
-/* The SHA-256 of the TLS certificate (DER) as 64 lowercase hex digits, for clients
- * that pin it. Caller frees. Errors: 404 (not a TLS listener), 400. */
-CBL_WARN_UNUSED cbl_status cbl_server_tls_fingerprint(cbl_server* server, char** out_sha256, cbl_error* err);
-
-/* Stops accepting connections, waits up to timeout_ms for requests in flight, closes
- * every connection and the databases it opened, releases the port, and releases the
- * handle. NULL and invalid handles are ignored. */
-void cbl_server_stop(cbl_server* server, int32_t timeout_ms);
-
-/* ------------------------------------------------------------------------------------ */
-/* Replication                                                                          */
-/* ------------------------------------------------------------------------------------ */
-
-/* A running replication of a local collection with a peer's database: another cblite
- * (its listener, above), Apache CouchDB 2.x/3.x, PouchDB's server, or any peer that
- * speaks CouchDB's replication protocol. Every function is thread-safe.
- *
- * How it works: each direction runs on a thread of its own with its own keep-alive
- * connection. Push sends local changes since its checkpoint: the peer's _revs_diff
- * says which revisions it lacks, they go with their history in _bulk_docs
- * (new_edits=false), and revisions with attachments the peer lacks go one by one as
- * multipart/related PUTs carrying only those attachments. Pull reads the peer's
- * _changes (style=all_docs; longpoll when continuous), asks this database which
- * revisions are missing, fetches them with _bulk_get (or open_revs where the peer has
- * no _bulk_get, and for attachments: multipart, streamed into the attachment store,
- * gzip-encoded ones decoded) and writes each batch in one transaction. Checkpoints
- * (_local/<replication id> on both peers, CouchDB's shape with session_id and history)
- * only move past a batch once all of it is written, so a run that is killed resumes
- * where the last one left off and nothing is lost or written twice. Conflicts stay
- * conflicts: both sides end with the same revision tree and the same winner.
- *
- * A document the peer holds but this database cannot take — a "_design/" ID (this
- * engine keeps views in code, not in design documents), JSON nested deeper than 512
- * levels, an object with a duplicate key, a body over 64 MiB — is reported as that
- * document's error (cbl_replicator_document_fn) and skipped; the replication goes on
- * and its checkpoint moves past it. */
-typedef struct cbl_replicator cbl_replicator;
-
-/* Status updates: status_json is the object cbl_replicator_status returns. Called on a
- * replication thread whenever the status changes (activity, counts, error), never
- * while a lock of the library is held; it may call any function, cbl_replicator_stop
- * on this replicator included (which then returns at once). Valid during the call only. */
-typedef void (*cbl_replicator_status_fn)(void* context, const char* status_json);
-
-/* Documents replicated, in batches: documents_json is an array of
- *   {"direction":"push"|"pull","id":..,"rev":..,"deleted":true?,
- *    "error":{"status":n,"message":..}?}.
- * Failures are always delivered; successes only with "document_events": true. Same
- * threading rules as the status callback. */
-typedef void (*cbl_replicator_document_fn)(void* context, const char* documents_json);
-
-/* Starts replicating `coll` with the database at config_json's "url". config_json is an
- * object:
- *   "url": "http[s]://[user:password@]host[:port]/db" (required; credentials in the URL
- *       mean Basic auth),
- *   "direction": "push" | "pull" | "both" (default),
- *   "continuous": false (default: stop when caught up) | true (run until stopped,
- *       following changes on both sides within about a second),
- *   "create_target": true — push creates the peer's database when it is missing,
- *   "filter": name of a filter registered with cbl_db_set_filter (push), with
- *       "filter_params": {...},
- *   "pull_filter": the peer's filter ("ddoc/name" on CouchDB), with "pull_filter_params",
- *   "doc_ids": [ids] (both directions), "channels": [names] (pull from Sync Gateway),
- *   "headers": {"Name": "value"} sent with every request,
- *   "auth": {"type": "basic"|"session", "username", "password"} (session: POST /_session
- *       once, then its cookie) | {"type": "bearer", "token"},
- *   "remote_uuid": a stable name for the peer, used instead of its URL in the
- *       replication's identity (checkpoints survive the peer's address changing),
- *   "heartbeat_ms" (30000: how long a continuous pull's longpoll waits),
- *   "batch_size" (500 changes), "timeout_ms" (60000: how long the peer may take to
- *       answer), "max_retries" (9: a one-shot replication's retries of a transient
- *       failure), "retry_initial_ms" (500), "retry_max_ms" (300000) — back-off doubles
- *       from the first to the second; a continuous replication retries for ever,
- *   "tls": {"pinned_sha256": "64 hex digits" (trust exactly this certificate, e.g. a
- *       listener's cbl_server_tls_fingerprint) | "ca_file": "path/to/ca.pem"}
- *       (default: the system's trusted roots),
- *   "document_events": true — deliver every document to on_documents, not only errors.
- * Transient failures (no connection, timeouts, 408, 429, 5xx) are retried with
- * exponential back-off; a continuous replication goes "offline" meanwhile and comes back
- * by itself. 401, 403, 404 and a peer that does not speak the protocol stop it with the
- * error in its status. Either callback may be NULL. The replicator stops when its
- * database handle closes. On success *out_replicator is a handle; release it with
- * cbl_replicator_stop (also after a one-shot replication has ended).
- * Errors: 400 (NULL/invalid arguments, malformed or unknown configuration, invalid URL,
- * tls options on an http URL, unreadable CA file, a closed database), 500. A collection
- * deleted meanwhile stops the replication with 404 in its status. */
-CBL_WARN_UNUSED cbl_status cbl_replicator_start(cbl_collection* coll, const char* config_json,
-                                cbl_replicator_status_fn on_status,
-                                cbl_replicator_document_fn on_documents, void* context,
-                                cbl_replicator** out_replicator, cbl_error* err);
-
-/* The current status. Caller frees *out_status_json:
- *   {"activity": "connecting"|"busy"|"idle"|"offline"|"stopped",
- *    "completed": n, "total": n   (changes handled / seen so far, both directions),
- *    "documents_pushed": n, "documents_pulled": n, "document_failures": n,
- *    "error": {"status": http status (0: no answer, the network failed), "message": ..}?}
- * "error" is the failure that stopped the replication or keeps it offline; it goes away
- * when a continuous replication recovers. Errors: 400 (invalid handle). */
-CBL_WARN_UNUSED cbl_status cbl_replicator_status(cbl_replicator* replicator, char** out_status_json, cbl_error* err);
-
-/* Waits until the replication has stopped (a one-shot one stops when done or failed),
- * up to timeout_ms (-1: no limit). Errors: 503 (still running at the timeout), 400. */
-CBL_WARN_UNUSED cbl_status cbl_replicator_wait(cbl_replicator* replicator, int32_t timeout_ms, cbl_error* err);
-
-/* The IDs of documents with local changes the push has not sent yet, as a JSON array in
- * change order (read from the push's checkpoint in this database; the filter and
- * doc_ids apply). Caller frees. Errors: 400 (not a push replicator, invalid handle). */
-CBL_WARN_UNUSED cbl_status cbl_replicator_pending_documents(cbl_replicator* replicator, char** out_json, cbl_error* err);
-
-/* Sets *out_pending to 1 when doc_id has a local change the push has not sent yet, else
- * 0. Errors: as above. */
-CBL_WARN_UNUSED cbl_status cbl_replicator_is_document_pending(cbl_replicator* replicator, const char* doc_id,
-                                              int* out_pending, cbl_error* err);
-
-/* Stops the replication, waits until its threads have ended (unless called from one of
- * its callbacks, which returns at once: it stops right after), and releases the handle.
- * NULL and invalid handles are ignored. */
-void cbl_replicator_stop(cbl_replicator* replicator);
-
-/* ------------------------------------------------------------------------------------ */
-/* Changes                                                                              */
-/* ------------------------------------------------------------------------------------ */
-
-/* The changes feed: one entry per document changed after sequence `since`, in sequence
- * order (a document appears once, at its latest sequence; purged documents not at all).
- * options_json (optional): {"limit": n, "include_docs": bool, "all_revs": bool,
- * "style": "all_docs"|"main_only" (CouchDB's name for all_revs), "descending": bool,
- * "doc_ids": [ids] (only these documents), "filter": name (a filter registered with
- * cbl_db_set_filter; 404 when none is), "filter_params": {...} (given to the filter)}.
- * With doc_ids or a filter, "limit" counts the entries that pass, and "last_seq" is the
- * last sequence examined, so a caller resuming from it skips what was filtered out.
- * Result:
- *   {"results":[{"seq":n,"id":..,"changes":[{"rev":..},...],"deleted":true?,
- *                "doc":{...}?}, ...], "last_seq": n}
- * "changes" holds the current revision, or with all_revs every leaf. Caller frees.
- * A document ID in "doc_ids" that this database cannot hold matches nothing (no error).
- * Errors: 400 (malformed options: not an object, an unknown option or a wrong type),
- * 404 (no filter registered under "filter"), 500. A filter callback runs during the
- * call (see cbl_filter_fn). */
-CBL_WARN_UNUSED cbl_status cbl_collection_changes(cbl_collection* coll, uint64_t since,
-                                  const char* options_json, char** out_json, cbl_error* err);
-
-/* Salvage: reads what is still readable from a damaged collection, whose listing and
- * changes feed fail at the first damaged page while most documents still read by ID. It
- * finds document IDs through the docid index (from both ends) and row by row, then reads
- * each document on its own. `each` receives every readable leaf revision as JSON, in
- * CouchDB's open_revs form (_id, _rev, _revisions, _deleted, _attachments inline in
- * base64, the content): what cbl_docs_put_existing takes back into a new
- * database. The JSON is valid during the call only; `each` runs on the calling thread and
- * must not use this collection. out_report (optional) receives, caller frees:
- *   {"documents": n, "revisions": n, "lost": [{"id": .., "error": ..}, ...],
- *    "unreadable_rows": n}
- * "lost" lists documents known by ID that could not be read; "unreadable_rows" counts row
- * lookups that failed (documents whose ID is unknown may be among them). Opening the
- * database read-only ("read_only" in cbl_db_open) keeps it as found.
- * Errors: 400 (each NULL), 500 (nothing could be read at all). Thread-safe. */
-typedef void (*cbl_revision_fn)(void* context, const char* revision_json);
-CBL_WARN_UNUSED cbl_status cbl_collection_salvage(cbl_collection* coll, cbl_revision_fn each, void* context,
-                                  char** out_report, cbl_error* err);
-
-/* One change delivered to a listener. Pointers are valid during the callback only. */
-typedef struct cbl_change {
-    const char* doc_id;
-    const char* rev_id;     /* the document's current revision after the change */
-    uint64_t    sequence;
-    int32_t     deleted;    /* 1 when the current revision is a tombstone (or purged: rev_id "") */
-    int32_t     external;   /* 1 when inserted with cbl_doc_put_existing (replication), or
-                               committed by another process (see below) */
-} cbl_change;
-
-/* Receives the changes of one committed transaction (or a part of it), in commit order,
- * after the commit, never for an aborted transaction.
- * Changes committed by another process (another program, the `cblite` tool) reach the
- * listeners too, marked external, within about 250 ms of their commit (SQLite's
- * PRAGMA data_version, read every 250 ms by one thread per open database file while it
- * has listeners; the thread stops when the file's last handle closes). They come on
- * that thread, one batch per round, each document at its latest sequence (several
- * changes to one document between two rounds arrive as one). Another process's purges
- * of whole documents (cbl_doc_purge, expiration, cbl_doc_purge_revisions removing every
- * leaf) come too, as purges (rev_id "", deleted 1), before the round's other changes; the
- * file keeps a log of its last 10,000 purges for this (a purge by a cblite older than
- * this one is not logged). */
-typedef void (*cbl_change_fn)(void* context, const cbl_change* changes, size_t count);
-
-/* A registered listener. Released by cbl_listener_remove. */
-typedef struct cbl_listener_token cbl_listener_token;
-
-/* Listens to every change of the collection, whichever handle in this process made it.
- * On success *out_token is a handle; release it with cbl_listener_remove.
- * Errors: 400 (NULL callback), 404. */
-CBL_WARN_UNUSED cbl_status cbl_collection_add_change_listener(cbl_collection* coll, cbl_change_fn callback,
-                                              void* context, cbl_listener_token** out_token,
-                                              cbl_error* err);
-
-/* Listens to changes of one document of the collection (the document need not exist).
- * Errors: 400 (NULL callback; doc_id not a valid document ID), 404. */
-CBL_WARN_UNUSED cbl_status cbl_collection_add_document_listener(cbl_collection* coll, const char* doc_id,
-                                                cbl_change_fn callback, void* context,
-                                                cbl_listener_token** out_token,
-                                                cbl_error* err);
-
-/* Listens to the default collection (same as the collection call). Errors: 400 (NULL
- * callback). */
-CBL_WARN_UNUSED cbl_status cbl_db_add_change_listener(cbl_db* db, cbl_change_fn callback, void* context,
-                                      cbl_listener_token** out_token, cbl_error* err);
-
-/* Removes the listener and releases the token. Returns only when no call of its callback
- * is running (unless called from inside that callback), so the caller may free its
- * context right after. Removing a token twice, or after its database was closed, is
- * harmless. NULL is ignored. */
-void cbl_listener_remove(cbl_listener_token* token);
-
-/* Notification delivery. By default, the thread that commits a change calls the
- * listeners right after the commit (and any thread committing meanwhile leaves its
- * changes to the one already delivering, keeping commit order).
- * buffer: when enabled, changes of this database are queued until
- * cbl_db_send_notifications is called (on whatever thread calls it).
- * wait: returns once every committed change has been delivered (never waits for itself
- * when called from a callback; never waits for buffered changes).
- * Errors: all three 400; wait 503 (changes still being delivered after timeout_ms). */
-CBL_WARN_UNUSED cbl_status cbl_db_buffer_notifications(cbl_db* db, int enabled, cbl_error* err);
-CBL_WARN_UNUSED cbl_status cbl_db_send_notifications(cbl_db* db, cbl_error* err);
-CBL_WARN_UNUSED cbl_status cbl_db_wait_notifications(cbl_db* db, uint32_t timeout_ms, cbl_error* err);
-
-/* ------------------------------------------------------------------------------------ */
-/* Attachments                                                                          */
+/* 7. Attachments                                                                       */
 /* ------------------------------------------------------------------------------------ */
 
 /* A revision may carry named attachments: binary content stored beside the database
@@ -1203,7 +894,117 @@ CBL_WARN_UNUSED cbl_status cbl_blob_reader_length(cbl_blob_reader* reader, uint6
 void cbl_blob_reader_close(cbl_blob_reader* reader);
 
 /* ------------------------------------------------------------------------------------ */
-/* Views and queries                                                                    */
+/* 8. Changes                                                                           */
+/* ------------------------------------------------------------------------------------ */
+
+/* The changes feed: one entry per document changed after sequence `since`, in sequence
+ * order (a document appears once, at its latest sequence; purged documents not at all).
+ * options_json (optional): {"limit": n, "include_docs": bool, "all_revs": bool,
+ * "style": "all_docs"|"main_only" (CouchDB's name for all_revs), "descending": bool,
+ * "doc_ids": [ids] (only these documents), "filter": name (a filter registered with
+ * cbl_db_set_filter; 404 when none is), "filter_params": {...} (given to the filter)}.
+ * With doc_ids or a filter, "limit" counts the entries that pass, and "last_seq" is the
+ * last sequence examined, so a caller resuming from it skips what was filtered out.
+ * Result:
+ *   {"results":[{"seq":n,"id":..,"changes":[{"rev":..},...],"deleted":true?,
+ *                "doc":{...}?}, ...], "last_seq": n}
+ * "changes" holds the current revision, or with all_revs every leaf. Caller frees.
+ * A document ID in "doc_ids" that this database cannot hold matches nothing (no error).
+ * Errors: 400 (malformed options: not an object, an unknown option or a wrong type),
+ * 404 (no filter registered under "filter"), 500. A filter callback runs during the
+ * call (see cbl_filter_fn). */
+CBL_WARN_UNUSED cbl_status cbl_collection_changes(cbl_collection* coll, uint64_t since,
+                                  const char* options_json, char** out_json, cbl_error* err);
+
+/* Salvage: reads what is still readable from a damaged collection, whose listing and
+ * changes feed fail at the first damaged page while most documents still read by ID. It
+ * finds document IDs through the docid index (from both ends) and row by row, then reads
+ * each document on its own. `each` receives every readable leaf revision as JSON, in
+ * CouchDB's open_revs form (_id, _rev, _revisions, _deleted, _attachments inline in
+ * base64, the content): what cbl_collection_docs_put_existing takes back into a new
+ * database. The JSON is valid during the call only; `each` runs on the calling thread and
+ * must not use this collection. out_report (optional) receives, caller frees:
+ *   {"documents": n, "revisions": n, "lost": [{"id": .., "error": ..}, ...],
+ *    "unreadable_rows": n}
+ * "lost" lists documents known by ID that could not be read; "unreadable_rows" counts row
+ * lookups that failed (documents whose ID is unknown may be among them). Opening the
+ * database read-only ("read_only" in cbl_db_open) keeps it as found.
+ * Errors: 400 (each NULL), 500 (nothing could be read at all). Thread-safe. */
+typedef void (*cbl_revision_fn)(void* context, const char* revision_json);
+CBL_WARN_UNUSED cbl_status cbl_collection_salvage(cbl_collection* coll, cbl_revision_fn each, void* context,
+                                  char** out_report, cbl_error* err);
+
+/* One change delivered to a listener. Pointers are valid during the callback only. */
+typedef struct cbl_change {
+    const char* doc_id;
+    const char* rev_id;     /* the document's current revision after the change */
+    uint64_t    sequence;
+    int32_t     deleted;    /* 1 when the current revision is a tombstone (or purged: rev_id "") */
+    int32_t     external;   /* 1 when inserted with cbl_doc_put_existing (replication), or
+                               committed by another process (see below) */
+} cbl_change;
+
+/* Receives the changes of one committed transaction (or a part of it), in commit order,
+ * after the commit, never for an aborted transaction.
+ * Changes committed by another process (another program, the `cblite` tool) reach the
+ * listeners too, marked external, within about 250 ms of their commit (SQLite's
+ * PRAGMA data_version, read every 250 ms by one thread per open database file while it
+ * has listeners; the thread stops when the file's last handle closes). They come on
+ * that thread, one batch per round, each document at its latest sequence (several
+ * changes to one document between two rounds arrive as one). Another process's purges
+ * of whole documents (cbl_doc_purge, expiration, cbl_doc_purge_revisions removing every
+ * leaf) come too, as purges (rev_id "", deleted 1), before the round's other changes; the
+ * file keeps a log of its last 10,000 purges for this (a purge by a cblite older than
+ * this one is not logged). */
+typedef void (*cbl_change_fn)(void* context, const cbl_change* changes, size_t count);
+
+/* A registered listener. Released by cbl_listener_token_remove. */
+typedef struct cbl_listener_token cbl_listener_token;
+
+/* Listens to every change of the collection, whichever handle in this process made it.
+ * On success *out_token is a handle; release it with cbl_listener_token_remove.
+ * Errors: 400 (NULL callback), 404. */
+CBL_WARN_UNUSED cbl_status cbl_collection_add_change_listener(cbl_collection* coll, cbl_change_fn callback,
+                                              void* context, cbl_listener_token** out_token,
+                                              cbl_error* err);
+
+/* Listens to changes of one document of the collection (the document need not exist).
+ * Errors: 400 (NULL callback; doc_id not a valid document ID), 404. */
+CBL_WARN_UNUSED cbl_status cbl_collection_add_document_listener(cbl_collection* coll, const char* doc_id,
+                                                cbl_change_fn callback, void* context,
+                                                cbl_listener_token** out_token,
+                                                cbl_error* err);
+
+/* Listens to the default collection (same as the collection call). Errors: 400 (NULL
+ * callback). */
+CBL_WARN_UNUSED cbl_status cbl_db_add_change_listener(cbl_db* db, cbl_change_fn callback, void* context,
+                                      cbl_listener_token** out_token, cbl_error* err);
+
+/* Removes the listener and releases the token. Returns only when no call of its callback
+ * is running (unless called from inside that callback), so the caller may free its
+ * context right after. Removing a token twice, or after its database was closed, is
+ * harmless. NULL is ignored. */
+void cbl_listener_token_remove(cbl_listener_token* token);
+
+/* Deprecated: use cbl_listener_token_remove, the same call under the name of its first
+ * argument. */
+void cbl_listener_remove(cbl_listener_token* token)
+    CBL_DEPRECATED("use cbl_listener_token_remove");
+
+/* Notification delivery. By default, the thread that commits a change calls the
+ * listeners right after the commit (and any thread committing meanwhile leaves its
+ * changes to the one already delivering, keeping commit order).
+ * buffer: when enabled, changes of this database are queued until
+ * cbl_db_send_notifications is called (on whatever thread calls it).
+ * wait: returns once every committed change has been delivered (never waits for itself
+ * when called from a callback; never waits for buffered changes).
+ * Errors: all three 400; wait 503 (changes still being delivered after timeout_ms). */
+CBL_WARN_UNUSED cbl_status cbl_db_buffer_notifications(cbl_db* db, int enabled, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_send_notifications(cbl_db* db, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_wait_notifications(cbl_db* db, uint32_t timeout_ms, cbl_error* err);
+
+/* ------------------------------------------------------------------------------------ */
+/* 9. Views and queries                                                                 */
 /* ------------------------------------------------------------------------------------ */
 
 /* A view is a persistent index of a collection built by a map function (Couchbase Lite
@@ -1263,11 +1064,11 @@ typedef struct cbl_query_result cbl_query_result;  /* released by cbl_query_resu
 typedef struct cbl_live_query cbl_live_query;      /* released by cbl_live_query_stop */
 
 /* Map callback: receives a document's current revision as JSON (with "_id" and "_rev")
- * and emits any number of rows with cbl_emit. It must be pure: same document, same rows.
- * It may be called on any thread (also library threads: live queries, "update":"after"),
- * for several queries at once, and not while the library holds its locks — except when
- * the query runs inside a transaction of the calling thread. doc_json and emitter are
- * valid during the call only. */
+ * and emits any number of rows with cbl_emitter_emit. It must be pure: same document,
+ * same rows. It may be called on any thread (also library threads: live queries,
+ * "update":"after"), for several queries at once, and not while the library holds its
+ * locks — except when the query runs inside a transaction of the calling thread.
+ * doc_json and emitter are valid during the call only. */
 typedef void (*cbl_map_fn)(void* context, const char* doc_json, cbl_emitter* emitter);
 
 /* Emits one row from a map callback. key_json: any JSON value (null included);
@@ -1275,8 +1076,14 @@ typedef void (*cbl_map_fn)(void* context, const char* doc_json, cbl_emitter* emi
  * null). Errors: 400 (invalid JSON, or the emitter is not the one of a running map
  * callback). A failed emit also fails the index update (and so the query) with that
  * error once the callback returns. */
-CBL_WARN_UNUSED cbl_status cbl_emit(cbl_emitter* emitter, const char* key_json, const char* value_json,
-                    cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_emitter_emit(cbl_emitter* emitter, const char* key_json,
+                                            const char* value_json, cbl_error* err);
+
+/* Deprecated: use cbl_emitter_emit, the same call under the name of its first
+ * argument. Errors: as cbl_emitter_emit. */
+CBL_WARN_UNUSED cbl_status cbl_emit(cbl_emitter* emitter, const char* key_json,
+                                    const char* value_json, cbl_error* err)
+    CBL_DEPRECATED("use cbl_emitter_emit");
 
 /* Reduce callback: keys_json and values_json are JSON arrays of the same length (values
  * emitted without one are null). With rereduce nonzero, keys_json is NULL and the values
@@ -1308,7 +1115,7 @@ CBL_WARN_UNUSED cbl_status cbl_view_set_map_reduce(cbl_view* view, cbl_map_fn ma
                                    void* context, cbl_error* err);
 
 /* Brings the index up to date now (maps the documents changed since the last update).
- * Errors: 400 (also when a cbl_emit of the map callback failed), 404, 406 (no map
+ * Errors: 400 (also when a cbl_emitter_emit of the map callback failed), 404, 406 (no map
  * function), 503, 500. */
 CBL_WARN_UNUSED cbl_status cbl_view_update(cbl_view* view, cbl_error* err);
 
@@ -1332,7 +1139,7 @@ void cbl_view_release(cbl_view* view);
 CBL_WARN_UNUSED cbl_status cbl_collection_view_names(cbl_collection* coll, char** out_json, cbl_error* err);
 
 /* Runs a query (options above; NULL = {}) and returns its rows as JSON (see Results).
- * Caller frees. Errors: 400 (options; a failed cbl_emit), 406 (no map function and
+ * Caller frees. Errors: 400 (options; a failed cbl_emitter_emit), 406 (no map function and
  * "update" not false), 500 (also a reduce callback returning NULL), 404, 503. */
 CBL_WARN_UNUSED cbl_status cbl_view_query_json(cbl_view* view, const char* options_json, char** out_json,
                                cbl_error* err);
@@ -1451,6 +1258,297 @@ CBL_WARN_UNUSED cbl_status cbl_live_query_wait_idle(cbl_live_query* live_query, 
  * running and none will follow (unless called from that callback), so the caller may
  * free the context right after. NULL and invalid handles are ignored. */
 void cbl_live_query_stop(cbl_live_query* live_query);
+
+/* ------------------------------------------------------------------------------------ */
+/* 10. Replication surface: what a CouchDB-protocol peer asks of a database             */
+/* ------------------------------------------------------------------------------------ */
+
+/* These calls take and return CouchDB's own JSON shapes (the bodies of `_revs_diff`,
+ * `_bulk_docs`, `open_revs` and `_bulk_get`), so a replicator or tool written against
+ * CouchDB's documentation can use them as they are. Every function here is thread-safe;
+ * every returned string is the caller's, freed with cbl_free; on failure *out_json is
+ * NULL. Per-document problems are reported inside the result (CouchDB's way), never
+ * as the call's status: a status other than CBL_OK means nothing was done (400 for a
+ * malformed request, 404 for a deleted collection, 503 busy, 400 closed handle). */
+
+/* _revs_diff. request_json: {"docid": ["rev", ...], ...}. Result:
+ * {"docid": {"missing": ["rev", ...], "possible_ancestors": ["rev", ...]?}, ...} — only
+ * documents with at least one revision this collection lacks; possible_ancestors are
+ * the document's leaves of a lower generation than a missing revision (omitted when
+ * none). Errors: 400 (malformed request), 404, 500. */
+CBL_WARN_UNUSED cbl_status cbl_collection_revs_diff(cbl_collection* coll,
+                                                    const char* request_json, char** out_json,
+                                                    cbl_error* err);
+
+/* Deprecated: use cbl_collection_revs_diff, the same call under the name of its first
+ * argument. Errors: as cbl_collection_revs_diff. */
+CBL_WARN_UNUSED cbl_status cbl_revs_diff(cbl_collection* coll, const char* request_json,
+                                         char** out_json, cbl_error* err)
+    CBL_DEPRECATED("use cbl_collection_revs_diff");
+
+/* Inserts revisions made elsewhere (`_bulk_docs` with new_edits=false), all in one
+ * transaction. docs_json: [doc, ...] or {"docs": [doc, ...]}; each doc has "_id",
+ * "_rev", optionally "_revisions": {"start": N, "ids": [digest of N, of N-1, ...]}
+ * (the history, newest first), "_deleted", "_attachments" with inline base64 "data"
+ * or stubs ("stub": true) of content this database holds. The history is grafted as
+ * CouchDB does: onto the newest revision of it already held, or as a new root when
+ * none is (which may create a conflict); ancestors are added without bodies. A
+ * revision already held succeeds without change. Result, per document, in order:
+ * [{"ok": true, "id", "rev"} | {"id", "rev"?, "error", "reason"}, ...]; errors are
+ * CouchDB's names: "bad_request" (malformed), "forbidden" (a validator refused),
+ * "file_exists" (a stub names content not held here; status 412).
+ * Errors: 400 (malformed request), 404, 503, 500. */
+CBL_WARN_UNUSED cbl_status cbl_collection_docs_put_existing(cbl_collection* coll,
+                                                            const char* docs_json,
+                                                            char** out_json, cbl_error* err);
+
+/* Deprecated: use cbl_collection_docs_put_existing, the same call under the name of
+ * its first argument. Errors: as cbl_collection_docs_put_existing. */
+CBL_WARN_UNUSED cbl_status cbl_docs_put_existing(cbl_collection* coll, const char* docs_json,
+                                                 char** out_json, cbl_error* err)
+    CBL_DEPRECATED("use cbl_collection_docs_put_existing");
+
+/* Saves new revisions (`_bulk_docs` with new_edits=true) in one transaction: each doc
+ * as cbl_doc_put takes it ("_id" optional: a UUID is made; "_rev" the parent;
+ * "_deleted": true for a tombstone). Result as cbl_collection_docs_put_existing's, with
+ * "conflict" for a stale or missing parent. Errors: 400 (malformed request), 404, 503,
+ * 500. */
+CBL_WARN_UNUSED cbl_status cbl_collection_docs_save(cbl_collection* coll, const char* docs_json,
+                                                    char** out_json, cbl_error* err);
+
+/* Deprecated: use cbl_collection_docs_save, the same call under the name of its first
+ * argument. Errors: as cbl_collection_docs_save. */
+CBL_WARN_UNUSED cbl_status cbl_docs_save(cbl_collection* coll, const char* docs_json,
+                                         char** out_json, cbl_error* err)
+    CBL_DEPRECATED("use cbl_collection_docs_save");
+
+/* Reads revisions of one document (`GET /db/doc?open_revs=...`). revs_json: ["rev", ...],
+ * or NULL / "all" for every leaf, deleted ones included. options_json (optional):
+ * {"revs": bool (add "_revisions"), "latest": bool (a requested revision that is not a
+ * leaf stands for the leaves descending from it), "attachments": bool (inline base64
+ * "data" for attachments newer than "atts_since"), "atts_since": ["rev", ...],
+ * "conflicts", "deleted_conflicts", "revs_info", "local_seq": bool}. Result:
+ * [{"ok": doc} | {"missing": "rev"}, ...]. Errors: 404 (the document does not exist
+ * and all leaves were asked for), 400 (document ID, malformed revs_json or options),
+ * 500. */
+CBL_WARN_UNUSED cbl_status cbl_doc_open_revs(cbl_collection* coll, const char* doc_id, const char* revs_json,
+                             const char* options_json, char** out_json, cbl_error* err);
+
+/* Reads many documents at once (`_bulk_get`). request_json:
+ * {"docs": [{"id": .., "rev": ..?, "atts_since": [..]?}, ...]} (no "rev": the current
+ * revision, even a tombstone); options_json as cbl_doc_open_revs's. Result:
+ * {"results": [{"id": .., "docs": [{"ok": doc} | {"error": {"id", "rev", "error":
+ * "not_found", "reason": "missing"}}]}, ...]}. Errors: 400 (malformed request or
+ * options), 404, 500. */
+CBL_WARN_UNUSED cbl_status cbl_collection_docs_bulk_get(cbl_collection* coll,
+                                                        const char* request_json,
+                                                        const char* options_json,
+                                                        char** out_json, cbl_error* err);
+
+/* Deprecated: use cbl_collection_docs_bulk_get, the same call under the name of its first
+ * argument. Errors: as cbl_collection_docs_bulk_get. */
+CBL_WARN_UNUSED cbl_status cbl_docs_bulk_get(cbl_collection* coll, const char* request_json,
+                                             const char* options_json, char** out_json,
+                                             cbl_error* err)
+    CBL_DEPRECATED("use cbl_collection_docs_bulk_get");
+
+/* CouchDB's `_purge`: removes the given leaf revisions (revs_json: ["rev", ...]) and the
+ * ancestors no remaining leaf shares; when no leaf remains the document is purged as by
+ * cbl_doc_purge. Unknown and non-leaf revisions are ignored. *out_json (optional): the
+ * purged revision IDs as a JSON array ("[]" for an absent document). Errors: 400
+ * (document ID, revs_json not an array of strings), 404, 503, 500. */
+CBL_WARN_UNUSED cbl_status cbl_doc_purge_revisions(cbl_collection* coll, const char* doc_id,
+                                   const char* revs_json, char** out_json, cbl_error* err);
+
+/* Waits until the collection has a change after `since` (*out_changed = 1) or
+ * timeout_ms passes (*out_changed = 0), without polling: a commit in this process wakes
+ * it at once, another process's within half a second. For longpoll and continuous
+ * feeds. Errors: 400 (also when the database handle is closed while waiting), 404,
+ * 500. */
+CBL_WARN_UNUSED cbl_status cbl_collection_changes_wait(cbl_collection* coll, uint64_t since,
+                                                       int32_t timeout_ms, int* out_changed,
+                                                       cbl_error* err);
+
+/* Deprecated: use cbl_collection_changes_wait, the same call under the name of its first
+ * argument. Errors: as cbl_collection_changes_wait. */
+CBL_WARN_UNUSED cbl_status cbl_changes_wait(cbl_collection* coll, uint64_t since,
+                                            int32_t timeout_ms, int* out_changed, cbl_error* err)
+    CBL_DEPRECATED("use cbl_collection_changes_wait");
+
+/* A changes filter: returns non-zero when the change passes. doc_json is the changed
+ * document's current revision (with "_id", "_rev", "_deleted"), params_json the
+ * caller's "filter_params" ("{}" when none); both valid during the call only. Called
+ * on the thread reading the feed, outside the database's write lock. */
+typedef int (*cbl_filter_fn)(void* context, const char* doc_json, const char* params_json);
+
+/* Registers (fn NULL: removes) the filter `name` for every handle of this database in
+ * this process (the seeds' setFilterNamed); changes feeds name it in "filter".
+ * Replacing or removing a filter waits until no call of the old one is running, so the
+ * caller may free its context afterwards. Errors: 400 (name empty, over 255 bytes or
+ * with control characters; closed handle). */
+CBL_WARN_UNUSED cbl_status cbl_db_set_filter(cbl_db* db, const char* name, cbl_filter_fn fn, void* context,
+                             cbl_error* err);
+
+/* The database's stable identity (made at creation, kept in the file), as text.
+ * Caller frees. Errors: 400, 500. */
+CBL_WARN_UNUSED cbl_status cbl_db_uuid(cbl_db* db, char** out_uuid, cbl_error* err);
+
+/* ------------------------------------------------------------------------------------ */
+/* 11. Replicator: replicating a collection with a peer                                 */
+/* ------------------------------------------------------------------------------------ */
+
+/* A running replication of a local collection with a peer's database: another cblite
+ * (its listener, below), Apache CouchDB 2.x/3.x, PouchDB's server, or any peer that
+ * speaks CouchDB's replication protocol. Every function is thread-safe.
+ *
+ * How it works: each direction runs on a thread of its own with its own keep-alive
+ * connection. Push sends local changes since its checkpoint: the peer's _revs_diff
+ * says which revisions it lacks, they go with their history in _bulk_docs
+ * (new_edits=false), and revisions with attachments the peer lacks go one by one as
+ * multipart/related PUTs carrying only those attachments. Pull reads the peer's
+ * _changes (style=all_docs; longpoll when continuous), asks this database which
+ * revisions are missing, fetches them with _bulk_get (or open_revs where the peer has
+ * no _bulk_get, and for attachments: multipart, streamed into the attachment store,
+ * gzip-encoded ones decoded) and writes each batch in one transaction. Checkpoints
+ * (_local/<replication id> on both peers, CouchDB's shape with session_id and history)
+ * only move past a batch once all of it is written, so a run that is killed resumes
+ * where the last one left off and nothing is lost or written twice. Conflicts stay
+ * conflicts: both sides end with the same revision tree and the same winner.
+ *
+ * A document the peer holds but this database cannot take — a "_design/" ID (this
+ * engine keeps views in code, not in design documents), JSON nested deeper than 512
+ * levels, an object with a duplicate key, a body over 64 MiB — is reported as that
+ * document's error (cbl_replicator_document_fn) and skipped; the replication goes on
+ * and its checkpoint moves past it. */
+typedef struct cbl_replicator cbl_replicator;
+
+/* Status updates: status_json is the object cbl_replicator_status returns. Called on a
+ * replication thread whenever the status changes (activity, counts, error), never
+ * while a lock of the library is held; it may call any function, cbl_replicator_stop
+ * on this replicator included (which then returns at once). Valid during the call only. */
+typedef void (*cbl_replicator_status_fn)(void* context, const char* status_json);
+
+/* Documents replicated, in batches: documents_json is an array of
+ *   {"direction":"push"|"pull","id":..,"rev":..,"deleted":true?,
+ *    "error":{"status":n,"message":..}?}.
+ * Failures are always delivered; successes only with "document_events": true. Same
+ * threading rules as the status callback. */
+typedef void (*cbl_replicator_document_fn)(void* context, const char* documents_json);
+
+/* Starts replicating `coll` with the database at config_json's "url". config_json is an
+ * object:
+ *   "url": "http[s]://[user:password@]host[:port]/db" (required; credentials in the URL
+ *       mean Basic auth),
+ *   "direction": "push" | "pull" | "both" (default),
+ *   "continuous": false (default: stop when caught up) | true (run until stopped,
+ *       following changes on both sides within about a second),
+ *   "create_target": true — push creates the peer's database when it is missing,
+ *   "filter": name of a filter registered with cbl_db_set_filter (push), with
+ *       "filter_params": {...},
+ *   "pull_filter": the peer's filter ("ddoc/name" on CouchDB), with "pull_filter_params",
+ *   "doc_ids": [ids] (both directions), "channels": [names] (pull from Sync Gateway),
+ *   "headers": {"Name": "value"} sent with every request,
+ *   "auth": {"type": "basic"|"session", "username", "password"} (session: POST /_session
+ *       once, then its cookie) | {"type": "bearer", "token"},
+ *   "remote_uuid": a stable name for the peer, used instead of its URL in the
+ *       replication's identity (checkpoints survive the peer's address changing),
+ *   "heartbeat_ms" (30000: how long a continuous pull's longpoll waits),
+ *   "batch_size" (500 changes), "timeout_ms" (60000: how long the peer may take to
+ *       answer), "max_retries" (9: a one-shot replication's retries of a transient
+ *       failure), "retry_initial_ms" (500), "retry_max_ms" (300000) — back-off doubles
+ *       from the first to the second; a continuous replication retries for ever,
+ *   "tls": {"pinned_sha256": "64 hex digits" (trust exactly this certificate, e.g. a
+ *       listener's cbl_server_tls_fingerprint) | "ca_file": "path/to/ca.pem"}
+ *       (default: the system's trusted roots),
+ *   "document_events": true — deliver every document to on_documents, not only errors.
+ * Transient failures (no connection, timeouts, 408, 429, 5xx) are retried with
+ * exponential back-off; a continuous replication goes "offline" meanwhile and comes back
+ * by itself. 401, 403, 404 and a peer that does not speak the protocol stop it with the
+ * error in its status. Either callback may be NULL. The replicator stops when its
+ * database handle closes. On success *out_replicator is a handle; release it with
+ * cbl_replicator_stop (also after a one-shot replication has ended).
+ * Errors: 400 (NULL/invalid arguments, malformed or unknown configuration, invalid URL,
+ * tls options on an http URL, unreadable CA file, a closed database), 500. A collection
+ * deleted meanwhile stops the replication with 404 in its status. */
+CBL_WARN_UNUSED cbl_status cbl_replicator_start(cbl_collection* coll, const char* config_json,
+                                cbl_replicator_status_fn on_status,
+                                cbl_replicator_document_fn on_documents, void* context,
+                                cbl_replicator** out_replicator, cbl_error* err);
+
+/* The current status. Caller frees *out_status_json:
+ *   {"activity": "connecting"|"busy"|"idle"|"offline"|"stopped",
+ *    "completed": n, "total": n   (changes handled / seen so far, both directions),
+ *    "documents_pushed": n, "documents_pulled": n, "document_failures": n,
+ *    "error": {"status": http status (0: no answer, the network failed), "message": ..}?}
+ * "error" is the failure that stopped the replication or keeps it offline; it goes away
+ * when a continuous replication recovers. Errors: 400 (invalid handle). */
+CBL_WARN_UNUSED cbl_status cbl_replicator_status(cbl_replicator* replicator, char** out_status_json, cbl_error* err);
+
+/* Waits until the replication has stopped (a one-shot one stops when done or failed),
+ * up to timeout_ms (-1: no limit). Errors: 503 (still running at the timeout), 400. */
+CBL_WARN_UNUSED cbl_status cbl_replicator_wait(cbl_replicator* replicator, int32_t timeout_ms, cbl_error* err);
+
+/* The IDs of documents with local changes the push has not sent yet, as a JSON array in
+ * change order (read from the push's checkpoint in this database; the filter and
+ * doc_ids apply). Caller frees. Errors: 400 (not a push replicator, invalid handle). */
+CBL_WARN_UNUSED cbl_status cbl_replicator_pending_documents(cbl_replicator* replicator, char** out_json, cbl_error* err);
+
+/* Sets *out_pending to 1 when doc_id has a local change the push has not sent yet, else
+ * 0. Errors: as above. */
+CBL_WARN_UNUSED cbl_status cbl_replicator_is_document_pending(cbl_replicator* replicator, const char* doc_id,
+                                              int* out_pending, cbl_error* err);
+
+/* Stops the replication, waits until its threads have ended (unless called from one of
+ * its callbacks, which returns at once: it stops right after), and releases the handle.
+ * NULL and invalid handles are ignored. */
+void cbl_replicator_stop(cbl_replicator* replicator);
+
+/* ------------------------------------------------------------------------------------ */
+/* 12. Server: serving databases over HTTP(S) with CouchDB's REST API                   */
+/* ------------------------------------------------------------------------------------ */
+
+/* A running listener: other peers (another cblite, CouchDB's replicator, PouchDB, curl)
+ * read, write and replicate the databases it serves. Every function is thread-safe. */
+typedef struct cbl_server cbl_server;
+
+/* Starts a listener. config_json (NULL: all defaults) is a JSON object:
+ *   "host": address to bind (default "127.0.0.1"; "0.0.0.0" or "::" for every one),
+ *   "port": 0 (default: any free port; read it back with cbl_server_port) to 65535,
+ *   "directory": serve every database of this directory (opened on demand, closed at
+ *       stop); databases can also be served by handle with cbl_server_serve,
+ *   "users": {"name": "password", ...} — Basic auth and /_session cookies; without
+ *       users only loopback clients are served unless "allow_remote_without_auth": true,
+ *   "read_only": true — every write is answered 403,
+ *   "tls": {"cert_pem_file": path, "key_pem_file": path} or {"anonymous": true,
+ *       "identity_directory": path?} (a self-signed identity made once and kept there,
+ *       default the served directory; see cbl_server_tls_fingerprint),
+ *   "limits": {"max_body_bytes", "max_document_bytes", "max_connections",
+ *       "idle_timeout_ms", "header_timeout_ms"}.
+ * A collection is served as "<db>.<scope>.<collection>" (the default one as "<db>").
+ * On success *out_server is a handle for the calls below; release it with
+ * cbl_server_stop. Errors: 400 (malformed or unknown configuration, address in use or
+ * invalid, unreadable TLS files), 404 (directory missing), 500. */
+CBL_WARN_UNUSED cbl_status cbl_server_start(const char* config_json, cbl_server** out_server, cbl_error* err);
+
+/* Serves the open database `db` as `name` (replacing a directory database of that
+ * name); db NULL stops serving a handle given before. The handle stays the caller's:
+ * closing it stops serving it. Errors: 400 (invalid name or handles). */
+CBL_WARN_UNUSED cbl_status cbl_server_serve(cbl_server* server, const char* name, cbl_db* db, cbl_error* err);
+
+/* The bound TCP port. Errors: 400 (invalid handle). */
+CBL_WARN_UNUSED cbl_status cbl_server_port(cbl_server* server, uint16_t* out_port, cbl_error* err);
+
+/* The base URL, e.g. "http://127.0.0.1:4984/". Caller frees. Errors: 400. */
+CBL_WARN_UNUSED cbl_status cbl_server_url(cbl_server* server, char** out_url, cbl_error* err);
+
+/* The SHA-256 of the TLS certificate (DER) as 64 lowercase hex digits, for clients
+ * that pin it. Caller frees. Errors: 404 (not a TLS listener), 400. */
+CBL_WARN_UNUSED cbl_status cbl_server_tls_fingerprint(cbl_server* server, char** out_sha256, cbl_error* err);
+
+/* Stops accepting connections, waits up to timeout_ms for requests in flight, closes
+ * every connection and the databases it opened, releases the port, and releases the
+ * handle. NULL and invalid handles are ignored. */
+void cbl_server_stop(cbl_server* server, int32_t timeout_ms);
 
 #ifdef __cplusplus
 }

@@ -52,7 +52,7 @@ private func listenerCall(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: E
     listenerCall(out, err, callback, { try database(db).defaultCollection().addChangeListener($0) }, context)
 }
 
-@c @implementation public func cbl_listener_remove(_ token: OpaquePointer?) {
+@c @implementation public func cbl_listener_token_remove(_ token: OpaquePointer?) {
     guard let t = try? HandleTable.shared.lookup(token, as: ListenerToken.self, "cbl_listener_token") else { return }
     HandleTable.shared.remove(token)
     t.remove()

@@ -21,10 +21,13 @@ import CCBLite
     }
 }
 
+/// The handle is released once the engine has closed it, also when removing the files
+/// then fails (500): a closed handle left in the table could never be released.
 @c @implementation public func cbl_db_delete(_ db: OpaquePointer?, _ err: ErrorOut?) -> cbl_status {
     abiCall(err) {
-        try database(db).delete()
-        HandleTable.shared.remove(db)
+        let d = try database(db)
+        defer { if d.isClosed { HandleTable.shared.remove(db) } }
+        try d.delete()
     }
 }
 

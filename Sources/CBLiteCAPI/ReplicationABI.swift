@@ -15,7 +15,7 @@ private func revisionOptions(_ options: UnsafePointer<CChar>?) throws -> Revisio
     return try RevisionOptionsReader.read(source, allowFollows: true)
 }
 
-@c @implementation public func cbl_revs_diff(_ coll: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?,
+@c @implementation public func cbl_collection_revs_diff(_ coll: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ out: OutString?,
                                              _ err: ErrorOut?) -> cbl_status {
     jsonCall(out, err, "out_json") {
         let c = try collection(coll)
@@ -24,7 +24,7 @@ private func revisionOptions(_ options: UnsafePointer<CChar>?) throws -> Revisio
     }
 }
 
-@c @implementation public func cbl_docs_put_existing(_ coll: OpaquePointer?, _ docs: UnsafePointer<CChar>?, _ out: OutString?,
+@c @implementation public func cbl_collection_docs_put_existing(_ coll: OpaquePointer?, _ docs: UnsafePointer<CChar>?, _ out: OutString?,
                                                      _ err: ErrorOut?) -> cbl_status {
     jsonCall(out, err, "out_json") {
         let c = try collection(coll)
@@ -33,7 +33,7 @@ private func revisionOptions(_ options: UnsafePointer<CChar>?) throws -> Revisio
     }
 }
 
-@c @implementation public func cbl_docs_save(_ coll: OpaquePointer?, _ docs: UnsafePointer<CChar>?, _ out: OutString?,
+@c @implementation public func cbl_collection_docs_save(_ coll: OpaquePointer?, _ docs: UnsafePointer<CChar>?, _ out: OutString?,
                                              _ err: ErrorOut?) -> cbl_status {
     jsonCall(out, err, "out_json") {
         let c = try collection(coll)
@@ -53,7 +53,7 @@ private func revisionOptions(_ options: UnsafePointer<CChar>?) throws -> Revisio
     }
 }
 
-@c @implementation public func cbl_docs_bulk_get(_ coll: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
+@c @implementation public func cbl_collection_docs_bulk_get(_ coll: OpaquePointer?, _ request: UnsafePointer<CChar>?, _ options: UnsafePointer<CChar>?,
                                                  _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
     jsonCall(out, err, "out_json") {
         let c = try collection(coll)
@@ -77,7 +77,7 @@ private func revisionOptions(_ options: UnsafePointer<CChar>?) throws -> Revisio
     }
 }
 
-@c @implementation public func cbl_changes_wait(_ coll: OpaquePointer?, _ since: UInt64, _ timeoutMs: Int32,
+@c @implementation public func cbl_collection_changes_wait(_ coll: OpaquePointer?, _ since: UInt64, _ timeoutMs: Int32,
                                                 _ out: UnsafeMutablePointer<Int32>?, _ err: ErrorOut?) -> cbl_status {
     outCall(out, "out_changed", empty: 0, err) { try collection(coll).waitForChanges(after: Int64(clamping: since), timeoutMs: Int(max(0, timeoutMs))) ? 1 : 0 }
 }

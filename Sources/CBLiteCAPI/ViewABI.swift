@@ -33,7 +33,7 @@ final class EmitterBox {
 
     /// The emitter, when a map call is running.
     func current() throws -> Emitter {
-        guard active else { throw CBLError(.badRequest, "cbl_emit called outside its map callback") }
+        guard active else { throw CBLError(.badRequest, "cbl_emitter_emit called outside its map callback") }
         return emitter
     }
 }
@@ -98,7 +98,7 @@ private func jsonArray(_ items: [[UInt8]]) -> [UInt8] {
     return out
 }
 
-@c @implementation public func cbl_emit(_ emitter: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?,
+@c @implementation public func cbl_emitter_emit(_ emitter: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?,
                                         _ err: ErrorOut?) -> cbl_status {
     abiCall(err) {
         let box = try HandleTable.shared.lookup(emitter, as: EmitterBox.self, "cbl_emitter")

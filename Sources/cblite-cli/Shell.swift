@@ -68,6 +68,10 @@ struct Shell: ParsableCommand {
 /// Parses and runs one command line of the tool; returns its exit code (the same mapping
 /// as the process's own).
 func runTool(_ arguments: [String]) -> Int32 {
+    if let command = arguments.first, let message = unknownCommandMessage(command) {
+        writeStderr(message)
+        return 64
+    }
     do {
         var command = try CBLiteTool.parseAsRoot(arguments)
         try command.run()
@@ -84,6 +88,17 @@ func runTool(_ arguments: [String]) -> Int32 {
         if !message.isEmpty { (code == 0 ? { print(message) } : { writeStderr(message + "\n") })() }
         return code
     }
+}
+
+/// The usage error for a first argument that names no command, nil for a command or an
+/// option. ArgumentParser would print the general help for `cblite nosuch --help` and
+/// exit 0, as if the command existed.
+func unknownCommandMessage(_ command: String) -> String? {
+    guard !command.hasPrefix("-") else { return nil }
+    let names = CBLiteTool.configuration.subcommands.flatMap { [$0._commandName] + $0.configuration.aliases }
+    guard !names.contains(command) && command != "help" else { return nil }
+    return "cblite: unknown command '\(command)'\nUsage: \(CBLiteTool.usageString())\n"
+        + "  See 'cblite --help' for the commands.\n"
 }
 
 /// Splits a line as a shell would: words separated by blanks, '…' literal, "…" with

@@ -142,7 +142,8 @@ int main(void) {
      * SQLite (no codec there): the system SQLite cannot read it, libcblite with the key can. */
     const char* key = "{\"encryption_key\":{\"password\":\"interposition\"}}";
     CHECK(cbl_db_open("sealed", root, key, &db, &E) == CBL_OK);
-    CHECK(cbl_db_is_encrypted(db) == 1);
+    int encrypted = 0;
+    CHECK(cbl_db_is_encrypted_v2(db, &encrypted, &E) == CBL_OK && encrypted == 1);
     CHECK(cbl_db_default_collection(db, &coll, &E) == CBL_OK);
     CHECK(cbl_doc_put(coll, "secret", "{\"plaintext\":\"must-not-leak\"}", NULL, 0, NULL, NULL, &E) == CBL_OK);
     cbl_collection_release(coll);

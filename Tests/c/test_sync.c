@@ -2,10 +2,10 @@
  * test_sync.c — the replication surface of libcblite's C ABI (include/cblite.h,
  * "Replication surface", cbl_local_list and the replication options of
  * cbl_collection_changes): CouchDB's JSON shapes in and out, with revision IDs fixed by
- * cbl_docs_put_existing so that every result is compared as an exact string; per-document
+ * cbl_collection_docs_put_existing so that every result is compared as an exact string; per-document
  * errors inside results; bad input of every kind (NULL, invalid JSON, wrong types,
  * closed, released, foreign and deleted handles, hostile strings); named filters with
- * parameters, replacement and removal; cbl_changes_wait woken by another thread and by
+ * parameters, replacement and removal; cbl_collection_changes_wait woken by another thread and by
  * another process.
  * Prints "N passed, N failed" and exits nonzero on any failure.
  *
@@ -110,7 +110,7 @@ static cbl_db* setup(const char* sub, char* dir, size_t n, cbl_collection** c) {
 #define RELEASE_AND_CLOSE(c, db) do { cbl_collection_release(c); CHECK_ST(cbl_db_close(db, &E), CBL_OK); } while (0)
 
 static void seed(cbl_collection* c) {
-    CHECK_JSON(cbl_docs_put_existing(c, SEED, &J, &E), SEED_RESULT);
+    CHECK_JSON(cbl_collection_docs_put_existing(c, SEED, &J, &E), SEED_RESULT);
 }
 
 static uint64_t last_seq(cbl_collection* c) {
@@ -134,7 +134,7 @@ static void current_rev(cbl_collection* c, const char* id, char* out, size_t n) 
     cbl_free(json);
 }
 
-/* ---- cbl_docs_put_existing ------------------------------------------------------------ */
+/* ---- cbl_collection_docs_put_existing ------------------------------------------------------------ */
 
 static int reject_evil(void* ctx, const char* new_json, const char* current_json, char* message,
                        size_t size) {
@@ -167,7 +167,7 @@ static void test_put_existing(void) {
               has(J, "\"digest\":\"" HELLO_DIGEST "\"") && !strstr(J, "md5-"));
 
     /* a revision already held: success, nothing changes (no new sequence) */
-    CHECK_JSON(cbl_docs_put_existing(c,
+    CHECK_JSON(cbl_collection_docs_put_existing(c,
         "[{\"_id\":\"conflicted\",\"_rev\":\"" R_CB "\",\"value\":\"different body, same rev\"}]", &J, &E),
         "[{\"ok\":true,\"id\":\"conflicted\",\"rev\":\"" R_CB "\"}]");
     CHECK(last_seq(c) == 6);
@@ -175,7 +175,7 @@ static void test_put_existing(void) {
               has(J, "edited on another peer"));
 
     /* a history grafted onto the newest revision held; ancestors without bodies */
-    CHECK_JSON(cbl_docs_put_existing(c,
+    CHECK_JSON(cbl_collection_docs_put_existing(c,
         "[{\"_id\":\"plain-01\",\"_rev\":\"4-cccc\",\"n\":4,"
         "\"_revisions\":{\"start\":4,\"ids\":[\"cccc\",\"bbbb\",\"aaaa\",\"0c822adc66f98458333e775f90a93a6b\"]}},"
         "{\"_id\":\"fresh\",\"_rev\":\"3-ffff\",\"_revisions\":{\"start\":3,\"ids\":[\"ffff\",\"eeee\"]}}]", &J, &E),
@@ -185,23 +185,23 @@ static void test_put_existing(void) {
     CHECK_FAILS(cbl_doc_get_revision(c, "plain-01", "3-bbbb", 0, &J, &E), CBL_NOT_FOUND);
     CHECK_JSON(cbl_doc_history(c, "fresh", NULL, &J, &E), "[\"3-ffff\",\"2-eeee\"]");
     /* no common ancestor: a new root, hence a conflict; the higher generation wins */
-    CHECK_JSON(cbl_docs_put_existing(c,
+    CHECK_JSON(cbl_collection_docs_put_existing(c,
         "[{\"_id\":\"fresh\",\"_rev\":\"2-dddd\",\"_revisions\":{\"start\":2,\"ids\":[\"dddd\",\"9999\"]}}]", &J, &E),
         "[{\"ok\":true,\"id\":\"fresh\",\"rev\":\"2-dddd\"}]");
     CHECK_JSON(cbl_doc_conflicts(c, "fresh", &J, &E), "[\"3-ffff\",\"2-dddd\"]");
     /* without _revisions: the revision alone (a root) */
-    CHECK_JSON(cbl_docs_put_existing(c, "[{\"_id\":\"solo\",\"_rev\":\"7-abc\",\"x\":1}]", &J, &E),
+    CHECK_JSON(cbl_collection_docs_put_existing(c, "[{\"_id\":\"solo\",\"_rev\":\"7-abc\",\"x\":1}]", &J, &E),
                "[{\"ok\":true,\"id\":\"solo\",\"rev\":\"7-abc\"}]");
     CHECK_JSON(cbl_doc_get(c, "solo", 0, &J, &E), "{\"_id\":\"solo\",\"_rev\":\"7-abc\",\"x\":1}");
     /* read-only metadata a peer's read carries is ignored, as CouchDB */
-    CHECK_JSON(cbl_docs_put_existing(c,
+    CHECK_JSON(cbl_collection_docs_put_existing(c,
         "[{\"_id\":\"meta\",\"_rev\":\"1-m\",\"_conflicts\":[\"1-x\"],\"_revs_info\":[],\"_local_seq\":3,"
         "\"_deleted_conflicts\":[],\"k\":true}]", &J, &E),
         "[{\"ok\":true,\"id\":\"meta\",\"rev\":\"1-m\"}]");
     CHECK_JSON(cbl_doc_get(c, "meta", 0, &J, &E), "{\"_id\":\"meta\",\"_rev\":\"1-m\",\"k\":true}");
 
     /* a stub of content held here: resolved against the tree (revpos, our digest) */
-    CHECK_JSON(cbl_docs_put_existing(c,
+    CHECK_JSON(cbl_collection_docs_put_existing(c,
         "[{\"_id\":\"att-text\",\"_rev\":\"2-bbbb\",\"_revisions\":{\"start\":2,\"ids\":[\"bbbb\",\"" D_ATT1 "\"]},"
         "\"type\":\"attachment\",\"_attachments\":{"
         "\"readme.txt\":{\"stub\":true,\"revpos\":1,\"digest\":\"md5-XUFAKrxLKna5cZ2REBfFkg==\"},"
@@ -218,7 +218,7 @@ static void test_put_existing(void) {
 
     /* per-document errors, in order, beside successes; the call itself is CBL_OK */
     uint64_t before = last_seq(c);
-    CHECK_JSON(cbl_docs_put_existing(c,
+    CHECK_JSON(cbl_collection_docs_put_existing(c,
         "[{\"_id\":\"no-rev\"},"
         "{\"_rev\":\"1-x\"},"
         "{\"_id\":5,\"_rev\":\"1-x\"},"
@@ -253,35 +253,35 @@ static void test_put_existing(void) {
 
     /* a validator's refusal is "forbidden" with its message, for that document only */
     CHECK_ST(cbl_collection_set_validator(c, "no-evil", reject_evil, NULL, &E), CBL_OK);
-    CHECK_JSON(cbl_docs_put_existing(c,
+    CHECK_JSON(cbl_collection_docs_put_existing(c,
         "[{\"_id\":\"evil\",\"_rev\":\"1-e\",\"evil\":true},{\"_id\":\"kind\",\"_rev\":\"1-k\",\"evil\":false}]", &J, &E),
         "[{\"id\":\"evil\",\"rev\":\"1-e\",\"error\":\"forbidden\",\"reason\":\"no evil here\"},"
         "{\"ok\":true,\"id\":\"kind\",\"rev\":\"1-k\"}]");
     CHECK_ST(cbl_collection_set_validator(c, "no-evil", NULL, NULL, &E), CBL_OK);
 
     /* hostile strings survive as data and are escaped in the result */
-    CHECK_JSON(cbl_docs_put_existing(c,
+    CHECK_JSON(cbl_collection_docs_put_existing(c,
         "[{\"_id\":\"q\\\"u\\\\o\\u2028\xc3\xa9\xf0\x9f\x98\x80</script>\",\"_rev\":\"1-h\",\"v\":\"\\u0000\"}]", &J, &E),
         "[{\"ok\":true,\"id\":\"q\\\"u\\\\o\xe2\x80\xa8\xc3\xa9\xf0\x9f\x98\x80</script>\",\"rev\":\"1-h\"}]");
 
     /* empty batch; the {"docs": [...]} form ignores "new_edits" */
-    CHECK_JSON(cbl_docs_put_existing(c, "[]", &J, &E), "[]");
-    CHECK_JSON(cbl_docs_put_existing(c, "{\"docs\":[]}", &J, &E), "[]");
+    CHECK_JSON(cbl_collection_docs_put_existing(c, "[]", &J, &E), "[]");
+    CHECK_JSON(cbl_collection_docs_put_existing(c, "{\"docs\":[]}", &J, &E), "[]");
 
     /* bad requests: nothing done, *out NULL */
     before = last_seq(c);
-    CHECK_FAILS(cbl_docs_put_existing(c, NULL, &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_put_existing(c, "", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_put_existing(c, "nope", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_put_existing(c, "[{\"_id\":\"a\",\"_rev\":\"1-a\"}", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_put_existing(c, "{}", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_put_existing(c, "{\"docs\":{}}", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_put_existing(c, "\"docs\"", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_put_existing(c, "42", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_put_existing(c, "[{\"_id\":\"ok\",\"_rev\":\"1-a\"},1]", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_put_existing(c, "[{\"_id\":\"dup\",\"_rev\":\"1-a\",\"_rev\":\"1-b\"}]", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_put_existing(c, "[{\"_id\":\"a\xff\",\"_rev\":\"1-a\"}]", &J, &E), CBL_BAD_REQUEST);
-    CHECK_ST(cbl_docs_put_existing(c, "[]", NULL, &E), CBL_BAD_REQUEST);   /* out_json is required */
+    CHECK_FAILS(cbl_collection_docs_put_existing(c, NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_put_existing(c, "", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_put_existing(c, "nope", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_put_existing(c, "[{\"_id\":\"a\",\"_rev\":\"1-a\"}", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_put_existing(c, "{}", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_put_existing(c, "{\"docs\":{}}", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_put_existing(c, "\"docs\"", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_put_existing(c, "42", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_put_existing(c, "[{\"_id\":\"ok\",\"_rev\":\"1-a\"},1]", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_put_existing(c, "[{\"_id\":\"dup\",\"_rev\":\"1-a\",\"_rev\":\"1-b\"}]", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_put_existing(c, "[{\"_id\":\"a\xff\",\"_rev\":\"1-a\"}]", &J, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_docs_put_existing(c, "[]", NULL, &E), CBL_BAD_REQUEST);   /* out_json is required */
     CHECK(last_seq(c) == before);
     CHECK_FAILS(cbl_doc_get(c, "ok", 0, &J, &E), CBL_NOT_FOUND);           /* a 400 batch wrote nothing */
     /* deep nesting is refused, not a stack overflow */
@@ -290,22 +290,22 @@ static void test_put_existing(void) {
     memset(nested, '[', deep);
     memset(nested + deep, ']', deep);
     nested[2 * deep] = '\0';
-    CHECK_FAILS(cbl_docs_put_existing(c, nested, &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_put_existing(c, nested, &J, &E), CBL_BAD_REQUEST);
     free(nested);
     /* err may be NULL */
     char* out = POISON_PTR;
-    CHECK(cbl_docs_put_existing(c, "nope", &out, NULL) == CBL_BAD_REQUEST && out == NULL);
+    CHECK(cbl_collection_docs_put_existing(c, "nope", &out, NULL) == CBL_BAD_REQUEST && out == NULL);
     RELEASE_AND_CLOSE(c, db);
 }
 
-/* ---- cbl_revs_diff -------------------------------------------------------------------- */
+/* ---- cbl_collection_revs_diff -------------------------------------------------------------------- */
 
 static void test_revs_diff(void) {
     char dir[512];
     cbl_collection* c; cbl_db* db = setup("revs_diff", dir, sizeof dir, &c);
     seed(c);
     /* CouchDB's answer to the same request (client-shapes.jsonl seq 8) */
-    CHECK_JSON(cbl_revs_diff(c,
+    CHECK_JSON(cbl_collection_revs_diff(c,
         "{\"plain-01\":[\"" R_P1 "\",\"2-00000000000000000000000000000001\"],"
         "\"conflicted\":[\"" R_CA "\",\"" R_CB "\",\"3-00000000000000000000000000000002\"],"
         "\"brand-new-doc\":[\"1-00000000000000000000000000000003\"]}", &J, &E),
@@ -313,33 +313,33 @@ static void test_revs_diff(void) {
         "\"conflicted\":{\"missing\":[\"3-00000000000000000000000000000002\"],\"possible_ancestors\":[\"" R_CA "\",\"" R_CB "\"]},"
         "\"brand-new-doc\":{\"missing\":[\"1-00000000000000000000000000000003\"]}}");
     /* all known (tombstones and inner revisions count): {} */
-    CHECK_JSON(cbl_revs_diff(c, "{\"deleted\":[\"" R_DEL "\",\"1-" D_DEL1 "\"],\"conflicted\":[\"" R_C1 "\"]}", &J, &E), "{}");
-    CHECK_JSON(cbl_revs_diff(c, "{}", &J, &E), "{}");
+    CHECK_JSON(cbl_collection_revs_diff(c, "{\"deleted\":[\"" R_DEL "\",\"1-" D_DEL1 "\"],\"conflicted\":[\"" R_C1 "\"]}", &J, &E), "{}");
+    CHECK_JSON(cbl_collection_revs_diff(c, "{}", &J, &E), "{}");
     /* a lower-generation missing revision has no possible ancestors; duplicates once;
      * a malformed revision ID is reported missing */
-    CHECK_JSON(cbl_revs_diff(c,
+    CHECK_JSON(cbl_collection_revs_diff(c,
         "{\"conflicted\":[\"1-ffff\",\"1-ffff\"],\"plain-01\":[\"garbage\"],\"deleted\":[]}", &J, &E),
         "{\"conflicted\":{\"missing\":[\"1-ffff\"]},\"plain-01\":{\"missing\":[\"garbage\"]}}");
     /* hostile IDs are escaped in the result */
-    CHECK_JSON(cbl_revs_diff(c, "{\"a\\\"b\\\\c\\u2028\":[\"1-a\"]}", &J, &E),
+    CHECK_JSON(cbl_collection_revs_diff(c, "{\"a\\\"b\\\\c\\u2028\":[\"1-a\"]}", &J, &E),
                "{\"a\\\"b\\\\c\xe2\x80\xa8\":{\"missing\":[\"1-a\"]}}");
     /* document IDs this collection cannot hold (a CouchDB design document, control
      * characters, empty): every revision missing, so that the peer fails that one
      * document and not the whole batch (engine commit 11a37bf) */
-    CHECK_JSON(cbl_revs_diff(c, "{\"_design/x\":[\"1-a\",\"2-b\"],\"nul\\u0000\":[\"1-a\"],\"\":[\"1-a\"],"
+    CHECK_JSON(cbl_collection_revs_diff(c, "{\"_design/x\":[\"1-a\",\"2-b\"],\"nul\\u0000\":[\"1-a\"],\"\":[\"1-a\"],"
                                 "\"plain-01\":[\"" R_P1 "\"]}", &J, &E),
                "{\"_design/x\":{\"missing\":[\"1-a\",\"2-b\"]},\"nul\\u0000\":{\"missing\":[\"1-a\"]},\"\":{\"missing\":[\"1-a\"]}}");
     /* malformed requests: 400 for the whole call */
-    CHECK_FAILS(cbl_revs_diff(c, NULL, &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_revs_diff(c, "", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_revs_diff(c, "{", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_revs_diff(c, "[]", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_revs_diff(c, "\"x\"", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_revs_diff(c, "{\"a\":\"1-a\"}", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_revs_diff(c, "{\"a\":[1]}", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_revs_diff(c, "{\"a\":[\"1-a\",null]}", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_revs_diff(c, "{\"\xff\":[\"1-a\"]}", &J, &E), CBL_BAD_REQUEST);
-    CHECK_ST(cbl_revs_diff(c, "{}", NULL, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_revs_diff(c, NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_revs_diff(c, "", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_revs_diff(c, "{", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_revs_diff(c, "[]", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_revs_diff(c, "\"x\"", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_revs_diff(c, "{\"a\":\"1-a\"}", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_revs_diff(c, "{\"a\":[1]}", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_revs_diff(c, "{\"a\":[\"1-a\",null]}", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_revs_diff(c, "{\"\xff\":[\"1-a\"]}", &J, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_revs_diff(c, "{}", NULL, &E), CBL_BAD_REQUEST);
     RELEASE_AND_CLOSE(c, db);
 }
 
@@ -380,7 +380,7 @@ static void test_open_revs(void) {
                "[{\"ok\":{\"_id\":\"deleted\",\"_rev\":\"" R_DEL "\",\"_deleted\":true,\"_revs_info\":["
                "{\"rev\":\"" R_DEL "\",\"status\":\"deleted\"},{\"rev\":\"1-" D_DEL1 "\",\"status\":\"missing\"}]}}]");
     /* a tombstone leaf beside a live one: deleted_conflicts */
-    CHECK_JSON(cbl_docs_put_existing(c,
+    CHECK_JSON(cbl_collection_docs_put_existing(c,
         "[{\"_id\":\"conflicted\",\"_rev\":\"3-dead\",\"_deleted\":true,\"_revisions\":{\"start\":3,\"ids\":[\"dead\",\"" D_CB "\"]}}]", &J, &E),
         "[{\"ok\":true,\"id\":\"conflicted\",\"rev\":\"3-dead\"}]");
     CHECK_JSON(cbl_doc_open_revs(c, "conflicted", "[\"" R_CA "\"]", "{\"conflicts\":true,\"deleted_conflicts\":true}", &J, &E),
@@ -401,7 +401,7 @@ static void test_open_revs(void) {
     CHECK_JSON(cbl_doc_open_revs(c, "att-text", NULL, "{\"attachments\":true,\"atts_since\":[\"" R_ATT1 "\"]}", &J, &E), stub_att);
     CHECK_JSON(cbl_doc_open_revs(c, "att-text", NULL, "{\"attachments\":true,\"atts_since\":[\"1-unrelated\"]}", &J, &E), inline_att);
     /* rev 2 adds notes.txt: with atts_since rev 1 only the new one travels */
-    CHECK_JSON(cbl_docs_put_existing(c,
+    CHECK_JSON(cbl_collection_docs_put_existing(c,
         "[{\"_id\":\"att-text\",\"_rev\":\"2-bbbb\",\"_revisions\":{\"start\":2,\"ids\":[\"bbbb\",\"" D_ATT1 "\"]},"
         "\"_attachments\":{\"readme.txt\":{\"stub\":true,\"revpos\":1},"
         "\"notes.txt\":{\"content_type\":\"text/plain\",\"data\":\"bm90ZXM=\"}}}]", &J, &E),
@@ -443,7 +443,7 @@ static void test_open_revs(void) {
     RELEASE_AND_CLOSE(c, db);
 }
 
-/* ---- cbl_docs_bulk_get ---------------------------------------------------------------- */
+/* ---- cbl_collection_docs_bulk_get ---------------------------------------------------------------- */
 
 static void test_bulk_get(void) {
     char dir[512];
@@ -451,7 +451,7 @@ static void test_bulk_get(void) {
     seed(c);
     /* client-shapes seq 9's mix: current revision, each leaf, a tombstone, a missing doc,
      * a missing revision, a bad ID, per-document atts_since */
-    CHECK_JSON(cbl_docs_bulk_get(c,
+    CHECK_JSON(cbl_collection_docs_bulk_get(c,
         "{\"docs\":[{\"id\":\"conflicted\"},{\"id\":\"conflicted\",\"rev\":\"" R_CB "\"},{\"id\":\"deleted\"},"
         "{\"id\":\"no-such-doc\"},{\"id\":\"plain-01\",\"rev\":\"" R_MISS "\"},{\"id\":\"_bad\"},"
         "{\"id\":\"att-text\",\"atts_since\":[\"" R_ATT1 "\"]}]}",
@@ -468,36 +468,36 @@ static void test_bulk_get(void) {
         "\"type\":\"attachment\"}}]}"
         "]}");
     /* latest, without options, empty */
-    CHECK_JSON(cbl_docs_bulk_get(c, "{\"docs\":[{\"id\":\"conflicted\",\"rev\":\"" R_C1 "\"}]}", "{\"latest\":true}", &J, &E),
+    CHECK_JSON(cbl_collection_docs_bulk_get(c, "{\"docs\":[{\"id\":\"conflicted\",\"rev\":\"" R_C1 "\"}]}", "{\"latest\":true}", &J, &E),
                "{\"results\":[{\"id\":\"conflicted\",\"docs\":[" OK_CA "," OK_CB "]}]}");
-    CHECK_JSON(cbl_docs_bulk_get(c, "{\"docs\":[{\"id\":\"plain-01\"}]}", NULL, &J, &E),
+    CHECK_JSON(cbl_collection_docs_bulk_get(c, "{\"docs\":[{\"id\":\"plain-01\"}]}", NULL, &J, &E),
                "{\"results\":[{\"id\":\"plain-01\",\"docs\":[{\"ok\":{\"_id\":\"plain-01\",\"_rev\":\"" R_P1 "\","
                "\"n\":1,\"title\":\"Plain document 1\",\"type\":\"plain\"}}]}]}");
-    CHECK_JSON(cbl_docs_bulk_get(c, "{\"docs\":[]}", NULL, &J, &E), "{\"results\":[]}");
+    CHECK_JSON(cbl_collection_docs_bulk_get(c, "{\"docs\":[]}", NULL, &J, &E), "{\"results\":[]}");
     /* hostile IDs: escaped */
-    CHECK_JSON(cbl_docs_bulk_get(c, "{\"docs\":[{\"id\":\"nul\\u0000\"},{\"id\":\"q\\\"\",\"rev\":\"x\\\\\"}]}", NULL, &J, &E),
+    CHECK_JSON(cbl_collection_docs_bulk_get(c, "{\"docs\":[{\"id\":\"nul\\u0000\"},{\"id\":\"q\\\"\",\"rev\":\"x\\\\\"}]}", NULL, &J, &E),
         "{\"results\":[{\"id\":\"nul\\u0000\",\"docs\":[{\"error\":{\"id\":\"nul\\u0000\",\"rev\":\"undefined\",\"error\":\"bad_request\","
         "\"reason\":\"document ID must not contain control characters\"}}]},"
         "{\"id\":\"q\\\"\",\"docs\":[{\"error\":{\"id\":\"q\\\"\",\"rev\":\"x\\\\\",\"error\":\"not_found\",\"reason\":\"missing\"}}]}]}");
     /* bad requests */
-    CHECK_FAILS(cbl_docs_bulk_get(c, NULL, NULL, &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_bulk_get(c, "", NULL, &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_bulk_get(c, "[]", NULL, &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_bulk_get(c, "{}", NULL, &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_bulk_get(c, "{\"docs\":{}}", NULL, &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_bulk_get(c, "{\"docs\":[{\"rev\":\"1-a\"}]}", NULL, &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_bulk_get(c, "{\"docs\":[{\"id\":5}]}", NULL, &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_bulk_get(c, "{\"docs\":[\"plain-01\"]}", NULL, &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_bulk_get(c, "{\"docs\":[{\"id\":\"a\",\"rev\":1}]}", NULL, &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_bulk_get(c, "{\"docs\":[{\"id\":\"a\",\"atts_since\":\"1-a\"}]}", NULL, &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_bulk_get(c, "{\"docs\":[]}", "{\"revs\":\"yes\"}", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_bulk_get(c, "{\"docs\":[]}", "{\"nope\":true}", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_bulk_get(c, "{\"docs\":[]}", "nope", &J, &E), CBL_BAD_REQUEST);
-    CHECK_ST(cbl_docs_bulk_get(c, "{\"docs\":[]}", NULL, NULL, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_bulk_get(c, NULL, NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_bulk_get(c, "", NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_bulk_get(c, "[]", NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_bulk_get(c, "{}", NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_bulk_get(c, "{\"docs\":{}}", NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_bulk_get(c, "{\"docs\":[{\"rev\":\"1-a\"}]}", NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_bulk_get(c, "{\"docs\":[{\"id\":5}]}", NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_bulk_get(c, "{\"docs\":[\"plain-01\"]}", NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_bulk_get(c, "{\"docs\":[{\"id\":\"a\",\"rev\":1}]}", NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_bulk_get(c, "{\"docs\":[{\"id\":\"a\",\"atts_since\":\"1-a\"}]}", NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_bulk_get(c, "{\"docs\":[]}", "{\"revs\":\"yes\"}", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_bulk_get(c, "{\"docs\":[]}", "{\"nope\":true}", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_bulk_get(c, "{\"docs\":[]}", "nope", &J, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_docs_bulk_get(c, "{\"docs\":[]}", NULL, NULL, &E), CBL_BAD_REQUEST);
     RELEASE_AND_CLOSE(c, db);
 }
 
-/* ---- cbl_docs_save -------------------------------------------------------------------- */
+/* ---- cbl_collection_docs_save -------------------------------------------------------------------- */
 
 #define REV_V1 "1-6fe86833e77d459ae48447b1b12651c52445b4f6"   /* {"v":1} on no parent */
 
@@ -505,11 +505,11 @@ static void test_docs_save(void) {
     char dir[512];
     cbl_collection* c; cbl_db* db = setup("docs_save", dir, sizeof dir, &c);
     /* revision IDs made here are deterministic digests */
-    CHECK_JSON(cbl_docs_save(c, "{\"docs\":[{\"_id\":\"a\",\"v\":1},{\"_id\":\"b\",\"v\":1}]}", &J, &E),
+    CHECK_JSON(cbl_collection_docs_save(c, "{\"docs\":[{\"_id\":\"a\",\"v\":1},{\"_id\":\"b\",\"v\":1}]}", &J, &E),
                "[{\"ok\":true,\"id\":\"a\",\"rev\":\"" REV_V1 "\"},{\"ok\":true,\"id\":\"b\",\"rev\":\"" REV_V1 "\"}]");
     CHECK(last_seq(c) == 2);
     /* per-document conflicts (client-shapes seq 36) and errors beside successes */
-    CHECK_JSON(cbl_docs_save(c,
+    CHECK_JSON(cbl_collection_docs_save(c,
         "[{\"_id\":\"a\",\"title\":\"no _rev: conflict\"},"
         "{\"_id\":\"a\",\"_rev\":\"1-zz\",\"v\":2},"
         "{\"_id\":\"a\",\"_rev\":\"" REV_V1 "\",\"v\":2},"
@@ -528,31 +528,31 @@ static void test_docs_save(void) {
     CHECK_FAILS(cbl_doc_get(c, "b", 0, &J, &E), CBL_NOT_FOUND);           /* the tombstone */
     CHECK_OUT(cbl_doc_get(c, "a", 0, &J, &E), CBL_OK, has(J, "\"v\":2"));
     /* a tombstone is replaced by a new revision without "_rev" (as CouchDB) */
-    CHECK_OUT(cbl_docs_save(c, "[{\"_id\":\"b\",\"again\":true}]", &J, &E), CBL_OK,
+    CHECK_OUT(cbl_collection_docs_save(c, "[{\"_id\":\"b\",\"again\":true}]", &J, &E), CBL_OK,
               has(J, "[{\"ok\":true,\"id\":\"b\",\"rev\":\"3-"));
     /* no "_id": a UUID is made */
-    CHECK_OUT(cbl_docs_save(c, "[{\"made\":\"an id\"}]", &J, &E), CBL_OK,
+    CHECK_OUT(cbl_collection_docs_save(c, "[{\"made\":\"an id\"}]", &J, &E), CBL_OK,
               has(J, "[{\"ok\":true,\"id\":\"") && strlen(J) > 60 && has(J, "\",\"rev\":\"1-"));
     /* a parent on a document that does not exist is a conflict, as CouchDB's _bulk_docs
      * (the header: "conflict" for a stale or missing parent; fixed in 6d64062) */
-    CHECK_OUT(cbl_docs_save(c, "[{\"_id\":\"zz\",\"_rev\":\"1-zz\"},{\"_id\":\"zz\",\"_rev\":\"1-zz\",\"_deleted\":true}]", &J, &E),
+    CHECK_OUT(cbl_collection_docs_save(c, "[{\"_id\":\"zz\",\"_rev\":\"1-zz\"},{\"_id\":\"zz\",\"_rev\":\"1-zz\",\"_deleted\":true}]", &J, &E),
               CBL_OK, has(J, "[{\"id\":\"zz\",\"error\":\"conflict\",\"reason\":\"")
                       && has(J, "},{\"id\":\"zz\",\"error\":\"conflict\",\"reason\":\""));
     CHECK_FAILS(cbl_doc_get(c, "zz", CBL_GET_DELETED, &J, &E), CBL_NOT_FOUND);
     /* a validator's refusal: "forbidden" */
     CHECK_ST(cbl_collection_set_validator(c, "no-evil", reject_evil, NULL, &E), CBL_OK);
-    CHECK_JSON(cbl_docs_save(c, "[{\"_id\":\"e\",\"evil\":true}]", &J, &E),
+    CHECK_JSON(cbl_collection_docs_save(c, "[{\"_id\":\"e\",\"evil\":true}]", &J, &E),
                "[{\"id\":\"e\",\"error\":\"forbidden\",\"reason\":\"no evil here\"}]");
     CHECK_ST(cbl_collection_set_validator(c, "no-evil", NULL, NULL, &E), CBL_OK);
-    CHECK_JSON(cbl_docs_save(c, "[]", &J, &E), "[]");
+    CHECK_JSON(cbl_collection_docs_save(c, "[]", &J, &E), "[]");
     /* bad requests: nothing written */
     uint64_t before = last_seq(c);
-    CHECK_FAILS(cbl_docs_save(c, NULL, &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_save(c, "{", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_save(c, "{}", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_save(c, "[{\"_id\":\"new\"},[]]", &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_docs_save(c, "[null]", &J, &E), CBL_BAD_REQUEST);
-    CHECK_ST(cbl_docs_save(c, "[{\"_id\":\"new\"}]", NULL, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_save(c, NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_save(c, "{", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_save(c, "{}", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_save(c, "[{\"_id\":\"new\"},[]]", &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_collection_docs_save(c, "[null]", &J, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_docs_save(c, "[{\"_id\":\"new\"}]", NULL, &E), CBL_BAD_REQUEST);
     CHECK(last_seq(c) == before);
     CHECK_FAILS(cbl_doc_get(c, "new", 0, &J, &E), CBL_NOT_FOUND);
     RELEASE_AND_CLOSE(c, db);
@@ -570,7 +570,7 @@ static void test_purge_revisions(void) {
                "[\"" R_CB "\"]");
     CHECK_JSON(cbl_doc_conflicts(c, "conflicted", &J, &E), "[\"" R_CA "\"]");
     CHECK_JSON(cbl_doc_history(c, "conflicted", NULL, &J, &E), "[\"" R_CA "\",\"" R_C1 "\"]");
-    CHECK_JSON(cbl_revs_diff(c, "{\"conflicted\":[\"" R_CB "\"]}", &J, &E),
+    CHECK_JSON(cbl_collection_revs_diff(c, "{\"conflicted\":[\"" R_CB "\"]}", &J, &E),
                "{\"conflicted\":{\"missing\":[\"" R_CB "\"]}}");
     CHECK_JSON(cbl_doc_purge_revisions(c, "conflicted", "[\"" R_CB "\"]", &J, &E), "[]");   /* again: nothing */
     CHECK_JSON(cbl_doc_purge_revisions(c, "no-such-doc", "[\"1-a\"]", &J, &E), "[]");
@@ -858,7 +858,7 @@ static void test_filters(void) {
     pthread_mutex_destroy(&f.mu);
 }
 
-/* ---- cbl_changes_wait ------------------------------------------------------------------ */
+/* ---- cbl_collection_changes_wait ------------------------------------------------------------------ */
 
 /* True once kernel thread `*tid` (0: not known yet) of this process sleeps (state S). A
  * thread in cbl_changes_wait sleeps only on the commit condition (no other thread of
@@ -910,7 +910,7 @@ static void* waiter(void* p) {
     cbl_error e;
     __atomic_store_n(&w->tid, (int)gettid(), __ATOMIC_RELEASE);
     w->changed = 77;
-    w->st = cbl_changes_wait(w->c, w->since, w->timeout, &w->changed, &e);
+    w->st = cbl_collection_changes_wait(w->c, w->since, w->timeout, &w->changed, &e);
     w->returned_at = now_ms();
     return NULL;
 }
@@ -922,27 +922,27 @@ static void test_changes_wait(void) {
     int changed = 77;
     /* already changed after `since`: 1 at once */
     double t0 = now_ms();
-    CHECK_ST(cbl_changes_wait(c, 5, 10000, &changed, &E), CBL_OK);
+    CHECK_ST(cbl_collection_changes_wait(c, 5, 10000, &changed, &E), CBL_OK);
     CHECK(changed == 1 && now_ms() - t0 < 1000);
     changed = 77;
-    CHECK_ST(cbl_changes_wait(c, 0, 0, &changed, &E), CBL_OK);
+    CHECK_ST(cbl_collection_changes_wait(c, 0, 0, &changed, &E), CBL_OK);
     CHECK(changed == 1);
     /* nothing after `since`: 0 once the timeout passes, not before */
     changed = 77;
     t0 = now_ms();
-    CHECK_ST(cbl_changes_wait(c, 6, 300, &changed, &E), CBL_OK);
+    CHECK_ST(cbl_collection_changes_wait(c, 6, 300, &changed, &E), CBL_OK);
     double waited = now_ms() - t0;
     CHECK(changed == 0);
     CHECK(waited >= 280 && waited < 3000);
     changed = 77;
     t0 = now_ms();
-    CHECK_ST(cbl_changes_wait(c, 6, 0, &changed, &E), CBL_OK);
+    CHECK_ST(cbl_collection_changes_wait(c, 6, 0, &changed, &E), CBL_OK);
     CHECK(changed == 0 && now_ms() - t0 < 1000);
     changed = 77;
-    CHECK_ST(cbl_changes_wait(c, 6, -5, &changed, &E), CBL_OK);       /* negative: no wait */
+    CHECK_ST(cbl_collection_changes_wait(c, 6, -5, &changed, &E), CBL_OK);       /* negative: no wait */
     CHECK(changed == 0);
     changed = 77;
-    CHECK_ST(cbl_changes_wait(c, UINT64_MAX, 10, &changed, &E), CBL_OK);
+    CHECK_ST(cbl_collection_changes_wait(c, UINT64_MAX, 10, &changed, &E), CBL_OK);
     CHECK(changed == 0);
 
     /* a write from another thread (through another handle) wakes it promptly: well
@@ -954,7 +954,7 @@ static void test_changes_wait(void) {
     t0 = now_ms();
     CHECK(pthread_create(&t, NULL, writer, &w) == 0);
     changed = 77;
-    CHECK_ST(cbl_changes_wait(c, 6, 10000, &changed, &E), CBL_OK);
+    CHECK_ST(cbl_collection_changes_wait(c, 6, 10000, &changed, &E), CBL_OK);
     double woke = now_ms();
     pthread_join(t, NULL);
     CHECK(w.waited && w.st == CBL_OK);
@@ -988,12 +988,12 @@ static void test_changes_wait(void) {
     CHECK(wc.changed == 0);
     CHECK(wc.returned_at - t0 < 2000);
     changed = 77;
-    CHECK_ST(cbl_changes_wait(c3, 0, 10, &changed, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_changes_wait(c3, 0, 10, &changed, &E), CBL_BAD_REQUEST);
     CHECK(changed == 0);
     cbl_collection_release(c3);
 
     /* NULL out_changed */
-    CHECK_ST(cbl_changes_wait(c, 0, 10, NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_collection_changes_wait(c, 0, 10, NULL, &E), CBL_BAD_REQUEST);
     RELEASE_AND_CLOSE(c, db);
 }
 
@@ -1047,7 +1047,7 @@ static void test_changes_wait_other_process(void) {
     double t0 = now_ms();
     CHECK(pthread_create(&t, NULL, run_child, &a) == 0);
     int changed = 77;
-    CHECK_ST(cbl_changes_wait(c, 1, 20000, &changed, &E), CBL_OK);
+    CHECK_ST(cbl_collection_changes_wait(c, 1, 20000, &changed, &E), CBL_OK);
     double woke = now_ms();
     pthread_join(t, NULL);
     CHECK(a.waited && WIFEXITED(a.status) && WEXITSTATUS(a.status) == 0);
@@ -1104,7 +1104,7 @@ static void test_purge_by_other_process(void) {
     CHECK(seen.count == 1 && seen.external == 1 && seen.deleted == 1 && seen.empty_rev == 1);
     pthread_mutex_unlock(&seen.mu);
     CHECK_FAILS(cbl_doc_get(c, "to-purge", CBL_GET_DELETED, &J, &E), CBL_NOT_FOUND);
-    cbl_listener_remove(token);
+    cbl_listener_token_remove(token);
     RELEASE_AND_CLOSE(c, db);
     pthread_mutex_destroy(&seen.mu);
 }
@@ -1137,18 +1137,18 @@ static void test_uuid(void) {
 /* Every new collection function with handle `h`, expecting `st`. */
 static void all_coll_calls(cbl_collection* h, cbl_status st) {
     CHECK_FAILS(cbl_local_list(h, 1, &J, &E), st);
-    CHECK_FAILS(cbl_revs_diff(h, "{}", &J, &E), st);
-    CHECK_FAILS(cbl_docs_put_existing(h, "[]", &J, &E), st);
-    CHECK_FAILS(cbl_docs_save(h, "[]", &J, &E), st);
+    CHECK_FAILS(cbl_collection_revs_diff(h, "{}", &J, &E), st);
+    CHECK_FAILS(cbl_collection_docs_put_existing(h, "[]", &J, &E), st);
+    CHECK_FAILS(cbl_collection_docs_save(h, "[]", &J, &E), st);
     CHECK_FAILS(cbl_doc_open_revs(h, "a", "[\"1-a\"]", NULL, &J, &E), st);
     /* The whole call fails (nothing was read), with or without requests: never CBL_OK
      * with per-document errors a caller would take for missing documents. */
-    CHECK_FAILS(cbl_docs_bulk_get(h, "{\"docs\":[]}", NULL, &J, &E), st);
-    CHECK_FAILS(cbl_docs_bulk_get(h, "{\"docs\":[{\"id\":\"a\"}]}", NULL, &J, &E), st);
+    CHECK_FAILS(cbl_collection_docs_bulk_get(h, "{\"docs\":[]}", NULL, &J, &E), st);
+    CHECK_FAILS(cbl_collection_docs_bulk_get(h, "{\"docs\":[{\"id\":\"a\"}]}", NULL, &J, &E), st);
     CHECK_FAILS(cbl_doc_purge_revisions(h, "a", "[]", &J, &E), st);
     CHECK_FAILS(cbl_collection_changes(h, 0, "{\"style\":\"all_docs\",\"doc_ids\":[\"a\"]}", &J, &E), st);
     int changed = 77;
-    CHECK_ST(cbl_changes_wait(h, 0, 10, &changed, &E), st);
+    CHECK_ST(cbl_collection_changes_wait(h, 0, 10, &changed, &E), st);
     CHECK(changed == 0);
 }
 
@@ -1179,7 +1179,7 @@ static void test_bad_handles(void) {
     /* a deleted collection: 404 (its database still open) */
     cbl_collection* gone = NULL;
     CHECK_ST(cbl_db_create_collection(db, "s", "gone", &gone, &E), CBL_OK);
-    CHECK_JSON(cbl_docs_put_existing(gone, "[{\"_id\":\"a\",\"_rev\":\"1-a\"}]", &J, &E),
+    CHECK_JSON(cbl_collection_docs_put_existing(gone, "[{\"_id\":\"a\",\"_rev\":\"1-a\"}]", &J, &E),
                "[{\"ok\":true,\"id\":\"a\",\"rev\":\"1-a\"}]");
     CHECK_ST(cbl_db_delete_collection(db, "s", "gone", &E), CBL_OK);
     all_coll_calls(gone, CBL_NOT_FOUND);

@@ -138,10 +138,10 @@ static const char* value_text(const char* p, char* buf, size_t n) {
 typedef struct map_ctx { int calls; } map_ctx;
 
 /* Map functions may run on the library's threads, where check.h's counters must not be
- * touched: a failed cbl_emit is counted here and checked once, at the end of main. */
+ * touched: a failed cbl_emitter_emit is counted here and checked once, at the end of main. */
 static int g_emit_failures;
 static void emit_ok(cbl_emitter* emitter, const char* key, const char* value) {
-    if (cbl_emit(emitter, key, value, NULL) != CBL_OK) __atomic_add_fetch(&g_emit_failures, 1, __ATOMIC_SEQ_CST);
+    if (cbl_emitter_emit(emitter, key, value, NULL) != CBL_OK) __atomic_add_fetch(&g_emit_failures, 1, __ATOMIC_SEQ_CST);
 }
 
 /* Emits doc.k (when present) with doc.v as value (absent when missing). */
@@ -973,7 +973,7 @@ static void test_map_sees_documents_as_read(void) {
 static void map_bad_emit(void* context, const char* doc, cbl_emitter* emitter) {
     (void)doc;
     cbl_status* st = (cbl_status*)context;
-    *st = cbl_emit(emitter, "{not json", NULL, NULL);
+    *st = cbl_emitter_emit(emitter, "{not json", NULL, NULL);
 }
 
 static cbl_emitter* g_saved_emitter;
@@ -1002,8 +1002,8 @@ static void test_errors_and_handles(void) {
     /* An emitter is only valid during its callback; keys keep their member order. */
     CHECK_ST(cbl_view_set_map_reduce(v, map_save_emitter, NULL, NULL, "2", NULL, &E), CBL_OK);
     CHECK_STR(KEYS(v, NULL), "[1,2,{\"z\":1,\"a\":2}]");
-    CHECK_ST(cbl_emit(g_saved_emitter, "1", NULL, &E), CBL_BAD_REQUEST);
-    CHECK_ST(cbl_emit(NULL, "1", NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_emitter_emit(g_saved_emitter, "1", NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_emitter_emit(NULL, "1", NULL, &E), CBL_BAD_REQUEST);
     cbl_view_release(v);
     /* Released handles fail cleanly. */
     CHECK_ST(cbl_view_update(v, &E), CBL_BAD_REQUEST);

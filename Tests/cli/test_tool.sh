@@ -29,6 +29,20 @@ expect_rc 0 "--version"
 check "--version names the version" grep -q "^cblite [0-9]" "$tmp/out"
 run "$CBLITE" no-such-command
 expect_rc 64 "unknown command"
+check "an unknown command is named" grep -q "unknown command 'no-such-command'" "$tmp/err"
+check "an unknown command shows the usage" grep -q "^Usage: cblite" "$tmp/err"
+run "$CBLITE" no-such-command --help
+expect_rc 64 "unknown command with --help"
+check "an unknown command with --help is named, not helped" \
+    bash -c "grep -q \"unknown command 'no-such-command'\" '$tmp/err' && ! grep -q 'SUBCOMMANDS' '$tmp/out'"
+run "$CBLITE" help get
+expect_rc 0 "help COMMAND"
+check "help COMMAND shows the command's help" grep -q "Print a document" "$tmp/out"
+run "$CBLITE" get --help
+expect_rc 0 "COMMAND --help"
+check "COMMAND --help shows the command's help" grep -q "Print a document" "$tmp/out"
+run "$CBLITE" ls --limit
+expect_rc 64 "a command's usage error"
 run "$CBLITE" --help
 check "--help documents exit code 64" grep -q "64 usage" "$tmp/out"
 check "--help documents exit code 8" grep -q "8 not a database" "$tmp/out"

@@ -72,6 +72,22 @@ static int g_stack_junk[8];
 #define WILD_DB   ((cbl_db*)(uintptr_t)0x1234)
 #define WILD_CO   ((cbl_collection*)(uintptr_t)0xdeadbeef0)
 
+/* cbl_db_exists_v2 / cbl_db_is_encrypted_v2 as a value: the flag, or -1 on failure. */
+static int db_exists(const char* name, const char* dir) {
+    int flag = 77;
+    return cbl_db_exists_v2(name, dir, &flag, NULL) == CBL_OK ? flag : -1;
+}
+static int db_is_encrypted(cbl_db* db) {
+    int flag = 77;
+    return cbl_db_is_encrypted_v2(db, &flag, NULL) == CBL_OK ? flag : -1;
+}
+
+/* Runs `calls` of deprecated functions (hostile input reaches their old ABI too) with
+ * their deprecation warnings silenced. */
+#define DEPRECATED_CALLS(calls) \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"") \
+    { calls; } _Pragma("GCC diagnostic pop")
+
 static int cb_commit(void* ctx) { (void)ctx; return 1; }
 static int cb_update(void* ctx, const char* cur, char** out) { (void)ctx; (void)cur; *out = cbl_strdup("{\"u\":1}"); return 1; }
 static int cb_validate(void* ctx, const char* n, const char* c, char* m, size_t ms) { (void)ctx; (void)n; (void)c; (void)m; (void)ms; return 1; }
@@ -208,12 +224,14 @@ static void case_null_database_functions(void) {
     CHECK_ST(cbl_db_open(NULL, g_dir, NULL, &out, &E), CBL_BAD_REQUEST);
     CHECK(out == NULL);
     CHECK_ST(cbl_db_open("x", g_dir, NULL, NULL, &E), CBL_BAD_REQUEST);
-    CHECK(!cbl_db_exists("x", g_dir));               /* and nothing was created */
+    CHECK(db_exists("x", g_dir) == 0);               /* and nothing was created */
     CHECK_ST(cbl_db_close(NULL, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_delete(NULL, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_delete_named(NULL, g_dir, &E), CBL_BAD_REQUEST);
-    CHECK(cbl_db_exists(NULL, g_dir) == 0);
-    CHECK(cbl_db_exists(NULL, NULL) == 0);
+    int flag = 77;
+    CHECK_ST(cbl_db_exists_v2(NULL, g_dir, &flag, &E), CBL_BAD_REQUEST);
+    CHECK(flag == 0);
+    DEPRECATED_CALLS(CHECK(cbl_db_exists(NULL, g_dir) == 0); CHECK(cbl_db_exists(NULL, NULL) == 0));
     CHECK_ST(cbl_db_list(g_dir, NULL, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_copy(NULL, "copy", g_dir, &E), CBL_BAD_REQUEST);
     { char* p = NULL; CHECK(cbl_db_path(DB, &p, NULL) == CBL_OK);
@@ -243,7 +261,8 @@ static void case_null_database_functions(void) {
     CHECK_ST(cbl_db_in_transaction(NULL, cb_commit, NULL, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_in_transaction(DB, NULL, NULL, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_change_encryption_key(NULL, NULL, &E), CBL_BAD_REQUEST);
-    CHECK(cbl_db_is_encrypted(NULL) == 0);
+    CHECK_ST(cbl_db_is_encrypted_v2(NULL, &flag, &E), CBL_BAD_REQUEST);
+    DEPRECATED_CALLS(CHECK(cbl_db_is_encrypted(NULL) == 0));
     CHECK_ST(cbl_db_compact(NULL, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_optimize(NULL, &E), CBL_BAD_REQUEST);
     CHECK_OUT(cbl_db_integrity_check(NULL, &J, &E), CBL_BAD_REQUEST);
@@ -378,9 +397,9 @@ static void case_null_listener_functions(void) {
     CHECK_ST(cbl_db_add_change_listener(NULL, cb_change, NULL, &t, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_add_change_listener(DB, NULL, NULL, &t, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_add_change_listener(DB, cb_change, NULL, NULL, &E), CBL_BAD_REQUEST);
-    cbl_listener_remove(NULL);
-    cbl_listener_remove((cbl_listener_token*)(void*)g_stack_junk);
-    cbl_listener_remove((cbl_listener_token*)(uintptr_t)0x40);
+    cbl_listener_token_remove(NULL);
+    cbl_listener_token_remove((cbl_listener_token*)(void*)g_stack_junk);
+    cbl_listener_token_remove((cbl_listener_token*)(uintptr_t)0x40);
 }
 
 /* Invalid UTF-8 in every string parameter. */
@@ -452,13 +471,13 @@ static void case_null_attachment_functions(void) {
     cbl_blob_reader_close((cbl_blob_reader*)(void*)g_stack_junk);
 }
 
-static void cb_map(void* ctx, const char* doc, cbl_emitter* em) { (void)ctx; (void)doc; IGNORE_STATUS(cbl_emit(em, "1", NULL, NULL)); }
+static void cb_map(void* ctx, const char* doc, cbl_emitter* em) { (void)ctx; (void)doc; IGNORE_STATUS(cbl_emitter_emit(em, "1", NULL, NULL)); }
 static void cb_live(void* ctx, cbl_query_result* r) { (void)ctx; (void)r; }
 
 /* The views and queries ABI: NULL for every pointer, junk and released handles, bad options. */
 static void case_null_view_functions(void) {
-    CHECK_ST(cbl_emit(NULL, "1", NULL, &E), CBL_BAD_REQUEST);
-    CHECK_ST(cbl_emit((cbl_emitter*)(void*)g_stack_junk, "1", NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_emitter_emit(NULL, "1", NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_emitter_emit((cbl_emitter*)(void*)g_stack_junk, "1", NULL, &E), CBL_BAD_REQUEST);
     cbl_view* v = (cbl_view*)POISON;
     CHECK_ST(cbl_collection_view(NULL, "v", &v, &E), CBL_BAD_REQUEST);
     CHECK(v == NULL);
@@ -550,7 +569,7 @@ static void case_invalid_utf8(void) {
         CHECK_ST(cbl_db_open(s, g_dir, NULL, &d, &E), CBL_BAD_REQUEST);
         CHECK_ST(cbl_db_open("utf", g_dir, body1, &d, &E), CBL_BAD_REQUEST);
         CHECK_ST(cbl_db_delete_named(s, g_dir, &E), CBL_BAD_REQUEST);
-        CHECK(cbl_db_exists(s, g_dir) == 0);
+        CHECK(db_exists(s, g_dir) == -1);
         CHECK_OUT(cbl_db_list(s, &J, &E), CBL_BAD_REQUEST, CBL_NOT_FOUND, CBL_OK, CBL_INTERNAL_ERROR);
         CHECK_ST(cbl_db_collection(DB, s, "c1", &c, &E), CBL_BAD_REQUEST);
         CHECK_ST(cbl_db_create_collection(DB, "s1", s, &c, &E), CBL_BAD_REQUEST);
@@ -581,7 +600,7 @@ static void case_invalid_utf8(void) {
         cbl_listener_token* t = NULL;
         CHECK_ST(cbl_collection_add_document_listener(CO, s, cb_change, NULL, &t, &E), CBL_BAD_REQUEST);
         CHECK(t == NULL);
-        cbl_listener_remove(t);
+        cbl_listener_token_remove(t);
     }
 }
 
@@ -607,13 +626,13 @@ static void case_non_object_json(void) {
             CHECK_ST(cbl_db_open("nonobj", g_dir, b, &d, &E), CBL_BAD_REQUEST);
         else { cbl_status st = cbl_db_open("nonobj", g_dir, b, &d, &E);
                CHECK(st == CBL_OK || st == CBL_BAD_REQUEST); if (st == CBL_OK) IGNORE_STATUS(cbl_db_delete(d, NULL)); }
-        CHECK(!cbl_db_exists("nonobj", g_dir));
+        CHECK(db_exists("nonobj", g_dir) == 0);
         if (b[0] && strcmp(b, " ") != 0 && strcmp(b, "null") != 0) {
             CHECK_OUT(cbl_collection_changes(CO, 0, b, &J, &E), CBL_BAD_REQUEST);
             CHECK_ST(cbl_db_change_encryption_key(DB, b, &E), CBL_BAD_REQUEST);
         }
     }
-    CHECK(cbl_db_is_encrypted(DB) == 0);
+    CHECK(db_is_encrypted(DB) == 0);
     /* options with wrong types or values */
     const char* opts[] = { "{\"create\":\"yes\"}", "{\"create\":1}", "{\"busy_timeout_ms\":\"x\"}",
                            "{\"busy_timeout_ms\":-1}", "{\"busy_timeout_ms\":1e300}",
@@ -623,7 +642,7 @@ static void case_non_object_json(void) {
         cbl_db* d = (cbl_db*)POISON;
         CHECK_ST(cbl_db_open("badopts", g_dir, opts[i], &d, &E), CBL_BAD_REQUEST);
         CHECK(d == NULL);
-        CHECK(!cbl_db_exists("badopts", g_dir));
+        CHECK(db_exists("badopts", g_dir) == 0);
     }
     const char* copts[] = { "{\"limit\":-1}", "{\"limit\":\"5\"}", "{\"include_docs\":3}", "{\"descending\":\"no\"}",
                             "{\"limit\":1e300}", "{\"limit\":18446744073709551616}" };
@@ -670,7 +689,7 @@ static void case_huge_strings(void) {
     cbl_collection* c = (cbl_collection*)POISON;
     CHECK_ST(cbl_db_open(BIG, g_dir, NULL, &d, &E), CBL_BAD_REQUEST);
     CHECK(d == NULL);
-    CHECK(cbl_db_exists(BIG, g_dir) == 0);
+    CHECK(db_exists(BIG, g_dir) == -1);
     CHECK_ST(cbl_db_delete_named(BIG, g_dir, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_open("big", BIG, NULL, &d, &E), CBL_BAD_REQUEST, CBL_INTERNAL_ERROR, CBL_NOT_FOUND);
     CHECK_ST(cbl_db_collection(DB, BIG, "c", &c, &E), CBL_BAD_REQUEST);
@@ -691,7 +710,7 @@ static void case_huge_strings(void) {
     IGNORE_STATUS(cbl_collection_set_validator(CO, BIG, NULL, NULL, NULL));
     cbl_listener_token* t = NULL;
     CHECK_ST(cbl_collection_add_document_listener(CO, BIG, cb_change, NULL, &t, &E), CBL_BAD_REQUEST, CBL_OK);
-    cbl_listener_remove(t);
+    cbl_listener_token_remove(t);
     /* a 10 MB history entry and a 10 MB JSON key / value in a valid document */
     size_t n = strlen(BIG);
     char* hist = malloc(n + 32);
@@ -759,7 +778,8 @@ static void case_dead_handles(void) {
     CHECK_ST(cbl_db_count(d, &u, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_begin(d, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_compact(d, &E), CBL_BAD_REQUEST);
-    CHECK(cbl_db_is_encrypted(d) == 0);
+    CHECK(db_is_encrypted(d) == -1);
+    DEPRECATED_CALLS(CHECK(cbl_db_is_encrypted(d) == 0));
     cbl_listener_token* t1 = (cbl_listener_token*)POISON;
     CHECK_ST(cbl_db_add_change_listener(d, cb_change, NULL, &t1, &E), CBL_BAD_REQUEST);
     CHECK(t1 == NULL);
@@ -772,8 +792,8 @@ static void case_dead_handles(void) {
     CHECK_ST(cbl_collection_add_change_listener(c, cb_change, NULL, &t2, &E), CBL_BAD_REQUEST);
     CHECK(t2 == NULL);
     cbl_collection_release(c);
-    cbl_listener_remove(t);                                            /* after close: harmless */
-    cbl_listener_remove(t);                                            /* twice: harmless */
+    cbl_listener_token_remove(t);                                            /* after close: harmless */
+    cbl_listener_token_remove(t);                                            /* twice: harmless */
     CHECK(cbl_instance_count() == inst);
     /* foreign pointers and wrong types */
     CHECK_ST(cbl_db_close(JUNK_DB, &E), CBL_BAD_REQUEST);
@@ -790,9 +810,9 @@ static void case_dead_handles(void) {
     cbl_listener_token* t3 = NULL;
     CHECK_ST(cbl_db_add_change_listener(DB, cb_change, NULL, &t3, &E), CBL_OK);
     CHECK_ST(cbl_db_close((cbl_db*)(void*)t3, &E), CBL_BAD_REQUEST);          /* a token as a db */
-    cbl_listener_remove((cbl_listener_token*)(void*)CO);                     /* a collection as a token */
+    cbl_listener_token_remove((cbl_listener_token*)(void*)CO);                     /* a collection as a token */
     CHECK_OUT(cbl_doc_get(CO, "keep-0", 0, &J, &E), CBL_OK);
-    cbl_listener_remove(t3);
+    cbl_listener_token_remove(t3);
 }
 
 /* Use of a handle after its database was deleted. */
@@ -812,13 +832,13 @@ static void case_after_delete(void) {
     CHECK_ST(cbl_db_close(d, &E), CBL_NOT_ACCEPTABLE);
     CHECK_ST(cbl_db_abort(d, &E), CBL_OK);
     CHECK_ST(cbl_db_delete(d, &E), CBL_OK);
-    CHECK(!cbl_db_exists("victim", g_dir));
+    CHECK(db_exists("victim", g_dir) == 0);
     uint64_t u = 3;
     CHECK_ST(cbl_db_count(d, &u, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_delete(d, &E), CBL_BAD_REQUEST);
     CHECK_OUT(cbl_doc_get(c, "x", 0, &J, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_doc_put(c, "y", "{}", NULL, 0, NULL, NULL, &E), CBL_BAD_REQUEST);
-    CHECK(!cbl_db_exists("victim", g_dir));                   /* nothing re-created */
+    CHECK(db_exists("victim", g_dir) == 0);                   /* nothing re-created */
     cbl_collection_release(c);
     CHECK_ST(cbl_db_delete_named("victim", g_dir, &E), CBL_NOT_FOUND);
     CHECK(cbl_instance_count() == inst);
@@ -920,7 +940,7 @@ static void case_transactions(void) {
     CHECK_ST(cbl_db_in_transaction(DB, tx_body_reenter, NULL, &E), CBL_CONFLICT);
     CHECK_OUT(cbl_doc_get(CO, "in-tx", 0, &J, &E), CBL_NOT_FOUND);
     CHECK_ST(cbl_db_commit(DB, &E), CBL_NOT_ACCEPTABLE);
-    CHECK(cbl_db_is_encrypted(DB) == 0);
+    CHECK(db_is_encrypted(DB) == 0);
 }
 
 /* Callbacks that misbehave: an update callback that returns NULL or garbage, a validator
@@ -963,10 +983,10 @@ static void case_rekey_twice(void) {
     CHECK_ST(cbl_db_default_collection(d, &c, &E), CBL_OK);
     CHECK_ST(cbl_doc_put(c, "r", "{\"v\":1}", NULL, 0, NULL, NULL, &E), CBL_OK);
     CHECK_ST(cbl_db_change_encryption_key(d, keys[0], &E), CBL_OK);
-    CHECK(cbl_db_is_encrypted(d) == 1);
+    CHECK(db_is_encrypted(d) == 1);
     CHECK_ST(cbl_db_change_encryption_key(d, keys[1], &E), CBL_OK);     /* second change, same handle */
     CHECK_ST(cbl_db_change_encryption_key(d, keys[2], &E), CBL_OK);     /* and removing it */
-    CHECK(cbl_db_is_encrypted(d) == 0);
+    CHECK(db_is_encrypted(d) == 0);
     CHECK_OUT(cbl_doc_get(c, "r", 0, &J, &E), CBL_OK);
     cbl_collection_release(c);
     CHECK_ST(cbl_db_close(d, &E), CBL_OK);

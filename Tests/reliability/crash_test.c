@@ -412,7 +412,9 @@ static void verify(const char* dir, pending* pd, int round) {
         rel_failf("round %d: reopen failed (encrypted: %d): %d %s", round, g_enc, e.code, e.message);
         return;
     }
-    if (cbl_db_is_encrypted(db) != (g_enc != 0)) rel_failf("round %d: cbl_db_is_encrypted %d, expected %d", round, cbl_db_is_encrypted(db), g_enc != 0);
+    int encrypted = -1;
+    if (cbl_db_is_encrypted_v2(db, &encrypted, &e) != CBL_OK || encrypted != (g_enc != 0))
+        rel_failf("round %d: cbl_db_is_encrypted_v2 %d, expected %d", round, encrypted, g_enc != 0);
     if (cbl_db_default_collection(db, &c, &e) != CBL_OK) { rel_failf("coll"); IGNORE_STATUS(cbl_db_close(db, NULL)); return; }
 
     static actual_doc act[MAX_DOCS];

@@ -7,7 +7,7 @@
  * Set-up (LLVMFuzzerInitialize): a database in a temporary folder ($FUZZ_TMPDIR, else
  * /tmp) with four seeded documents — "seed-plain" (three generations), "seed-att" (two
  * attachments, one binary), "seed-conflict" (three leaves, one deleted, inserted with
- * cbl_docs_put_existing) and "seed-deleted" (a tombstone) —, a local document and a
+ * cbl_collection_docs_put_existing) and "seed-deleted" (a tombstone) —, a local document and a
  * scratch document "doc"; two listeners (cbl_server_start, port 0) serve it by handle
  * (cbl_server_serve) as "db": one without users, one with the user fuzz:secret. A
  * validator makes every "seed-*" document read-only (403 over HTTP), so a request can
@@ -220,7 +220,7 @@ static void seed_att(void) {
 static void seed_conflict(void) {
     cbl_error e;
     char* out = NULL;
-    must(cbl_docs_put_existing(g_coll,
+    must(cbl_collection_docs_put_existing(g_coll,
         "[{\"_id\":\"seed-conflict\",\"_rev\":\"3-c3\",\"_revisions\":{\"start\":3,\"ids\":[\"c3\",\"c2\",\"a1\"]},\"branch\":\"c\"},"
         "{\"_id\":\"seed-conflict\",\"_rev\":\"2-b2\",\"_revisions\":{\"start\":2,\"ids\":[\"b2\",\"a1\"]},\"branch\":\"b\","
         "\"_attachments\":{\"note\":{\"content_type\":\"text/plain\",\"data\":\"YnJhbmNoIGI=\"}}},"

@@ -2,7 +2,7 @@
  * replication_crash_test.c — replication under SIGKILL of either peer.
  *
  * Three databases in one temp dir: A (the only one written by the test: documents, updates,
- * deletions, conflict branches made with cbl_docs_put_existing, attachments of 10-200 KB),
+ * deletions, conflict branches made with cbl_collection_docs_put_existing, attachments of 10-200 KB),
  * B (served by a listener; alone in the subfolder served/) and C. Each round the driver
  * starts two children — the driver re-executed (fork + exec of /proc/self/exe), never the
  * library across fork:
@@ -487,7 +487,7 @@ static void op_branch(cbl_collection* c, rel_rng* r, int i) {
              id, start, first, start, ids, body);
     char* res = NULL;
     cbl_error e;
-    if (cbl_docs_put_existing(c, req, &res, &e) != CBL_OK || !res || strstr(res, "\"error\""))
+    if (cbl_collection_docs_put_existing(c, req, &res, &e) != CBL_OK || !res || strstr(res, "\"error\""))
         rel_failf("A: put_existing %s: %d %s %s", id, e.code, e.message, res ? res : "");
     else g_ops[del ? OP_BRANCH_DEL : OP_BRANCH]++;
     cbl_free(res);
@@ -619,7 +619,7 @@ static void fill_a(rel_rng* r, int ndocs) {
         batch[pos++] = ']';
         batch[pos] = 0;
         char* res = NULL;
-        if (cbl_docs_save(c, batch, &res, &e) != CBL_OK || strstr(res, "\"error\""))
+        if (cbl_collection_docs_save(c, batch, &res, &e) != CBL_OK || strstr(res, "\"error\""))
             rel_failf("A: docs_save: %d %s %.200s", e.code, e.message, res ? res : "");
         cbl_free(res);
     }

@@ -129,7 +129,7 @@ static void on_self_remove(void* ctx, const cbl_change* ch, size_t count) {
     if (LOAD(g_self_removed)) { __atomic_add_fetch(&g_self_calls_after, 1, __ATOMIC_SEQ_CST); return; }
     __atomic_add_fetch(&g_self_calls, 1, __ATOMIC_SEQ_CST);
     if (__atomic_exchange_n(&g_self_removed, 1, __ATOMIC_SEQ_CST) == 0)
-        cbl_listener_remove(g_self_token);
+        cbl_listener_token_remove(g_self_token);
 }
 
 /* Added and removed in a loop; its context is freed right after removal (use-after-free
@@ -262,7 +262,7 @@ static void* churner(void* arg) {
             : cbl_collection_add_document_listener(g_coll[i % H], "counter-0", on_churn, ctx, &t, NULL);
         if (st != CBL_OK) fail_locked("add listener%s -> %d", "", st);
         rel_sleep_us(1000);
-        cbl_listener_remove(t);
+        cbl_listener_token_remove(t);
         memset(ctx, 0xAB, sizeof *ctx);                    /* must never be touched again */
         free(ctx);
         g_churn_rounds++;
@@ -365,9 +365,9 @@ static void part_threads(void) {
     else g_pass++;
     cbl_free(report);
 
-    cbl_listener_remove(reent);
-    cbl_listener_remove(g_self_token);                     /* twice: harmless */
-    for (int h = 0; h < H; h++) cbl_listener_remove(toks[h]);
+    cbl_listener_token_remove(reent);
+    cbl_listener_token_remove(g_self_token);                     /* twice: harmless */
+    for (int h = 0; h < H; h++) cbl_listener_token_remove(toks[h]);
     cbl_collection_release(g_echo);
     for (int h = 0; h < H; h++) {
         cbl_collection_release(g_coll[h]);
