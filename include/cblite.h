@@ -1269,7 +1269,11 @@ void cbl_live_query_stop(cbl_live_query* live_query);
  * every returned string is the caller's, freed with cbl_free; on failure *out_json is
  * NULL. Per-document problems are reported inside the result (CouchDB's way), never
  * as the call's status: a status other than CBL_OK means nothing was done (400 for a
- * malformed request, 404 for a deleted collection, 503 busy, 400 closed handle). */
+ * malformed request, 404 for a deleted collection, 503 busy, 400 closed handle). The
+ * listener answers the same requests over HTTP with the same code, so a body here and
+ * the listener's body for the same request are the same bytes (the listener's ends with
+ * a newline); per-document "error" names and "reason"s are CouchDB's ("conflict" says
+ * "Document update conflict."). */
 
 /* _revs_diff. request_json: {"docid": ["rev", ...], ...}. Result:
  * {"docid": {"missing": ["rev", ...], "possible_ancestors": ["rev", ...]?}, ...} — only
@@ -1296,7 +1300,7 @@ CBL_WARN_UNUSED cbl_status cbl_revs_diff(cbl_collection* coll, const char* reque
  * revision already held succeeds without change. Result, per document, in order:
  * [{"ok": true, "id", "rev"} | {"id", "rev"?, "error", "reason"}, ...]; errors are
  * CouchDB's names: "bad_request" (malformed), "forbidden" (a validator refused),
- * "file_exists" (a stub names content not held here; status 412).
+ * "conflict", "file_exists" (a stub names content not held here; status 412).
  * Errors: 400 (malformed request), 404, 503, 500. */
 CBL_WARN_UNUSED cbl_status cbl_collection_docs_put_existing(cbl_collection* coll,
                                                             const char* docs_json,
@@ -1326,8 +1330,13 @@ CBL_WARN_UNUSED cbl_status cbl_docs_save(cbl_collection* coll, const char* docs_
  * or NULL / "all" for every leaf, deleted ones included. options_json (optional):
  * {"revs": bool (add "_revisions"), "latest": bool (a requested revision that is not a
  * leaf stands for the leaves descending from it), "attachments": bool (inline base64
- * "data" for attachments newer than "atts_since"), "atts_since": ["rev", ...],
- * "conflicts", "deleted_conflicts", "revs_info", "local_seq": bool}. Result:
+ * "data" for attachments newer than "atts_since"), "atts_since": ["rev", ...] (a
+ * non-empty list implies "attachments", as in CouchDB), "follows": bool (with
+ * attachments: "follows": true entries instead of "data"; each entry's "digest" names
+ * the content the caller then sends itself, as in a multipart body), "conflicts", "deleted_conflicts", "revs_info",
+ * "local_seq": bool, "meta": bool (conflicts, deleted_conflicts and revs_info)}; an
+ * unknown member is a 400. The options are read by the same code as the listener's
+ * query parameters of the same names. Result:
  * [{"ok": doc} | {"missing": "rev"}, ...]. Errors: 404 (the document does not exist
  * and all leaves were asked for), 400 (document ID, malformed revs_json or options),
  * 500. */
@@ -1336,7 +1345,9 @@ CBL_WARN_UNUSED cbl_status cbl_doc_open_revs(cbl_collection* coll, const char* d
 
 /* Reads many documents at once (`_bulk_get`). request_json:
  * {"docs": [{"id": .., "rev": ..?, "atts_since": [..]?}, ...]} (no "rev": the current
- * revision, even a tombstone); options_json as cbl_doc_open_revs's. Result:
+ * revision, even a tombstone; a document's own non-empty "atts_since" asks for its
+ * attachments newer than those revisions, as in CouchDB, even without "attachments");
+ * options_json as cbl_doc_open_revs's. Result:
  * {"results": [{"id": .., "docs": [{"ok": doc} | {"error": {"id", "rev", "error":
  * "not_found", "reason": "missing"}}]}, ...]}. Errors: 400 (malformed request or
  * options), 404, 500. */

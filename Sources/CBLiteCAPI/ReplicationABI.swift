@@ -7,7 +7,7 @@ import Glibc
 // shapes in and out, read and written by CouchWire — the same code that answers these
 // requests over HTTP in the listener.
 
-/// The options object of `cbl_doc_open_revs` / `cbl_docs_bulk_get` (NULL: none): CouchDB's
+/// The options object of `cbl_doc_open_revs` / `cbl_collection_docs_bulk_get` (NULL: none): CouchDB's
 /// read options plus `follows`; an unknown member is a 400.
 private func revisionOptions(_ options: UnsafePointer<CChar>?) throws -> RevisionOptions {
     let source = try JSONOptionSource(json: try optionalString(options, "options_json"))

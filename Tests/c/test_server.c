@@ -160,22 +160,22 @@ int main(void) {
     snprintf(p1v2, sizeof p1v2, "{\"v\":2,\"_attachments\":{\"a.txt\":{\"stub\":true,\"digest\":\"sha1-qvTGHdzF6KLavt4PO0gs2a6pQ00=\"}}}");
     CHECK_ST(cbl_doc_put(c, "p1", p1v2, r1, 0, NULL, NULL, &E), CBL_OK);
     const char* diff = "{\"p1\":[\"1-x\",\"3-abc\"],\"zz\":[\"1-a\"],\"n1\":[]}";
-    CHECK_ST(cbl_revs_diff(c, diff, &ans, &E), CBL_OK);
+    CHECK_ST(cbl_collection_revs_diff(c, diff, &ans, &E), CBL_OK);
     check_same_answer(port, "POST", "/notes/_revs_diff", diff, ans);
     char since[512];
     snprintf(since, sizeof since, "{\"docs\":[{\"id\":\"p1\"},{\"id\":\"nope\"},{\"id\":\"p1\",\"rev\":\"9-x\"},"
              "{\"id\":\"_bad\"},{\"id\":\"p1\",\"atts_since\":[\"%s\"]},{\"id\":\"p1\",\"rev\":\"%s\"}]}", r1, r1);
-    CHECK_ST(cbl_docs_bulk_get(c, since, "{\"revs\":true}", &ans, &E), CBL_OK);
+    CHECK_ST(cbl_collection_docs_bulk_get(c, since, "{\"revs\":true}", &ans, &E), CBL_OK);
     CHECK(ans && strstr(ans, "\"data\":\"aGVsbG8=\"") == NULL);   /* atts_since names the revision that added it */
     check_same_answer(port, "POST", "/notes/_bulk_get?revs=true", since, ans);
     const char* older = "{\"docs\":[{\"id\":\"p1\",\"atts_since\":[\"1-0\"]}]}";
-    CHECK_ST(cbl_docs_bulk_get(c, older, NULL, &ans, &E), CBL_OK);
+    CHECK_ST(cbl_collection_docs_bulk_get(c, older, NULL, &ans, &E), CBL_OK);
     CHECK(ans && strstr(ans, "\"data\":\"aGVsbG8=\"") != NULL);   /* a document's own atts_since implies attachments */
     check_same_answer(port, "POST", "/notes/_bulk_get", older, ans);
     CHECK_ST(cbl_doc_open_revs(c, "p1", NULL, "{\"revs\":true,\"meta\":true,\"atts_since\":[\"1-0\"]}", &ans, &E), CBL_OK);
     check_same_answer(port, "GET", "/notes/p1?open_revs=all&revs=true&meta=true&atts_since=%5B%221-0%22%5D", NULL, ans);
     const char* save = "{\"docs\":[{\"_id\":\"n1\",\"v\":1},{\"_id\":\"_bad\"},{\"_id\":\"p1\",\"_rev\":\"1-zz\"}]}";
-    CHECK_ST(cbl_docs_save(c, save, &ans, &E), CBL_OK);                /* conflicts and errors only: nothing written */
+    CHECK_ST(cbl_collection_docs_save(c, save, &ans, &E), CBL_OK);                /* conflicts and errors only: nothing written */
     check_same_answer(port, "POST", "/notes/_bulk_docs", save, ans);
     cbl_free(r1);
 

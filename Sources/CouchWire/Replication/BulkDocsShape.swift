@@ -1,7 +1,7 @@
 import CBLiteBase
 
-/// `_bulk_docs` as a peer answers it (the listener, and the C ABI's `cbl_docs_save` and
-/// `cbl_docs_put_existing`).
+/// `_bulk_docs` as a peer answers it (the listener, and the C ABI's `cbl_collection_docs_save` and
+/// `cbl_collection_docs_put_existing`).
 public enum BulkDocsShape {
     public struct Request {
         public var docs: [JSONObject]

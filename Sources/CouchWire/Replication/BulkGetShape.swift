@@ -1,7 +1,7 @@
 import CBLiteBase
 
 /// `_bulk_get` as a peer answers it (the listener, JSON and multipart, and the C ABI's
-/// `cbl_docs_bulk_get`).
+/// `cbl_collection_docs_bulk_get`).
 public enum BulkGetShape {
     /// `{"docs": [{"id", "rev"?, "atts_since"?}, ...]}`.
     public static func request(_ body: JSONObject) throws -> [BulkGetRequest] {

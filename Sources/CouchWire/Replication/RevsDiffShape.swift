@@ -1,6 +1,6 @@
 import CBLiteBase
 
-/// `_revs_diff` as a peer answers it (the listener and the C ABI's `cbl_revs_diff`).
+/// `_revs_diff` as a peer answers it (the listener and the C ABI's `cbl_collection_revs_diff`).
 public enum RevsDiffShape {
     /// `{"docid": ["rev", ...], ...}`.
     public static func request(_ body: JSONObject) throws -> [(docID: String, revs: [String])] {

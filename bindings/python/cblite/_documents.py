@@ -88,7 +88,7 @@ def revision_options(revisions: bool, latest: bool, attachments: bool,
                       atts_since: Optional[Iterable[str]],
                       conflicts: bool, deleted_conflicts: bool, revs_info: bool,
                       local_seq: bool) -> Optional[bytes]:
-    """CouchDB's read options (cbl_doc_open_revs / cbl_docs_bulk_get), only those set."""
+    """CouchDB's read options (cbl_doc_open_revs / cbl_collection_docs_bulk_get), only those set."""
     o: Dict[Any, Any] = {}
     if revisions:
         o["revs"] = True

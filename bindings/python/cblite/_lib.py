@@ -182,13 +182,18 @@ FUNCTIONS: Dict[str, Any] = {
     "cbl_local_delete": (_STATUS, [_H, _S, _S, _ERR]),
     "cbl_local_list": (_STATUS, [_H, c_int, _OUT_STR, _ERR]),
     # Replication surface
-    "cbl_revs_diff": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
-    "cbl_docs_put_existing": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
-    "cbl_docs_save": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
+    "cbl_collection_revs_diff": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
+    "cbl_revs_diff": (_STATUS, [_H, _S, _OUT_STR, _ERR]),            # deprecated: cbl_collection_revs_diff
+    "cbl_collection_docs_put_existing": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
+    "cbl_docs_put_existing": (_STATUS, [_H, _S, _OUT_STR, _ERR]),            # deprecated: cbl_collection_docs_put_existing
+    "cbl_collection_docs_save": (_STATUS, [_H, _S, _OUT_STR, _ERR]),
+    "cbl_docs_save": (_STATUS, [_H, _S, _OUT_STR, _ERR]),            # deprecated: cbl_collection_docs_save
     "cbl_doc_open_revs": (_STATUS, [_H, _S, _S, _S, _OUT_STR, _ERR]),
-    "cbl_docs_bulk_get": (_STATUS, [_H, _S, _S, _OUT_STR, _ERR]),
+    "cbl_collection_docs_bulk_get": (_STATUS, [_H, _S, _S, _OUT_STR, _ERR]),
+    "cbl_docs_bulk_get": (_STATUS, [_H, _S, _S, _OUT_STR, _ERR]),            # deprecated: cbl_collection_docs_bulk_get
     "cbl_doc_purge_revisions": (_STATUS, [_H, _S, _S, _OUT_STR, _ERR]),
-    "cbl_changes_wait": (_STATUS, [_H, c_uint64, c_int32, POINTER(c_int), _ERR]),
+    "cbl_collection_changes_wait": (_STATUS, [_H, c_uint64, c_int32, POINTER(c_int), _ERR]),
+    "cbl_changes_wait": (_STATUS, [_H, c_uint64, c_int32, POINTER(c_int), _ERR]),            # deprecated: cbl_collection_changes_wait
     "cbl_db_set_filter": (_STATUS, [_H, _S, FILTER_FN, c_void_p, _ERR]),
     "cbl_db_uuid": (_STATUS, [_H, _OUT_STR, _ERR]),
     # Listener (declared one to one; no pythonic wrapper yet)
@@ -204,7 +209,8 @@ FUNCTIONS: Dict[str, Any] = {
     "cbl_collection_add_change_listener": (_STATUS, [_H, CHANGE_FN, c_void_p, _OUT_HANDLE, _ERR]),
     "cbl_collection_add_document_listener": (_STATUS, [_H, _S, CHANGE_FN, c_void_p, _OUT_HANDLE, _ERR]),
     "cbl_db_add_change_listener": (_STATUS, [_H, CHANGE_FN, c_void_p, _OUT_HANDLE, _ERR]),
-    "cbl_listener_remove": (None, [_H]),
+    "cbl_listener_token_remove": (None, [_H]),
+    "cbl_listener_remove": (None, [_H]),            # deprecated: cbl_listener_token_remove
     "cbl_db_buffer_notifications": (_STATUS, [_H, c_int, _ERR]),
     "cbl_db_send_notifications": (_STATUS, [_H, _ERR]),
     "cbl_db_wait_notifications": (_STATUS, [_H, c_uint32, _ERR]),
@@ -233,7 +239,8 @@ ATTACHMENT_FUNCTIONS: Dict[str, Any] = {
 
 #: The "Views and queries" section of include/cblite.h.
 VIEW_FUNCTIONS: Dict[str, Any] = {
-    "cbl_emit": (c_int, [c_void_p, c_char_p, c_char_p, _ERR]),
+    "cbl_emitter_emit": (c_int, [c_void_p, c_char_p, c_char_p, _ERR]),
+    "cbl_emit": (c_int, [c_void_p, c_char_p, c_char_p, _ERR]),            # deprecated: cbl_emitter_emit
     "cbl_collection_view": (c_int, [c_void_p, c_char_p, _OUT_HANDLE, _ERR]),
     "cbl_view_set_map_reduce": (c_int, [c_void_p, MAP_FN, REDUCE_FN, c_char_p, c_char_p,
                                         c_void_p, _ERR]),

@@ -335,10 +335,10 @@ class Collection(ReleasableHandle):
         collection lacks. Returns ``{doc_id: {"missing": [...], "possible_ancestors":
         [...]?}}`` for the documents with at least one missing revision only."""
         if isinstance(revs, (str, bytes)):
-            return call_dict(C.cbl_revs_diff, self._h, json_arg(revs, "revs_diff request"))
+            return call_dict(C.cbl_collection_revs_diff, self._h, json_arg(revs, "revs_diff request"))
         request = {doc_id: rev_list(r, f"the revisions of {doc_id!r}")
                    for doc_id, r in revs.items()}
-        return call_dict(C.cbl_revs_diff, self._h, dumps(request))
+        return call_dict(C.cbl_collection_revs_diff, self._h, dumps(request))
 
     def put_existing_revisions(self, docs: Docs) -> List[Dict[str, Any]]:
         """Inserts revisions made elsewhere (``_bulk_docs`` with ``new_edits=false``) in
@@ -349,14 +349,14 @@ class Collection(ReleasableHandle):
         document, in order: ``{"ok": True, "id", "rev"}`` or ``{"id", "rev"?, "error",
         "reason"}`` (``bad_request``, ``forbidden``, ``file_exists`` for a stub of
         content not held). A revision already held succeeds without change."""
-        return call_list(C.cbl_docs_put_existing, self._h, docs_arg(docs, "docs"))
+        return call_list(C.cbl_collection_docs_put_existing, self._h, docs_arg(docs, "docs"))
 
     def save_many(self, docs: Docs) -> List[Dict[str, Any]]:
         """Saves new revisions (``_bulk_docs`` with ``new_edits=true``) in one
         transaction: each doc as :meth:`put` takes it (``_id`` optional, ``_rev`` the
         parent, ``_deleted`` for a tombstone). Results as :meth:`put_existing_revisions`,
         with ``"error": "conflict"`` for a stale or missing parent."""
-        return call_list(C.cbl_docs_save, self._h, docs_arg(docs, "docs"))
+        return call_list(C.cbl_collection_docs_save, self._h, docs_arg(docs, "docs"))
 
     def open_revs(self, doc_id: str, revs: Optional[List[str]] = None, *,
                   revisions: bool = False, latest: bool = False, attachments: bool = False,
@@ -370,7 +370,8 @@ class Collection(ReleasableHandle):
         Options (CouchDB's names in brackets): ``revisions`` adds ``_revisions`` [revs];
         ``latest`` makes a requested non-leaf revision stand for the leaves descending
         from it; ``attachments`` inlines base64 ``data`` for attachments newer than
-        ``atts_since`` (revisions the caller has); ``conflicts``, ``deleted_conflicts``,
+        ``atts_since`` (revisions the caller has; a non-empty list implies
+        ``attachments``, as in CouchDB); ``conflicts``, ``deleted_conflicts``,
         ``revs_info``, ``local_seq`` add those members. Raises NotFound when the document
         does not exist and all leaves were asked for."""
         if revs is None or revs == "all":  # type: ignore[comparison-overlap]
@@ -392,7 +393,7 @@ class Collection(ReleasableHandle):
         "reason"}}]}, ...]}``."""
         opts = revision_options(revisions, latest, attachments, atts_since, conflicts,
                                 deleted_conflicts, revs_info, local_seq)
-        return call_dict(C.cbl_docs_bulk_get, self._h, bulk_get_request(requests), opts)
+        return call_dict(C.cbl_collection_docs_bulk_get, self._h, bulk_get_request(requests), opts)
 
     def purge_revisions(self, doc_id: str, revs: List[str]) -> List[str]:
         """CouchDB's ``_purge``: removes the given leaf revisions and the ancestors no
@@ -452,7 +453,7 @@ class Collection(ReleasableHandle):
             else:
                 ms = max(0, min(1000, int((deadline - time.monotonic()) * 1000 + 0.999)))
             err = cbl_error()
-            check(C.cbl_changes_wait(self._h, since, ms, byref(changed), byref(err)), err)
+            check(C.cbl_collection_changes_wait(self._h, since, ms, byref(changed), byref(err)), err)
             if changed.value:
                 return True
             if deadline is not None and time.monotonic() >= deadline:

@@ -99,7 +99,7 @@ class ListenerToken:
             LISTENERS.discard(self)
         if handle is None:
             return
-        C.cbl_listener_remove(handle)
+        C.cbl_listener_token_remove(handle)
         if in_callback():
             bury(self._cfunc)  # removed from inside its own call: it is still running
         self._cfunc = None

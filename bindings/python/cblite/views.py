@@ -206,7 +206,7 @@ class View(ReleasableHandle):
                 try:
                     for key_json, value_json in rows:
                         err = cbl_error()
-                        check(C.cbl_emit(emitter, key_json, value_json, byref(err)), err)
+                        check(C.cbl_emitter_emit(emitter, key_json, value_json, byref(err)), err)
                 except BaseException as exc:  # the library fails the update too
                     view._pending_error = exc
 

@@ -73,9 +73,9 @@ def db2(dbdir):
 
 # ---- declarations ----------------------------------------------------------------------
 
-NEW_FUNCTIONS = ["cbl_local_list", "cbl_revs_diff", "cbl_docs_put_existing", "cbl_docs_save",
-                 "cbl_doc_open_revs", "cbl_docs_bulk_get", "cbl_doc_purge_revisions",
-                 "cbl_changes_wait", "cbl_db_set_filter", "cbl_db_uuid"]
+NEW_FUNCTIONS = ["cbl_local_list", "cbl_collection_revs_diff", "cbl_collection_docs_put_existing",
+                 "cbl_collection_docs_save", "cbl_doc_open_revs", "cbl_collection_docs_bulk_get",
+                 "cbl_doc_purge_revisions", "cbl_collection_changes_wait", "cbl_db_set_filter", "cbl_db_uuid"]
 
 
 def test_new_functions_are_declared_and_exported():
