@@ -196,16 +196,31 @@ public final class QueryEnumerator: @unchecked Sendable {
     /// The remaining rows as CouchDB-style JSON:
     /// {"total_rows":n,"offset":skip,"update_seq":seq,"rows":[...]}.
     public func json() throws -> [UInt8] {
-        var w = JSONWriter(capacity: 1024)
-        w.append("{\"total_rows\":\(totalRows),\"offset\":\(offset),\"update_seq\":\(lastSequence),\"rows\":[")
+        var all: [UInt8] = []
+        try writeJSON(chunkBytes: .max) { all = $0 }
+        return all
+    }
+
+    /// The same JSON handed to `sink` in pieces of about `chunkBytes` (a listener streams
+    /// them, so a response of any size is written in bounded memory); `updateSeq: false`
+    /// leaves out "update_seq" (CouchDB's `_all_docs` gives it only when asked).
+    public func writeJSON(updateSeq: Bool = true, chunkBytes: Int = 64 * 1024, to sink: ([UInt8]) throws -> Void) throws {
+        var w = JSONWriter(capacity: chunkBytes == .max ? 1024 : chunkBytes + 4096)
+        w.append("{\"total_rows\":\(totalRows),\"offset\":\(offset),")
+        if updateSeq { w.append("\"update_seq\":\(lastSequence),") }
+        w.append("\"rows\":[")
         var first = true
         var r = QueryRowRef()
         while try next(into: &r) {
             if !first { w.append(",") }
             first = false
             r.write(&w, includeDocs: includeDocs)
+            if w.bytes.count >= chunkBytes {
+                try sink(w.bytes)
+                w = JSONWriter(capacity: chunkBytes + 4096)
+            }
         }
         w.append("]}")
-        return w.bytes
+        try sink(w.bytes)
     }
 }

@@ -34,6 +34,13 @@ public struct QueryOptions: Sendable {
         try self.init(object: o)
     }
 
+    /// The option names `init(object:)` takes (any other is a 400 there).
+    public static let names: Set<String> = [
+        "key", "keys", "startkey", "start_key", "endkey", "end_key", "inclusive_end", "startkey_docid",
+        "start_key_doc_id", "endkey_docid", "end_key_doc_id", "descending", "limit", "skip", "reduce", "group",
+        "group_level", "include_docs", "update", "stale", "prefix_match_level", "all_docs_mode",
+    ]
+
     public init(object o: JSONObject) throws {
         for (k, v) in o.members {
             switch k {
