@@ -55,42 +55,22 @@ final class CountSource: ValueRowProducer {
 
     private func fetch() throws {
         guard let table else { done = true; return }
-        // After the first page of groups, the last key replaces the range's start bound.
-        var (conds, args) = (lastKey == nil ? range : range.withoutStart(descending: descending)).sqlConditions()
-        let whereClause = { conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND ") }
         page = []
         pageIndex = 0
         if !grouped {
             done = true
             let n: Int64 = try store.read { conn in
-                let s = try conn.prepare((counts.map { "SELECT coalesce(sum(n), 0) FROM \($0)" } ?? "SELECT count(*) FROM \(table)")
-                                         + whereClause())
-                defer { s.reset() }
-                for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
-                return try s.step() ? s.int(0) : 0
+                try ViewStorage.countRows(conn, table: table, counts: counts, range: range)
             }
             if n > 0 { page = [QueryRow(key: Array("null".utf8), value: Array(String(n).utf8), docID: nil, sourceDocID: nil, sequence: 0, doc: nil)] }
             return
         }
         if seekingGroups && counts == nil { return try fetchGroupsBySeeking(table) }
-        if let k = lastKey {
-            conds.append(descending ? "key < ?" : "key > ?")
-            args.append(.blob(k))
-        }
-        // The group's key is the JSON one of its rows emitted (they all collate equal; as a
-        // bare column, SQLite takes it from the group's last row; the counts keep one row's),
-        // or made from the key. (Made from the key alone, with no row column read, measured
-        // no cheaper.)
-        let order = " ORDER BY key \(descending ? "DESC" : "ASC") LIMIT \(CountSource.pageSize)"
-        let sql = counts.map { "SELECT key, row, n FROM \($0)" + whereClause() + order }
-            ?? "SELECT key, row, count(*) FROM \(table)" + whereClause() + " GROUP BY key" + order
         var rows: [QueryRow] = []
         var last: [UInt8]?
         try store.read { conn in
-            let s = try conn.prepare(sql)
-            defer { s.reset() }
-            for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
-            while try s.step() {
+            try ViewStorage.countGroups(conn, table: table, counts: counts, range: range, after: lastKey,
+                                        descending: descending, limit: CountSource.pageSize) { s in
                 last = s.bytes(0)
                 let stored = try IndexRow.read(s.borrowedNonEmpty(1))
                 rows.append(QueryRow(key: try stored.keyJSONBytes(key: s.borrowedBytes(0)), value: Array(String(s.int(2)).utf8), docID: nil,
@@ -102,46 +82,24 @@ final class CountSource: ValueRowProducer {
         if rows.count < CountSource.pageSize { done = true }
     }
 
-    /// A page of groups, each found by a seek and counted by count(*) over its key; stops
-    /// seeking (for this query) when the groups turn out small.
+    /// A page of groups, each found by a seek and counted over its key; stops seeking (for
+    /// this query) when the groups turn out small.
     private func fetchGroupsBySeeking(_ table: String) throws {
-        let dir = descending ? "DESC" : "ASC"
-        func whereClause(_ conds: [String]) -> String { conds.isEmpty ? "" : " WHERE " + conds.joined(separator: " AND ") }
-        // The next group's first row: within the range, or after the last group's key
-        // (which then replaces the range's start bound).
-        let (firstConds, firstArgs) = range.sqlConditions()
-        var (afterConds, afterArgs) = range.withoutStart(descending: descending).sqlConditions()
-        afterConds.append(descending ? "key < ?" : "key > ?")
-        let afterKeyIndex = Int32(afterArgs.count + 1)
-        // A group's rows: its key, within the range (its document-ID bounds apply to the
-        // first and last groups).
-        let countSQL = "SELECT count(*) FROM \(table) WHERE key = ?" + firstConds.map { " AND " + $0 }.joined()
         var rows: [QueryRow] = []
         var groups: Int64 = 0, counted: Int64 = 0
         try store.read { conn in
-            let first = try conn.prepare("SELECT key, row FROM \(table)" + whereClause(firstConds) + " ORDER BY key \(dir) LIMIT 1")
-            let after = try conn.prepare("SELECT key, row FROM \(table)" + whereClause(afterConds) + " ORDER BY key \(dir) LIMIT 1")
-            let count = try conn.prepare(countSQL)
-            for (i, a) in firstArgs.enumerated() { a.bind(first, Int32(i + 1)); a.bind(count, Int32(i + 2)) }
-            for (i, a) in afterArgs.enumerated() { a.bind(after, Int32(i + 1)) }
-            defer { first.reset(); after.reset(); count.reset() }
-            while rows.count < CountSource.pageSize {
-                let next = lastKey == nil ? first : after
-                if let k = lastKey { after.bindBlob(afterKeyIndex, k) }
-                guard try next.step() else { done = true; return }
-                let key = next.bytes(0) ?? []
-                let keyJSON = try key.withUnsafeBufferPointer { try IndexRow.read(next.borrowedNonEmpty(1)).keyJSONBytes(key: $0) }
-                next.rewind()
-                count.bindBlob(1, key)
-                let n = try count.step() ? count.int(0) : 0
-                count.rewind()
-                lastKey = key
-                rows.append(QueryRow(key: keyJSON, value: Array(String(n).utf8), docID: nil, sourceDocID: nil, sequence: 0, doc: nil))
-                groups += 1
-                counted += n
-                if groups >= 4 && counted < CountSource.seekMinimumRows * groups {
-                    seekingGroups = false            // small groups: the rest by GROUP BY
-                    return
+            try ViewStorage.seekGroups(conn, table: table, range: range, descending: descending) { seek in
+                while rows.count < CountSource.pageSize {
+                    guard let group = try seek.next(after: lastKey) else { done = true; return }
+                    let n = try seek.rows(of: group.key)
+                    lastKey = group.key
+                    rows.append(QueryRow(key: group.keyJSON, value: Array(String(n).utf8), docID: nil, sourceDocID: nil, sequence: 0, doc: nil))
+                    groups += 1
+                    counted += n
+                    if groups >= 4 && counted < CountSource.seekMinimumRows * groups {
+                        seekingGroups = false            // small groups: the rest by GROUP BY
+                        return
+                    }
                 }
             }
         }
