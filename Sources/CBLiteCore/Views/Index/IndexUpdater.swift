@@ -157,7 +157,7 @@ struct IndexUpdater {
 
     /// Writes a mapped batch covering (from, upTo] (inside the write transaction); nil
     /// when someone else moved the index on meanwhile. Documents at or below
-    /// `freshThrough` have no rows in the index (a build from an empty index; see update);
+    /// `freshThrough` have no rows in the index (a build from an empty index; see run);
     /// `last`: the batch reaches the collection's end; `readMeta`: the collection's counters
     /// read before its first document was.
     private func write(_ batch: MappedBatch, from: Int64, upTo: Int64, freshThrough: Int64?, last: Bool,
