@@ -13,14 +13,6 @@ extension Collection {
     /// Names of the views of this collection that have an index.
     public func viewNames() throws -> [String] {
         try check()
-        return try store.read { conn in
-            guard try ViewStorage.registryExists(conn) else { return [] }
-            let s = try conn.prepare("SELECT name FROM view_indexes WHERE coll=? ORDER BY name")
-            defer { s.reset() }
-            s.bind(1, id)
-            var out: [String] = []
-            while try s.step() { out.append(s.string(0) ?? "") }
-            return out
-        }
+        return try store.read { conn in try ViewStorage.names(conn, collectionID: id) }
     }
 }

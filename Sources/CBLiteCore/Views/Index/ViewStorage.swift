@@ -8,6 +8,12 @@
 /// Indexes are derived data: one whose version or key format is not the current one is
 /// emptied and rebuilt by the next update, and the JSON-keyed indexes of earlier cblite
 /// versions (`view_registry`) are dropped by the first index write.
+///
+/// The one owner of these tables: every SQL statement on them is written here (this file:
+/// schema and registry; ViewStorage+Rows: the updater's writes; ViewStorage+Reads: the
+/// queries' reads; the WHERE conditions of key ranges come from KeyRangeSQL), as
+/// DocumentStore owns a collection's document table. The rest of the engine calls these
+/// methods.
 enum ViewStorage {
     static let registrySQL = """
     CREATE TABLE IF NOT EXISTS view_indexes(
@@ -58,16 +64,6 @@ enum ViewStorage {
             DELETE FROM \(c) WHERE key = OLD.key AND n <= 0;
         END;
         """
-    }
-
-    /// Adds `n` rows of `key` to the counts (`row`: one of their row blobs).
-    static func addCount(_ conn: Connection, _ id: Int64, key: UnsafeBufferPointer<UInt8>, n: Int,
-                         row: UnsafeBufferPointer<UInt8>) throws {
-        let s = try conn.prepare("INSERT INTO \(countsTable(id))(key, n, row) VALUES (?, ?, ?) "
-                                 + "ON CONFLICT(key) DO UPDATE SET n = n + excluded.n")
-        defer { s.reset() }
-        s.bindBorrowedBlob(1, key).bind(2, Int64(n)).bindBorrowedBlob(3, row)
-        try s.run()
     }
 
     /// Drops a view's index table (its trigger goes with it) and its counts.
@@ -196,5 +192,44 @@ enum ViewStorage {
         let s = try conn.prepare("DELETE FROM view_indexes WHERE id=?")
         s.bind(1, id)
         try s.run()
+    }
+
+    /// Names of a collection's views that have an index, sorted.
+    static func names(_ conn: Connection, collectionID: Int64) throws -> [String] {
+        guard try registryExists(conn) else { return [] }
+        let s = try conn.prepare("SELECT name FROM view_indexes WHERE coll=? ORDER BY name")
+        defer { s.reset() }
+        s.bind(1, collectionID)
+        var out: [String] = []
+        while try s.step() { out.append(s.string(0) ?? "") }
+        return out
+    }
+
+    /// The IDs of a collection's views (none when no view was ever defined in this database).
+    static func viewIDs(_ conn: Connection, collectionID: Int64) throws -> [Int64] {
+        guard try registryExists(conn) else { return [] }
+        let q = try conn.prepare("SELECT id FROM view_indexes WHERE coll=?")
+        var ids: [Int64] = []
+        q.bind(1, collectionID)
+        do {
+            defer { q.reset() }
+            while try q.step() { ids.append(q.int(0)) }
+        }
+        return ids
+    }
+
+    /// Removes a purged document's rows from a view's index (their counts follow, by the
+    /// trigger) and records it in the registry: fewer rows, a new generation. Nothing when
+    /// the view's table is missing.
+    static func removeDocument(_ conn: Connection, _ id: Int64, docID: String) throws {
+        let d = try conn.prepare("DELETE FROM \(table(id)) WHERE docid=?")
+        d.bind(1, docID)
+        do { try d.run() } catch let e as CBLError where e.message.contains("no such table") { return }
+        let removed = Int64(conn.changes)
+        if removed > 0 {
+            let u = try conn.prepare("UPDATE view_indexes SET total_rows = total_rows - ?, generation = generation + 1 WHERE id=?")
+            u.bind(1, removed).bind(2, id)
+            try u.run()
+        }
     }
 }

@@ -257,17 +257,13 @@ final class MappedBatch {
     /// upsert per run of equal keys in a slice. `allNew`: none of their documents has rows
     /// in the table.
     func insert(documents: [Int]?, allNew: Bool, intoView viewID: Int64, conn: Connection) throws {
-        let table = ViewStorage.table(viewID)
         let order = indexOrder(documents: documents)
         if order.isEmpty { return }
         let layout = Layout(docs, rows, bytes.count)
         let docs = layout.docs, rows = layout.rows
         try bytes.withUnsafeBufferPointer { buf in
             let base = buf.baseAddress!
-            // Rows that are all new cannot conflict with the primary key, and REPLACE lets
-            // SQLite skip looking for a conflict (a seek a row) when the table has no other
-            // index, as during a build (the document-ID index is made at its end).
-            let ins = try conn.prepare("INSERT \(allNew ? "OR REPLACE " : "")INTO \(table)(key, docid, n, row) SELECT key, docid, n, row FROM cblite_index_rows(?)")
+            let ins = try ViewStorage.RowInserter(conn, viewID, allNew: allNew)
             // In slices: the rows' stored forms are made a slice at a time (so the batch
             // does not hold them twice), and each slice's first row seeks, the others append.
             var stored: [UInt8] = []
@@ -311,10 +307,7 @@ final class MappedBatch {
                     }
                     try cRows.withUnsafeBufferPointer { rowsBuf in
                         var set = cblite_index_rows(rows: rowsBuf.baseAddress, count: Int64(rowsBuf.count))
-                        try withUnsafePointer(to: &set) { p in
-                            ins.bindIndexRows(1, p)
-                            try ins.run()
-                        }
+                        try withUnsafePointer(to: &set) { p in try ins.insert(p) }
                         try addCounts(rowsBuf, viewID: viewID, conn: conn)
                     }
                 }

@@ -135,51 +135,7 @@ final class MapScan: RowSource {
     private func pageSegments() -> [ScanSegment]? {
         guard let keys else { return range.scanSegments(descending: descending, cursor: cursor) }
         guard keyIndex < keys.count else { return nil }
-        let key = keys[keyIndex]
-        guard let c = cursor else { return [ScanSegment(conds: ["key = ?"], args: [.blob(key)])] }
-        return [ScanSegment(conds: ["key = ?", "docid = ?", ScanSegment.cond(.n, greater: !descending, orEqual: false)],
-                            args: [.blob(key), .string(c.docID), .int(c.n)]),
-                ScanSegment(conds: ["key = ?", ScanSegment.cond(.docid, greater: !descending, orEqual: false)],
-                            args: [.blob(key), .string(c.docID)])]
-    }
-
-    /// What the statement text of a page depends on.
-    private struct PageShape: Equatable {
-        let table: String
-        let conds: [String]
-        let descending: Bool
-        let byKeys: Bool
-        let readsKey: Bool
-    }
-
-    /// The statement texts of pages, by shape: the same few serve every query of a view.
-    /// Made for each page, a text cost ~11,000 instructions (strings joined, then hashed
-    /// by the statement cache), a sixth of a small query's work. A short list searched in
-    /// order, not a dictionary: a Hashable key holding an array cost a one-time ~200,000
-    /// instructions of conformance lookups in the first query of a process.
-    private struct PageText {
-        let shape: PageShape
-        let text: SQLText
-    }
-    private static let pageTexts = LockedValue<[PageText]>([])
-    private static let maxPageTexts = 32
-
-    private static func pageText(_ shape: PageShape) -> SQLText {
-        let known = pageTexts.withLock { texts -> SQLText? in
-            for t in texts where t.shape == shape { return t.text }
-            return nil
-        }
-        if let known { return known }
-        let dir = shape.descending ? "DESC" : "ASC"
-        let order = shape.byKeys ? "docid \(dir), n \(dir)" : "key \(dir), docid \(dir), n \(dir)"
-        let text = SQLText("SELECT docid, row\(shape.readsKey ? ", key" : "") FROM \(shape.table)"
-            + (shape.conds.isEmpty ? "" : " WHERE " + shape.conds.joined(separator: " AND "))
-            + " ORDER BY \(order) LIMIT \(MapScan.pageSize)")
-        pageTexts.withLock { texts in
-            if texts.count >= maxPageTexts { texts.removeFirst(maxPageTexts / 2) }
-            texts.append(PageText(shape: shape, text: text))
-        }
-        return text
+        return ScanSegment.rows(ofKey: keys[keyIndex], descending: descending, cursor: cursor)
     }
 
     /// The key every row of the next page has, when the query names one: "keys" (one at a
@@ -199,14 +155,12 @@ final class MapScan: RowSource {
         rowCount = try store.read { conn -> Int in
             var count = 0
             for segment in segments where count < MapScan.pageSize {
-                let sql = MapScan.pageText(PageShape(table: table, conds: segment.conds, descending: descending,
-                                                     byKeys: keys != nil, readsKey: fixedKey == nil))
-                let s: Statement
-                do { s = try conn.prepare(sql) } catch let e as CBLError where e.message.contains("no such table") { return 0 }
-                defer { s.reset() }
-                for (i, a) in segment.args.enumerated() { a.bind(s, Int32(i + 1)) }
-                count += try arena.copyScanRows(from: s, withKey: fixedKey == nil, maxRows: MapScan.pageSize - count,
-                                                into: rows + count)
+                let shape = ViewStorage.ScanShape(table: table, conds: segment.conds, descending: descending,
+                                                  byKeys: keys != nil, readsKey: fixedKey == nil, limit: MapScan.pageSize)
+                guard let n = try ViewStorage.scanPage(conn, shape, args: segment.args, { s in
+                    try arena.copyScanRows(from: s, withKey: fixedKey == nil, maxRows: MapScan.pageSize - count, into: rows + count)
+                }) else { return 0 }                   // the index was deleted meanwhile
+                count += n
             }
             return count
         }

@@ -59,6 +59,17 @@ struct ScanSegment {
         case (.n, false, true): return "n <= ?"
         }
     }
+
+    /// The rows of one key in scan order from `cursor` (exclusive: the last row of the
+    /// previous page) or from its first: the rest of the cursor's document, then the later
+    /// documents.
+    static func rows(ofKey key: [UInt8], descending: Bool, cursor: (key: [UInt8], docID: String, n: Int64)?) -> [ScanSegment] {
+        guard let c = cursor else { return [ScanSegment(conds: ["key = ?"], args: [.blob(key)])] }
+        return [ScanSegment(conds: ["key = ?", "docid = ?", cond(.n, greater: !descending, orEqual: false)],
+                            args: [.blob(key), .string(c.docID), .int(c.n)]),
+                ScanSegment(conds: ["key = ?", cond(.docid, greater: !descending, orEqual: false)],
+                            args: [.blob(key), .string(c.docID)])]
+    }
 }
 
 extension QueryOptions.Range {
