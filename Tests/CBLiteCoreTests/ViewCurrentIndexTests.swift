@@ -3,7 +3,7 @@ import Glibc
 @testable import CBLiteCore
 
 /// A query that finds its index current skips the registry read while its reader
-/// connection's PRAGMA data_version is unchanged (View.update): every commit since, by this
+/// connection's PRAGMA data_version is unchanged (IndexUpdater): every commit since, by this
 /// process or another, must still reach the next query.
 final class ViewCurrentIndexTests: XCTestCase {
     private var dir = ""

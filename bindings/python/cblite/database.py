@@ -178,11 +178,10 @@ class Database:
                 self._remove_validators()
                 self._remove_filters(handle)
             status = C.cbl_db_delete(handle, byref(err))
-            released = status == 0
-            if status == 503:
-                # Find out whether the handle was released before the deletion failed.
-                probe = ctypes.c_uint64()
-                released = C.cbl_db_count(handle, byref(probe), None) == 400
+            # cbl_db_delete's contract (include/cblite.h): 406 and 503 are found before
+            # anything is done and leave the handle open; on success and on 500 (a file
+            # could not be removed, after the close) the handle is released.
+            released = status in (0, 500)
         finally:
             self._closing = False
         if released:
