@@ -17,7 +17,7 @@ extension Router {
         let coll = try collection(name)
         let q = req.query
         var options = JSONObject()
-        for (k, v) in q.items where Router.allDocsParameters.contains(k) {
+        for k in q.optionNames where Router.allDocsParameters.contains(k) {
             guard let value = try q.json(k) else { continue }
             options[k] = value
         }
