@@ -106,7 +106,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "cblite-cli",
-            dependencies: ["CBLiteCore", "CBLiteListener", "CBLiteReplicator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["CBLiteCore", "CouchWire", "CBLiteListener", "CBLiteReplicator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The CouchDB wire format, pure (no I/O, no storage): multipart, _revisions, query
         // parameters, error bodies and names, auth headers, the replication and _changes

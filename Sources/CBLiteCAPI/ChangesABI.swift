@@ -1,12 +1,15 @@
 import CBLiteCore
 import CCBLite
+import CouchWire
 import Glibc
 
 @c @implementation public func cbl_collection_changes(_ coll: OpaquePointer?, _ since: UInt64, _ options: UnsafePointer<CChar>?,
                                                       _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
     outCall(out, "out_json", empty: nil, err) {
         let opts = try ChangesOptions(json: try optionalString(options, "options_json"))
-        return cString(try collection(coll).changesJSON(since: Int64(clamping: since), options: opts))
+        var feed = ChangesWriter.Document()
+        let last = try collection(coll).visitChanges(since: Int64(clamping: since), options: opts) { feed.add($0) }
+        return cString(feed.finish(lastSeq: last))
     }
 }
 

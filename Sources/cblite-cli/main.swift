@@ -1,5 +1,6 @@
 import ArgumentParser
 import CBLiteCore
+import CouchWire
 import Glibc
 
 // `cblite`: inspect and edit cblite databases from a shell.
@@ -186,7 +187,12 @@ struct Changes: ParsableCommand {
         o.allRevs = allRevs
         let opts = o
         try db.withCollection { _, c in
-            if db.json { printJSON(try c.changesJSON(since: since, options: opts)); return }
+            if db.json {
+                var feed = ChangesWriter.Document()
+                let last = try c.visitChanges(since: since, options: opts) { feed.add($0) }
+                printJSON(feed.finish(lastSeq: last))
+                return
+            }
             for e in try c.changes(since: since, options: opts) {
                 print("\(e.sequence)\t\(e.docID)\t\(e.revs.joined(separator: ","))\(e.deleted ? "\tdeleted" : "")")
                 if let d = e.doc { print("\t" + String(decoding: d, as: UTF8.self)) }

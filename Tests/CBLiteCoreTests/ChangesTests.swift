@@ -55,22 +55,25 @@ final class ChangesTests: CBLCollectionTestCase {
         XCTAssertEqual(all[0].revs, [winner, loser], "every leaf, the current one first")
         XCTAssertNil(all[0].doc)
 
-        // JSON form.
-        let j = obj(try coll.changesJSON(since: 0, options: opts(#"{"all_revs":true,"include_docs":true}"#)))
-        XCTAssertEqual(j["last_seq"], .int(feed.last!.sequence))
-        let results = try XCTUnwrap(j["results"]?.arrayValue).compactMap(\.objectValue)
-        XCTAssertEqual(results.count, 2)
-        XCTAssertEqual(results[0]["id"], .string("a"))
-        XCTAssertEqual(results[0]["seq"], .int(feed[0].sequence))
-        XCTAssertEqual(results[0]["changes"], .array([winner, loser].map { .object(JSONObject([("rev", .string($0))])) }))
-        XCTAssertNil(results[0]["deleted"])
-        XCTAssertEqual(results[0]["doc"]?.objectValue?["_id"], .string("a"))
-        XCTAssertEqual(results[1]["deleted"], .bool(true))
-        let empty = obj(try coll.changesJSON(since: 99))
-        XCTAssertEqual(empty["results"], .array([]))
-        XCTAssertEqual(empty["last_seq"], .int(99))
-        let plain = obj(try coll.changesJSON(since: 0))
-        XCTAssertNil(plain["results"]?.arrayValue?.first?.objectValue?["doc"])
+        // Row by row, as the wire format writes them (CouchWire's ChangesWriter).
+        var rows: [(seq: Int64, id: String, rev: String, leaves: [String]?, deleted: Bool, doc: [UInt8]?)] = []
+        let last = try coll.visitChanges(since: 0, options: opts(#"{"all_revs":true,"include_docs":true}"#)) { r in
+            rows.append((r.sequence, String(decoding: r.docID, as: UTF8.self), String(decoding: r.revID, as: UTF8.self), r.leaves, r.deleted, r.doc))
+        }
+        XCTAssertEqual(last, feed.last!.sequence)
+        XCTAssertEqual(rows.count, 2)
+        XCTAssertEqual(rows[0].id, "a")
+        XCTAssertEqual(rows[0].seq, feed[0].sequence)
+        XCTAssertEqual(rows[0].rev, winner)
+        XCTAssertEqual(rows[0].leaves, [winner, loser])
+        XCTAssertFalse(rows[0].deleted)
+        XCTAssertEqual(obj(try XCTUnwrap(rows[0].doc))["_id"], .string("a"))
+        XCTAssertTrue(rows[1].deleted)
+        XCTAssertEqual(try coll.visitChanges(since: 99) { _ in XCTFail("no row after the last sequence") }, 99)
+        try coll.visitChanges(since: 0) { r in
+            XCTAssertNil(r.doc)
+            XCTAssertNil(r.leaves)
+        }
     }
 
     func testLocalDocsAndOtherCollectionsNotInFeed() throws {

@@ -837,17 +837,16 @@ final class ReplicationTests: CBLCollectionTestCase {
         XCTAssertEqual(try coll.changes(since: 1, options: o).map(\.docID), ["c"])
         o.limit = 1
         XCTAssertEqual(try coll.changes(since: 0, options: o).map(\.docID), ["a"])
-        let j = obj(try coll.changesJSON(since: 0, options: o))
-        XCTAssertEqual(j["last_seq"], .int(1))
+        XCTAssertEqual(try coll.changesPage(since: 0, options: o).lastSequence, 1)
         o.limit = -1
         // last_seq goes past the rows dropped by doc_ids.
-        XCTAssertEqual(obj(try coll.changesJSON(since: 0, options: o))["last_seq"], .int(4))
+        XCTAssertEqual(try coll.changesPage(since: 0, options: o).lastSequence, 4)
         XCTAssertEqual(try coll.changes(since: 0, options: ChangesOptions(json: #"{"doc_ids":["d"]}"#)).map(\.sequence), [4])
         // An ID this database cannot hold matches nothing (CouchDB would list its design doc).
         o.docIDs = ["_design/app", "b"]
         XCTAssertEqual(try coll.changes(since: 0, options: o).map(\.docID), ["b"])
         o.docIDs = ["_design/app"]
-        XCTAssertEqual(obj(try coll.changesJSON(since: 0, options: o))["last_seq"], .int(4))
+        XCTAssertEqual(try coll.changesPage(since: 0, options: o).lastSequence, 4)
         assertStatus(.badRequest, try ChangesOptions(json: #"{"doc_ids":"a"}"#))
     }
 
@@ -864,35 +863,35 @@ final class ReplicationTests: CBLCollectionTestCase {
         // limit counts rows that pass the filter.
         o.limit = 2
         XCTAssertEqual(try coll.changes(since: 0, options: o).map(\.docID), ["d2", "d4"])
-        XCTAssertEqual(obj(try coll.changesJSON(since: 0, options: o))["last_seq"], .int(4))
+        XCTAssertEqual(try coll.changesPage(since: 0, options: o).lastSequence, 4)
         o.filterParams = JSONObject([("type", .string("x"))])
         o.limit = 1
-        XCTAssertEqual(obj(try coll.changesJSON(since: 0, options: o))["last_seq"], .int(1))
+        XCTAssertEqual(try coll.changesPage(since: 0, options: o).lastSequence, 1)
         // limit 0: no rows, as without a filter.
         o.limit = 0
         XCTAssertEqual(try coll.changes(since: 0, options: o).map(\.docID), [])
         XCTAssertEqual(try coll.changes(since: 0, options: ChangesOptions(json: #"{"limit":0}"#)).map(\.docID), [])
-        XCTAssertEqual(obj(try coll.changesJSON(since: 0, options: o))["results"], .array([]))
+        XCTAssertEqual(try coll.changesPage(since: 0, options: o).entries.count, 0)
         var byID = ChangesOptions()
         byID.docIDs = ["d2"]
         byID.limit = 0
         XCTAssertEqual(try coll.changes(since: 0, options: byID).map(\.docID), [])
         // Without a limit, last_seq advances past the filtered-out rows at the end.
         o.limit = -1
-        let j = obj(try coll.changesJSON(since: 3, options: o))
-        XCTAssertEqual(j["results"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue }, ["d6"])
-        XCTAssertEqual(j["last_seq"], .int(6))
+        let page = try coll.changesPage(since: 3, options: o)
+        XCTAssertEqual(page.entries.map(\.docID), ["d6"])
+        XCTAssertEqual(page.lastSequence, 6)
         o.filterParams = JSONObject([("type", .string("z"))])
-        let none = obj(try coll.changesJSON(since: 0, options: o))
-        XCTAssertEqual(none["results"], .array([]))
-        XCTAssertEqual(none["last_seq"], .int(6), "nothing passes, yet the caller need not scan them again")
+        let none = try coll.changesPage(since: 0, options: o)
+        XCTAssertEqual(none.entries.count, 0)
+        XCTAssertEqual(none.lastSequence, 6, "nothing passes, yet the caller need not scan them again")
         // Through the JSON options, combined with doc_ids.
         let viaJSON = try ChangesOptions(json: #"{"filter":"by-type","filter_params":{"type":"x"},"doc_ids":["d3","d4","d6"]}"#)
         XCTAssertEqual(try coll.changes(since: 0, options: viaJSON).map(\.docID), ["d3", "d6"])
         // Unknown filter: 404; removing one makes it unknown.
         o.filter = "no-such-filter"
         assertStatus(.notFound, try coll.changes(since: 0, options: o))
-        assertStatus(.notFound, try coll.changesJSON(since: 0, options: o))
+        assertStatus(.notFound, try coll.visitChanges(since: 0, options: o) { _ in })
         try db.setFilter(name: "by-type", nil)
         o.filter = "by-type"
         assertStatus(.notFound, try coll.changes(since: 0, options: o))
@@ -927,9 +926,9 @@ final class ReplicationTests: CBLCollectionTestCase {
         XCTAssertEqual(all[1].revs.count, 1)
         let main = try coll.changes(since: 0, options: ChangesOptions(json: #"{"style":"main_only"}"#))
         XCTAssertEqual(main[0].revs, ["2-x"])
-        let j = obj(try coll.changesJSON(since: 0, options: ChangesOptions(json: #"{"style":"all_docs"}"#)))
-        XCTAssertEqual(j["results"]?.arrayValue?.first?.objectValue?["changes"],
-                       try jsonValue(#"[{"rev":"2-x"},{"rev":"2-b"},{"rev":"3-d"}]"#))
+        var leaves: [[String]?] = []
+        try coll.visitChanges(since: 0, options: ChangesOptions(json: #"{"style":"all_docs"}"#)) { leaves.append($0.leaves) }
+        XCTAssertEqual(leaves.first, ["2-x", "2-b", "3-d"])
         assertStatus(.badRequest, try ChangesOptions(json: #"{"style":"everything"}"#))
         // With a filter too (filtering needs the body and the tree together).
         try db.setFilter(name: "all") { _, _ in true }

@@ -93,4 +93,24 @@ final class WireFormatTests: XCTestCase {
         XCTAssertTrue(String(decoding: feed, as: UTF8.self).hasPrefix("data: {\"seq\":3"))
         XCTAssertTrue(String(decoding: feed, as: UTF8.self).hasSuffix("\nid: 3\n\n"))
     }
+
+    /// The feed as one document (the C ABI's cbl_collection_changes): the same rows as
+    /// the listener's, from the engine's row views; the current revision alone, or every leaf.
+    func testChangesDocumentWritesRowViews() throws {
+        var doc = ChangesWriter.Document()
+        XCTAssertEqual(String(decoding: doc.finish(lastSeq: 4), as: UTF8.self), #"{"results":[],"last_seq":4}"#)
+        doc = ChangesWriter.Document()
+        let id = Array("d\"q".utf8), rev = Array("2-b".utf8)
+        id.withUnsafeBufferPointer { i in
+            rev.withUnsafeBufferPointer { r in
+                doc.add(ChangeRowView(sequence: 7, docID: i, revID: r, leaves: ["2-b", "2-a"], deleted: true, doc: nil))
+                doc.add(ChangeRowView(sequence: 8, docID: i, revID: r, leaves: nil, deleted: false, doc: Array(#"{"_id":"d\"q"}"#.utf8)))
+            }
+        }
+        XCTAssertEqual(String(decoding: doc.finish(lastSeq: 9), as: UTF8.self),
+                       #"{"results":[{"seq":7,"id":"d\"q","changes":[{"rev":"2-b"},{"rev":"2-a"}],"deleted":true},"#
+                       + #"{"seq":8,"id":"d\"q","changes":[{"rev":"2-b"}],"doc":{"_id":"d\"q"}}],"last_seq":9}"#)
+        XCTAssertEqual(String(decoding: ChangesWriter.row(.init(seq: 7, id: "d\"q", revs: ["2-b", "2-a"], deleted: true)), as: UTF8.self),
+                       #"{"seq":7,"id":"d\"q","changes":[{"rev":"2-b"},{"rev":"2-a"}],"deleted":true}"#)
+    }
 }

@@ -154,59 +154,37 @@ extension Collection {
     /// moves past them (and never past a change it has not seen).
     public func changesPage(since: Int64, options: ChangesOptions = ChangesOptions()) throws -> (entries: [ChangeEntry], lastSequence: Int64) {
         var out: [ChangeEntry] = []
-        let scanned = try scanChanges(since: since, options: options) { s, revs in
-            let docID = s.string(1) ?? ""
-            let rev = s.string(3) ?? ""
-            let deleted = DocFlags(rawValue: s.int(2)).contains(.deleted)
-            let doc = options.includeDocs ? DocumentJSON.render(docID: docID, rev: rev, deleted: deleted, body: s.bytes(4)) : nil
-            out.append(ChangeEntry(sequence: s.int(0), docID: docID, revs: revs ?? [rev], deleted: deleted, doc: doc))
+        let last = try visitChanges(since: since, options: options) { r in
+            let rev = String(decoding: r.revID, as: UTF8.self)
+            out.append(ChangeEntry(sequence: r.sequence, docID: String(decoding: r.docID, as: UTF8.self),
+                                   revs: r.leaves ?? [rev], deleted: r.deleted, doc: r.doc))
         }
-        return (out, options.descending ? (out.first?.sequence ?? since) : max(out.last?.sequence ?? since, scanned))
+        return (out, last)
     }
 
-    /// The feed as CouchDB-style JSON: {"results":[...],"last_seq":n}, written straight
-    /// from the rows.
-    public func changesJSON(since: Int64, options: ChangesOptions = ChangesOptions()) throws -> [UInt8] {
-        var w = JSONWriter(capacity: 4096)
-        var first = true
+    /// The feed row by row, straight from the scan (the wire format writes each row as
+    /// it comes: CouchWire's ChangesWriter); returns the feed's `last_seq` by the rule of
+    /// `changesPage`.
+    public func visitChanges(since: Int64, options: ChangesOptions = ChangesOptions(),
+                             _ visit: (ChangeRowView) throws -> Void) throws -> Int64 {
         var firstSeq: Int64? = nil
         var lastSeq = since
-        w.append("{\"results\":[")
         let scanned = try scanChanges(since: since, options: options) { s, revs in
-            if !first { w.appendByte(UInt8(ascii: ",")) }
-            first = false
             let seq = s.int(0)
             if firstSeq == nil { firstSeq = seq }
             lastSeq = seq
-            w.append("{\"seq\":")
-            w.appendInt(seq)
-            w.append(",\"id\":")
-            s.withBytes(1) { w.writeString(utf8: $0) }
-            w.append(",\"changes\":[")
-            if let revs {
-                for (j, r) in revs.enumerated() {
-                    w.append(j > 0 ? ",{\"rev\":" : "{\"rev\":")
-                    w.writeString(r)
-                    w.appendByte(UInt8(ascii: "}"))
-                }
-            } else {
-                w.append("{\"rev\":")
-                s.withBytes(3) { w.writeString(utf8: $0) }
-                w.appendByte(UInt8(ascii: "}"))
-            }
-            w.appendByte(UInt8(ascii: "]"))
             let deleted = DocFlags(rawValue: s.int(2)).contains(.deleted)
-            if deleted { w.append(",\"deleted\":true") }
-            if options.includeDocs {
-                w.append(",\"doc\":")
-                w.appendRaw(DocumentJSON.render(docID: s.string(1) ?? "", rev: s.string(3) ?? "", deleted: deleted, body: s.bytes(4)))
+            try s.withBytes(1) { id in
+                try s.withBytes(3) { rev in
+                    let doc = options.includeDocs
+                        ? DocumentJSON.render(docID: String(decoding: id, as: UTF8.self), rev: String(decoding: rev, as: UTF8.self),
+                                              deleted: deleted, body: s.bytes(4))
+                        : nil
+                    try visit(ChangeRowView(sequence: seq, docID: id, revID: rev, leaves: revs, deleted: deleted, doc: doc))
+                }
             }
-            w.appendByte(UInt8(ascii: "}"))
         }
-        w.append("],\"last_seq\":")
-        w.appendInt(options.descending ? (firstSeq ?? since) : max(lastSeq, scanned))
-        w.appendByte(UInt8(ascii: "}"))
-        return w.bytes
+        return options.descending ? (firstSeq ?? since) : max(lastSeq, scanned)
     }
 
     // MARK: listeners
