@@ -51,7 +51,7 @@ final class ExpirationTimer: @unchecked Sendable {
         if nextDue() != nil { poke() }
     }
 
-    /// Stops the thread and waits for it, unless called from it (a listener closing the
+    /// Stops the thread and waits for it, unless called from it (an observer closing the
     /// database while the timer delivers a purge).
     func stop() {
         ServiceThread.stop(monitor) {

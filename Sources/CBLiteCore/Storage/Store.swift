@@ -6,7 +6,7 @@ import Synchronization
 /// one writer connection behind a recursive, thread-owned write lock, a pool of reader
 /// connections (WAL lets them read while a write is in progress), the transaction
 /// state, and the change notifier. Handles of one file share one Store, so a change
-/// through one notifies listeners of the others.
+/// through one notifies the change observers of the others.
 public final class Store: @unchecked Sendable {
     public let bundlePath: String
     public let filePath: String
@@ -51,10 +51,10 @@ public final class Store: @unchecked Sendable {
     /// reader threads would otherwise contend on.
     private let deletedCollectionCount = Atomic<Int>(0)
     var expiration: ExpirationTimer?
-    /// Delivers other processes' commits to listeners (started by the first listener).
+    /// Delivers other processes' commits to change observers (started by the first observer).
     private var watcher: ExternalChangeWatcher?
     /// Copies the WAL into the file off the committing thread (nil: read-only).
-    private(set) var checkpointer: Checkpointer?
+    private(set) var walCheckpointer: WALCheckpointer?
 
     /// Opened read-only: every write fails with 403 and nothing on disk changes.
     let readOnly: Bool
@@ -105,26 +105,26 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    /// WAL mode, and checkpoints on the checkpointer's thread instead of in commits.
+    /// WAL mode, and checkpoints on the WAL checkpointer's thread instead of in commits.
     private func configureWriter() throws {
         try writer.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
-        if checkpointer == nil {
-            checkpointer = Checkpointer(label: filePath) { [weak self] in
+        if walCheckpointer == nil {
+            walCheckpointer = WALCheckpointer(label: filePath) { [weak self] in
                 guard let self else { throw CBLError.badRequest("database is closed") }
                 return try Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key)
             }
         }
-        checkpointer!.attach(to: writer)
+        walCheckpointer!.attach(to: writer)
     }
 
-    /// Runs `body` with the checkpointer's thread stopped and its connection closed.
+    /// Runs `body` with the WAL checkpointer's thread stopped and its connection closed.
     private func withCheckpointsStopped<T>(_ body: () throws -> T) rethrows -> T {
-        guard let checkpointer else { return try body() }
-        return try checkpointer.whileStopped(body)
+        guard let walCheckpointer else { return try body() }
+        return try walCheckpointer.whileStopped(body)
     }
 
-    /// A store dropped without close() (tests) still stops the checkpointer's thread.
-    deinit { checkpointer?.stop() }
+    /// A store dropped without close() (tests) still stops the WAL checkpointer's thread.
+    deinit { walCheckpointer?.stop() }
 
     // MARK: write lock and transactions
 
@@ -347,8 +347,8 @@ public final class Store: @unchecked Sendable {
         return try body(writer)
     }
 
-    /// Starts delivering other processes' commits to this file's listeners (idempotent).
-    /// Without a thread or a connection to give, listeners see only this process's changes.
+    /// Starts delivering other processes' commits to this file's change observers (idempotent).
+    /// Without a thread or a connection to give, observers see only this process's changes.
     func watchOtherProcesses() {
         monitor.locked {
             guard watcher == nil, !closed.load(ordering: .relaxed) else { return }
@@ -363,7 +363,7 @@ public final class Store: @unchecked Sendable {
         watching?.stop()                          // first: it may poke the expiration timer
         expiration?.stop()
         expiration = nil
-        checkpointer?.stop()                      // its connection closes first: the writer's close is the last
+        walCheckpointer?.stop()                   // its connection closes first: the writer's close is the last
         let writerToClose: Connection? = monitor.locked {
             closed.store(true, ordering: .releasing)
             readers.removeAll()
@@ -381,7 +381,7 @@ public final class Store: @unchecked Sendable {
     /// old file and reopens. The old file stays intact until the rename.
     func changeKey(_ newKey: EncryptionKey?, timeoutMs: Int? = nil,
                    beforeSwap: (Connection) throws -> Void = { _ in }, afterSwap: () throws -> Void = {}) throws {
-        // The checkpointer's connection would hold the old file open: stopped meanwhile.
+        // The WAL checkpointer's connection would hold the old file open: stopped meanwhile.
         try exclusive(timeoutMs: timeoutMs) { conn in try withCheckpointsStopped {
             try beforeSwap(conn)
             let temp = filePath + ".rekey"

@@ -21,7 +21,7 @@ public final class LiveQuery: @unchecked Sendable {
     private var stopped = false
     private var busy = false
     private var thread: ServiceThread?
-    private var token: ListenerToken?
+    private var token: ChangeObserverToken?
     private var lastRows: [QueryRow]?
     private var lastGeneration: Int64?
     private var worker: ThreadID?
@@ -47,7 +47,7 @@ public final class LiveQuery: @unchecked Sendable {
     /// Starts watching; the first result set is delivered from the live query's thread.
     public func start() throws {
         guard view.hasMap else { throw CBLError(.notAcceptable, "view \"\(view.name)\" has no map function") }
-        let tok = try view.collection.addChangeListener { [weak self] _ in self?.markDirty() }
+        let tok = try view.collection.addChangeObserver { [weak self] _ in self?.markDirty() }
         // Closing the database handle stops this live query.
         let act: Int
         do {
@@ -56,7 +56,7 @@ public final class LiveQuery: @unchecked Sendable {
             tok.remove()            // the handle was closed: nothing may stay registered
             throw error
         }
-        // The listener and the activity become this query's only once it starts; any
+        // The observer and the activity become this query's only once it starts; any
         // failure below gives both back (a second start must not replace the first's).
         let failure: CBLError? = monitor.locked {
             if thread != nil || stopped { return CBLError(.notAcceptable, "live query is already started or was stopped") }
@@ -97,7 +97,7 @@ public final class LiveQuery: @unchecked Sendable {
     /// Stops watching. Returns once no callback is running and none will follow (unless
     /// called from the callback itself). Idempotent.
     public func stop() {
-        let (t, tok, act): (ServiceThread?, ListenerToken?, Int?) = monitor.locked {
+        let (t, tok, act): (ServiceThread?, ChangeObserverToken?, Int?) = monitor.locked {
             stopped = true
             monitor.broadcast()
             let r = (thread, token, activity)
