@@ -16,9 +16,10 @@ import CSQLCipher
 /// as purged, then saved). One thread per open file, started by
 /// the first change observer, stopped when the file closes (ServiceThread, as the
 /// expiration timer).
-final class ExternalChangeWatcher: @unchecked Sendable {
+final class ExternalChangeWatcher: Service, @unchecked Sendable {
     /// The documented bound on the delay (include/cblite.h, "Change listeners").
     static let intervalMs = 250
+    var serviceName: String { "change watcher" }
 
     private let monitor = Monitor()
     private var stopped = false

@@ -10,7 +10,8 @@
 /// watcher sees another process commit (`pokeIfPending`). Couchbase Lite's Housekeeper
 /// works the same way: it schedules from the file at open and from its own process's
 /// changes.
-final class ExpirationTimer: @unchecked Sendable {
+final class ExpirationTimer: Service, @unchecked Sendable {
+    var serviceName: String { "expiration timer" }
     private let monitor = Monitor()
     private var stopped = false
     private var poked = false

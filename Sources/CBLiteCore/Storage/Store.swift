@@ -55,6 +55,9 @@ public final class Store: @unchecked Sendable {
     /// always) that check reads this atomically instead of taking the store's lock, which
     /// reader threads would otherwise contend on.
     let deletedCollectionCount = Atomic<Int>(0)
+    /// What runs on the file and on its handles, stopped at close newest first.
+    let services = ServiceList()
+    /// Set once, under `monitor`, by the first writable handle (StoreServices.swift).
     var expiration: ExpirationTimer?
     /// Delivers other processes' commits to change observers (started by the first observer).
     var watcher: ExternalChangeWatcher?
@@ -118,6 +121,7 @@ public final class Store: @unchecked Sendable {
                 guard let self else { throw CBLError.badRequest("database is closed") }
                 return try Connection(path: filePath, create: false, busyTimeoutMs: busyTimeoutMs, key: key)
             }
+            _ = try? services.add(walCheckpointer!, owner: nil)   // the first service: the list is new
         }
         walCheckpointer!.attach(to: writer)
     }

@@ -27,10 +27,11 @@ import Glibc
 /// milliseconds of a 1,000-frame copy. Its connection outlives it (opening one derives
 /// the key of an encrypted database) and is closed by `stop` (the store's close) or for
 /// the duration of `whileStopped` (a re-key swapping the file under every connection).
-final class WALCheckpointer: @unchecked Sendable {
+final class WALCheckpointer: Service, @unchecked Sendable {
     static let defaultThreshold = 1000            // SQLite's SQLITE_DEFAULT_WAL_AUTOCHECKPOINT
     static let defaultLimit = 8000                // ~32 MiB of log at 4 KiB pages
 
+    var serviceName: String { "WAL checkpointer" }
     let threshold: Int
     let limit: Int
     private let openConnection: () throws -> Connection
