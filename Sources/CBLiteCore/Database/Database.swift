@@ -36,8 +36,9 @@ public final class Database: @unchecked Sendable {
     let busyTimeoutMs: Int
     private let monitor = Monitor()
     /// Whether this handle is closed: set once, under `monitor` (with the transaction
-    /// count, and so that no service registers after it); read without it, since every call checks it and reader
-    /// threads sharing a handle would otherwise contend on this handle's lock.
+    /// count, and so that no service registers after it); read without it, since every
+    /// call checks it and reader threads sharing a handle would otherwise contend on this
+    /// handle's lock.
     private let closedFlag = Atomic<Bool>(false)
     /// Transaction levels begun through this handle and not yet ended.
     private var ownTransactions = 0
