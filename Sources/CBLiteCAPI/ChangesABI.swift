@@ -30,8 +30,8 @@ private func changeCallback(_ fn: cbl_change_fn, _ context: UnsafeMutableRawPoin
     }
 }
 
-private func listenerCall(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?, _ callback: cbl_change_fn?,
-                          _ add: (@escaping ([ChangeEvent]) -> Void) throws -> ListenerToken,
+private func observerCall(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?, _ callback: cbl_change_fn?,
+                          _ add: (@escaping ([ChangeEvent]) -> Void) throws -> ChangeObserverToken,
                           _ context: UnsafeMutableRawPointer?) -> cbl_status {
     handleCall(out, "out_token", err) {
         guard let callback else { throw CBLError(.badRequest, "callback is NULL") }
@@ -41,22 +41,22 @@ private func listenerCall(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: E
 
 @c @implementation public func cbl_collection_add_change_listener(_ coll: OpaquePointer?, _ callback: cbl_change_fn?, _ context: UnsafeMutableRawPointer?,
                                                                   _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
-    listenerCall(out, err, callback, { try collection(coll).addChangeListener($0) }, context)
+    observerCall(out, err, callback, { try collection(coll).addChangeObserver($0) }, context)
 }
 
 @c @implementation public func cbl_collection_add_document_listener(_ coll: OpaquePointer?, _ docID: UnsafePointer<CChar>?,
                                                                     _ callback: cbl_change_fn?, _ context: UnsafeMutableRawPointer?,
                                                                     _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
-    listenerCall(out, err, callback, { try collection(coll).addChangeListener(docID: try string(docID, "doc_id"), $0) }, context)
+    observerCall(out, err, callback, { try collection(coll).addChangeObserver(docID: try string(docID, "doc_id"), $0) }, context)
 }
 
 @c @implementation public func cbl_db_add_change_listener(_ db: OpaquePointer?, _ callback: cbl_change_fn?, _ context: UnsafeMutableRawPointer?,
                                                           _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
-    listenerCall(out, err, callback, { try database(db).defaultCollection().addChangeListener($0) }, context)
+    observerCall(out, err, callback, { try database(db).defaultCollection().addChangeObserver($0) }, context)
 }
 
 @c @implementation public func cbl_listener_token_remove(_ token: OpaquePointer?) {
-    guard let t = try? HandleTable.shared.lookup(token, as: ListenerToken.self, "cbl_listener_token") else { return }
+    guard let t = try? HandleTable.shared.lookup(token, as: ChangeObserverToken.self, "cbl_listener_token") else { return }
     HandleTable.shared.remove(token)
     t.remove()
 }

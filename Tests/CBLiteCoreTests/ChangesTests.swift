@@ -93,11 +93,11 @@ final class ChangesTests: CBLCollectionTestCase {
         XCTAssertNoThrow(try ChangesOptions(json: #"{"limit":5,"include_docs":false,"all_revs":true,"descending":false}"#))
     }
 
-    // MARK: listeners
+    // MARK: change observers
 
-    func testListenersGetOneBatchPerTransactionAfterCommit() throws {
+    func testObserversGetOneBatchPerTransactionAfterCommit() throws {
         let rec = ChangeRecorder()
-        let token = try coll.addChangeListener(rec.callback)
+        let token = try coll.addChangeObserver(rec.callback)
         defer { token.remove() }
         let single = try coll.put(docID: "s", json: "{}", parent: nil)
         try db.waitForNotifications(timeoutMs: 10_000)
@@ -144,7 +144,7 @@ final class ChangesTests: CBLCollectionTestCase {
 
     func testEventContents() throws {
         let rec = ChangeRecorder()
-        let token = try coll.addChangeListener(rec.callback)
+        let token = try coll.addChangeObserver(rec.callback)
         defer { token.remove() }
         let r1 = try coll.put(docID: "d", json: "{}", parent: nil)
         let r2 = try coll.put(docID: "d", json: #"{"v":2}"#, parent: r1.revID)
@@ -162,16 +162,16 @@ final class ChangesTests: CBLCollectionTestCase {
         XCTAssertEqual(ev.map(\.sequence), [1, 2, 3, 4, 4])
     }
 
-    func testDocumentListenerFiltersAndCollectionsAreSeparate() throws {
+    func testDocumentObserverFiltersAndCollectionsAreSeparate() throws {
         let other = try db.createCollection(scope: "s", name: "other")
         let docRec = ChangeRecorder()
         let collRec = ChangeRecorder()
         let otherRec = ChangeRecorder()
-        let t1 = try coll.addChangeListener(docID: "watched", docRec.callback)
-        let t2 = try coll.addChangeListener(collRec.callback)
-        let t3 = try other.addChangeListener(otherRec.callback)
+        let t1 = try coll.addChangeObserver(docID: "watched", docRec.callback)
+        let t2 = try coll.addChangeObserver(collRec.callback)
+        let t3 = try other.addChangeObserver(otherRec.callback)
         defer { t1.remove(); t2.remove(); t3.remove() }
-        assertStatus(.badRequest, try coll.addChangeListener(docID: "_bad") { _ in })
+        assertStatus(.badRequest, try coll.addChangeObserver(docID: "_bad") { _ in })
 
         try db.inTransaction {
             _ = try coll.put(docID: "a", json: "{}", parent: nil)
@@ -188,9 +188,9 @@ final class ChangesTests: CBLCollectionTestCase {
         XCTAssertTrue(otherRec.events.allSatisfy { $0.collectionID == other.id })
     }
 
-    func testRemovedListenerGetsNothing() throws {
+    func testRemovedObserverGetsNothing() throws {
         let rec = ChangeRecorder()
-        let token = try coll.addChangeListener(rec.callback)
+        let token = try coll.addChangeObserver(rec.callback)
         _ = try coll.put(docID: "a", json: "{}", parent: nil)
         try db.waitForNotifications(timeoutMs: 10_000)
         token.remove()
@@ -199,15 +199,15 @@ final class ChangesTests: CBLCollectionTestCase {
         try db.waitForNotifications(timeoutMs: 10_000)
         XCTAssertEqual(rec.events.map(\.docID), ["a"])
         // Removing after the database was closed is harmless too.
-        let t2 = try coll.addChangeListener { _ in }
+        let t2 = try coll.addChangeObserver { _ in }
         try db.close()
         t2.remove()
     }
 
     func testRemovalInsideCallback() throws {
         let rec = ChangeRecorder()
-        let tokenBox = Locked<ListenerToken?>(nil)
-        let token = try coll.addChangeListener { events in
+        let tokenBox = Locked<ChangeObserverToken?>(nil)
+        let token = try coll.addChangeObserver { events in
             rec.record(events)
             tokenBox.get()?.remove()         // must not deadlock
         }
@@ -223,7 +223,7 @@ final class ChangesTests: CBLCollectionTestCase {
         let rec = ChangeRecorder()
         let c = coll!
         let errors = Locked<[String]>([])
-        let token = try coll.addChangeListener { events in
+        let token = try coll.addChangeObserver { events in
             rec.record(events)
             for e in events where e.docID == "trigger" {
                 do {
@@ -242,7 +242,7 @@ final class ChangesTests: CBLCollectionTestCase {
 
     func testBufferedNotifications() throws {
         let rec = ChangeRecorder()
-        let token = try coll.addChangeListener(rec.callback)
+        let token = try coll.addChangeObserver(rec.callback)
         defer { token.remove() }
         try db.setNotificationsBuffered(true)
         _ = try coll.put(docID: "a", json: "{}", parent: nil)
@@ -270,11 +270,11 @@ final class ChangesTests: CBLCollectionTestCase {
         XCTAssertEqual(rec.events.last?.docID, "e")
     }
 
-    func testWaitForNotificationsTimesOutWhileAListenerIsBusy() throws {
+    func testWaitForNotificationsTimesOutWhileAnObserverIsBusy() throws {
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let rec = ChangeRecorder()
-        let token = try coll.addChangeListener { events in
+        let token = try coll.addChangeObserver { events in
             rec.record(events)
             if events.contains(where: { $0.docID == "slow" }) {
                 entered.signal()
@@ -303,7 +303,7 @@ final class ChangesTests: CBLCollectionTestCase {
     func testWaitForNotificationsFromInsideACallbackDoesNotDeadlock() throws {
         let status = Locked<[String]>([])
         let d = db!
-        let token = try coll.addChangeListener { _ in
+        let token = try coll.addChangeObserver { _ in
             do { try d.waitForNotifications(timeoutMs: 5_000); status.with { $0.append("ok") } }
             catch { status.with { $0.append("\(error)") } }
         }

@@ -86,7 +86,7 @@ final class CollectionTests: CBLTestCase {
             assertStatus(.notFound, try coll.lastSequence)
             assertStatus(.notFound, try coll.changes(since: 0))
             assertStatus(.notFound, try coll.getLocal(id: "l"))
-            assertStatus(.notFound, try coll.addChangeListener { _ in })
+            assertStatus(.notFound, try coll.addChangeObserver { _ in })
         }
 
         // Re-creating the name gives a new, empty collection; the old handle stays dead.

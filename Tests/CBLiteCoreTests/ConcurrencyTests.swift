@@ -41,7 +41,7 @@ final class ConcurrencyTests: CBLTestCase {
         let c2 = try h2.defaultCollection()
         let errors = Locked<[String]>([])
         let rec = ChangeRecorder()
-        let token = try c1.addChangeListener(rec.callback)
+        let token = try c1.addChangeObserver(rec.callback)
         defer { token.remove() }
         let threads = 8, perThread = 20
         runOnThreads(threads) { i in

@@ -140,7 +140,7 @@ final class DatabaseTests: CBLTestCase {
         let h1 = try open("shared")
         let h2 = try open("shared")
         let rec = ChangeRecorder()
-        let token = try h1.defaultCollection().addChangeListener(rec.callback)
+        let token = try h1.defaultCollection().addChangeObserver(rec.callback)
         defer { token.remove() }
         let r = try h2.defaultCollection().put(docID: "d", json: #"{"n":1}"#, parent: nil)
         try h2.waitForNotifications(timeoutMs: 10_000)

@@ -796,7 +796,7 @@ final class DocumentTests: CBLCollectionTestCase {
         let winner = max(RevID(a.revID)!, RevID(b.revID)!).string
         let loser = winner == a.revID ? b.revID : a.revID
         let rec = ChangeRecorder()
-        let token = try coll.addChangeListener(rec.callback)
+        let token = try coll.addChangeObserver(rec.callback)
         defer { token.remove() }
         // Header: any undeleted leaf may be named; 409 for an unknown or inner revision.
         assertStatus(.conflict, try coll.delete(docID: "d", parent: r1.revID), "not a leaf")

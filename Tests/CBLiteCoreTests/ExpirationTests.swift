@@ -52,7 +52,7 @@ final class ExpirationTests: CBLTestCase {
         let t = try c.put(docID: "tomb", json: "{}", parent: nil)
         _ = try c.delete(docID: "tomb", parent: t.revID)
         let rec = ChangeRecorder()
-        let token = try c.addChangeListener(rec.callback)
+        let token = try c.addChangeObserver(rec.callback)
         defer { token.remove() }
 
         try c.setExpiration(docID: "soon", unixTime: unixTimeNow() + 1)
@@ -69,14 +69,14 @@ final class ExpirationTests: CBLTestCase {
         XCTAssertFalse(try c.changes(since: 0).contains { $0.docID == "soon" || $0.docID == "tomb" })
         try db.waitForNotifications(timeoutMs: 10_000)
         XCTAssertTrue(rec.events.contains { $0.docID == "soon" && $0.revID == "" && $0.deleted },
-                      "the purge is reported to listeners")
+                      "the purge is reported to change observers")
         assertSound(db)
     }
 
     /// The timer's thread runs only while an expiration is pending: none for a database
     /// without one, started by setting one, ended once it is purged; at open, started when
     /// the file holds one; and started when another process sets one while a change
-    /// listener watches the file.
+    /// observer watches the file.
     func testTheTimersThreadRunsOnlyWhileAnExpirationIsPending() throws {
         let db = try open()
         let c = try db.defaultCollection()
@@ -105,7 +105,7 @@ final class ExpirationTests: CBLTestCase {
         // Another process (a Store of its own) sets one: this process's change watcher
         // sees the commit and starts the timer, which purges it when due.
         let c2 = try again.defaultCollection()
-        let token = try c2.addChangeListener { _ in }
+        let token = try c2.addChangeObserver { _ in }
         defer { token.remove() }
         let store = try Store(bundlePath: again.path, filePath: again.path + "/db.sqlite3", create: false,
                               busyTimeoutMs: 5000, key: nil)

@@ -3,7 +3,7 @@ import Glibc
 @testable import CBLiteCore
 
 /// Commits made through another Store of the same file — what another process does — reach
-/// this Store's listeners marked external, within the watcher's bound; this process's own
+/// this Store's change observers marked external, within the watcher's bound; this process's own
 /// commits are delivered once, by their commit, and never again as external.
 final class ExternalChangesTests: XCTestCase {
     private var dir = ""
@@ -27,7 +27,7 @@ final class ExternalChangesTests: XCTestCase {
         let c = try db.defaultCollection()
         _ = try c.put(docID: "before", json: "{}", parent: nil)
         let recorder = ChangeRecorder()
-        let token = try c.addChangeListener(recorder.callback)
+        let token = try c.addChangeObserver(recorder.callback)
         defer { token.remove() }
 
         _ = try c.put(docID: "mine", json: "{}", parent: nil)
@@ -60,7 +60,7 @@ final class ExternalChangesTests: XCTestCase {
         defer { try? db.close() }
         let c = try db.defaultCollection()
         let recorder = ChangeRecorder()
-        let token = try c.addChangeListener(recorder.callback)
+        let token = try c.addChangeObserver(recorder.callback)
         defer { token.remove() }
         let other = try otherProcess(db)
         defer { other.store.close() }
@@ -88,7 +88,7 @@ final class ExternalChangesTests: XCTestCase {
         let c = try db.defaultCollection()
         for id in ["a", "b", "mine"] { _ = try c.put(docID: id, json: "{}", parent: nil) }
         let recorder = ChangeRecorder()
-        let token = try c.addChangeListener(recorder.callback)
+        let token = try c.addChangeObserver(recorder.callback)
         defer { token.remove() }
         let other = try otherProcess(db)
         defer { other.store.close() }
@@ -143,7 +143,7 @@ final class ExternalChangesTests: XCTestCase {
 
     func testWatcherStopsWhenTheDatabaseCloses() throws {
         let db = try Database.open(name: "closing", directory: dir)
-        let token = try db.defaultCollection().addChangeListener { _ in }
+        let token = try db.defaultCollection().addChangeObserver { _ in }
         try db.close()                   // joins the watcher's thread: nothing left running
         token.remove()
         let again = try Database.open(name: "closing", directory: dir)

@@ -218,21 +218,21 @@ final class LiveQueryTests: CBLTestCase {
         let coll = try db.defaultCollection()
         let view = try coll.view(named: "all")
         view.setMapReduce(map: { _, emitter in emitter.emit(.int(1), nil) }, reduce: nil, version: "1")
-        let listenersBefore = db.store.notifier.listenerCount
+        let observersBefore = db.store.notifier.observerCount
         let lq = LiveQuery(view: view, options: QueryOptions(), callback: { _ in })
         try lq.start()
-        XCTAssertEqual(db.store.notifier.listenerCount, listenersBefore + 1)
-        XCTAssertEqual(db.activityCount, 1)
+        XCTAssertEqual(db.store.notifier.observerCount, observersBefore + 1)
+        XCTAssertEqual(db.serviceCount, 1)
         assertStatus(.notAcceptable, try lq.start())
-        XCTAssertEqual(db.store.notifier.listenerCount, listenersBefore + 1, "the refused start's listener is removed")
-        XCTAssertEqual(db.activityCount, 1, "the refused start's close hook is removed, the first one kept")
+        XCTAssertEqual(db.store.notifier.observerCount, observersBefore + 1, "the refused start's observer is removed")
+        XCTAssertEqual(db.serviceCount, 1, "the refused start's registration is removed, the first one kept")
         XCTAssertTrue(lq.waitIdle())
         lq.stop()
-        XCTAssertEqual(db.store.notifier.listenerCount, listenersBefore)
-        XCTAssertEqual(db.activityCount, 0)
+        XCTAssertEqual(db.store.notifier.observerCount, observersBefore)
+        XCTAssertEqual(db.serviceCount, 0)
         assertStatus(.notAcceptable, try lq.start(), "a stopped live query does not start again")
-        XCTAssertEqual(db.store.notifier.listenerCount, listenersBefore)
-        XCTAssertEqual(db.activityCount, 0)
+        XCTAssertEqual(db.store.notifier.observerCount, observersBefore)
+        XCTAssertEqual(db.serviceCount, 0)
     }
 
     func testStartRequiresAMapFunction() throws {

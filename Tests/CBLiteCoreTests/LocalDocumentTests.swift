@@ -72,9 +72,9 @@ final class LocalDocumentTests: CBLTestCase {
         _ = try other.putLocal(id: "same", json: #"{"in":"other"}"#, parent: nil)
         XCTAssertEqual(obj(try other.getLocal(id: "same"))["in"], .string("other"))
         XCTAssertEqual(obj(try c.getLocal(id: "same"))["local"], .bool(true))
-        // Listeners hear nothing of local documents.
+        // Change observers hear nothing of local documents.
         let rec = ChangeRecorder()
-        let token = try c.addChangeListener(rec.callback)
+        let token = try c.addChangeObserver(rec.callback)
         defer { token.remove() }
         _ = try c.putLocal(id: "quiet", json: "{}", parent: nil)
         try db.waitForNotifications(timeoutMs: 10_000)

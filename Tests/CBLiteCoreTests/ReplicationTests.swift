@@ -194,7 +194,7 @@ final class ReplicationTests: CBLCollectionTestCase {
 
     func testBatchFailsPerDocumentInOneTransaction() throws {
         let rec = ChangeRecorder()
-        let token = try coll.addChangeListener(rec.callback)
+        let token = try coll.addChangeObserver(rec.callback)
         defer { token.remove() }
         let missingStub = #""_attachments":{"a.bin":{"content_type":"application/octet-stream","revpos":1,"digest":"md5-BHpffRdxZ2SyZ18soC9AWg==","length":5,"stub":true}}"#
         let batch = [
@@ -251,7 +251,7 @@ final class ReplicationTests: CBLCollectionTestCase {
         try insertOK(peerDoc("d", ["2-b", "1-a"], #""v":2"#))
         XCTAssertEqual(try coll.lastSequence, 1)
         let rec = ChangeRecorder()
-        let token = try coll.addChangeListener(rec.callback)
+        let token = try coll.addChangeObserver(rec.callback)
         defer { token.remove() }
         // The same revision again (even with a different body), and its known ancestor.
         let again = try coll.insertExistingRevisions([existing(peerDoc("d", ["2-b", "1-a"], #""v":"other""#)),
@@ -480,7 +480,7 @@ final class ReplicationTests: CBLCollectionTestCase {
         let toDelete = try coll.put(docID: "gone", json: #"{"v":1}"#, parent: nil)
         let toUpdate = try coll.put(docID: "upd", json: #"{"v":1}"#, parent: nil)
         let rec = ChangeRecorder()
-        let token = try coll.addChangeListener(rec.callback)
+        let token = try coll.addChangeObserver(rec.callback)
         defer { token.remove() }
         let results = try coll.saveDocuments([
             obj(#"{"_id":"plain-04","title":"no _rev: conflict"}"#),

@@ -24,7 +24,7 @@ func eventually(seconds: Double = 5, pollMs: Int = 5, _ done: () -> Bool) -> Boo
     return done()
 }
 
-/// Records listener batches.
+/// Records change observer batches.
 final class ChangeRecorder: @unchecked Sendable {
     private let batches = Locked<[[ChangeEvent]]>([])
     var all: [[ChangeEvent]] { batches.get() }

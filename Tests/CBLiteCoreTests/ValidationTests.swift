@@ -86,7 +86,7 @@ final class ValidationTests: CBLTestCase {
         let r1 = try c.put(docID: "d", json: #"{"v":1}"#, parent: nil)
         try c.putExisting(docID: "d", json: #"{"v":"peer"}"#, history: ["2-peer", r1.revID])
         let rec = ChangeRecorder()
-        let token = try c.addChangeListener(rec.callback)
+        let token = try c.addChangeObserver(rec.callback)
         defer { token.remove() }
         let seq = try c.lastSequence
         try c.setValidator(name: "freeze") { _, _ in "frozen" }

@@ -122,4 +122,51 @@ final class LifetimeTests: ListenerTestCase {
         XCTAssertLessThan(Clock.ms() - started, 4000)
         XCTAssertEqual(try client().request("GET", "/given").status, 404)
     }
+
+    /// The listener's hold is one of the database's services: its close cancels the feeds
+    /// waiting on it and returns once they have sent their last line, with no heartbeat or
+    /// timeout to wait for.
+    func testClosingAServedDatabaseEndsItsContinuousFeedBeforeCloseReturns() throws {
+        let db = try Database.open(name: "given", directory: directory)
+        _ = try db.defaultCollection().put(docID: "a", json: "{}", parent: nil)
+        listener = try Listener(configuration: #"{"port":0}"#)
+        try listener.serve(name: "given", database: db)
+        try listener.start()
+        let feed = try client()
+        feed.send("GET /given/_changes?feed=continuous&since=0&timeout=60000 HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertTrue(feed.readUntil("\"a\"").contains("\"a\""))
+        let started = Clock.ms()
+        try db.close()
+        XCTAssertLessThan(Clock.ms() - started, ServedDatabase.feedEndTimeoutMs, "the feed ended, not the wait for it")
+        let rest = feed.readUntil("last_seq", timeoutMs: 200)      // written before close returned
+        XCTAssertTrue(rest.contains("\"last_seq\":1"), rest)
+    }
+
+    /// A hold cancels its feeds when its database closes, and one started after at once; a
+    /// released hold is no longer the database's concern.
+    func testAServedDatabaseCancelsItsFeedsAtClose() throws {
+        let db = try Database.open(name: "held", directory: directory)
+        let hold = ServedDatabase(db)
+        let waiting = Cancellation(), ended = Cancellation()
+        hold.feedStarted(waiting)
+        hold.feedStarted(ended)
+        hold.feedEnded(ended)
+        let released = ServedDatabase(db)
+        let other = Cancellation()
+        released.feedStarted(other)
+        released.release()
+        DispatchLike.after(ms: 100) { hold.feedEnded(waiting) }    // the feed sends its last line
+        let started = Clock.ms()
+        try db.close()
+        XCTAssertLessThan(Clock.ms() - started, ServedDatabase.feedEndTimeoutMs, "close waited for the feed, not the bound")
+        XCTAssertTrue(waiting.isCancelled)
+        XCTAssertFalse(ended.isCancelled, "a feed that ended is left alone")
+        XCTAssertFalse(other.isCancelled, "a released hold is not stopped")
+        let late = Cancellation()
+        hold.feedStarted(late)
+        XCTAssertTrue(late.isCancelled, "a feed on a closed database ends at once")
+        let onClosed = Cancellation()
+        ServedDatabase(db).feedStarted(onClosed)
+        XCTAssertTrue(onClosed.isCancelled, "serving a closed database holds nothing")
+    }
 }

@@ -16,7 +16,7 @@ final class LoggingTests: ReplicatorTestCase {
         }
         let other = try Database.open(name: "logged", directory: directory)     // database, storage
         let coll = try other.defaultCollection()
-        let token = try coll.addChangeListener { _ in }                           // changes
+        let token = try coll.addChangeObserver { _ in }                           // changes
         defer { token.remove() }
         try put(coll, "d", "{\"n\":1}")
         try other.sendNotifications()

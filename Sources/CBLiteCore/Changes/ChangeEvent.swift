@@ -1,4 +1,4 @@
-/// One change to a document, as delivered to listeners.
+/// One change to a document, as delivered to change observers.
 public struct ChangeEvent: Sendable, Equatable {
     public let collectionID: Int64
     public let docID: String

@@ -1,4 +1,4 @@
-/// Delivers committed changes to listeners: in commit order, after the
+/// Delivers committed changes to observers: in commit order, after the
 /// commit, never while the engine holds a lock. Batches are queued under the write
 /// lock (so queue order is commit order); the first committing thread to find nobody
 /// delivering becomes the deliverer and drains the queue, others leave their batch
@@ -6,7 +6,7 @@
 public final class ChangeNotifier: @unchecked Sendable {
     public typealias Callback = ([ChangeEvent]) -> Void
 
-    final class Listener {
+    final class Observer {
         let id: Int64
         let collectionID: Int64
         let docID: String?
@@ -25,7 +25,7 @@ public final class ChangeNotifier: @unchecked Sendable {
     private var queue: [[ChangeEvent]] = []
     private var deliverer: ThreadID?
     private var buffered = false
-    private var listeners: [Listener] = []
+    private var observers: [Observer] = []
     private var nextID: Int64 = 1
 
     func enqueue(_ batch: [ChangeEvent]) {
@@ -52,13 +52,13 @@ public final class ChangeNotifier: @unchecked Sendable {
         }
         guard start else { return }
         while true {
-            let next: ([ChangeEvent], [Listener])? = monitor.locked {
+            let next: ([ChangeEvent], [Observer])? = monitor.locked {
                 if queue.isEmpty || (buffered && !force) {
                     deliverer = nil
                     monitor.broadcast()
                     return nil
                 }
-                return (queue.removeFirst(), listeners)
+                return (queue.removeFirst(), observers)
             }
             guard let (batch, targets) = next else { return }
             for l in targets {
@@ -70,7 +70,7 @@ public final class ChangeNotifier: @unchecked Sendable {
                     return true
                 }
                 guard go else { continue }
-                Loggers.changes.debug("delivering \(events.count) change(s) to a listener")
+                Loggers.changes.debug("delivering \(events.count) change(s) to an observer")
                 l.callback(events)
                 monitor.locked { l.inFlight -= 1; monitor.broadcast() }
             }
@@ -94,26 +94,26 @@ public final class ChangeNotifier: @unchecked Sendable {
         }
     }
 
-    func addListener(collectionID: Int64, docID: String?, callback: @escaping Callback) -> Int64 {
+    func addObserver(collectionID: Int64, docID: String?, callback: @escaping Callback) -> Int64 {
         monitor.locked {
             let id = nextID
             nextID += 1
-            listeners.append(Listener(id: id, collectionID: collectionID, docID: docID, callback: callback))
+            observers.append(Observer(id: id, collectionID: collectionID, docID: docID, callback: callback))
             return id
         }
     }
 
-    /// Removes a listener; returns once no call of it is running, unless the caller is
-    /// that call (a callback removing its own listener). Unknown IDs are ignored.
-    func removeListener(_ id: Int64) {
+    /// Removes an observer; returns once no call of it is running, unless the caller is
+    /// that call (a callback removing its own observer). Unknown IDs are ignored.
+    func removeObserver(_ id: Int64) {
         let me = ThreadID.current
         monitor.locked {
-            guard let i = listeners.firstIndex(where: { $0.id == id }) else { return }
-            let l = listeners.remove(at: i)
+            guard let i = observers.firstIndex(where: { $0.id == id }) else { return }
+            let l = observers.remove(at: i)
             l.removed = true
             while l.inFlight > 0 && deliverer != me { _ = monitor.wait(until: nil) }
         }
     }
 
-    var listenerCount: Int { monitor.locked { listeners.count } }
+    var observerCount: Int { monitor.locked { observers.count } }
 }

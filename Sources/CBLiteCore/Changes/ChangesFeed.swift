@@ -187,21 +187,22 @@ extension Collection {
         return options.descending ? (firstSeq ?? since) : max(lastSeq, scanned)
     }
 
-    // MARK: listeners
+    // MARK: change observers
 
-    /// Registers a listener for this collection (or one document of it).
-    public func addChangeListener(docID: String? = nil, _ callback: @escaping ([ChangeEvent]) -> Void) throws -> ListenerToken {
+    /// Registers a change observer for this collection (or one document of it); the C ABI
+    /// calls it a change listener (cbl_collection_add_change_listener).
+    public func addChangeObserver(docID: String? = nil, _ callback: @escaping ([ChangeEvent]) -> Void) throws -> ChangeObserverToken {
         try check()
         if let docID { try DocumentBody.validateDocID(docID) }
-        let id = store.notifier.addListener(collectionID: self.id, docID: docID, callback: callback)
+        let id = store.notifier.addObserver(collectionID: self.id, docID: docID, callback: callback)
         store.watchOtherProcesses()
-        return ListenerToken(store: store, id: id)
+        return ChangeObserverToken(store: store, id: id)
     }
 }
 
 /// Keeps its database's Store alive; `remove` waits for running callbacks (see
-/// ChangeNotifier.removeListener). Removing twice is harmless.
-public final class ListenerToken: @unchecked Sendable {
+/// ChangeNotifier.removeObserver). Removing twice is harmless.
+public final class ChangeObserverToken: @unchecked Sendable {
     private let store: Store
     private let id: Int64
     private let monitor = Monitor()
@@ -217,6 +218,6 @@ public final class ListenerToken: @unchecked Sendable {
             defer { removed = true }
             return !removed
         }
-        if first { store.notifier.removeListener(id) }
+        if first { store.notifier.removeObserver(id) }
     }
 }

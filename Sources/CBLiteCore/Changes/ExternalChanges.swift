@@ -1,6 +1,6 @@
 import CSQLCipher
 
-/// Commits made by other processes reach this process's change listeners (and so its live
+/// Commits made by other processes reach this process's change observers (and so its live
 /// queries), marked external, within `intervalMs` (plus the time to read them).
 ///
 /// SQLite's `PRAGMA data_version`, read on a connection of our own, changes when any other
@@ -14,11 +14,12 @@ import CSQLCipher
 /// sequence: they are read from the purge log (PurgeLog), less this Store's own, and
 /// delivered before the round's other changes (a purged document saved again then reads
 /// as purged, then saved). One thread per open file, started by
-/// the first change listener, stopped when the file closes (ServiceThread, as the
+/// the first change observer, stopped when the file closes (ServiceThread, as the
 /// expiration timer).
-final class ExternalChangeWatcher: @unchecked Sendable {
+final class ExternalChangeWatcher: Service, @unchecked Sendable {
     /// The documented bound on the delay (include/cblite.h, "Change listeners").
     static let intervalMs = 250
+    var serviceName: String { "change watcher" }
 
     private let monitor = Monitor()
     private var stopped = false

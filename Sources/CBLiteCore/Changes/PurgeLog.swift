@@ -1,4 +1,4 @@
-/// Whole-document purges, written down so that other processes' change listeners hear of
+/// Whole-document purges, written down so that other processes' change observers hear of
 /// them. A purge removes the row and allocates no sequence, so the changes feed — where
 /// another process's watcher (ExternalChangeWatcher) finds commits — cannot show it. Each
 /// purge adds an entry in its own transaction, naming the Store that made it (its own

@@ -36,14 +36,12 @@ public final class Database: @unchecked Sendable {
     let busyTimeoutMs: Int
     private let monitor = Monitor()
     /// Whether this handle is closed: set once, under `monitor` (with the transaction
-    /// count and the activities); read without it, since every call checks it and reader
-    /// threads sharing a handle would otherwise contend on this handle's lock.
+    /// count, and so that no service registers after it); read without it, since every
+    /// call checks it and reader threads sharing a handle would otherwise contend on this
+    /// handle's lock.
     private let closedFlag = Atomic<Bool>(false)
     /// Transaction levels begun through this handle and not yet ended.
     private var ownTransactions = 0
-    /// What runs on this handle (live queries): stopped when it closes.
-    private var activities: [Int: () -> Void] = [:]
-    private var nextActivity = 0
 
     public var path: String { store.bundlePath }
 
@@ -148,15 +146,13 @@ public final class Database: @unchecked Sendable {
             }
             closedFlag.store(true, ordering: .releasing)
         }
-        // Stop what runs on this handle first (outside our lock: a stop waits for its thread).
-        let running = monitor.locked { () -> [() -> Void] in
-            defer { activities.removeAll() }
-            return Array(activities.values)
-        }
-        for stop in running { stop() }
-        store.commits.locked { store.commits.broadcast() }     // changes feeds waiting on this handle
+        // Changes feeds waiting on this handle wake and find it closed while its services stop.
+        store.commits.locked { store.commits.broadcast() }
+        // Stop what runs on this handle, newest first (outside our lock: a stop waits for
+        // its thread); the last handle's release stops the file's own.
+        let stopped = store.services.stop(owner: self)
         StoreRegistry.shared.release(store)
-        Loggers.database.info("closed \(name)\(running.isEmpty ? "" : " (stopped \(running.count) service(s) running on it)")")
+        Loggers.database.info("closed \(name)\(stopped.isEmpty ? "" : " (stopped \(stopped.joined(separator: ", ")))")")
     }
 
     /// A stable identity of this database, made when it was created (a peer's checkpoints
@@ -175,22 +171,21 @@ public final class Database: @unchecked Sendable {
     /// instance_start_time: a peer that sees it change knows the database was reopened).
     public var instanceStartTime: Int64 { store.openedAtMicros }
 
-    /// Registers work that runs on this handle (live queries, a listener serving it):
-    /// `stop` is called when the handle closes, before it closes. Returns an ID for
-    /// `unregisterActivity`; fails once closed.
-    public func registerActivity(_ stop: @escaping () -> Void) throws -> Int {
-        try monitor.locked {
+    /// Registers a service that runs on this handle (a live query, a replicator, a
+    /// listener serving it) in the file's stop list: closing the handle stops it, newest
+    /// first, before the close returns. The list holds it weakly. Fails (400) once closed.
+    public func register(_ service: any Service) throws -> ServiceRegistration {
+        try monitor.locked {                 // with close's flag: none registers after it
             if isClosed { throw CBLError.badRequest("database \"\(name)\" is closed") }
-            nextActivity += 1
-            activities[nextActivity] = stop
-            return nextActivity
+            return try store.services.add(service, owner: self)
         }
     }
 
-    public func unregisterActivity(_ id: Int) { monitor.locked { _ = activities.removeValue(forKey: id) } }
+    /// For a service that ended before the handle closes; harmless twice or after close.
+    public func unregister(_ registration: ServiceRegistration) { store.services.remove(registration) }
 
-    /// How many services are registered to stop at close (tests).
-    var activityCount: Int { monitor.locked { activities.count } }
+    /// How many services are registered to stop when this handle closes (tests).
+    var serviceCount: Int { store.services.count(owner: self) }
 
     /// Closes this handle and deletes the database's files; 503 when other handles in
     /// this process still have it open.

@@ -23,9 +23,3 @@ extension Database {
         store.expiration?.pokeIfPending()
     }
 }
-
-extension Store {
-    func startExpirationTimer(_ db: Database) {
-        if expiration == nil { expiration = ExpirationTimer(store: self, directory: db.directory, name: db.name) }
-    }
-}

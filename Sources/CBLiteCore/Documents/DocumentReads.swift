@@ -70,7 +70,7 @@ extension Collection {
         o.conflicts = options.contains(.conflicts)
         o.revisions = options.contains(.revisions)
         o.localSeq = options.contains(.localSeq)
-        return metadata(tree: tree, index: index, row: row, options: o)     // Replication/RevisionReads.swift
+        return metadata(tree: tree, index: index, row: row, options: o)     // RevisionExchange/RevisionReads.swift
     }
 
     func loadLive(_ conn: Connection, docID: String, includeDeleted: Bool) throws -> DocumentRow {

@@ -1,5 +1,5 @@
 /// Saving revisions: new revisions on a parent, tombstones, purge (revisions made
-/// elsewhere: Replication/ExistingRevisions.swift). Each write is one row write plus one sequence
+/// elsewhere: RevisionExchange/ExistingRevisions.swift). Each write is one row write plus one sequence
 ///, inside Store.write (its own transaction or a savepoint).
 extension Collection {
     public struct SaveResult: Sendable { public let docID: String; public let revID: String }

@@ -10,7 +10,8 @@
 /// watcher sees another process commit (`pokeIfPending`). Couchbase Lite's Housekeeper
 /// works the same way: it schedules from the file at open and from its own process's
 /// changes.
-final class ExpirationTimer: @unchecked Sendable {
+final class ExpirationTimer: Service, @unchecked Sendable {
+    var serviceName: String { "expiration timer" }
     private let monitor = Monitor()
     private var stopped = false
     private var poked = false
@@ -51,7 +52,7 @@ final class ExpirationTimer: @unchecked Sendable {
         if nextDue() != nil { poke() }
     }
 
-    /// Stops the thread and waits for it, unless called from it (a listener closing the
+    /// Stops the thread and waits for it, unless called from it (an observer closing the
     /// database while the timer delivers a purge).
     func stop() {
         ServiceThread.stop(monitor) {

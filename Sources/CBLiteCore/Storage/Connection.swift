@@ -36,7 +36,7 @@ public final class Connection {
     /// encrypted.
     let cacheKiB: Int
     private static let defaultCacheKiB = 2000, encryptedCacheKiB = 16384
-    /// What a hook registered on this connection points to (Checkpointer.attach): kept
+    /// What a hook registered on this connection points to (WALCheckpointer.attach): kept
     /// alive as long as the connection can call it.
     var walHookOwner: AnyObject?
 

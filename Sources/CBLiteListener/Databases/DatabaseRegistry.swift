@@ -4,12 +4,13 @@ import CouchWire
 /// The databases a listener serves: handles given by the host (`serve(name:database:)`)
 /// and, with a directory, that directory's databases, opened on first use (as LiteServ
 /// did) and closed when the listener stops. A URL name `db.scope.collection` (or
-/// `db.collection`, default scope) reaches a collection.
+/// `db.collection`, default scope) reaches a collection. Each database is held through a
+/// ServedDatabase, registered with it, so that closing it ends its feeds at once.
 final class DatabaseRegistry: @unchecked Sendable {
     let directory: String?
     private let lock = Monitor()
-    private var given: [String: Database] = [:]
-    private var opened: [String: Database] = [:]
+    private var given: [String: ServedDatabase] = [:]
+    private var opened: [String: ServedDatabase] = [:]
     private var stopped = false
 
     init(directory: String?) { self.directory = directory }
@@ -38,27 +39,32 @@ final class DatabaseRegistry: @unchecked Sendable {
     /// The host's call (not a request's): a bad name is the engine's 400, not an HTTP answer.
     func serve(name: String, database: Database?) throws {
         try DatabaseName.validate(name)
-        lock.locked {
-            if let database { given[name] = database } else { given[name] = nil }
+        let released: ServedDatabase? = lock.locked {
+            defer { given[name] = database.map(ServedDatabase.init) }
+            return given[name]
         }
+        released?.release()
     }
 
     /// The open database `name`; 404 when it is neither given nor in the directory.
-    func database(_ name: String) throws -> Database {
+    func database(_ name: String) throws -> Database { try served(name).database }
+
+    /// The hold on the open database `name` (opening a directory database on first use).
+    func served(_ name: String) throws -> ServedDatabase {
         try DatabaseRegistry.validate(name)
         return try lock.locked {
             guard !stopped else { throw CouchError(status: 503, error: "service_unavailable", reason: "The listener is stopping.") }
-            if let db = given[name] {
-                guard !db.isClosed else { throw CouchError.databaseNotFound }
-                return db
+            if let held = given[name] {
+                guard !held.database.isClosed else { throw CouchError.databaseNotFound }
+                return held
             }
-            if let db = opened[name], !db.isClosed { return db }
+            if let held = opened[name], !held.database.isClosed { return held }
             guard let directory, (try? Database.exists(name: name, directory: directory)) == true else { throw CouchError.databaseNotFound }
             var options = OpenOptions()
             options.create = false
-            let db = try Database.open(name: name, directory: directory, options: options)
-            opened[name] = db
-            return db
+            let held = ServedDatabase(try Database.open(name: name, directory: directory, options: options))
+            opened[name] = held
+            return held
         }
     }
 
@@ -68,18 +74,21 @@ final class DatabaseRegistry: @unchecked Sendable {
         guard let dbName = try? DatabaseRegistry.split(urlName).db else { return false }
         return lock.locked {
             if stopped { return false }
-            if let db = given[dbName] ?? opened[dbName] { return !db.isClosed }
+            if let held = given[dbName] ?? opened[dbName] { return !held.database.isClosed }
             return false
         }
     }
 
     /// The collection a URL database name stands for (404 when missing).
-    func collection(_ urlName: String) throws -> Collection {
+    func collection(_ urlName: String) throws -> Collection { try collectionAndHold(urlName).collection }
+
+    /// The same, with the hold on its database (for a feed that waits on it).
+    func collectionAndHold(_ urlName: String) throws -> (collection: Collection, hold: ServedDatabase) {
         let (dbName, scope, coll) = try DatabaseRegistry.split(urlName)
-        let db = try database(dbName)
-        guard let coll else { return try db.defaultCollection() }
-        guard let c = try db.collection(scope: scope, name: coll) else { throw CouchError.databaseNotFound }
-        return c
+        let held = try served(dbName)
+        guard let coll else { return (try held.database.defaultCollection(), held) }
+        guard let c = try held.database.collection(scope: scope, name: coll) else { throw CouchError.databaseNotFound }
+        return (c, held)
     }
 
     func exists(_ urlName: String) -> Bool { (try? collection(urlName)) != nil }
@@ -100,8 +109,7 @@ final class DatabaseRegistry: @unchecked Sendable {
                 throw CouchError.forbidden("This listener serves given databases only; it cannot create one.")
             }
             if (try? Database.exists(name: dbName, directory: directory)) == true { throw CouchError.databaseExists }
-            let db = try Database.open(name: dbName, directory: directory)
-            opened[dbName] = db
+            opened[dbName] = ServedDatabase(try Database.open(name: dbName, directory: directory))
         }
     }
 
@@ -118,25 +126,27 @@ final class DatabaseRegistry: @unchecked Sendable {
         try lock.locked {
             if given[dbName] != nil { throw CouchError.forbidden("A database given to the listener cannot be deleted through it.") }
             guard let directory, (try? Database.exists(name: dbName, directory: directory)) == true else { throw CouchError.databaseNotFound }
-            if let db = opened.removeValue(forKey: dbName), !db.isClosed { try? db.close() }
+            if let held = opened.removeValue(forKey: dbName), !held.database.isClosed { try? held.database.close() }
             try Database.delete(name: dbName, directory: directory)
         }
     }
 
     /// Every served database name, sorted (`_all_dbs`).
     func allNames() -> [String] {
-        var names = Set(lock.locked { given.filter { !$0.value.isClosed }.map(\.key) })
+        var names = Set(lock.locked { given.filter { !$0.value.database.isClosed }.map(\.key) })
         if let directory, let listed = try? Database.list(directory: directory) { names.formUnion(listed) }
         return names.sorted()
     }
 
-    /// Closes the databases this listener opened (given ones stay the host's).
+    /// Closes the databases this listener opened, which ends their feeds; lets go of the
+    /// given ones (they stay the host's).
     func stop() {
-        let toClose: [Database] = lock.locked {
+        let (toClose, toRelease): ([ServedDatabase], [ServedDatabase]) = lock.locked {
             stopped = true
             defer { opened = [:] }
-            return Array(opened.values)
+            return (Array(opened.values), Array(given.values))
         }
-        for db in toClose where !db.isClosed { try? db.close() }
+        for held in toClose where !held.database.isClosed { try? held.database.close() }
+        for held in toRelease { held.release() }
     }
 }

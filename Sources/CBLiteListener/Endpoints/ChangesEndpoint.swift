@@ -4,7 +4,8 @@ import NIOHTTP1
 
 /// `_changes`: feeds normal, longpoll, continuous and eventsource, with CouchDB's
 /// parameters. Waiting feeds block a worker on the engine's change signal (no polling)
-/// in slices, so a client that leaves or a listener that stops ends them promptly.
+/// in slices, so a client that leaves or a listener that stops ends them promptly; a
+/// closing database ends them at once (ServedDatabase).
 extension Router {
     private struct FeedParameters {
         var feed = "normal"
@@ -16,7 +17,8 @@ extension Router {
 
     func changes(_ name: String, _ req: Request, _ res: ResponseWriter) throws {
         try requireMethod(req, [.GET, .HEAD, .POST])
-        let coll = try collection(name)
+        let (coll, hold) = try databases.collectionAndHold(name)
+        defer { hold.feedEnded(req.cancellation) }
         var p = try feedParameters(coll, req)
         switch p.feed {
         case "normal", "longpoll":
@@ -29,6 +31,7 @@ extension Router {
             try res.flush()
             if rows.isEmpty && p.feed == "longpoll" && !p.options.descending {
                 req.cancellation.isFeed = true
+                hold.feedStarted(req.cancellation)
                 let deadline = MonotonicTime.now().milliseconds + Int64(p.timeoutMs)
                 var lastWrite = MonotonicTime.now().milliseconds
                 while rows.isEmpty, !req.cancellation.isCancelled {
@@ -57,6 +60,7 @@ extension Router {
             var firstRows: [ChangesWriter.Row]? = try scan(coll, &p)     // errors before the head
             res.begin(status: 200, contentType: events ? "text/event-stream; charset=utf-8" : "application/json")
             req.cancellation.isFeed = true
+            hold.feedStarted(req.cancellation)
             var emitted: Int64 = 0
             var idleSince = MonotonicTime.now().milliseconds
             while !req.cancellation.isCancelled {

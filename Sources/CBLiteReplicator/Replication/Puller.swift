@@ -32,7 +32,7 @@ struct Puller {
 
     func run() throws {
         _ = try remote.info()
-        let checkpointer = Checkpointer(replicationID: task.replicationID, local: local, remote: remote, localIsSource: false)
+        let checkpointer = ReplicationCheckpointer(replicationID: task.replicationID, local: local, remote: remote, localIsSource: false)
         var since: JSONValue?
         do { since = try checkpointer.read() } catch let e as CBLError { throw ReplicationError.local(e) }
         task.status { $0.activity = .busy }

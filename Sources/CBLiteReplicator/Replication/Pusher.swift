@@ -24,7 +24,7 @@ struct Pusher {
     func run() throws {
         if config.createTarget { try remote.create() }
         _ = try remote.info()
-        let checkpointer = Checkpointer(replicationID: task.replicationID, local: local, remote: remote, localIsSource: true)
+        let checkpointer = ReplicationCheckpointer(replicationID: task.replicationID, local: local, remote: remote, localIsSource: true)
         var since: Int64
         do { since = try checkpointer.read()?.intValue ?? 0 } catch let e as CBLError { throw ReplicationError.local(e) }
         let options = Pusher.changesOptions(config, limit: config.batchSize)

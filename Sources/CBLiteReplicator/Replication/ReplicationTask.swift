@@ -107,7 +107,7 @@ final class ReplicationTask: @unchecked Sendable {
     }
 
     func pendingDocumentIDs() throws -> [String] {
-        let checkpointer = Checkpointer(replicationID: replicationID, local: local, remote: remote, localIsSource: true)
+        let checkpointer = ReplicationCheckpointer(replicationID: replicationID, local: local, remote: remote, localIsSource: true)
         let since = try checkpointer.localSequence()?.intValue ?? 0
         return try local.changes(since: since, options: Pusher.changesOptions(config, limit: -1)).map(\.docID)
     }

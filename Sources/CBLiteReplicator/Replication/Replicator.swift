@@ -5,14 +5,15 @@ import NIOPosix
 /// Replicates a local collection with a peer's database over CouchDB's replication
 /// protocol: push, pull or both, one-shot or continuous. Each direction runs on its own
 /// thread with its own connection; the status is their sum. Closing the database stops
-/// its replicators first (they register as its activities).
+/// its replicators first (they register as its services).
 ///
 /// Thread-safe. Callbacks come from the replication threads, never while a lock of the
 /// replicator is held; they may call `status` and `stop` (a stop from a callback
 /// returns at once, and the replicator stops after the callback).
-public final class Replicator: @unchecked Sendable {
+public final class Replicator: Service, @unchecked Sendable {
     public let collection: Collection
     public let configuration: ReplicatorConfiguration
+    public var serviceName: String { "replicator" }
     public typealias StatusCallback = @Sendable (ReplicatorStatus) -> Void
     public typealias DocumentCallback = @Sendable ([DocumentReplication]) -> Void
 
@@ -26,7 +27,7 @@ public final class Replicator: @unchecked Sendable {
     private var running = 0
     private var stopRequested = false
     private var started = false
-    private var activity: Int?
+    private var registration: ServiceRegistration?
     private var lastDelivered: ReplicatorStatus?
 
     public init(collection: Collection, configuration: ReplicatorConfiguration,
@@ -58,12 +59,12 @@ public final class Replicator: @unchecked Sendable {
 
     /// Starts replicating. Throws when the database is closed or a thread cannot start.
     public func start() throws {
-        let act = try collection.database.registerActivity { [weak self] in self?.stop() }
+        let reg = try collection.database.register(self)
         do {
             try monitor.locked {
                 guard !started else { throw CBLError.badRequest("the replicator was already started") }
                 started = true
-                activity = act
+                registration = reg
                 for t in tasks {
                     running += 1
                     threads.append(try ServiceThread { [self] in
@@ -73,7 +74,7 @@ public final class Replicator: @unchecked Sendable {
                 }
             }
         } catch {
-            collection.database.unregisterActivity(act)
+            collection.database.unregister(reg)
             stop()
             throw error
         }
@@ -82,15 +83,15 @@ public final class Replicator: @unchecked Sendable {
     /// Stops replicating and returns once every thread has ended (at once when called
     /// from a callback, which must not wait for its own thread). Idempotent.
     public func stop() {
-        let (ts, act): ([ServiceThread], Int?) = monitor.locked {
+        let (ts, reg): ([ServiceThread], ServiceRegistration?) = monitor.locked {
             stopRequested = true
             monitor.broadcast()
-            defer { threads = []; activity = nil }
-            return (threads, activity)
+            defer { threads = []; registration = nil }
+            return (threads, registration)
         }
         for t in tasks { t.interrupt() }
         for t in ts { t.join() }
-        if let act { collection.database.unregisterActivity(act) }
+        if let reg { collection.database.unregister(reg) }
         if ts.isEmpty && monitor.locked({ running == 0 }) { finishStatus() }
     }
 

@@ -9,10 +9,11 @@ import Glibc
 ///
 /// The work and the callbacks run on the live query's own thread, after the commit and
 /// outside the engine's locks, so a callback may call back into the library.
-public final class LiveQuery: @unchecked Sendable {
+public final class LiveQuery: Service, @unchecked Sendable {
     public typealias Callback = (QueryEnumerator) -> Void
 
     public let view: View
+    public var serviceName: String { "live query" }
     private let callback: Callback
     private let monitor = Monitor()
     private var options: QueryOptions
@@ -21,11 +22,11 @@ public final class LiveQuery: @unchecked Sendable {
     private var stopped = false
     private var busy = false
     private var thread: ServiceThread?
-    private var token: ListenerToken?
+    private var token: ChangeObserverToken?
     private var lastRows: [QueryRow]?
     private var lastGeneration: Int64?
     private var worker: ThreadID?
-    private var activity: Int?
+    private var registration: ServiceRegistration?
 
     private var runs = 0
     private var deliveries = 0
@@ -47,16 +48,16 @@ public final class LiveQuery: @unchecked Sendable {
     /// Starts watching; the first result set is delivered from the live query's thread.
     public func start() throws {
         guard view.hasMap else { throw CBLError(.notAcceptable, "view \"\(view.name)\" has no map function") }
-        let tok = try view.collection.addChangeListener { [weak self] _ in self?.markDirty() }
+        let tok = try view.collection.addChangeObserver { [weak self] _ in self?.markDirty() }
         // Closing the database handle stops this live query.
-        let act: Int
+        let reg: ServiceRegistration
         do {
-            act = try view.collection.database.registerActivity { [weak self] in self?.stop() }
+            reg = try view.collection.database.register(self)
         } catch {
             tok.remove()            // the handle was closed: nothing may stay registered
             throw error
         }
-        // The listener and the activity become this query's only once it starts; any
+        // The observer and the registration become this query's only once it starts; any
         // failure below gives both back (a second start must not replace the first's).
         let failure: CBLError? = monitor.locked {
             if thread != nil || stopped { return CBLError(.notAcceptable, "live query is already started or was stopped") }
@@ -66,11 +67,11 @@ public final class LiveQuery: @unchecked Sendable {
                 return error as? CBLError ?? CBLError(.internalError, "cannot start the live query's thread: \(error)")
             }
             token = tok
-            activity = act
+            registration = reg
             return nil
         }
         if let failure {
-            view.collection.database.unregisterActivity(act)
+            view.collection.database.unregister(reg)
             tok.remove()
             throw failure
         }
@@ -97,16 +98,16 @@ public final class LiveQuery: @unchecked Sendable {
     /// Stops watching. Returns once no callback is running and none will follow (unless
     /// called from the callback itself). Idempotent.
     public func stop() {
-        let (t, tok, act): (ServiceThread?, ListenerToken?, Int?) = monitor.locked {
+        let (t, tok, reg): (ServiceThread?, ChangeObserverToken?, ServiceRegistration?) = monitor.locked {
             stopped = true
             monitor.broadcast()
-            let r = (thread, token, activity)
+            let r = (thread, token, registration)
             thread = nil
             token = nil
-            activity = nil
+            registration = nil
             return r
         }
-        if let act { view.collection.database.unregisterActivity(act) }
+        if let reg { view.collection.database.unregister(reg) }
         tok?.remove()
         guard let t else { return }
         t.join()

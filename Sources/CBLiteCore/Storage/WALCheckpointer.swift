@@ -27,10 +27,11 @@ import Glibc
 /// milliseconds of a 1,000-frame copy. Its connection outlives it (opening one derives
 /// the key of an encrypted database) and is closed by `stop` (the store's close) or for
 /// the duration of `whileStopped` (a re-key swapping the file under every connection).
-final class Checkpointer: @unchecked Sendable {
+final class WALCheckpointer: Service, @unchecked Sendable {
     static let defaultThreshold = 1000            // SQLite's SQLITE_DEFAULT_WAL_AUTOCHECKPOINT
     static let defaultLimit = 8000                // ~32 MiB of log at 4 KiB pages
 
+    var serviceName: String { "WAL checkpointer" }
     let threshold: Int
     let limit: Int
     private let openConnection: () throws -> Connection
@@ -53,7 +54,7 @@ final class Checkpointer: @unchecked Sendable {
 
     /// `open` makes the connection checkpoints run through (called on the checkpointer's
     /// thread, with the store's current key).
-    init(label: String, threshold: Int = Checkpointer.defaultThreshold, limit: Int = Checkpointer.defaultLimit,
+    init(label: String, threshold: Int = WALCheckpointer.defaultThreshold, limit: Int = WALCheckpointer.defaultLimit,
          open: @escaping () throws -> Connection) {
         self.label = label
         self.threshold = max(1, threshold)
@@ -65,7 +66,7 @@ final class Checkpointer: @unchecked Sendable {
     func attach(to conn: Connection) {
         conn.walHookOwner = self                  // the hook's context lives as long as the connection
         sqlite3_wal_hook(conn.db, { context, db, _, frames in
-            Unmanaged<Checkpointer>.fromOpaque(context!).takeUnretainedValue().committed(frames: Int(frames), db: db!)
+            Unmanaged<WALCheckpointer>.fromOpaque(context!).takeUnretainedValue().committed(frames: Int(frames), db: db!)
             return SQLITE_OK
         }, Unmanaged.passUnretained(self).toOpaque())
     }

@@ -6,7 +6,7 @@ import CouchWire
 /// A run resumes from the source's `source_last_seq` when both copies agree on the
 /// session; otherwise from the newest session both histories share; otherwise from
 /// the start (CouchDB's rule: a copy lost on one side must not skip changes).
-final class Checkpointer {
+final class ReplicationCheckpointer {
     let replicationID: String
     let sessionID: String
     private let local: Collection
@@ -36,7 +36,7 @@ final class Checkpointer {
         remoteRev = remoteLog?["_rev"]?.stringValue
         let (source, target) = localIsSource ? (localLog, remoteLog) : (remoteLog, localLog)
         history = source?["history"]?.arrayValue ?? []
-        let start = Checkpointer.startingSequence(source: source, target: target)
+        let start = ReplicationCheckpointer.startingSequence(source: source, target: target)
         Loggers.replication.info("replication \(replicationID): \(start.map { "resuming after sequence \(JSONWriter.canonicalString($0))" } ?? "starting from the beginning (no checkpoint both peers agree on)")")
         startSeq = start ?? .int(0)
         savedSeq = start

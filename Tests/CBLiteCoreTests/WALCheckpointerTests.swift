@@ -7,7 +7,7 @@ import CSQLCipher
 /// The WAL is copied into the database file on the checkpointer's thread, not in the
 /// commits that fill it; the log stays bounded when commits outrun the copies; a stopped
 /// checkpointer leaves checkpoints to the commits; a store's close and re-key stop it.
-final class CheckpointerTests: CBLTestCase {
+final class WALCheckpointerTests: CBLTestCase {
     private static let page = 4096
     private var page: Int { Self.page }
 
@@ -32,7 +32,7 @@ final class CheckpointerTests: CBLTestCase {
     func testCommitsPastTheThresholdAreCopiedOnTheCheckpointersThread() throws {
         let path = dir + "/bg.sqlite3"
         let writer = try walWriter(path)
-        let cp = Checkpointer(label: "test", threshold: 20, limit: 1_000_000) {
+        let cp = WALCheckpointer(label: "test", threshold: 20, limit: 1_000_000) {
             try Connection(path: path, create: false, busyTimeoutMs: 5000)
         }
         cp.attach(to: writer)
@@ -47,7 +47,7 @@ final class CheckpointerTests: CBLTestCase {
         // Below the threshold nothing is asked for.
         let fresh = dir + "/small.sqlite3"
         let small = try walWriter(fresh)
-        let idle = Checkpointer(label: "small", threshold: 1000) { try Connection(path: fresh, create: false, busyTimeoutMs: 5000) }
+        let idle = WALCheckpointer(label: "small", threshold: 1000) { try Connection(path: fresh, create: false, busyTimeoutMs: 5000) }
         idle.attach(to: small)
         try Self.commitPages(small, rows: 5)
         idle.waitUntilIdle()
@@ -58,9 +58,9 @@ final class CheckpointerTests: CBLTestCase {
     }
 
     /// A checkpointer of the file at `path` that counts the connections it opens.
-    private func countingCheckpointer(_ path: String, threshold: Int, limit: Int) -> (Checkpointer, Locked<Int>) {
+    private func countingCheckpointer(_ path: String, threshold: Int, limit: Int) -> (WALCheckpointer, Locked<Int>) {
         let opened = Locked(0)
-        let cp = Checkpointer(label: "test", threshold: threshold, limit: limit) {
+        let cp = WALCheckpointer(label: "test", threshold: threshold, limit: limit) {
             opened.with { $0 += 1 }
             return try Connection(path: path, create: false, busyTimeoutMs: 5000)
         }
@@ -98,7 +98,7 @@ final class CheckpointerTests: CBLTestCase {
         let path = dir + "/limit.sqlite3"
         let writer = try walWriter(path)
         let release = DispatchSemaphore(value: 0)
-        let cp = Checkpointer(label: "test", threshold: 10, limit: 40) {
+        let cp = WALCheckpointer(label: "test", threshold: 10, limit: 40) {
             release.wait()                     // the background copy cannot begin yet
             return try Connection(path: path, create: false, busyTimeoutMs: 5000)
         }
@@ -137,7 +137,7 @@ final class CheckpointerTests: CBLTestCase {
         XCTAssertEqual(cp.counts.background, 0)
         XCTAssertEqual(opened.get(), 0, "no thread, no connection")
         // whileStopped restores a running checkpointer afterwards; a stopped one stays stopped.
-        let other = Checkpointer(label: "other", threshold: 10) { try Connection(path: path, create: false, busyTimeoutMs: 5000) }
+        let other = WALCheckpointer(label: "other", threshold: 10) { try Connection(path: path, create: false, busyTimeoutMs: 5000) }
         other.attach(to: writer)
         try other.whileStopped { try Self.commitPages(writer, rows: 12) }
         XCTAssertEqual(other.counts.background, 0)
@@ -164,7 +164,7 @@ final class CheckpointerTests: CBLTestCase {
     func testADatabaseCheckpointsInTheBackgroundAndStopsAtClose() throws {
         let db = try open("bg")
         try fill(db, "d", transactions: 6)
-        let cp = try XCTUnwrap(db.store.checkpointer)
+        let cp = try XCTUnwrap(db.store.walCheckpointer)
         cp.waitUntilIdle()
         XCTAssertGreaterThanOrEqual(cp.counts.background, 1)
         XCTAssertEqual(cp.counts.inline, 0)
@@ -184,7 +184,7 @@ final class CheckpointerTests: CBLTestCase {
         let second = #"{"raw_hex":"1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100"}"#
         let db = try open("enc", options: "{\"encryption_key\":\(first)}")
         try fill(db, "a", transactions: 5)
-        let cp = try XCTUnwrap(db.store.checkpointer)
+        let cp = try XCTUnwrap(db.store.walCheckpointer)
         cp.waitUntilIdle()
         let before = cp.counts.background
         XCTAssertGreaterThanOrEqual(before, 1)
