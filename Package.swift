@@ -80,7 +80,9 @@ let package = Package(
         .target(
             name: "CBLiteBase",
             dependencies: ["CCrypto"],
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+            // Cross-module optimization: the engine's hot paths (JSON writing and parsing,
+            // revision IDs) inline these functions as they did when they were the engine's own.
+            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"], .when(configuration: .release))]
         ),
         .systemLibrary(name: "CICU", path: "Sources/CICU", pkgConfig: "icu-i18n", providers: [.apt(["libicu-dev"])]),
         .target(
@@ -114,7 +116,9 @@ let package = Package(
         .target(
             name: "CouchWire",
             // NIOHTTPCompression for its vendored zlib only (gzip-encoded attachments).
-            dependencies: ["CBLiteBase", .product(name: "NIOHTTPCompression", package: "swift-nio-extras")]
+            dependencies: ["CBLiteBase", .product(name: "NIOHTTPCompression", package: "swift-nio-extras")],
+            // The C ABI writes query and changes rows through it: inlined there (see CBLiteBase).
+            swiftSettings: [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
         ),
         // The HTTP(S) listener serving databases with CouchDB's REST API.
         .target(
