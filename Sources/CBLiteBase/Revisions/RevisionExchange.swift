@@ -3,7 +3,7 @@
 /// written by the wire format (CouchWire), so they live here, below both.
 
 /// How a revision's attachments appear in its JSON.
-public enum AttachmentMode: Sendable {
+package enum AttachmentMode: Sendable {
     /// `"stub": true` entries (metadata only).
     case stubs
     /// `"data"`: the content in base64, for attachments newer than `attsSince`.
@@ -13,40 +13,40 @@ public enum AttachmentMode: Sendable {
     case follows
 }
 
-public struct RevisionOptions: Sendable {
+package struct RevisionOptions: Sendable {
     /// `_revisions`: the history as `{"start","ids"}`.
-    public var revisions = false
+    package var revisions = false
     /// A requested revision that is not a leaf stands for the leaves descending from it.
-    public var latest = false
-    public var attachments: AttachmentMode = .stubs
+    package var latest = false
+    package var attachments: AttachmentMode = .stubs
     /// Revisions the caller already has: attachments whose revpos is not newer than
     /// the newest of these on the revision's ancestry stay stubs.
-    public var attsSince: [String] = []
+    package var attsSince: [String] = []
     /// How attachments appear for a `_bulk_get` document that gives its own non-empty
     /// `atts_since` while `attachments` is `.stubs`: such a request asks for its newer
     /// attachments (CouchDB's rule), inline or following as the caller can take them.
-    public var impliedAttachments: AttachmentMode = .inline
+    package var impliedAttachments: AttachmentMode = .inline
     /// `_conflicts`: the other undeleted leaves.
-    public var conflicts = false
+    package var conflicts = false
     /// `_deleted_conflicts`: the deleted leaves other than the current revision.
-    public var deletedConflicts = false
+    package var deletedConflicts = false
     /// `_revs_info`: the revision's ancestry with each one's status.
-    public var revsInfo = false
+    package var revsInfo = false
     /// `_local_seq`: the document's sequence.
-    public var localSeq = false
+    package var localSeq = false
 
-    public init() {}
+    package init() {}
 }
 
 /// One rendered revision.
-public struct Revision: Sendable {
-    public let docID: String
-    public let revID: String
-    public let deleted: Bool
+package struct Revision: Sendable {
+    package let docID: String
+    package let revID: String
+    package let deleted: Bool
     /// The document: `_id`, `_rev`, `_deleted`, the requested metadata, the content.
-    public let json: [UInt8]
+    package let json: [UInt8]
     /// With `.follows`: the attachments marked `"follows": true`, in the JSON's order.
-    public let followingAttachments: [AttachmentInfo]
+    package let followingAttachments: [AttachmentInfo]
 
     package init(docID: String, revID: String, deleted: Bool, json: [UInt8], followingAttachments: [AttachmentInfo]) {
         self.docID = docID
@@ -57,32 +57,32 @@ public struct Revision: Sendable {
     }
 }
 
-public enum OpenRevsResult: Sendable {
+package enum OpenRevsResult: Sendable {
     case ok(Revision)
     /// A requested revision this database does not hold (or no longer holds a body of).
     case missing(String)
 }
 
-public struct BulkGetRequest: Sendable {
-    public var id: String
+package struct BulkGetRequest: Sendable {
+    package var id: String
     /// nil: the current revision.
-    public var rev: String?
+    package var rev: String?
     /// Overrides the options' `attsSince` for this document.
-    public var attsSince: [String]?
+    package var attsSince: [String]?
 
-    public init(id: String, rev: String? = nil, attsSince: [String]? = nil) {
+    package init(id: String, rev: String? = nil, attsSince: [String]? = nil) {
         self.id = id
         self.rev = rev
         self.attsSince = attsSince
     }
 }
 
-public struct BulkGetItem: Sendable {
-    public let id: String
-    public let rev: String?
-    public let results: [OpenRevsResult]
+package struct BulkGetItem: Sendable {
+    package let id: String
+    package let rev: String?
+    package let results: [OpenRevsResult]
     /// Set when the document could not be read at all (unknown: 404; bad ID: 400).
-    public let error: CBLError?
+    package let error: CBLError?
 
     package init(id: String, rev: String?, results: [OpenRevsResult], error: CBLError?) {
         self.id = id
@@ -92,11 +92,11 @@ public struct BulkGetItem: Sendable {
     }
 }
 
-public struct RevsDiffResult: Sendable, Equatable {
-    public let docID: String
-    public let missing: [String]
+package struct RevsDiffResult: Sendable, Equatable {
+    package let docID: String
+    package let missing: [String]
     /// Local leaves of a lower generation than some missing revision (CouchDB's rule).
-    public let possibleAncestors: [String]
+    package let possibleAncestors: [String]
 
     package init(docID: String, missing: [String], possibleAncestors: [String]) {
         self.docID = docID
@@ -106,12 +106,12 @@ public struct RevsDiffResult: Sendable, Equatable {
 }
 
 /// The outcome for one document of a bulk write.
-public struct WriteResult: Sendable, Equatable {
-    public let docID: String
-    public let revID: String?
-    public let error: CBLError?
+package struct WriteResult: Sendable, Equatable {
+    package let docID: String
+    package let revID: String?
+    package let error: CBLError?
 
-    public init(docID: String, revID: String?, error: CBLError?) {
+    package init(docID: String, revID: String?, error: CBLError?) {
         self.docID = docID
         self.revID = revID
         self.error = error
