@@ -12,8 +12,8 @@ import NIOSSL
 ///     try l.start()          // l.port, l.url
 ///     ...
 ///     l.stop()
-package final class Listener: @unchecked Sendable {
-    package let configuration: ListenerConfiguration
+public final class Listener: @unchecked Sendable {
+    public let configuration: ListenerConfiguration
     private let lock = Monitor()
     private var group: MultiThreadedEventLoopGroup?
     private var workers: NIOThreadPool?
@@ -27,14 +27,14 @@ package final class Listener: @unchecked Sendable {
     private var boundPort = 0
 
     /// SHA-256 of the TLS certificate (DER), lowercase hex: what a client pins.
-    package private(set) var tlsCertificateSHA256: String?
+    public private(set) var tlsCertificateSHA256: String?
 
     /// Parses the configuration (400 for unknown keys or wrong types). Nothing is opened yet.
-    package convenience init(configuration json: String) throws {
+    public convenience init(configuration json: String) throws {
         try self.init(configuration: ListenerConfiguration(json: json))
     }
 
-    package init(configuration: ListenerConfiguration) throws {
+    public init(configuration: ListenerConfiguration) throws {
         self.configuration = configuration
         if case .files(let cert, let key) = configuration.tls {
             (tlsContext, tlsCertificateSHA256) = try TLSIdentity.context(certificatePEMFile: cert, keyPEMFile: key)
@@ -47,21 +47,21 @@ package final class Listener: @unchecked Sendable {
     }
 
     /// The bound port (after start), e.g. the one the system chose for port 0.
-    package var port: Int { lock.locked { boundPort } }
+    public var port: Int { lock.locked { boundPort } }
 
     /// `http://host:port/` or `https://...`.
-    package var url: String {
+    public var url: String {
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         return "\(tlsContext == nil ? "http" : "https")://\(host):\(port)/"
     }
 
-    package var isRunning: Bool { lock.locked { channel != nil } }
+    public var isRunning: Bool { lock.locked { channel != nil } }
 
     /// Serves `database` as `name` (in addition to, or in place of, the directory's
     /// database of that name); nil stops serving a given handle. May be called before or
     /// after start. The handle stays the caller's: the listener never closes it.
     /// Throws 400 for a name that is not a database name.
-    package func serve(name: String, database: Database?) throws {
+    public func serve(name: String, database: Database?) throws {
         try lock.locked {
             if let server { try server.databases.serve(name: name, database: database) } else {
                 try DatabaseName.validate(name)
@@ -73,12 +73,12 @@ package final class Listener: @unchecked Sendable {
     /// Serves `view` (registered through the API with its map/reduce functions) as
     /// `/{database}/_design/{designDoc}/_view/{name}`, where `database` is the URL name
     /// of the view's collection; nil stops serving it. May be called before or after start.
-    package func serveView(_ view: View?, database: String, designDoc: String, name: String) {
+    public func serveView(_ view: View?, database: String, designDoc: String, name: String) {
         views.set(view, database: database, designDoc: designDoc, name: name)
     }
 
     /// Binds and starts serving. Throws when the address is in use or invalid.
-    package func start() throws {
+    public func start() throws {
         try lock.locked {
             guard channel == nil else { throw CBLError(.badRequest, "the listener is already running") }
             let limits = configuration.limits
@@ -120,7 +120,7 @@ package final class Listener: @unchecked Sendable {
 
     /// Stops accepting, waits up to `timeoutMs` for requests in flight, closes every
     /// connection and the databases it opened, and releases the port. Idempotent.
-    package func stop(timeoutMs: Int = 5000) {
+    public func stop(timeoutMs: Int = 5000) {
         let (ch, group, workers, server): (Channel?, MultiThreadedEventLoopGroup?, NIOThreadPool?, ServerContext?) = lock.locked {
             defer { channel = nil; self.group = nil; self.workers = nil; self.server = nil }
             return (channel, self.group, self.workers, self.server)

@@ -1,14 +1,14 @@
 /// An attachment of a stored revision, as its `_attachments` stub describes it.
-package struct AttachmentInfo: Sendable, Equatable {
-    package let name: String
-    package let contentType: String
-    package let digest: BlobDigest
-    package let length: UInt64
+public struct AttachmentInfo: Sendable, Equatable {
+    public let name: String
+    public let contentType: String
+    public let digest: BlobDigest
+    public let length: UInt64
     /// The generation of the revision where this content first appeared under this name
     /// on the revision's branch.
-    package let revpos: Int
+    public let revpos: Int
 
-    package init(name: String, contentType: String, digest: BlobDigest, length: UInt64, revpos: Int) {
+    public init(name: String, contentType: String, digest: BlobDigest, length: UInt64, revpos: Int) {
         self.name = name
         self.contentType = contentType
         self.digest = digest
@@ -29,9 +29,9 @@ package struct AttachmentInfo: Sendable, Equatable {
 }
 
 /// Content and length of a stored attachment.
-package struct BlobInfo: Hashable, Sendable {
-    package let digest: BlobDigest
-    package let length: UInt64
+public struct BlobInfo: Hashable, Sendable {
+    public let digest: BlobDigest
+    public let length: UInt64
 
     package init(digest: BlobDigest, length: UInt64) {
         self.digest = digest

@@ -1,6 +1,6 @@
 /// Where the bytes of an attachment arriving in a request go: the engine's `BlobWriter`.
 /// The wire format streams multipart attachment parts into one without knowing the store.
-package protocol AttachmentSink: AnyObject {
+public protocol AttachmentSink: AnyObject {
     /// Bytes written so far.
     var length: UInt64 { get }
     func write(_ bytes: [UInt8]) throws
@@ -11,7 +11,7 @@ package protocol AttachmentSink: AnyObject {
 }
 
 /// Where the bytes of a stored attachment come from: the engine's `BlobReader`.
-package protocol AttachmentSource: AnyObject {
+public protocol AttachmentSource: AnyObject {
     /// At most `max` bytes; empty at the end.
     func read(max: Int) throws -> [UInt8]
     func close()

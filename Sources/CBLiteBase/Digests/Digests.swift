@@ -88,20 +88,20 @@ package struct DigestState {
 
 /// SHA-1: attachment digests and revision IDs (content identities, as in CouchDB; not
 /// used for security).
-package struct SHA1 {
-    package static let byteCount = 20
+public struct SHA1 {
+    public static let byteCount = 20
     private var state = DigestState(CCRYPTO_SHA1)
 
-    package init() {}
-    package mutating func update(_ bytes: UnsafeRawBufferPointer) { state.update(bytes) }
-    package mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { state.update($0) } }
+    public init() {}
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) { state.update(bytes) }
+    public mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { state.update($0) } }
     /// The digest of everything given so far; the state is then that of a new digest.
-    package mutating func finalize() -> [UInt8] { state.finalize() }
+    public mutating func finalize() -> [UInt8] { state.finalize() }
 
-    package static func hash(_ bytes: UnsafeRawBufferPointer) -> [UInt8] { DigestState.hash(CCRYPTO_SHA1, bytes) }
-    package static func hash(_ bytes: [UInt8]) -> [UInt8] { bytes.withUnsafeBytes { hash($0) } }
+    public static func hash(_ bytes: UnsafeRawBufferPointer) -> [UInt8] { DigestState.hash(CCRYPTO_SHA1, bytes) }
+    public static func hash(_ bytes: [UInt8]) -> [UInt8] { bytes.withUnsafeBytes { hash($0) } }
     /// The digest of the concatenation of `parts`.
-    package static func hash(parts: [UnsafeRawBufferPointer]) -> [UInt8] { DigestState.hash(CCRYPTO_SHA1, parts: parts) }
+    public static func hash(parts: [UnsafeRawBufferPointer]) -> [UInt8] { DigestState.hash(CCRYPTO_SHA1, parts: parts) }
     /// The digest of four pieces one after the other, into `out` (byteCount bytes), with
     /// nothing allocated: a revision ID is hashed on every save.
     package static func hash(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, _ c: UnsafeRawBufferPointer,
@@ -117,24 +117,24 @@ package struct SHA1 {
     }
 }
 
-package struct SHA256 {
-    package static let byteCount = 32
+public struct SHA256 {
+    public static let byteCount = 32
     private var state = DigestState(CCRYPTO_SHA256)
 
-    package init() {}
-    package mutating func update(_ bytes: UnsafeRawBufferPointer) { state.update(bytes) }
-    package mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { state.update($0) } }
+    public init() {}
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) { state.update(bytes) }
+    public mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { state.update($0) } }
     /// The digest of everything given so far; the state is then that of a new digest.
-    package mutating func finalize() -> [UInt8] { state.finalize() }
+    public mutating func finalize() -> [UInt8] { state.finalize() }
 
-    package static func hash(_ bytes: UnsafeRawBufferPointer) -> [UInt8] { DigestState.hash(CCRYPTO_SHA256, bytes) }
-    package static func hash(_ bytes: [UInt8]) -> [UInt8] { bytes.withUnsafeBytes { hash($0) } }
-    package static func hash(parts: [UnsafeRawBufferPointer]) -> [UInt8] { DigestState.hash(CCRYPTO_SHA256, parts: parts) }
+    public static func hash(_ bytes: UnsafeRawBufferPointer) -> [UInt8] { DigestState.hash(CCRYPTO_SHA256, bytes) }
+    public static func hash(_ bytes: [UInt8]) -> [UInt8] { bytes.withUnsafeBytes { hash($0) } }
+    public static func hash(parts: [UnsafeRawBufferPointer]) -> [UInt8] { DigestState.hash(CCRYPTO_SHA256, parts: parts) }
 }
 
 /// MD5: CouchDB's attachment digests ("md5-…"); not used for security.
-package enum MD5 {
-    package static let byteCount = 16
-    package static func hash(_ bytes: UnsafeRawBufferPointer) -> [UInt8] { DigestState.hash(CCRYPTO_MD5, bytes) }
-    package static func hash(_ bytes: [UInt8]) -> [UInt8] { bytes.withUnsafeBytes { hash($0) } }
+public enum MD5 {
+    public static let byteCount = 16
+    public static func hash(_ bytes: UnsafeRawBufferPointer) -> [UInt8] { DigestState.hash(CCRYPTO_MD5, bytes) }
+    public static func hash(_ bytes: [UInt8]) -> [UInt8] { bytes.withUnsafeBytes { hash($0) } }
 }

@@ -1,7 +1,7 @@
 /// Standard base64 (RFC 4648, '+' and '/', '=' padding), without Foundation: attachment
 /// digests and data, Basic credentials, PEM. One encoder for the engine, the wire format
 /// and the listener.
-package enum Base64 {
+public enum Base64 {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     private static let reverse: [UInt8] = {
         var r = [UInt8](repeating: 0xFF, count: 256)
@@ -9,7 +9,7 @@ package enum Base64 {
         return r
     }()
 
-    package static func encode<C: Swift.Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+    public static func encode<C: Swift.Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var it = bytes.makeIterator()
@@ -26,7 +26,7 @@ package enum Base64 {
 
     /// Decodes base64; ASCII whitespace is skipped, padding is optional but must be
     /// correct when present. nil for anything else.
-    package static func decode<C: Swift.Collection>(_ text: C) -> [UInt8]? where C.Element == UInt8 {
+    public static func decode<C: Swift.Collection>(_ text: C) -> [UInt8]? where C.Element == UInt8 {
         var out: [UInt8] = []
         out.reserveCapacity(text.count / 4 * 3 + 3)
         var acc: UInt32 = 0
@@ -58,5 +58,5 @@ package enum Base64 {
         return out
     }
 
-    package static func decode(_ text: String) -> [UInt8]? { decode(text.utf8) }
+    public static func decode(_ text: String) -> [UInt8]? { decode(text.utf8) }
 }

@@ -1,13 +1,13 @@
 /// Lowercase hexadecimal, as revision digests, UUIDs, raw keys, session cookies and
 /// fingerprints are written: one encoder and one decoder for the engine and the listener.
-package enum Hex {
-    package static func encode<C: Swift.Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+public enum Hex {
+    public static func encode<C: Swift.Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         if let s = bytes.withContiguousStorageIfAvailable({ encode($0) }) { return s }
         return Array(bytes).withUnsafeBufferPointer { encode($0) }
     }
 
     /// Written straight into the string's storage: no intermediate array.
-    package static func encode(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+    public static func encode(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { write(bytes, into: $0) }
     }
 
@@ -27,7 +27,7 @@ package enum Hex {
     @inline(__always) private static func digit(_ v: UInt8) -> UInt8 { v < 10 ? 0x30 + v : 0x57 + v }
 
     /// Upper- or lowercase digits, an even number of them; nil for anything else.
-    package static func decode(_ text: String) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? {
         let u = Array(text.utf8)
         guard u.count % 2 == 0 else { return nil }
         var out: [UInt8] = []
@@ -42,7 +42,7 @@ package enum Hex {
     }
 
     /// Whether `c` is a hex digit of either case.
-    package static func isDigit(_ c: UInt8) -> Bool { nibble(c) != nil }
+    public static func isDigit(_ c: UInt8) -> Bool { nibble(c) != nil }
 
     private static func nibble(_ c: UInt8) -> UInt8? {
         switch c {

@@ -1,6 +1,6 @@
 /// Status codes of the engine, HTTP-like as in Couchbase Lite 1.x. The C ABI passes
 /// them through unchanged (see include/cblite.h).
-package enum Status: Int32, Sendable {
+public enum Status: Int32, Sendable {
     case ok = 0
     case badRequest = 400
     case unauthorized = 401
@@ -13,7 +13,7 @@ package enum Status: Int32, Sendable {
     case notImplemented = 501
     case busy = 503
 
-    package var name: String {
+    public var name: String {
         switch self {
         case .ok: return "ok"
         case .badRequest: return "bad request"
@@ -32,23 +32,23 @@ package enum Status: Int32, Sendable {
 
 /// Every failure of the engine: a status, a message for people, and the underlying
 /// engine code (SQLite's extended result code) when there is one.
-package struct CBLError: Error, CustomStringConvertible, Equatable, Sendable {
-    package let status: Status
-    package let message: String
-    package let detail: Int32
+public struct CBLError: Error, CustomStringConvertible, Equatable, Sendable {
+    public let status: Status
+    public let message: String
+    public let detail: Int32
 
-    package init(_ status: Status, _ message: String, detail: Int32 = 0) {
+    public init(_ status: Status, _ message: String, detail: Int32 = 0) {
         self.status = status
         self.message = message
         self.detail = detail
     }
 
-    package var description: String { "\(status.rawValue) \(status.name): \(message)" }
+    public var description: String { "\(status.rawValue) \(status.name): \(message)" }
 
-    package static func badRequest(_ m: String) -> CBLError { CBLError(.badRequest, m) }
-    package static func notFound(_ m: String) -> CBLError { CBLError(.notFound, m) }
-    package static func conflict(_ m: String) -> CBLError { CBLError(.conflict, m) }
-    package static func internalError(_ m: String) -> CBLError { CBLError(.internalError, m) }
+    public static func badRequest(_ m: String) -> CBLError { CBLError(.badRequest, m) }
+    public static func notFound(_ m: String) -> CBLError { CBLError(.notFound, m) }
+    public static func conflict(_ m: String) -> CBLError { CBLError(.conflict, m) }
+    public static func internalError(_ m: String) -> CBLError { CBLError(.internalError, m) }
     /// Any error as a CBLError (a foreign one becomes a 500 with its description).
-    package static func wrapping(_ e: Error) -> CBLError { e as? CBLError ?? .internalError("\(e)") }
+    public static func wrapping(_ e: Error) -> CBLError { e as? CBLError ?? .internalError("\(e)") }
 }

@@ -4,11 +4,11 @@ import Glibc
 /// hot loop (parse + sort keys + re-serialize was ~30% of an insert). Accepts exactly
 /// what JSONParser accepts and produces exactly JSONWriter.canonical(JSONParser.parse(x))
 /// — a differential test holds the two to that.
-package struct JSONCanonicalizer {
+public struct JSONCanonicalizer {
     /// Canonicalizes a JSON object. Top-level members whose key starts with "_" are
     /// parsed into values and handed to `metadata`, which returns whether to keep the
     /// member in the output.
-    package static func canonicalizeObject(_ bytes: UnsafeBufferPointer<UInt8>, what: String = "body",
+    public static func canonicalizeObject(_ bytes: UnsafeBufferPointer<UInt8>, what: String = "body",
                                           metadata: (String, JSONValue) throws -> Bool) throws -> [UInt8] {
         try withCanonicalizer(bytes) { c in
             c.skipSpace()
@@ -22,7 +22,7 @@ package struct JSONCanonicalizer {
     }
 
     /// Canonical form of any JSON value.
-    package static func canonicalize(_ bytes: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
+    public static func canonicalize(_ bytes: UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
         try withCanonicalizer(bytes) { c in
             c.skipSpace()
             try c.value(depth: 0)

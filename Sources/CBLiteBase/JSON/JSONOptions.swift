@@ -1,12 +1,12 @@
 /// Typed reading of one member of an options object (open options, changes feed, queries),
 /// with the same 400 message everywhere for a value of the wrong type.
 extension JSONValue {
-    package func boolOption(_ name: String) throws -> Bool {
+    public func boolOption(_ name: String) throws -> Bool {
         guard let b = boolValue else { throw CBLError.badRequest("option \"\(name)\" must be a boolean") }
         return b
     }
 
-    package func intOption(_ name: String, in range: ClosedRange<Int64> = 0...Int64.max) throws -> Int64 {
+    public func intOption(_ name: String, in range: ClosedRange<Int64> = 0...Int64.max) throws -> Int64 {
         guard let i = intValue, range.contains(i) else {
             throw CBLError.badRequest(range.upperBound == Int64.max && range.lowerBound == 0
                 ? "option \"\(name)\" must be a non-negative integer"
@@ -16,7 +16,7 @@ extension JSONValue {
     }
 
     /// An array of strings (document IDs, revision IDs).
-    package func stringArrayOption(_ name: String) throws -> [String] {
+    public func stringArrayOption(_ name: String) throws -> [String] {
         guard let a = arrayValue else { throw CBLError.badRequest("\"\(name.prefix(80))\" must be an array of strings") }
         return try a.map { item in
             guard let s = item.stringValue else { throw CBLError.badRequest("\"\(name.prefix(80))\" must be an array of strings") }
@@ -25,7 +25,7 @@ extension JSONValue {
     }
 
     /// A string, or nil for JSON null.
-    package func stringOption(_ name: String) throws -> String? {
+    public func stringOption(_ name: String) throws -> String? {
         if isNull { return nil }
         guard let s = stringValue else { throw CBLError.badRequest("option \"\(name)\" must be a string") }
         return s

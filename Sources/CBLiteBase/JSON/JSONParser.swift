@@ -3,15 +3,15 @@
 /// exhaust the stack). Written here rather than taken from Foundation because
 /// JSONSerialization needs full Foundation (+34 MB of ICU data) and Codable
 /// loses number fidelity, which revision digests depend on.
-package struct JSONParser {
-    package static let maxDepth = 512
+public struct JSONParser {
+    public static let maxDepth = 512
 
-    package static func parse(_ text: String) throws -> JSONValue {
+    public static func parse(_ text: String) throws -> JSONValue {
         var copy = text
         return try copy.withUTF8 { try parse(bytes: $0) }
     }
 
-    package static func parse(bytes: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
         var p = JSONParser(bytes)
         p.skipSpace()
         let v = try p.value(depth: 0)
@@ -21,14 +21,14 @@ package struct JSONParser {
     }
 
     /// Parses a JSON object (documents, options); anything else is a 400.
-    package static func parseObject(bytes: UnsafeBufferPointer<UInt8>, what: String = "body") throws -> JSONObject {
+    public static func parseObject(bytes: UnsafeBufferPointer<UInt8>, what: String = "body") throws -> JSONObject {
         guard case .object(let o) = try parse(bytes: bytes) else {
             throw CBLError.badRequest("\(what) must be a JSON object")
         }
         return o
     }
 
-    package static func parseObject(_ text: String, what: String = "body") throws -> JSONObject {
+    public static func parseObject(_ text: String, what: String = "body") throws -> JSONObject {
         var copy = text
         return try copy.withUTF8 { try parseObject(bytes: $0, what: what) }
     }

@@ -3,33 +3,33 @@ import Glibc
 /// Serializes JSON compactly. `canonical` sorts object keys by their UTF-8 bytes, the
 /// form revision digests are computed over (and bodies are stored in), so the same
 /// content always has the same bytes on every peer.
-package struct JSONWriter {
-    package private(set) var bytes: [UInt8] = []
+public struct JSONWriter {
+    public private(set) var bytes: [UInt8] = []
     private let sortKeys: Bool
 
-    package init(canonical: Bool = true, capacity: Int = 256) {
+    public init(canonical: Bool = true, capacity: Int = 256) {
         sortKeys = canonical
         bytes.reserveCapacity(capacity)
     }
 
-    package static func canonical(_ value: JSONValue) -> [UInt8] {
+    public static func canonical(_ value: JSONValue) -> [UInt8] {
         var w = JSONWriter()
         w.write(value)
         return w.bytes
     }
 
     /// Objects' members in their given order (answers shaped like CouchDB's).
-    package static func ordered(_ value: JSONValue) -> [UInt8] {
+    public static func ordered(_ value: JSONValue) -> [UInt8] {
         var w = JSONWriter(canonical: false)
         w.write(value)
         return w.bytes
     }
 
-    package static func canonicalString(_ value: JSONValue) -> String {
+    public static func canonicalString(_ value: JSONValue) -> String {
         String(decoding: canonical(value), as: UTF8.self)
     }
 
-    package mutating func write(_ value: JSONValue) {
+    public mutating func write(_ value: JSONValue) {
         switch value {
         case .null: append("null")
         case .bool(let b): append(b ? "true" : "false")
@@ -47,7 +47,7 @@ package struct JSONWriter {
         }
     }
 
-    package mutating func writeObject(_ o: JSONObject, skipping skip: ((String) -> Bool)? = nil) {
+    public mutating func writeObject(_ o: JSONObject, skipping skip: ((String) -> Bool)? = nil) {
         bytes.append(UInt8(ascii: "{"))
         var first = true
         let members = sortKeys && o.members.count > 1
@@ -65,16 +65,16 @@ package struct JSONWriter {
     }
 
     /// Appends already-serialized JSON (e.g. a stored body).
-    package mutating func appendRaw<C: Swift.Collection>(_ raw: C) where C.Element == UInt8 { bytes.append(contentsOf: raw) }
-    package mutating func append(_ s: String) {
+    public mutating func appendRaw<C: Swift.Collection>(_ raw: C) where C.Element == UInt8 { bytes.append(contentsOf: raw) }
+    public mutating func append(_ s: String) {
         var s = s      // contiguous UTF-8: one copy, not the UTF8View's generic iteration (callgrind)
         s.withUTF8 { bytes.append(contentsOf: $0) }
     }
-    package mutating func appendByte(_ b: UInt8) { bytes.append(b) }
+    public mutating func appendByte(_ b: UInt8) { bytes.append(b) }
 
     /// Appends an integer's decimal digits, with no String made on the way (the changes
     /// feed writes one per entry).
-    package mutating func appendInt(_ value: Int64) {
+    public mutating func appendInt(_ value: Int64) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buf in
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[0..<DecimalText.write(value.magnitude, into: buf)]))
@@ -92,13 +92,13 @@ package struct JSONWriter {
 
     /// Appends a JSON string literal. Runs without escapes are copied in one piece
     /// (this is the hottest function of reads and the changes feed).
-    package mutating func writeString(_ s: String) {
+    public mutating func writeString(_ s: String) {
         var s = s
         s.withUTF8 { writeString(utf8: $0) }
     }
 
     /// A JSON string literal from UTF-8 bytes (e.g. straight from a SQLite column).
-    package mutating func writeString(utf8 buf: UnsafeBufferPointer<UInt8>) {
+    public mutating func writeString(utf8 buf: UnsafeBufferPointer<UInt8>) {
         do {
             bytes.append(UInt8(ascii: "\""))
             let clean = JSONWriter.escapeFreePrefix(buf)
@@ -179,10 +179,10 @@ package struct JSONWriter {
 
 extension JSONValue {
     /// Compact JSON text (keys sorted).
-    package var jsonString: String { JSONWriter.canonicalString(self) }
+    public var jsonString: String { JSONWriter.canonicalString(self) }
 }
 
 extension Array where Element == String {
     /// A JSON array of strings.
-    package var jsonArrayString: String { JSONValue.array(map { .string($0) }).jsonString }
+    public var jsonArrayString: String { JSONValue.array(map { .string($0) }).jsonString }
 }

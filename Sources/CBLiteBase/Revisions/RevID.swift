@@ -1,18 +1,18 @@
 /// A revision ID, "<generation>-<digest>". Ordering is the seeds' tie-break order:
 /// generation numerically, then the digest by plain ASCII bytes.
-package struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
-    package let generation: Int
+public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let generation: Int
     /// "<generation>-<digest>": the stored form. It is bound, returned and sent several
     /// times per save, and making it from its parts cost ~800 instructions a time
     /// (callgrind), so it is made once, or kept as parsed.
-    package let string: String
+    public let string: String
     /// Where the digest starts in `string`'s UTF-8 (after the '-').
     private let digestStart: Int
 
     /// The part after "<generation>-".
-    package var digest: String { String(decoding: string.utf8.dropFirst(digestStart), as: UTF8.self) }
+    public var digest: String { String(decoding: string.utf8.dropFirst(digestStart), as: UTF8.self) }
 
-    package init(generation: Int, digest: String) {
+    public init(generation: Int, digest: String) {
         guard generation >= 0 else {
             self.init(generation: generation, string: "\(generation)-\(digest)", digestStart: "\(generation)-".utf8.count)
             return
@@ -42,7 +42,7 @@ package struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// Parses "<gen>-<digest>": gen a positive decimal, digest 1–128 printable ASCII
     /// characters (peers may use other digests than ours); a 32-hex-digit digest is
     /// lower-cased, as CouchDB does.
-    package init?(_ string: String) {
+    public init?(_ string: String) {
         var copy = string
         let parsed: (Int, String?)? = copy.withUTF8 { buf in
             guard buf.count <= 160 else { return nil }
@@ -76,12 +76,12 @@ package struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
         }
     }
 
-    package var description: String { string }
+    public var description: String { string }
 
     /// The length of `string` in bytes.
     package var utf8Count: Int { string.utf8.count }
 
-    package static func < (a: RevID, b: RevID) -> Bool {
+    public static func < (a: RevID, b: RevID) -> Bool {
         if a.generation != b.generation { return a.generation < b.generation }
         // Same generation, so the same "<generation>-" prefix: the strings order as the digests.
         return a.string.utf8.lexicographicallyPrecedes(b.string.utf8)
@@ -90,7 +90,7 @@ package struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The ID of a new revision: generation parent+1, digest SHA-1 over the parent's ID
     /// (length-prefixed), the deletion flag and the canonical JSON body. Two peers that
     /// make the same change get the same ID.
-    package static func make(parent: RevID?, deleted: Bool, canonicalBody: [UInt8]) -> RevID {
+    public static func make(parent: RevID?, deleted: Bool, canonicalBody: [UInt8]) -> RevID {
         // The parent's ID, the length prefix, the flag and the digest on the stack: this
         // runs on every save (arrays for them cost ~1,500 instructions; callgrind).
         let parentCount = parent?.utf8Count ?? 0

@@ -3,7 +3,7 @@
 /// written by the wire format (CouchWire), so they live here, below both.
 
 /// How a revision's attachments appear in its JSON.
-package enum AttachmentMode: Sendable {
+public enum AttachmentMode: Sendable {
     /// `"stub": true` entries (metadata only).
     case stubs
     /// `"data"`: the content in base64, for attachments newer than `attsSince`.
@@ -13,40 +13,40 @@ package enum AttachmentMode: Sendable {
     case follows
 }
 
-package struct RevisionOptions: Sendable {
+public struct RevisionOptions: Sendable {
     /// `_revisions`: the history as `{"start","ids"}`.
-    package var revisions = false
+    public var revisions = false
     /// A requested revision that is not a leaf stands for the leaves descending from it.
-    package var latest = false
-    package var attachments: AttachmentMode = .stubs
+    public var latest = false
+    public var attachments: AttachmentMode = .stubs
     /// Revisions the caller already has: attachments whose revpos is not newer than
     /// the newest of these on the revision's ancestry stay stubs.
-    package var attsSince: [String] = []
+    public var attsSince: [String] = []
     /// How attachments appear for a `_bulk_get` document that gives its own non-empty
     /// `atts_since` while `attachments` is `.stubs`: such a request asks for its newer
     /// attachments (CouchDB's rule), inline or following as the caller can take them.
-    package var impliedAttachments: AttachmentMode = .inline
+    public var impliedAttachments: AttachmentMode = .inline
     /// `_conflicts`: the other undeleted leaves.
-    package var conflicts = false
+    public var conflicts = false
     /// `_deleted_conflicts`: the deleted leaves other than the current revision.
-    package var deletedConflicts = false
+    public var deletedConflicts = false
     /// `_revs_info`: the revision's ancestry with each one's status.
-    package var revsInfo = false
+    public var revsInfo = false
     /// `_local_seq`: the document's sequence.
-    package var localSeq = false
+    public var localSeq = false
 
-    package init() {}
+    public init() {}
 }
 
 /// One rendered revision.
-package struct Revision: Sendable {
-    package let docID: String
-    package let revID: String
-    package let deleted: Bool
+public struct Revision: Sendable {
+    public let docID: String
+    public let revID: String
+    public let deleted: Bool
     /// The document: `_id`, `_rev`, `_deleted`, the requested metadata, the content.
-    package let json: [UInt8]
+    public let json: [UInt8]
     /// With `.follows`: the attachments marked `"follows": true`, in the JSON's order.
-    package let followingAttachments: [AttachmentInfo]
+    public let followingAttachments: [AttachmentInfo]
 
     package init(docID: String, revID: String, deleted: Bool, json: [UInt8], followingAttachments: [AttachmentInfo]) {
         self.docID = docID
@@ -57,32 +57,32 @@ package struct Revision: Sendable {
     }
 }
 
-package enum OpenRevsResult: Sendable {
+public enum OpenRevsResult: Sendable {
     case ok(Revision)
     /// A requested revision this database does not hold (or no longer holds a body of).
     case missing(String)
 }
 
-package struct BulkGetRequest: Sendable {
-    package var id: String
+public struct BulkGetRequest: Sendable {
+    public var id: String
     /// nil: the current revision.
-    package var rev: String?
+    public var rev: String?
     /// Overrides the options' `attsSince` for this document.
-    package var attsSince: [String]?
+    public var attsSince: [String]?
 
-    package init(id: String, rev: String? = nil, attsSince: [String]? = nil) {
+    public init(id: String, rev: String? = nil, attsSince: [String]? = nil) {
         self.id = id
         self.rev = rev
         self.attsSince = attsSince
     }
 }
 
-package struct BulkGetItem: Sendable {
-    package let id: String
-    package let rev: String?
-    package let results: [OpenRevsResult]
+public struct BulkGetItem: Sendable {
+    public let id: String
+    public let rev: String?
+    public let results: [OpenRevsResult]
     /// Set when the document could not be read at all (unknown: 404; bad ID: 400).
-    package let error: CBLError?
+    public let error: CBLError?
 
     package init(id: String, rev: String?, results: [OpenRevsResult], error: CBLError?) {
         self.id = id
@@ -92,11 +92,11 @@ package struct BulkGetItem: Sendable {
     }
 }
 
-package struct RevsDiffResult: Sendable, Equatable {
-    package let docID: String
-    package let missing: [String]
+public struct RevsDiffResult: Sendable, Equatable {
+    public let docID: String
+    public let missing: [String]
     /// Local leaves of a lower generation than some missing revision (CouchDB's rule).
-    package let possibleAncestors: [String]
+    public let possibleAncestors: [String]
 
     package init(docID: String, missing: [String], possibleAncestors: [String]) {
         self.docID = docID
@@ -106,12 +106,12 @@ package struct RevsDiffResult: Sendable, Equatable {
 }
 
 /// The outcome for one document of a bulk write.
-package struct WriteResult: Sendable, Equatable {
-    package let docID: String
-    package let revID: String?
-    package let error: CBLError?
+public struct WriteResult: Sendable, Equatable {
+    public let docID: String
+    public let revID: String?
+    public let error: CBLError?
 
-    package init(docID: String, revID: String?, error: CBLError?) {
+    public init(docID: String, revID: String?, error: CBLError?) {
         self.docID = docID
         self.revID = revID
         self.error = error

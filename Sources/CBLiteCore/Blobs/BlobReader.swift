@@ -3,10 +3,10 @@
 /// sequentially from the start to the end it is checked against its digest, and the
 /// read that reaches the end fails (500) if it does not match. Thread-safe (calls are
 /// serialized).
-package final class BlobReader: AttachmentSource, @unchecked Sendable {
-    package let digest: BlobDigest
+public final class BlobReader: AttachmentSource, @unchecked Sendable {
+    public let digest: BlobDigest
     /// The content length in bytes.
-    package let length: UInt64
+    public let length: UInt64
     private let monitor = Monitor()
     private var file: BlobFile?
     private var decoder: (any BlobFileDecoder)?
@@ -24,10 +24,10 @@ package final class BlobReader: AttachmentSource, @unchecked Sendable {
     deinit { file?.close() }
 
     /// The offset of the next read.
-    package var position: UInt64 { monitor.locked { pos } }
+    public var position: UInt64 { monitor.locked { pos } }
 
     /// Reads up to buffer.count bytes at the current position; 0 at the end.
-    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         try monitor.locked {
             guard let decoder else { throw CBLError.badRequest("blob reader is closed") }
             let n = buffer.count == 0 ? 0 : try decoder.read(at: pos, into: buffer)
@@ -52,7 +52,7 @@ package final class BlobReader: AttachmentSource, @unchecked Sendable {
     }
 
     /// Reads up to `max` bytes ([] at the end).
-    package func read(max: Int) throws -> [UInt8] {
+    public func read(max: Int) throws -> [UInt8] {
         guard max >= 0 else { throw CBLError.badRequest("negative read size") }
         var buf = [UInt8](repeating: 0, count: Swift.min(max, Int(clamping: length &- Swift.min(length, position))))
         let n = try buf.withUnsafeMutableBytes { try read(into: $0) }
@@ -61,7 +61,7 @@ package final class BlobReader: AttachmentSource, @unchecked Sendable {
     }
 
     /// Moves to `offset` (0...length; 400 beyond the end).
-    package func seek(to offset: UInt64) throws {
+    public func seek(to offset: UInt64) throws {
         try monitor.locked {
             guard decoder != nil else { throw CBLError.badRequest("blob reader is closed") }
             guard offset <= length else { throw CBLError.badRequest("seek to \(offset) is past the end (\(length) bytes)") }
@@ -70,7 +70,7 @@ package final class BlobReader: AttachmentSource, @unchecked Sendable {
     }
 
     /// Closes the file. Harmless when already closed.
-    package func close() {
+    public func close() {
         monitor.locked {
             decoder = nil
             file?.close()

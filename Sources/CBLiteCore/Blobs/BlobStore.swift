@@ -19,9 +19,9 @@ import Glibc
 /// into the store and never attached to a document).
 ///
 /// A plain value: cheap to make, safe to use from any thread.
-package struct BlobStore: Sendable {
+public struct BlobStore: Sendable {
     /// `<bundle>/attachments`
-    package let directory: String
+    public let directory: String
     let format: any BlobFileFormat
     /// The database whose transactions defer syncs to their commit (nil: every put is
     /// synced at once, e.g. the stores of a key change).
@@ -104,7 +104,7 @@ package struct BlobStore: Sendable {
 
     // MARK: reading
 
-    package func contains(_ digest: BlobDigest) -> Bool { FileSystem.exists(readablePath(for: digest)) }
+    public func contains(_ digest: BlobDigest) -> Bool { FileSystem.exists(readablePath(for: digest)) }
 
     /// Opens the stored content of `digest`: 404 when the store does not have it.
     func openDecoder(_ digest: BlobDigest) throws -> (BlobFile, any BlobFileDecoder) {
@@ -113,16 +113,16 @@ package struct BlobStore: Sendable {
     }
 
     /// The length of stored content: 404 when the store does not have it.
-    package func length(of digest: BlobDigest) throws -> UInt64 { try openDecoder(digest).1.length }
+    public func length(of digest: BlobDigest) throws -> UInt64 { try openDecoder(digest).1.length }
 
     /// A streaming reader on stored content (404 when absent).
-    package func openReader(_ digest: BlobDigest) throws -> BlobReader {
+    public func openReader(_ digest: BlobDigest) throws -> BlobReader {
         let (file, decoder) = try openDecoder(digest)
         return BlobReader(digest: digest, file: file, decoder: decoder)
     }
 
     /// The whole content in memory (verified against its digest).
-    package func read(_ digest: BlobDigest) throws -> [UInt8] {
+    public func read(_ digest: BlobDigest) throws -> [UInt8] {
         let reader = try openReader(digest)
         defer { reader.close() }
         guard reader.length <= UInt64(Int.max / 2) else { throw CBLError.badRequest("attachment too large to read into memory") }
@@ -139,7 +139,7 @@ package struct BlobStore: Sendable {
 
     /// Streams stored content into a new file at `path` (written beside it under a
     /// temporary name, then renamed over `path`): constant memory.
-    package func copy(_ digest: BlobDigest, toFile path: String) throws {
+    public func copy(_ digest: BlobDigest, toFile path: String) throws {
         guard !path.isEmpty else { throw CBLError.badRequest("path is empty") }
         if FileSystem.isDirectory(path) { throw CBLError.badRequest("\(path) is a directory") }
         let reader = try openReader(digest)
@@ -172,13 +172,13 @@ package struct BlobStore: Sendable {
 
     /// A streaming writer: write chunks, then finish (constant memory whatever the size).
     /// `expected`: the digest the content must have (400 on mismatch at finish).
-    package func makeWriter(expected: BlobDigest? = nil) throws -> BlobWriter {
+    public func makeWriter(expected: BlobDigest? = nil) throws -> BlobWriter {
         try BlobWriter(store: self, expected: expected)
     }
 
     /// Stores bytes from memory.
     @discardableResult
-    package func put(_ bytes: UnsafeRawBufferPointer, expected: BlobDigest? = nil) throws -> BlobInfo {
+    public func put(_ bytes: UnsafeRawBufferPointer, expected: BlobDigest? = nil) throws -> BlobInfo {
         if let expected, hasIntact(expected, length: UInt64(bytes.count)) {
             // Already stored: check the claim without writing anything.
             let actual = BlobDigest.of(bytes)
@@ -197,13 +197,13 @@ package struct BlobStore: Sendable {
     }
 
     @discardableResult
-    package func put(_ bytes: [UInt8], expected: BlobDigest? = nil) throws -> BlobInfo {
+    public func put(_ bytes: [UInt8], expected: BlobDigest? = nil) throws -> BlobInfo {
         try bytes.withUnsafeBytes { try put($0, expected: expected) }
     }
 
     /// Stores a copy of the file at `path` (streamed: constant memory).
     @discardableResult
-    package func importFile(path: String, expected: BlobDigest? = nil) throws -> BlobInfo {
+    public func importFile(path: String, expected: BlobDigest? = nil) throws -> BlobInfo {
         guard !path.isEmpty else { throw CBLError.badRequest("path is empty") }
         let src = try BlobFile.openUserFile(path)
         defer { src.close() }
@@ -286,7 +286,7 @@ package struct BlobStore: Sendable {
 
 extension Database {
     /// This database's attachment store.
-    package var blobStore: BlobStore {
+    public var blobStore: BlobStore {
         get throws {
             try checkOpen()
             return BlobStore(store: store)

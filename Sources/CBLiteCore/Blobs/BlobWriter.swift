@@ -9,7 +9,7 @@ import Glibc
 /// A finish called by a thread inside an explicit transaction defers the syncs and the
 /// rename to the commit (PendingBlobs): the content is readable at once by that thread,
 /// durable and visible to others once the transaction commits, gone if it rolls back.
-package final class BlobWriter: AttachmentSink, @unchecked Sendable {
+public final class BlobWriter: AttachmentSink, @unchecked Sendable {
     private let store: BlobStore
     private let expected: BlobDigest?
     private let monitor = Monitor()
@@ -49,10 +49,10 @@ package final class BlobWriter: AttachmentSink, @unchecked Sendable {
     deinit { discard() }
 
     /// Bytes written so far.
-    package var length: UInt64 { monitor.locked { count } }
+    public var length: UInt64 { monitor.locked { count } }
 
     /// Appends a chunk. After a failure the writer is unusable (its file is deleted).
-    package func write(_ bytes: UnsafeRawBufferPointer) throws {
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
         try monitor.locked {
             guard let encoder else { throw CBLError.badRequest(result == nil ? "blob writer is closed" : "blob writer is already finished") }
             do {
@@ -66,12 +66,12 @@ package final class BlobWriter: AttachmentSink, @unchecked Sendable {
         }
     }
 
-    package func write(_ bytes: [UInt8]) throws { try bytes.withUnsafeBytes { try write($0) } }
+    public func write(_ bytes: [UInt8]) throws { try bytes.withUnsafeBytes { try write($0) } }
 
     /// Completes the content and makes it visible under its digest. The writer is closed
     /// afterwards whatever the outcome. 400 when it does not match `expected`.
     @discardableResult
-    package func finish() throws -> BlobInfo {
+    public func finish() throws -> BlobInfo {
         try monitor.locked {
             if let result { return result }
             guard let encoder, let file else { throw CBLError.badRequest("blob writer is closed") }
@@ -137,7 +137,7 @@ package final class BlobWriter: AttachmentSink, @unchecked Sendable {
 
     /// Abandons the content and deletes the temporary file. Harmless when already
     /// finished or cancelled.
-    package func cancel() { monitor.locked { discardLocked() } }
+    public func cancel() { monitor.locked { discardLocked() } }
 
     private func discard() { discardLocked() }
 

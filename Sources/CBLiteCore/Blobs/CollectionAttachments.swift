@@ -8,7 +8,7 @@ extension Collection {
     /// document (an empty body) when it does not exist or is deleted. Returns the new
     /// revision ID. Errors: 400 (name, type, digest), 409 (parent not current, or nil
     /// while the document exists), 404 (no document for a parent), 412 (content missing).
-    package func setAttachment(docID: String, parent: String?, name: String, contentType: String?,
+    public func setAttachment(docID: String, parent: String?, name: String, contentType: String?,
                               digest: String) throws -> String {
         try check()
         try Attachments.validateName(name)
@@ -22,7 +22,7 @@ extension Collection {
     }
 
     /// Stores `bytes`, then sets the attachment to them.
-    package func setAttachment(docID: String, parent: String?, name: String, contentType: String?,
+    public func setAttachment(docID: String, parent: String?, name: String, contentType: String?,
                               bytes: [UInt8]) throws -> String {
         try check()
         try Attachments.validateName(name)
@@ -32,7 +32,7 @@ extension Collection {
     }
 
     /// Stores a copy of the file at `filePath` (streamed), then sets the attachment to it.
-    package func setAttachment(docID: String, parent: String?, name: String, contentType: String?,
+    public func setAttachment(docID: String, parent: String?, name: String, contentType: String?,
                               filePath: String) throws -> String {
         try check()
         try Attachments.validateName(name)
@@ -43,7 +43,7 @@ extension Collection {
 
     /// Removes the attachment `name`, saving a new revision on `parent` (the current
     /// revision; nil: whatever is current). 404 when the document has no such attachment.
-    package func removeAttachment(docID: String, parent: String?, name: String) throws -> String {
+    public func removeAttachment(docID: String, parent: String?, name: String) throws -> String {
         try check()
         try Attachments.validateName(name)
         return try modifyAttachments(docID: docID, parent: parent, allowCurrentWhenNil: true) { atts in
@@ -88,7 +88,7 @@ extension Collection {
     // MARK: reading
 
     /// The attachments of the current revision (or of `revID`), sorted by name.
-    package func attachments(docID: String, revID: String? = nil) throws -> [AttachmentInfo] {
+    public func attachments(docID: String, revID: String? = nil) throws -> [AttachmentInfo] {
         try check()
         try DocumentBody.validateDocID(docID)
         let body: [UInt8]?
@@ -112,12 +112,12 @@ extension Collection {
     }
 
     /// The attachment names of the current revision, sorted (UTF-8 byte order).
-    package func attachmentNames(docID: String) throws -> [String] {
+    public func attachmentNames(docID: String) throws -> [String] {
         try attachments(docID: docID).map(\.name)
     }
 
     /// One attachment's metadata: 404 when the document or the attachment does not exist.
-    package func attachment(docID: String, name: String, revID: String? = nil) throws -> AttachmentInfo {
+    public func attachment(docID: String, name: String, revID: String? = nil) throws -> AttachmentInfo {
         try Attachments.validateName(name)
         guard let a = try attachments(docID: docID, revID: revID).first(where: { $0.name == name }) else {
             throw CBLError.notFound("document \"\(docID)\" has no attachment \"\(name)\"")
@@ -126,17 +126,17 @@ extension Collection {
     }
 
     /// The whole content in memory (checked against its digest).
-    package func attachmentContent(docID: String, name: String, revID: String? = nil) throws -> [UInt8] {
+    public func attachmentContent(docID: String, name: String, revID: String? = nil) throws -> [UInt8] {
         try blobStore.read(try attachment(docID: docID, name: name, revID: revID).digest)
     }
 
     /// Streams the content into a new file at `path` (replacing what is there).
-    package func writeAttachment(docID: String, name: String, revID: String? = nil, toFile path: String) throws {
+    public func writeAttachment(docID: String, name: String, revID: String? = nil, toFile path: String) throws {
         try blobStore.copy(try attachment(docID: docID, name: name, revID: revID).digest, toFile: path)
     }
 
     /// A streaming reader on the content.
-    package func openAttachment(docID: String, name: String, revID: String? = nil) throws -> BlobReader {
+    public func openAttachment(docID: String, name: String, revID: String? = nil) throws -> BlobReader {
         try blobStore.openReader(try attachment(docID: docID, name: name, revID: revID).digest)
     }
 
@@ -144,13 +144,13 @@ extension Collection {
 
     /// A writer for content that a document will refer to afterwards (a multipart body's
     /// attachment parts): `finish()` gives its digest and length.
-    package func makeAttachmentWriter() throws -> BlobWriter {
+    public func makeAttachmentWriter() throws -> BlobWriter {
         try check()
         return try blobStore.makeWriter()
     }
 
     /// A streaming reader on stored content (404 when the store does not hold it).
-    package func openBlob(_ digest: BlobDigest) throws -> BlobReader {
+    public func openBlob(_ digest: BlobDigest) throws -> BlobReader {
         try check()
         return try blobStore.openReader(digest)
     }

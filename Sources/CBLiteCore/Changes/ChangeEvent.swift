@@ -1,9 +1,9 @@
 /// One change to a document, as delivered to change observers.
-package struct ChangeEvent: Sendable, Equatable {
-    package let collectionID: Int64
-    package let docID: String
-    package let revID: String          // current revision after the change; "" when purged
-    package let sequence: Int64
-    package let deleted: Bool
-    package let external: Bool         // inserted with its history (replication path)
+public struct ChangeEvent: Sendable, Equatable {
+    public let collectionID: Int64
+    public let docID: String
+    public let revID: String          // current revision after the change; "" when purged
+    public let sequence: Int64
+    public let deleted: Bool
+    public let external: Bool         // inserted with its history (replication path)
 }

@@ -2,7 +2,7 @@
 /// `setFilterNamed`): a filter sees each changed document's JSON and the caller's
 /// parameters and says whether the change passes. Registered per database file, so
 /// every handle (the listener's too) sees the same filters.
-package typealias ChangeFilterFunction = @Sendable (_ docJSON: [UInt8], _ params: JSONObject) -> Bool
+public typealias ChangeFilterFunction = @Sendable (_ docJSON: [UInt8], _ params: JSONObject) -> Bool
 
 final class FilterRegistry: @unchecked Sendable {
     private final class Entry {
@@ -48,7 +48,7 @@ final class FilterRegistry: @unchecked Sendable {
 
 extension Database {
     /// Registers (nil: removes) the filter `name`, for every handle of this database.
-    package func setFilter(name: String, _ filter: ChangeFilterFunction?) throws {
+    public func setFilter(name: String, _ filter: ChangeFilterFunction?) throws {
         try checkOpen()
         guard !name.isEmpty, name.utf8.count <= 255, !name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
             throw CBLError.badRequest("a filter name is 1 to 255 bytes without control characters")

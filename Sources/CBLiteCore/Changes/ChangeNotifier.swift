@@ -3,8 +3,8 @@
 /// lock (so queue order is commit order); the first committing thread to find nobody
 /// delivering becomes the deliverer and drains the queue, others leave their batch
 /// to it. Buffered mode holds batches until `flush`.
-package final class ChangeNotifier: @unchecked Sendable {
-    package typealias Callback = ([ChangeEvent]) -> Void
+public final class ChangeNotifier: @unchecked Sendable {
+    public typealias Callback = ([ChangeEvent]) -> Void
 
     final class Observer {
         let id: Int64
@@ -32,7 +32,7 @@ package final class ChangeNotifier: @unchecked Sendable {
         monitor.locked { queue.append(batch) }
     }
 
-    package var isBuffered: Bool {
+    public var isBuffered: Bool {
         get { monitor.locked { buffered } }
         set { monitor.locked { buffered = newValue } }
     }
@@ -41,7 +41,7 @@ package final class ChangeNotifier: @unchecked Sendable {
     func deliverPending() { drain(force: false) }
 
     /// Delivers queued batches now, even in buffered mode.
-    package func flush() { drain(force: true) }
+    public func flush() { drain(force: true) }
 
     private func drain(force: Bool) {
         let me = ThreadID.current
@@ -79,7 +79,7 @@ package final class ChangeNotifier: @unchecked Sendable {
 
     /// Waits until every queued batch has been delivered. Returns false on timeout.
     /// Returns at once in buffered mode or when called by the delivering thread itself.
-    package func waitIdle(timeoutMs: Int) -> Bool {
+    public func waitIdle(timeoutMs: Int) -> Bool {
         deliverPending()
         let me = ThreadID.current
         let deadline = MonotonicTime.now().adding(milliseconds: timeoutMs)

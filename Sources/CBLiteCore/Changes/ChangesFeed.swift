@@ -1,19 +1,19 @@
 /// The changes feed: documents changed after a sequence, in sequence order — a range
 /// scan on the sequence index.
-package struct ChangesOptions: Sendable {
-    package var limit: Int64 = -1
-    package var includeDocs = false
-    package var allRevs = false
-    package var descending = false
+public struct ChangesOptions: Sendable {
+    public var limit: Int64 = -1
+    public var includeDocs = false
+    public var allRevs = false
+    public var descending = false
     /// Only these documents (CouchDB's `filter=_doc_ids`).
-    package var docIDs: [String]? = nil
+    public var docIDs: [String]? = nil
     /// A filter registered with `Database.setFilter`, and the parameters it is given.
-    package var filter: String? = nil
-    package var filterParams = JSONObject()
+    public var filter: String? = nil
+    public var filterParams = JSONObject()
 
-    package init() {}
+    public init() {}
 
-    package init(json: String?) throws {
+    public init(json: String?) throws {
         guard let json else { return }
         let o = try JSONParser.parseObject(json, what: "options")
         for (k, v) in o.members {
@@ -42,12 +42,12 @@ package struct ChangesOptions: Sendable {
     }
 }
 
-package struct ChangeEntry: Sendable {
-    package let sequence: Int64
-    package let docID: String
-    package let revs: [String]        // current first; with allRevs every leaf
-    package let deleted: Bool
-    package let doc: [UInt8]?         // JSON with metadata, when includeDocs
+public struct ChangeEntry: Sendable {
+    public let sequence: Int64
+    public let docID: String
+    public let revs: [String]        // current first; with allRevs every leaf
+    public let deleted: Bool
+    public let doc: [UInt8]?         // JSON with metadata, when includeDocs
 }
 
 extension Collection {
@@ -116,7 +116,7 @@ extension Collection {
     /// Waits until the collection has a change after `sequence` (true) or `timeoutMs`
     /// passes (false), without polling: commits in this process wake it at once; another
     /// process's commits are seen within half a second. Throws once this handle closes.
-    package func waitForChanges(after sequence: Int64, timeoutMs: Int) throws -> Bool {
+    public func waitForChanges(after sequence: Int64, timeoutMs: Int) throws -> Bool {
         let deadline = MonotonicTime.now().adding(milliseconds: timeoutMs)
         while true {
             try check()
@@ -132,13 +132,13 @@ extension Collection {
         }
     }
 
-    package func changes(since: Int64, options: ChangesOptions = ChangesOptions()) throws -> [ChangeEntry] {
+    public func changes(since: Int64, options: ChangesOptions = ChangesOptions()) throws -> [ChangeEntry] {
         try changesPage(since: since, options: options).entries
     }
 
     /// How many documents changed after `since` pass the options' doc_ids and filter (a
     /// replicator's "total" before it starts): one scan, no bodies unless a filter needs them.
-    package func changeCount(since: Int64, options: ChangesOptions = ChangesOptions()) throws -> Int64 {
+    public func changeCount(since: Int64, options: ChangesOptions = ChangesOptions()) throws -> Int64 {
         var o = options
         o.limit = -1
         o.includeDocs = false
@@ -152,7 +152,7 @@ extension Collection {
     /// The feed and the last sequence it examined: with doc_ids or a filter that is past
     /// the last entry when later changes were filtered out, so a replicator's checkpoint
     /// moves past them (and never past a change it has not seen).
-    package func changesPage(since: Int64, options: ChangesOptions = ChangesOptions()) throws -> (entries: [ChangeEntry], lastSequence: Int64) {
+    public func changesPage(since: Int64, options: ChangesOptions = ChangesOptions()) throws -> (entries: [ChangeEntry], lastSequence: Int64) {
         var out: [ChangeEntry] = []
         let last = try visitChanges(since: since, options: options) { r in
             let rev = String(decoding: r.revID, as: UTF8.self)
@@ -165,7 +165,7 @@ extension Collection {
     /// The feed row by row, straight from the scan (the wire format writes each row as
     /// it comes: CouchWire's ChangesWriter); returns the feed's `last_seq` by the rule of
     /// `changesPage`.
-    package func visitChanges(since: Int64, options: ChangesOptions = ChangesOptions(),
+    public func visitChanges(since: Int64, options: ChangesOptions = ChangesOptions(),
                              _ visit: (ChangeRowView) throws -> Void) throws -> Int64 {
         var firstSeq: Int64? = nil
         var lastSeq = since
@@ -191,7 +191,7 @@ extension Collection {
 
     /// Registers a change observer for this collection (or one document of it); the C ABI
     /// calls it a change listener (cbl_collection_add_change_listener).
-    package func addChangeObserver(docID: String? = nil, _ callback: @escaping ([ChangeEvent]) -> Void) throws -> ChangeObserverToken {
+    public func addChangeObserver(docID: String? = nil, _ callback: @escaping ([ChangeEvent]) -> Void) throws -> ChangeObserverToken {
         try check()
         if let docID { try DocumentBody.validateDocID(docID) }
         let id = store.notifier.addObserver(collectionID: self.id, docID: docID, callback: callback)
@@ -202,7 +202,7 @@ extension Collection {
 
 /// Keeps its database's Store alive; `remove` waits for running callbacks (see
 /// ChangeNotifier.removeObserver). Removing twice is harmless.
-package final class ChangeObserverToken: @unchecked Sendable {
+public final class ChangeObserverToken: @unchecked Sendable {
     private let store: Store
     private let id: Int64
     private let monitor = Monitor()
@@ -213,7 +213,7 @@ package final class ChangeObserverToken: @unchecked Sendable {
         self.id = id
     }
 
-    package func remove() {
+    public func remove() {
         let first: Bool = monitor.locked {
             defer { removed = true }
             return !removed

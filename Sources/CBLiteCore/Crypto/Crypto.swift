@@ -11,10 +11,10 @@ import CCrypto
 
 
 /// HMAC-SHA256.
-package enum HMACSHA256 {
-    package static let byteCount = 32
+public enum HMACSHA256 {
+    public static let byteCount = 32
 
-    package static func authenticationCode(_ data: UnsafeRawBufferPointer, key: [UInt8]) -> [UInt8] {
+    public static func authenticationCode(_ data: UnsafeRawBufferPointer, key: [UInt8]) -> [UInt8] {
         key.withUnsafeBytes { k in
             [UInt8](unsafeUninitializedCapacity: byteCount) { out, n in
                 guard ccrypto_hmac_sha256(k.baseAddress, k.count, data.baseAddress, data.count, out.baseAddress) == 1 else {
@@ -25,20 +25,20 @@ package enum HMACSHA256 {
         }
     }
 
-    package static func authenticationCode(_ data: [UInt8], key: [UInt8]) -> [UInt8] {
+    public static func authenticationCode(_ data: [UInt8], key: [UInt8]) -> [UInt8] {
         data.withUnsafeBytes { authenticationCode($0, key: key) }
     }
 
     /// Whether `code` is the code of `data`, compared in constant time.
-    package static func isValid(_ code: [UInt8], for data: [UInt8], key: [UInt8]) -> Bool {
+    public static func isValid(_ code: [UInt8], for data: [UInt8], key: [UInt8]) -> Bool {
         let expected = authenticationCode(data, key: key)
         return constantTimeEqual(code, expected)
     }
 }
 
 /// HKDF-SHA256 (RFC 5869): extract with `salt` (none: HashLen zero bytes), expand with `info`.
-package enum HKDFSHA256 {
-    package static func deriveKey(inputKeyMaterial ikm: [UInt8], salt: [UInt8] = [], info: [UInt8], outputByteCount: Int) -> [UInt8] {
+public enum HKDFSHA256 {
+    public static func deriveKey(inputKeyMaterial ikm: [UInt8], salt: [UInt8] = [], info: [UInt8], outputByteCount: Int) -> [UInt8] {
         precondition(outputByteCount > 0 && outputByteCount <= 255 * 32, "HKDF-SHA256 output length")
         return [UInt8](unsafeUninitializedCapacity: outputByteCount) { out, n in
             let ok = ikm.withUnsafeBytes { k in
@@ -56,13 +56,13 @@ package enum HKDFSHA256 {
 }
 
 /// AES-256-GCM with 12-byte nonces and 16-byte tags.
-package enum AESGCM {
-    package static let keySize = 32
-    package static let nonceSize = 12
-    package static let tagSize = 16
+public enum AESGCM {
+    public static let keySize = 32
+    public static let nonceSize = 12
+    public static let tagSize = 16
 
     /// The ciphertext (as long as the plaintext) and the tag.
-    package static func seal(_ plaintext: UnsafeRawBufferPointer, key: [UInt8], nonce: [UInt8], authenticating aad: [UInt8])
+    public static func seal(_ plaintext: UnsafeRawBufferPointer, key: [UInt8], nonce: [UInt8], authenticating aad: [UInt8])
         throws -> (ciphertext: [UInt8], tag: [UInt8]) {
         precondition(key.count == keySize && nonce.count == nonceSize, "AES-256-GCM key or nonce size")
         var tag = [UInt8](repeating: 0, count: tagSize)
@@ -84,14 +84,14 @@ package enum AESGCM {
         return (ciphertext, tag)
     }
 
-    package static func seal(_ plaintext: [UInt8], key: [UInt8], nonce: [UInt8], authenticating aad: [UInt8])
+    public static func seal(_ plaintext: [UInt8], key: [UInt8], nonce: [UInt8], authenticating aad: [UInt8])
         throws -> (ciphertext: [UInt8], tag: [UInt8]) {
         try plaintext.withUnsafeBytes { try seal($0, key: key, nonce: nonce, authenticating: aad) }
     }
 
     /// The plaintext, or nil when the tag does not authenticate the ciphertext and `aad`
     /// under `key` (wrong key, or damaged data).
-    package static func open(_ ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer, key: [UInt8], nonce: [UInt8],
+    public static func open(_ ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer, key: [UInt8], nonce: [UInt8],
                             authenticating aad: [UInt8]) -> [UInt8]? {
         precondition(key.count == keySize && nonce.count == nonceSize, "AES-256-GCM key or nonce size")
         guard tag.count == tagSize else { return nil }
@@ -116,13 +116,13 @@ package enum AESGCM {
         return plaintext
     }
 
-    package static func open(_ ciphertext: [UInt8], tag: [UInt8], key: [UInt8], nonce: [UInt8], authenticating aad: [UInt8]) -> [UInt8]? {
+    public static func open(_ ciphertext: [UInt8], tag: [UInt8], key: [UInt8], nonce: [UInt8], authenticating aad: [UInt8]) -> [UInt8]? {
         ciphertext.withUnsafeBytes { c in tag.withUnsafeBytes { t in open(c, tag: t, key: key, nonce: nonce, authenticating: aad) } }
     }
 }
 
 /// `count` cryptographically secure random bytes (OpenSSL's RAND_bytes).
-package func secureRandomBytes(_ count: Int) throws -> [UInt8] {
+public func secureRandomBytes(_ count: Int) throws -> [UInt8] {
     var ok: Int32 = 1
     let bytes = [UInt8](unsafeUninitializedCapacity: count) { out, n in
         if count > 0 { ok = ccrypto_random(out.baseAddress, count) }
@@ -133,24 +133,24 @@ package func secureRandomBytes(_ count: Int) throws -> [UInt8] {
 }
 
 /// Whether a and b are equal, in time that depends only on their lengths.
-package func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+public func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     guard a.count == b.count else { return false }
     if a.isEmpty { return true }
     return a.withUnsafeBytes { x in b.withUnsafeBytes { y in ccrypto_equal_ct(x.baseAddress, y.baseAddress, a.count) == 1 } }
 }
 
 /// A P-256 private key for ECDSA-SHA256 signatures (the listener's anonymous TLS identity).
-package final class SigningKeyP256: @unchecked Sendable {   // immutable after init
+public final class SigningKeyP256: @unchecked Sendable {   // immutable after init
     private let key: UnsafeMutableRawPointer
 
     /// A new random key.
-    package init() throws {
+    public init() throws {
         guard let k = ccrypto_p256_generate() else { throw openSSLError("P-256 key generation") }
         key = k
     }
 
     /// A private key from PEM (PKCS#8 or SEC1). 500 when it is not a P-256 private key.
-    package init(pem: String) throws {
+    public init(pem: String) throws {
         var text = pem
         let k = text.withUTF8 { ccrypto_p256_from_pem(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), $0.count) }
         guard let k else { throw openSSLError("reading a P-256 private key") }
@@ -168,12 +168,12 @@ package final class SigningKeyP256: @unchecked Sendable {   // immutable after i
     }
 
     /// The public key as SubjectPublicKeyInfo DER.
-    package func publicKeyDER() throws -> [UInt8] {
+    public func publicKeyDER() throws -> [UInt8] {
         try SigningKeyP256.take("encoding a P-256 public key") { ccrypto_p256_spki_der(key, $0) }
     }
 
     /// The private key as PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----").
-    package func pkcs8PEM() throws -> String {
+    public func pkcs8PEM() throws -> String {
         var out: UnsafeMutablePointer<CChar>?
         let n = ccrypto_p256_pkcs8_pem(key, &out)
         guard n > 0, let out else { throw openSSLError("encoding a P-256 private key") }
@@ -182,7 +182,7 @@ package final class SigningKeyP256: @unchecked Sendable {   // immutable after i
     }
 
     /// The ECDSA-SHA256 signature of `data`, DER-encoded.
-    package func signatureDER(for data: [UInt8]) throws -> [UInt8] {
+    public func signatureDER(for data: [UInt8]) throws -> [UInt8] {
         try data.withUnsafeBytes { d in
             try SigningKeyP256.take("ECDSA signing") { ccrypto_p256_sign_sha256(key, d.baseAddress, d.count, $0) }
         }
@@ -190,7 +190,7 @@ package final class SigningKeyP256: @unchecked Sendable {   // immutable after i
 
     /// Whether `signature` (DER) is a valid ECDSA-SHA256 signature of `data` by the P-256
     /// public key `publicKeyDER` (SubjectPublicKeyInfo).
-    package static func isValidSignature(_ signature: [UInt8], for data: [UInt8], publicKeyDER: [UInt8]) -> Bool {
+    public static func isValidSignature(_ signature: [UInt8], for data: [UInt8], publicKeyDER: [UInt8]) -> Bool {
         publicKeyDER.withUnsafeBufferPointer { k in
             data.withUnsafeBytes { d in
                 signature.withUnsafeBufferPointer { s in

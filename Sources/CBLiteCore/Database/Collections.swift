@@ -1,11 +1,11 @@
 /// Scopes and collections (Couchbase Lite 3.x): the default collection always exists;
 /// named ones are created, listed, opened and deleted here.
 extension Database {
-    package static let defaultName = "_default"
+    public static let defaultName = "_default"
 
     /// 1–251 bytes of ASCII letters, digits, '_', '-', '%', not starting with '_' or '%';
     /// "_default" is the one reserved name allowed.
-    package static func validateCollectionName(_ name: String, what: String) throws {
+    public static func validateCollectionName(_ name: String, what: String) throws {
         if name == defaultName { return }
         let bytes = Array(name.utf8)
         guard !bytes.isEmpty, bytes.count <= 251 else { throw CBLError.badRequest("\(what) name must be 1 to 251 bytes") }
@@ -19,13 +19,13 @@ extension Database {
         guard ok else { throw CBLError.badRequest("\(what) name may only contain letters, digits, '_', '-' and '%': \"\(name)\"") }
     }
 
-    package func defaultCollection() throws -> Collection {
+    public func defaultCollection() throws -> Collection {
         try checkOpen()
         return Collection(database: self, id: 1, scope: Database.defaultName, name: Database.defaultName)
     }
 
     /// An existing collection, or nil.
-    package func collection(scope: String?, name: String) throws -> Collection? {
+    public func collection(scope: String?, name: String) throws -> Collection? {
         try checkOpen()
         let scope = scope ?? Database.defaultName
         try Database.validateCollectionName(scope, what: "scope")
@@ -39,7 +39,7 @@ extension Database {
         return id.map { Collection(database: self, id: $0, scope: scope, name: name) }
     }
 
-    package func createCollection(scope: String?, name: String) throws -> Collection {
+    public func createCollection(scope: String?, name: String) throws -> Collection {
         if let c = try collection(scope: scope, name: name) { return c }
         let scope = scope ?? Database.defaultName
         if scope == Database.defaultName && name == Database.defaultName { return try defaultCollection() }
@@ -58,7 +58,7 @@ extension Database {
         return Collection(database: self, id: id, scope: scope, name: name)
     }
 
-    package func deleteCollection(scope: String?, name: String) throws {
+    public func deleteCollection(scope: String?, name: String) throws {
         let scope = scope ?? Database.defaultName
         if scope == Database.defaultName && name == Database.defaultName {
             throw CBLError(.forbidden, "the default collection cannot be deleted")
@@ -80,7 +80,7 @@ extension Database {
         store.markCollectionDeleted(c.id)
     }
 
-    package func scopeNames() throws -> [String] {
+    public func scopeNames() throws -> [String] {
         try checkOpen()
         return try store.read { conn in
             let s = try conn.prepare("SELECT DISTINCT scope FROM collections ORDER BY scope")
@@ -92,7 +92,7 @@ extension Database {
     }
 
     /// The collection names of a scope; 404 when the scope has none.
-    package func collectionNames(scope: String?) throws -> [String] {
+    public func collectionNames(scope: String?) throws -> [String] {
         try checkOpen()
         let scope = scope ?? Database.defaultName
         try Database.validateCollectionName(scope, what: "scope")

@@ -1,16 +1,16 @@
 import Synchronization
 
 /// Options for opening a database (JSON in the C ABI).
-package struct OpenOptions: Sendable {
-    package var create = true
-    package var busyTimeoutMs = 10_000
-    package var encryptionKey: EncryptionKey?
+public struct OpenOptions: Sendable {
+    public var create = true
+    public var busyTimeoutMs = 10_000
+    public var encryptionKey: EncryptionKey?
     /// Opens without writing anything (no expiration timer, no clean-up); implies no create.
-    package var readOnly = false
+    public var readOnly = false
 
-    package init() {}
+    public init() {}
 
-    package init(json: String?) throws {
+    public init(json: String?) throws {
         guard let json else { return }
         let o = try JSONParser.parseObject(json, what: "options")
         for (k, v) in o.members {
@@ -28,9 +28,9 @@ package struct OpenOptions: Sendable {
 }
 
 /// A handle on an open database. Several handles may share one file (and one Store).
-package final class Database: @unchecked Sendable {
-    package let name: String
-    package let directory: String
+public final class Database: @unchecked Sendable {
+    public let name: String
+    public let directory: String
     let store: Store
     /// How long this handle's writes wait for the database's lock (its open option).
     let busyTimeoutMs: Int
@@ -43,11 +43,11 @@ package final class Database: @unchecked Sendable {
     /// Transaction levels begun through this handle and not yet ended.
     private var ownTransactions = 0
 
-    package var path: String { store.bundlePath }
+    public var path: String { store.bundlePath }
 
     // MARK: opening, closing, deleting
 
-    package static func open(name: String, directory: String?, options: OpenOptions = OpenOptions()) throws -> Database {
+    public static func open(name: String, directory: String?, options: OpenOptions = OpenOptions()) throws -> Database {
         try DatabaseName.validate(name)
         let create = options.create && !options.readOnly
         let dir = try resolveDirectory(directory, create: create)
@@ -106,7 +106,7 @@ package final class Database: @unchecked Sendable {
     }
 
     /// True when this handle was opened read-only (every write fails with 403).
-    package var isReadOnly: Bool { store.readOnly }
+    public var isReadOnly: Bool { store.readOnly }
 
     init(name: String, directory: String, store: Store, busyTimeoutMs: Int? = nil) {
         self.name = name
@@ -131,14 +131,14 @@ package final class Database: @unchecked Sendable {
         return try FileSystem.realPath(dir)
     }
 
-    package var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
+    public var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
 
-    package func checkOpen() throws {
+    public func checkOpen() throws {
         if isClosed { throw CBLError.badRequest("database \"\(name)\" is closed") }
     }
 
     /// Closes this handle. 406 while a transaction begun through it is open.
-    package func close() throws {
+    public func close() throws {
         try monitor.locked {
             if isClosed { throw CBLError.badRequest("database \"\(name)\" is already closed") }
             if ownTransactions > 0 {
@@ -157,7 +157,7 @@ package final class Database: @unchecked Sendable {
 
     /// A stable identity of this database, made when it was created (a peer's checkpoints
     /// and the listener's database info name it).
-    package var uuid: String {
+    public var uuid: String {
         get throws {
             try checkOpen()
             guard let u = try store.read({ try $0.queryString("SELECT value FROM info WHERE key='uuid'") }) else {
@@ -169,12 +169,12 @@ package final class Database: @unchecked Sendable {
 
     /// When this process opened the database file, in µs since 1970 (CouchDB's
     /// instance_start_time: a peer that sees it change knows the database was reopened).
-    package var instanceStartTime: Int64 { store.openedAtMicros }
+    public var instanceStartTime: Int64 { store.openedAtMicros }
 
     /// Registers a service that runs on this handle (a live query, a replicator, a
     /// listener serving it) in the file's stop list: closing the handle stops it, newest
     /// first, before the close returns. The list holds it weakly. Fails (400) once closed.
-    package func register(_ service: any Service) throws -> ServiceRegistration {
+    public func register(_ service: any Service) throws -> ServiceRegistration {
         try monitor.locked {                 // with close's flag: none registers after it
             if isClosed { throw CBLError.badRequest("database \"\(name)\" is closed") }
             return try store.services.add(service, owner: self)
@@ -182,14 +182,14 @@ package final class Database: @unchecked Sendable {
     }
 
     /// For a service that ended before the handle closes; harmless twice or after close.
-    package func unregister(_ registration: ServiceRegistration) { store.services.remove(registration) }
+    public func unregister(_ registration: ServiceRegistration) { store.services.remove(registration) }
 
     /// How many services are registered to stop when this handle closes (tests).
     var serviceCount: Int { store.services.count(owner: self) }
 
     /// Closes this handle and deletes the database's files; 503 when other handles in
     /// this process still have it open.
-    package func delete() throws {
+    public func delete() throws {
         try checkOpen()
         if StoreRegistry.shared.handleCount(store.bundlePath) > 1 {
             throw CBLError(.busy, "database \"\(name)\" is open through other handles; close them first")
@@ -198,7 +198,7 @@ package final class Database: @unchecked Sendable {
         try FileSystem.remove(store.bundlePath)
     }
 
-    package static func delete(name: String, directory: String?) throws {
+    public static func delete(name: String, directory: String?) throws {
         try DatabaseName.validate(name)
         let dir = try resolveDirectory(directory, create: false)
         let bundle = dir + "/" + DatabaseName.bundleName(name)
@@ -212,7 +212,7 @@ package final class Database: @unchecked Sendable {
     /// Whether the database `name` has its file in `directory` (nil: the default); opens
     /// nothing. A missing directory gives false; 400 for an invalid name, an empty
     /// directory or no default directory.
-    package static func exists(name: String, directory: String?) throws -> Bool {
+    public static func exists(name: String, directory: String?) throws -> Bool {
         try DatabaseName.validate(name)
         let dir = try directoryArgument(directory)
         return FileSystem.exists(dir + "/" + DatabaseName.bundleName(name) + "/" + DatabaseName.sqliteFile)
@@ -220,7 +220,7 @@ package final class Database: @unchecked Sendable {
 
     /// The databases in `directory` (nil: the default), sorted; none when it is missing.
     /// 400 for an empty directory or no default one.
-    package static func list(directory: String?) throws -> [String] {
+    public static func list(directory: String?) throws -> [String] {
         let dir = try directoryArgument(directory)
         return try FileSystem.list(dir).compactMap { file in
             guard let n = DatabaseName.name(fromBundle: file),
@@ -231,7 +231,7 @@ package final class Database: @unchecked Sendable {
 
     /// Installs a prebuilt database bundle under `name` (the seeds' "replace database"),
     /// copying into a temporary folder first so nothing is ever left half-copied.
-    package static func copy(from source: String, name: String, directory: String?) throws {
+    public static func copy(from source: String, name: String, directory: String?) throws {
         try DatabaseName.validate(name)
         guard FileSystem.isDirectory(source), FileSystem.exists(source + "/" + DatabaseName.sqliteFile) else {
             throw CBLError.notFound("\(source) is not a database bundle")
@@ -253,7 +253,7 @@ package final class Database: @unchecked Sendable {
 
     /// Changes the encryption key (nil removes encryption; on a plain database a key adds
     /// it). Every handle of this process follows; no other process may have it open.
-    package func changeEncryptionKey(_ key: EncryptionKey?) throws {
+    public func changeEncryptionKey(_ key: EncryptionKey?) throws {
         try checkOpen()
         if store.transactionDepth > 0 { throw CBLError(.notAcceptable, "cannot change the key inside a transaction") }
         let bundle = store.bundlePath
@@ -263,17 +263,17 @@ package final class Database: @unchecked Sendable {
         Loggers.database.info("changed the encryption of \(name)")
     }
 
-    package var isEncrypted: Bool { store.key != nil }
+    public var isEncrypted: Bool { store.key != nil }
 
     // MARK: transactions
 
-    package func begin() throws {
+    public func begin() throws {
         try checkOpen()
         try store.begin(timeoutMs: busyTimeoutMs)
         monitor.locked { ownTransactions += 1 }
     }
 
-    package func commit() throws {
+    public func commit() throws {
         try checkOpen()
         do {
             try store.commit()
@@ -286,7 +286,7 @@ package final class Database: @unchecked Sendable {
         monitor.locked { ownTransactions = max(0, ownTransactions - 1) }
     }
 
-    package func abort() throws {
+    public func abort() throws {
         try checkOpen()
         try store.abort()
         monitor.locked { ownTransactions = 0 }
@@ -294,7 +294,7 @@ package final class Database: @unchecked Sendable {
 
     /// Runs `body` in a transaction: commits when it returns true, aborts (409) when false
     /// or when it throws.
-    package func inTransaction(_ body: () throws -> Bool) throws {
+    public func inTransaction(_ body: () throws -> Bool) throws {
         try begin()
         let commitIt: Bool
         do {
@@ -313,14 +313,14 @@ package final class Database: @unchecked Sendable {
 
     // MARK: settings
 
-    package var maxRevTreeDepth: Int {
+    public var maxRevTreeDepth: Int {
         get throws {
             try checkOpen()
             return try store.maxRevTreeDepth()
         }
     }
 
-    package func setMaxRevTreeDepth(_ depth: Int) throws {
+    public func setMaxRevTreeDepth(_ depth: Int) throws {
         try checkOpen()
         guard depth >= 1 && depth <= 100_000 else { throw CBLError.badRequest("maxRevTreeDepth must be from 1 to 100000") }
         try store.setMaxRevTreeDepth(depth)
@@ -328,17 +328,17 @@ package final class Database: @unchecked Sendable {
 
     // MARK: notifications
 
-    package func setNotificationsBuffered(_ on: Bool) throws {
+    public func setNotificationsBuffered(_ on: Bool) throws {
         try checkOpen()
         store.notifier.isBuffered = on
     }
 
-    package func sendNotifications() throws {
+    public func sendNotifications() throws {
         try checkOpen()
         store.notifier.flush()
     }
 
-    package func waitForNotifications(timeoutMs: Int) throws {
+    public func waitForNotifications(timeoutMs: Int) throws {
         try checkOpen()
         guard store.notifier.waitIdle(timeoutMs: timeoutMs) else {
             throw CBLError(.busy, "notifications still pending after \(timeoutMs) ms")

@@ -1,10 +1,10 @@
 import Glibc
 
 /// The seeds' database name rule, and where a database lives on disk.
-package enum DatabaseName {
+public enum DatabaseName {
     /// Lowercase ASCII letters, digits and _$()+-/ only, starting with a letter, shorter
     /// than 240 bytes.
-    package static func validate(_ name: String) throws {
+    public static func validate(_ name: String) throws {
         let bytes = name.utf8
         guard let first = bytes.first else { throw CBLError.badRequest("database name is empty") }
         guard bytes.count < 240 else { throw CBLError.badRequest("database name must be shorter than 240 bytes") }
@@ -34,7 +34,7 @@ package enum DatabaseName {
 
     /// The database name a bundle folder's name stands for; nil when it is not one
     /// (no .cblite2 suffix, or not a valid name once ':' is turned back into '/').
-    package static func name(fromBundle file: String) -> String? {
+    public static func name(fromBundle file: String) -> String? {
         guard file.hasSuffix(".cblite2") else { return nil }
         let base = String(file.dropLast(".cblite2".count))
         let name = replacing(UInt8(ascii: ":"), with: UInt8(ascii: "/"), in: base)
@@ -50,7 +50,7 @@ package enum DatabaseName {
     static let sqliteFile = "db.sqlite3"
 
     /// $CBLITE_DIR, else $XDG_DATA_HOME/cblite, else $HOME/.local/share/cblite.
-    package static func defaultDirectory() throws -> String {
+    public static func defaultDirectory() throws -> String {
         if let d = env("CBLITE_DIR"), !d.isEmpty { return d }
         if let x = env("XDG_DATA_HOME"), !x.isEmpty { return x + "/cblite" }
         if let h = env("HOME"), !h.isEmpty { return h + "/.local/share/cblite" }

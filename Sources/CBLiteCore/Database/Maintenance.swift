@@ -2,7 +2,7 @@
 extension Database {
     /// Drops bodies of non-leaf revisions, purges expired documents, and shrinks the
     /// file. Not allowed inside a transaction (406).
-    package func compact() throws {
+    public func compact() throws {
         try checkOpen()
         if store.transactionDepth > 0 { throw CBLError(.notAcceptable, "cannot compact inside a transaction") }
         try purgeExpired()
@@ -28,14 +28,14 @@ extension Database {
 
     /// Rebuilds every SQL index from its table (SQLite's REINDEX): repairs an index an
     /// integrity check reports, and re-sorts after a collation change. 406 in a transaction.
-    package func reindex() throws {
+    public func reindex() throws {
         try checkOpen()
         try store.exclusive(timeoutMs: busyTimeoutMs) { conn in try conn.exec("REINDEX") }
         Loggers.database.info("reindexed \(name)")
     }
 
     /// Refreshes the query planner's statistics.
-    package func optimize() throws {
+    public func optimize() throws {
         try checkOpen()
         try store.write(timeoutMs: busyTimeoutMs) { conn, _ in try conn.exec("PRAGMA optimize=0x10002") }
     }
@@ -44,7 +44,7 @@ extension Database {
     /// revision is the tree's winner, counters and sequences consistent. Empty = sound.
     /// The integrity check as the C ABI reports it: the problems, and a 500 naming the
     /// first when there are any (a damaged database is an error, not a result).
-    package func integrityReport() -> (problems: [String], error: CBLError?) {
+    public func integrityReport() -> (problems: [String], error: CBLError?) {
         do {
             let problems = try integrityCheck()
             guard let first = problems.first else { return (problems, nil) }
@@ -54,7 +54,7 @@ extension Database {
         }
     }
 
-    package func integrityCheck() throws -> [String] {
+    public func integrityCheck() throws -> [String] {
         try checkOpen()
         var problems: [String] = []
         try store.read { conn in

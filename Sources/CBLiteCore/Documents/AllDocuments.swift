@@ -1,17 +1,17 @@
 /// Documents by ID (ASCII/byte order of the primary key): the `cblite ls` listing and
 /// the base of all-docs queries.
 extension Collection {
-    package struct DocumentSummary: Sendable {
-        package let docID: String
-        package let revID: String
-        package let sequence: Int64
-        package let deleted: Bool
-        package let conflicted: Bool
+    public struct DocumentSummary: Sendable {
+        public let docID: String
+        public let revID: String
+        public let sequence: Int64
+        public let deleted: Bool
+        public let conflicted: Bool
     }
 
     /// IDs in [startKey, endKey] (either open), ascending or descending, after `skip`,
     /// at most `limit` (negative: no limit).
-    package func documents(startKey: String? = nil, endKey: String? = nil, descending: Bool = false,
+    public func documents(startKey: String? = nil, endKey: String? = nil, descending: Bool = false,
                           limit: Int64 = -1, skip: Int64 = 0, includeDeleted: Bool = false) throws -> [DocumentSummary] {
         try check()
         let (lo, hi) = descending ? (endKey, startKey) : (startKey, endKey)

@@ -1,9 +1,9 @@
 /// A collection of a database: the handle through which documents are read and written.
-package final class Collection: @unchecked Sendable {
-    package let database: Database
-    package let id: Int64
-    package let scope: String
-    package let name: String
+public final class Collection: @unchecked Sendable {
+    public let database: Database
+    public let id: Int64
+    public let scope: String
+    public let name: String
     /// The collection's document rows and every statement on them.
     let docStore: DocumentStore
     /// Documents whose updates go straight to the general save path (attachments).
@@ -29,7 +29,7 @@ package final class Collection: @unchecked Sendable {
         if store.isCollectionDeleted(id) { throw CBLError.notFound("collection \(scope).\(name) has been deleted") }
     }
 
-    package var count: Int64 {
+    public var count: Int64 {
         get throws { try check(); return try store.collectionMeta(id).docCount }
     }
 
@@ -37,7 +37,7 @@ package final class Collection: @unchecked Sendable {
     /// documents less the live ones, both from one snapshot (inside the calling thread's
     /// transaction, with its changes). The live count is kept as documents change; this
     /// one counts the table, so its cost grows with the collection.
-    package var deletedCount: Int64 {
+    public var deletedCount: Int64 {
         get throws {
             try check()
             return try mapMissingTable {
@@ -53,7 +53,7 @@ package final class Collection: @unchecked Sendable {
         }
     }
 
-    package var lastSequence: Int64 {
+    public var lastSequence: Int64 {
         get throws { try check(); return try store.collectionMeta(id).lastSeq }
     }
 

@@ -1,7 +1,7 @@
 /// Document expiration (time to live), with 1-second granularity.
 extension Collection {
     /// Sets (unixTime > 0) or clears (0) a document's expiration.
-    package func setExpiration(docID: String, unixTime: Int64) throws {
+    public func setExpiration(docID: String, unixTime: Int64) throws {
         try check()
         try DocumentBody.validateDocID(docID)
         guard unixTime >= 0 else { throw CBLError.badRequest("expiration must be a time after 1970 (or 0 to clear)") }
@@ -13,7 +13,7 @@ extension Collection {
         store.expiration?.poke()
     }
 
-    package func expiration(docID: String) throws -> Int64 {
+    public func expiration(docID: String) throws -> Int64 {
         try check()
         try DocumentBody.validateDocID(docID)
         return try mapMissingTable {

@@ -1,7 +1,7 @@
 extension Database {
     /// Purges expired documents of every collection; returns how many.
     @discardableResult
-    package func purgeExpired() throws -> Int {
+    public func purgeExpired() throws -> Int {
         try checkOpen()
         let now = unixTimeNow()
         var n = 0

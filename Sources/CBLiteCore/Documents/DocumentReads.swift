@@ -1,23 +1,23 @@
 /// Reading documents and their revisions. A plain read is one primary-key lookup that
 /// does not decode the revision tree.
 extension Collection {
-    package struct GetOptions: OptionSet, Sendable {
-        package let rawValue: UInt32
-        package init(rawValue: UInt32) { self.rawValue = rawValue }
-        package static let deleted = GetOptions(rawValue: 1)
-        package static let conflicts = GetOptions(rawValue: 2)
-        package static let revisions = GetOptions(rawValue: 4)
-        package static let localSeq = GetOptions(rawValue: 8)
+    public struct GetOptions: OptionSet, Sendable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        public static let deleted = GetOptions(rawValue: 1)
+        public static let conflicts = GetOptions(rawValue: 2)
+        public static let revisions = GetOptions(rawValue: 4)
+        public static let localSeq = GetOptions(rawValue: 8)
     }
 
     /// The current revision as JSON with its metadata.
-    package func get(docID: String, options: GetOptions = []) throws -> [UInt8] {
+    public func get(docID: String, options: GetOptions = []) throws -> [UInt8] {
         try get(docID: docID, options: options, as: [UInt8].self)
     }
 
     /// The same as a malloc'ed C string that the caller owns (the C ABI's cbl_doc_get: the
     /// document is rendered straight into it).
-    package func getText(docID: String, options: GetOptions = []) throws -> MallocedText {
+    public func getText(docID: String, options: GetOptions = []) throws -> MallocedText {
         try get(docID: docID, options: options, as: MallocedText.self)
     }
 
@@ -46,7 +46,7 @@ extension Collection {
     }
 
     /// A specific revision (any kept revision whose body is still kept).
-    package func get(docID: String, revID: String, options: GetOptions = []) throws -> [UInt8] {
+    public func get(docID: String, revID: String, options: GetOptions = []) throws -> [UInt8] {
         try check()
         try DocumentBody.validateDocID(docID)
         guard let rev = RevID(revID) else { throw CBLError.badRequest("invalid revision ID \"\(revID)\"") }
@@ -94,12 +94,12 @@ extension Collection {
     }
 
     /// Undeleted leaves, the current revision first.
-    package func conflicts(docID: String) throws -> [String] {
+    public func conflicts(docID: String) throws -> [String] {
         try withTree(docID: docID) { _, tree, _ in tree.conflictingLeaves.map { tree.nodes[$0].rev.string } }
     }
 
     /// The revision (nil: current) and its kept ancestors, newest first.
-    package func history(docID: String, revID: String?) throws -> [String] {
+    public func history(docID: String, revID: String?) throws -> [String] {
         try withTree(docID: docID) { _, tree, current in
             var index = current
             if let revID {
@@ -112,7 +112,7 @@ extension Collection {
     }
 
     /// The whole kept tree as JSON (newest first).
-    package func revisionTree(docID: String) throws -> String {
+    public func revisionTree(docID: String) throws -> String {
         try withTree(docID: docID) { row, tree, current in
             let order = tree.nodes.indices.sorted { tree.nodes[$1].rev < tree.nodes[$0].rev }
             let leaves = Set(tree.leafIndexes)

@@ -2,17 +2,17 @@
 /// elsewhere: RevisionExchange/ExistingRevisions.swift). Each write is one row write plus one sequence
 ///, inside Store.write (its own transaction or a savepoint).
 extension Collection {
-    package struct SaveResult: Sendable { package let docID: String; package let revID: String }
+    public struct SaveResult: Sendable { public let docID: String; public let revID: String }
 
     /// Saves a new revision. See cbl_doc_put in include/cblite.h for the rules.
-    package func put(docID givenID: String?, body bodyBytes: UnsafeBufferPointer<UInt8>, parent givenParent: String?,
+    public func put(docID givenID: String?, body bodyBytes: UnsafeBufferPointer<UInt8>, parent givenParent: String?,
                     allowConflict: Bool = false) throws -> SaveResult {
         try check()
         var body = try DocumentBody.parse(bytes: bodyBytes)     // parsed before taking the lock
         return try put(docID: givenID, body: &body, parent: givenParent, allowConflict: allowConflict)
     }
 
-    package func put(docID givenID: String?, json: String, parent givenParent: String?, allowConflict: Bool = false) throws -> SaveResult {
+    public func put(docID givenID: String?, json: String, parent givenParent: String?, allowConflict: Bool = false) throws -> SaveResult {
         var copy = json
         return try copy.withUTF8 { try put(docID: givenID, body: $0, parent: givenParent, allowConflict: allowConflict) }
     }
@@ -42,7 +42,7 @@ extension Collection {
     }
 
     /// Writes a tombstone on `parent` (nil: the current revision).
-    package func delete(docID: String, parent: String?) throws -> String {
+    public func delete(docID: String, parent: String?) throws -> String {
         try check()
         try DocumentBody.validateDocID(docID)
         var parentRev: RevID? = nil
@@ -75,7 +75,7 @@ extension Collection {
 
     /// Read-modify-write with retry on conflict. `update` gets the current JSON (nil when
     /// absent or deleted) and returns the new body, or nil to cancel (409).
-    package func update(docID: String, maxAttempts: Int = 1000, _ update: (String?) throws -> String?) throws -> String {
+    public func update(docID: String, maxAttempts: Int = 1000, _ update: (String?) throws -> String?) throws -> String {
         try check()
         try DocumentBody.validateDocID(docID)
         for _ in 0..<maxAttempts {
@@ -98,7 +98,7 @@ extension Collection {
     }
 
     /// Removes every trace of a document.
-    package func purge(docID: String) throws {
+    public func purge(docID: String) throws {
         try check()
         try DocumentBody.validateDocID(docID)
         try mapMissingTable {
@@ -109,7 +109,7 @@ extension Collection {
     /// CouchDB's `_purge`: removes the given leaves and the ancestors no other leaf
     /// shares; purging every leaf removes the document. Unknown and non-leaf revisions
     /// are ignored. Returns the revisions purged (leaves and their removed ancestors).
-    package func purge(docID: String, revs: [String]) throws -> [String] {
+    public func purge(docID: String, revs: [String]) throws -> [String] {
         try check()
         try DocumentBody.validateDocID(docID)
         let wanted = Set(revs.compactMap(RevID.init))

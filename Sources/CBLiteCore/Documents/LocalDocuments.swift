@@ -18,7 +18,7 @@ extension Collection {
         }
     }
 
-    package func getLocal(id: String) throws -> [UInt8] {
+    public func getLocal(id: String) throws -> [UInt8] {
         try check()
         try Collection.validateLocalID(id)
         return try store.read { conn in
@@ -31,7 +31,7 @@ extension Collection {
     }
 
     /// Every local document of the collection, by ID (CouchDB's `_local_docs`).
-    package func localDocuments() throws -> [(id: String, rev: String, json: [UInt8])] {
+    public func localDocuments() throws -> [(id: String, rev: String, json: [UInt8])] {
         try check()
         return try store.read { conn in
             let s = try conn.prepare("SELECT id, rev, body FROM localdocs WHERE coll=? ORDER BY id")
@@ -47,7 +47,7 @@ extension Collection {
         }
     }
 
-    package func putLocal(id: String, json: String, parent: String?) throws -> String {
+    public func putLocal(id: String, json: String, parent: String?) throws -> String {
         try check()
         try Collection.validateLocalID(id)
         let object = try JSONParser.parseObject(json)
@@ -81,7 +81,7 @@ extension Collection {
         }
     }
 
-    package func deleteLocal(id: String, parent: String?) throws {
+    public func deleteLocal(id: String, parent: String?) throws {
         try check()
         try Collection.validateLocalID(id)
         let parentN = try parent.map(Collection.parseLocalRev)
@@ -104,7 +104,7 @@ extension Collection {
 
     /// `[{"id": local_id, "rev": "0-n"}, ...]`, by ID; with `includeDocs` each has its `doc`.
     /// The IDs are bare (as cbl_local_list documents them): the listener adds `_local/`.
-    package func localDocumentsJSON(includeDocs: Bool) throws -> [UInt8] {
+    public func localDocumentsJSON(includeDocs: Bool) throws -> [UInt8] {
         JSONWriter.ordered(.array(try localDocuments().map { d in
             var o = JSONObject([("id", .string(d.id)), ("rev", .string(d.rev))])
             if includeDocs { o["doc"] = try d.json.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) } }

@@ -2,30 +2,30 @@
 /// body (while kept). Stored in the document's row in a compact binary form; the
 /// current revision's body lives in the row's `body` column instead, so reading a
 /// document never decodes the tree.
-package struct RevTree: Sendable {
-    package struct Node: Sendable {
-        package var rev: RevID
-        package var parent: Int?          // index into nodes
-        package var deleted: Bool
-        package var body: [UInt8]?        // canonical JSON without metadata; nil once dropped
+public struct RevTree: Sendable {
+    public struct Node: Sendable {
+        public var rev: RevID
+        public var parent: Int?          // index into nodes
+        public var deleted: Bool
+        public var body: [UInt8]?        // canonical JSON without metadata; nil once dropped
     }
 
-    package private(set) var nodes: [Node] = []
+    public private(set) var nodes: [Node] = []
 
-    package init() {}
+    public init() {}
 
     /// A tree of one revision (a new document).
-    package init(single rev: RevID, deleted: Bool, body: [UInt8]?) {
+    public init(single rev: RevID, deleted: Bool, body: [UInt8]?) {
         nodes = [Node(rev: rev, parent: nil, deleted: deleted, body: body)]
     }
 
-    package var isEmpty: Bool { nodes.isEmpty }
+    public var isEmpty: Bool { nodes.isEmpty }
 
-    package func index(of rev: RevID) -> Int? { nodes.firstIndex { $0.rev == rev } }
+    public func index(of rev: RevID) -> Int? { nodes.firstIndex { $0.rev == rev } }
 
-    package func isLeaf(_ i: Int) -> Bool { !nodes.contains { $0.parent == i } }
+    public func isLeaf(_ i: Int) -> Bool { !nodes.contains { $0.parent == i } }
 
-    package var leafIndexes: [Int] {
+    public var leafIndexes: [Int] {
         var hasChild = [Bool](repeating: false, count: nodes.count)
         for n in nodes { if let p = n.parent { hasChild[p] = true } }
         return nodes.indices.filter { !hasChild[$0] }
@@ -33,11 +33,11 @@ package struct RevTree: Sendable {
 
     /// The seeds' winner: the undeleted leaf of highest generation, else the deleted leaf
     /// of highest generation; ties to the higher revision ID in ASCII order.
-    package var winner: Int? { winner(among: leafIndexes) }
+    public var winner: Int? { winner(among: leafIndexes) }
 
     /// The winner among `leaves` (this tree's leafIndexes, computed once by a caller that
     /// needs them for more than the winner).
-    package func winner(among leaves: [Int]) -> Int? {
+    public func winner(among leaves: [Int]) -> Int? {
         leaves.max { a, b in
             let na = nodes[a], nb = nodes[b]
             if na.deleted != nb.deleted { return na.deleted }   // undeleted wins
@@ -46,7 +46,7 @@ package struct RevTree: Sendable {
     }
 
     /// Undeleted leaves, the winner first, then by descending revision ID.
-    package var conflictingLeaves: [Int] {
+    public var conflictingLeaves: [Int] {
         let w = winner
         return leafIndexes.filter { !nodes[$0].deleted }.sorted { a, b in
             if a == w { return true }
@@ -56,7 +56,7 @@ package struct RevTree: Sendable {
     }
 
     /// The revision and its ancestors, newest first.
-    package func ancestry(of i: Int) -> [Int] {
+    public func ancestry(of i: Int) -> [Int] {
         var out = [i]
         var cur = nodes[i].parent
         while let c = cur, out.count <= nodes.count {
@@ -68,7 +68,7 @@ package struct RevTree: Sendable {
 
     /// Adds a revision; returns its index.
     @discardableResult
-    package mutating func add(_ rev: RevID, parent: Int?, deleted: Bool, body: [UInt8]?) -> Int {
+    public mutating func add(_ rev: RevID, parent: Int?, deleted: Bool, body: [UInt8]?) -> Int {
         nodes.append(Node(rev: rev, parent: parent, deleted: deleted, body: body))
         return nodes.count - 1
     }
@@ -77,7 +77,7 @@ package struct RevTree: Sendable {
     /// Keeps only revisions within `maxDepth` of some leaf (a leaf is at depth 1), so each
     /// branch keeps at most `maxDepth` revisions. Returns how many were removed.
     @discardableResult
-    package mutating func prune(maxDepth: Int) -> Int {
+    public mutating func prune(maxDepth: Int) -> Int {
         guard nodes.count > maxDepth else { return 0 }
         var keep = [Bool](repeating: false, count: nodes.count)
         for leaf in leafIndexes {
@@ -95,7 +95,7 @@ package struct RevTree: Sendable {
     /// Keeps the nodes whose flag is set (parents of kept nodes that are dropped become
     /// nil: the node is a root). Returns how many were removed.
     @discardableResult
-    package mutating func retain(_ keep: [Bool]) -> Int {
+    public mutating func retain(_ keep: [Bool]) -> Int {
         guard keep.contains(false) else { return 0 }
         var newIndex = [Int?](repeating: nil, count: nodes.count)
         var kept: [Node] = []
@@ -113,7 +113,7 @@ package struct RevTree: Sendable {
 
     /// Drops the bodies of non-leaf revisions (compaction). Returns how many were dropped.
     @discardableResult
-    package mutating func dropAncestorBodies() -> Int {
+    public mutating func dropAncestorBodies() -> Int {
         var hasChild = [Bool](repeating: false, count: nodes.count)
         for n in nodes { if let p = n.parent { hasChild[p] = true } }
         var dropped = 0
@@ -126,7 +126,7 @@ package struct RevTree: Sendable {
 
     /// Checks the structure: parents in range, no cycles, unique IDs, a child's
     /// generation above its parent's. Returns problems found.
-    package func validate() -> [String] {
+    public func validate() -> [String] {
         var problems: [String] = []
         var seen = Set<RevID>()
         for (i, n) in nodes.enumerated() {
@@ -148,7 +148,7 @@ package struct RevTree: Sendable {
 
     /// Encodes every node; the body of `omitBodyOf` (the current revision, stored in its
     /// own column) is left out. A tree of one bodiless-or-current node encodes as nil.
-    package func encode(omitBodyOf current: Int) -> [UInt8]? {
+    public func encode(omitBodyOf current: Int) -> [UInt8]? {
         if nodes.count == 1 && current == 0 { return nil }
         var capacity = EncodedNodesWriter.headerCapacity
         for (i, n) in nodes.enumerated() {
@@ -175,7 +175,7 @@ package struct RevTree: Sendable {
     }
 
     /// Decodes a stored tree; `nil` bytes mean the single current revision.
-    package static func decode(_ bytes: [UInt8]?, current: RevID, currentDeleted: Bool, currentBody: [UInt8]?) throws -> (RevTree, Int) {
+    public static func decode(_ bytes: [UInt8]?, current: RevID, currentDeleted: Bool, currentBody: [UInt8]?) throws -> (RevTree, Int) {
         guard let bytes else {
             return (RevTree(single: current, deleted: currentDeleted, body: currentBody), 0)
         }

@@ -4,16 +4,16 @@
 /// docid index, scanned from both ends, and the table looked up row by row by sequence —
 /// then reads each document on its own: what reads is handed out, what fails is listed.
 extension Collection {
-    package struct SalvageReport: Sendable {
+    public struct SalvageReport: Sendable {
         /// Documents whose every leaf revision was read.
-        package var documents = 0
-        package var revisions = 0
+        public var documents = 0
+        public var revisions = 0
         /// Documents known by ID whose revisions could not be read.
-        package var lost: [(docID: String, message: String)] = []
+        public var lost: [(docID: String, message: String)] = []
         /// Row lookups that failed: documents whose ID is unknown may be among them.
-        package var unreadableRows = 0
+        public var unreadableRows = 0
 
-        package var json: [UInt8] {
+        public var json: [UInt8] {
             Array(JSONValue.object(JSONObject([
                 ("documents", .int(Int64(documents))), ("revisions", .int(Int64(revisions))),
                 ("lost", .array(lost.map { .object(JSONObject([("id", .string($0.docID)), ("error", .string($0.message))])) })),
@@ -25,7 +25,7 @@ extension Collection {
     /// Hands every readable leaf revision (as `openRevs` renders it, with `_revisions` and
     /// inline attachments: what import takes back) to `each`, and reports what was lost.
     /// Throws only when nothing can be read at all, or when `each` throws.
-    package func salvage(_ each: ([UInt8]) throws -> Void) throws -> SalvageReport {
+    public func salvage(_ each: ([UInt8]) throws -> Void) throws -> SalvageReport {
         try check()
         var report = SalvageReport()
         let table = Schema.docTable(id)

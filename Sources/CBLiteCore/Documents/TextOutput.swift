@@ -4,14 +4,14 @@ import Glibc
 /// in place. A document read renders straight into what its caller receives, so the
 /// body is copied once between SQLite's page and the caller (into a Swift array, it was
 /// copied into the array, then again into the C caller's malloc'ed string).
-package protocol TextOutput {
+public protocol TextOutput {
     /// A text of exactly `count` bytes, written by `fill` at the pointer it is given.
     static func make(count: Int, _ fill: (UnsafeMutablePointer<UInt8>) -> Void) -> Self
 }
 
 extension TextOutput {
     /// The text `bytes`, copied.
-    package static func copying(_ bytes: [UInt8]) -> Self {
+    public static func copying(_ bytes: [UInt8]) -> Self {
         make(count: bytes.count) { p in
             bytes.withUnsafeBufferPointer { if let b = $0.baseAddress { p.update(from: b, count: $0.count) } }
         }
@@ -19,7 +19,7 @@ extension TextOutput {
 }
 
 extension Array: TextOutput where Element == UInt8 {
-    package static func make(count: Int, _ fill: (UnsafeMutablePointer<UInt8>) -> Void) -> [UInt8] {
+    public static func make(count: Int, _ fill: (UnsafeMutablePointer<UInt8>) -> Void) -> [UInt8] {
         guard count > 0 else { return [] }
         return [UInt8](unsafeUninitializedCapacity: count) { buf, initialized in
             fill(buf.baseAddress!)
@@ -31,11 +31,11 @@ extension Array: TextOutput where Element == UInt8 {
 /// A malloc'ed, NUL-terminated text (no NUL inside: it is JSON). Whoever takes `pointer`
 /// owns it and frees it with `free` (the C ABI hands it to its caller, who calls
 /// cbl_free). Nothing frees it on its own.
-package struct MallocedText: TextOutput {
-    package let pointer: UnsafeMutablePointer<CChar>
-    package let count: Int
+public struct MallocedText: TextOutput {
+    public let pointer: UnsafeMutablePointer<CChar>
+    public let count: Int
 
-    package static func make(count: Int, _ fill: (UnsafeMutablePointer<UInt8>) -> Void) -> MallocedText {
+    public static func make(count: Int, _ fill: (UnsafeMutablePointer<UInt8>) -> Void) -> MallocedText {
         // As everywhere in Swift, running out of memory ends the process.
         guard let raw = malloc(count + 1) else { fatalError("out of memory (\(count + 1) bytes)") }
         let p = raw.assumingMemoryBound(to: UInt8.self)

@@ -1,6 +1,6 @@
 /// Validation callbacks per collection (the seeds' validation blocks): each sees every
 /// new revision before it is stored and may reject it (403 with a message).
-package typealias ValidatorFunction = (_ newJSON: String, _ currentJSON: String?) -> String?   // nil = accept, else reason
+public typealias ValidatorFunction = (_ newJSON: String, _ currentJSON: String?) -> String?   // nil = accept, else reason
 
 final class ValidatorRegistry: @unchecked Sendable {
     private final class Entry {
@@ -66,7 +66,7 @@ final class ValidatorRegistry: @unchecked Sendable {
 extension Collection {
     /// Registers (or with nil removes) a named validator for this collection, shared by
     /// every handle of the database in this process.
-    package func setValidator(name: String, _ fn: ValidatorFunction?) throws {
+    public func setValidator(name: String, _ fn: ValidatorFunction?) throws {
         try check()
         guard !name.isEmpty else { throw CBLError.badRequest("validator name is empty") }
         store.validators.set(name, collectionID: id, fn)

@@ -4,7 +4,7 @@ extension Collection {
     /// Each object is a document as `put` takes it: `_id` optional (a UUID is made),
     /// `_rev` the parent, `_deleted` for a tombstone. Throws only when the batch cannot
     /// run at all (closed database, deleted collection, busy).
-    package func saveDocuments(_ docs: [JSONObject]) throws -> [WriteResult] {
+    public func saveDocuments(_ docs: [JSONObject]) throws -> [WriteResult] {
         try check()
         return try mapMissingTable {
             try store.write(timeoutMs: database.busyTimeoutMs) { conn, _ in

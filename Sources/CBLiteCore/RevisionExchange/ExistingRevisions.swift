@@ -13,20 +13,20 @@
 /// the revision's known ancestors, or by a digest of ours). A peer's own digests (MD5
 /// from CouchDB) and `encoding` fields are replaced by ours.
 extension Collection {
-    package struct ExistingRevision: Sendable {
+    public struct ExistingRevision: Sendable {
         /// The document as a peer sent it: `_id`, `_rev`, optional `_revisions`
         /// (`{"start","ids"}`), `_deleted`, `_attachments`, and the content.
-        package var body: JSONObject
+        public var body: JSONObject
         /// Content already written for attachments marked `"follows": true`, by name.
-        package var attachments: [String: BlobInfo]
+        public var attachments: [String: BlobInfo]
 
-        package init(body: JSONObject, attachments: [String: BlobInfo] = [:]) {
+        public init(body: JSONObject, attachments: [String: BlobInfo] = [:]) {
             self.body = body
             self.attachments = attachments
         }
     }
 
-    package typealias WriteResult = CBLiteBase.WriteResult
+    public typealias WriteResult = CBLiteBase.WriteResult
 
     /// A peer's revision, checked and ready to graft.
     struct ImportedRevision {
@@ -44,7 +44,7 @@ extension Collection {
     /// Inserts every revision in one transaction. Each document succeeds or fails on its
     /// own (its error in its result); the call throws only when the batch cannot run at
     /// all (closed database, deleted collection, busy).
-    package func insertExistingRevisions(_ revs: [ExistingRevision]) throws -> [WriteResult] {
+    public func insertExistingRevisions(_ revs: [ExistingRevision]) throws -> [WriteResult] {
         try check()
         let prepared: [(docID: String, rev: Result<ImportedRevision, CBLError>)] = revs.map { r in
             let docID = r.body["_id"]?.stringValue ?? ""
@@ -74,7 +74,7 @@ extension Collection {
     /// Inserts a revision made elsewhere with its history (newest first), without
     /// inventing IDs. Returns false when the revision was already known.
     @discardableResult
-    package func putExisting(docID: String, body bodyBytes: UnsafeBufferPointer<UInt8>, history: [String]) throws -> Bool {
+    public func putExisting(docID: String, body bodyBytes: UnsafeBufferPointer<UInt8>, history: [String]) throws -> Bool {
         try check()
         try DocumentBody.validateDocID(docID)
         var object = try JSONParser.parseObject(bytes: bodyBytes)
@@ -247,10 +247,10 @@ extension Collection {
 
 /// CouchDB's `_revisions` form of a revision's history: `{"start": N, "ids": [digest of
 /// N, digest of N-1, ...]}`.
-package enum RevisionHistory {
+public enum RevisionHistory {
     /// A history given as a JSON array of revision IDs, newest first (cbl_doc_put_existing):
     /// 400 for anything else. The IDs themselves are checked by putExisting.
-    package static func list(json: String) throws -> [String] {
+    public static func list(json: String) throws -> [String] {
         guard case .array(let items) = try JSONParser.parse(json) else {
             throw CBLError.badRequest("history_json must be a JSON array of revision IDs")
         }
@@ -261,7 +261,7 @@ package enum RevisionHistory {
     }
 
     /// The history newest first; `rev` must be its first entry.
-    package static func parse(_ value: JSONValue, rev: RevID) throws -> [RevID] {
+    public static func parse(_ value: JSONValue, rev: RevID) throws -> [RevID] {
         guard let o = value.objectValue, let start = o["start"]?.intValue, let ids = o["ids"]?.arrayValue else {
             throw CBLError.badRequest("\"_revisions\" must be {\"start\": number, \"ids\": [strings]}")
         }
@@ -281,7 +281,7 @@ package enum RevisionHistory {
     }
 
     /// `{"start","ids"}` for a history newest first (consecutive generations).
-    package static func revisionsObject(_ history: [RevID]) -> JSONObject {
+    public static func revisionsObject(_ history: [RevID]) -> JSONObject {
         JSONObject([("start", .int(Int64(history.first?.generation ?? 0))), ("ids", .array(history.map { .string($0.digest) }))])
     }
 }

@@ -2,16 +2,16 @@
 /// CouchDB's read options (`GET /db/doc`), several leaves at once (`open_revs`), and
 /// many documents at once (`_bulk_get`) — one renderer for all three.
 extension Collection {
-    package typealias AttachmentMode = CBLiteBase.AttachmentMode
-    package typealias RevisionOptions = CBLiteBase.RevisionOptions
-    package typealias Revision = CBLiteBase.Revision
-    package typealias OpenRevsResult = CBLiteBase.OpenRevsResult
-    package typealias BulkGetRequest = CBLiteBase.BulkGetRequest
-    package typealias BulkGetItem = CBLiteBase.BulkGetItem
+    public typealias AttachmentMode = CBLiteBase.AttachmentMode
+    public typealias RevisionOptions = CBLiteBase.RevisionOptions
+    public typealias Revision = CBLiteBase.Revision
+    public typealias OpenRevsResult = CBLiteBase.OpenRevsResult
+    public typealias BulkGetRequest = CBLiteBase.BulkGetRequest
+    public typealias BulkGetItem = CBLiteBase.BulkGetItem
 
     /// The current revision (nil `revID`; 404 when the document is deleted, as CouchDB)
     /// or a given one (404 when unknown or its body is no longer kept).
-    package func revision(docID: String, revID: String?, options: RevisionOptions = RevisionOptions()) throws -> Revision {
+    public func revision(docID: String, revID: String?, options: RevisionOptions = RevisionOptions()) throws -> Revision {
         try check()
         try DocumentBody.validateDocID(docID)
         let rev = try revID.map { r in
@@ -37,7 +37,7 @@ extension Collection {
 
     /// The given revisions (nil: every leaf, deleted ones included), each found or
     /// missing. 404 when the document is unknown and all leaves were asked for.
-    package func openRevs(docID: String, revs: [String]?, options: RevisionOptions = RevisionOptions()) throws -> [OpenRevsResult] {
+    public func openRevs(docID: String, revs: [String]?, options: RevisionOptions = RevisionOptions()) throws -> [OpenRevsResult] {
         try check()
         try DocumentBody.validateDocID(docID)
         return try mapMissingTable {
@@ -47,7 +47,7 @@ extension Collection {
 
     /// `_bulk_get`: each request answered on its own, all from one read snapshot. Throws
     /// only when nothing can be read (closed database, deleted collection).
-    package func bulkGet(_ requests: [BulkGetRequest], options: RevisionOptions = RevisionOptions()) throws -> [BulkGetItem] {
+    public func bulkGet(_ requests: [BulkGetRequest], options: RevisionOptions = RevisionOptions()) throws -> [BulkGetItem] {
         try check()
         return try mapMissingTable {
             try store.read { conn in

@@ -2,7 +2,7 @@
 /// local leaves could be their ancestors (so the peer can send only what is new:
 /// attachments since those, history down to them).
 extension Collection {
-    package typealias RevsDiffResult = CBLiteBase.RevsDiffResult
+    public typealias RevsDiffResult = CBLiteBase.RevsDiffResult
 
     /// One result per document that has at least one missing revision, in request order.
     /// A malformed revision ID, and every revision of a document ID this collection cannot
@@ -10,7 +10,7 @@ extension Collection {
     /// that one document (CouchDB's replicator counts a write failure and goes on). A 400
     /// for the whole request, as before, made CouchDB's replicator fail the whole batch,
     /// again at every retry, because of one design document.
-    package func revsDiff(_ request: [(docID: String, revs: [String])]) throws -> [RevsDiffResult] {
+    public func revsDiff(_ request: [(docID: String, revs: [String])]) throws -> [RevsDiffResult] {
         try check()
         return try mapMissingTable {
             try store.read { conn in

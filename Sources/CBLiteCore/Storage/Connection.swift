@@ -20,7 +20,7 @@ private let sqlcipherConfigured: Bool = {
 
 /// One SQLite (SQLCipher) connection with a statement cache. Not thread-safe: the
 /// Store hands each connection to one thread at a time.
-package final class Connection {
+public final class Connection {
     let db: OpaquePointer
     private var cache: [String: Statement] = [:]
     /// The same statements, indexed by SQLText.number (numbers are dense: an array lookup
@@ -31,7 +31,7 @@ package final class Connection {
     /// The store's file generation this reader was opened in (Store.read drops a reader
     /// of an earlier one: a file swapped by a re-key).
     var fileGeneration = 0
-    package let path: String
+    public let path: String
     /// The page cache this connection keeps, KiB: SQLite's default (2 MiB), 16 MiB when
     /// encrypted.
     let cacheKiB: Int
@@ -43,7 +43,7 @@ package final class Connection {
     // Once `db` is set, a throwing init still runs deinit, which closes the handle.
     /// `readOnly`: SQLITE_OPEN_READONLY; `immutable` also tells SQLite that nobody writes
     /// the file (no -shm needed: a WAL database in a read-only directory).
-    package init(path: String, create: Bool, busyTimeoutMs: Int, key: EncryptionKey? = nil,
+    public init(path: String, create: Bool, busyTimeoutMs: Int, key: EncryptionKey? = nil,
                 readOnly: Bool = false, immutable: Bool = false) throws {
         _ = sqlcipherConfigured
         var handle: OpaquePointer?
@@ -119,7 +119,7 @@ package final class Connection {
     deinit { close() }
 
     /// Finalizes the cached statements and closes the handle (idempotent).
-    package func close() {
+    public func close() {
         guard isOpen else { return }
         isOpen = false
         cache.removeAll()
@@ -128,7 +128,7 @@ package final class Connection {
     }
 
     /// A cached prepared statement for `sql`.
-    package func prepare(_ sql: String) throws -> Statement {
+    public func prepare(_ sql: String) throws -> Statement {
         if let s = cache[sql] { return s }
         let s = try prepareUncached(sql)
         cache[sql] = s
@@ -136,7 +136,7 @@ package final class Connection {
     }
 
     /// A cached prepared statement for `sql`, found by its number.
-    package func prepare(_ sql: SQLText) throws -> Statement {
+    public func prepare(_ sql: SQLText) throws -> Statement {
         let n = sql.number
         if n < cacheByNumber.count, let s = cacheByNumber[n] { return s }
         let s = try prepare(sql.text)
@@ -146,7 +146,7 @@ package final class Connection {
         return s
     }
 
-    package func prepareUncached(_ sql: String) throws -> Statement {
+    public func prepareUncached(_ sql: String) throws -> Statement {
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
         guard rc == SQLITE_OK, let stmt else {
@@ -158,7 +158,7 @@ package final class Connection {
         return Statement(stmt, self)
     }
 
-    package func setBusyTimeout(_ ms: Int) { sqlite3_busy_timeout(db, Int32(clamping: ms)) }
+    public func setBusyTimeout(_ ms: Int) { sqlite3_busy_timeout(db, Int32(clamping: ms)) }
 
     /// Runs `body`, part of a one-pass scan reading about `bytes` bytes (a view build
     /// mapping every document), with a page cache of `scanCacheKiB` when the scan is larger
@@ -182,7 +182,7 @@ package final class Connection {
     }
 
     /// Runs one or more statements that return no rows.
-    package func exec(_ sql: String) throws {
+    public func exec(_ sql: String) throws {
         var errmsg: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(db, sql, nil, nil, &errmsg)
         if rc != SQLITE_OK {
@@ -192,14 +192,14 @@ package final class Connection {
         }
     }
 
-    package func queryInt(_ sql: String, _ args: [Int64] = []) throws -> Int64? {
+    public func queryInt(_ sql: String, _ args: [Int64] = []) throws -> Int64? {
         let s = try prepare(sql)
         defer { s.reset() }
         for (i, a) in args.enumerated() { s.bind(Int32(i + 1), a) }
         return try s.step() ? (s.isNull(0) ? nil : s.int(0)) : nil
     }
 
-    package func queryString(_ sql: String) throws -> String? {
+    public func queryString(_ sql: String) throws -> String? {
         let s = try prepareUncached(sql)
         return try s.step() ? s.string(0) : nil
     }
@@ -213,17 +213,17 @@ package final class Connection {
         return try s.step()
     }
 
-    package var changes: Int { Int(sqlite3_changes(db)) }
-    package var isInTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
+    public var changes: Int { Int(sqlite3_changes(db)) }
+    public var isInTransaction: Bool { sqlite3_get_autocommit(db) == 0 }
 
     /// SQLite's PRAGMA data_version: changes when another connection (of this process or
     /// another) committed since this connection's last look.
-    package func dataVersion() throws -> Int64 {
+    public func dataVersion() throws -> Int64 {
         let s = try prepare(Connection.dataVersionSQL)
         defer { s.reset() }
         return try s.step() ? s.int(0) : 0
     }
     private static let dataVersionSQL = SQLText("PRAGMA data_version")
 
-    package static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
+    public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
 }

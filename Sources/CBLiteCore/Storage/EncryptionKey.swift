@@ -1,14 +1,14 @@
 /// A database encryption key: a password (stretched by SQLCipher's PBKDF2) or a raw
 /// 256-bit key. It never appears in logs or error messages (no description of it is
 /// ever printed: `description` is redacted).
-package enum EncryptionKey: Equatable, Sendable, CustomStringConvertible {
+public enum EncryptionKey: Equatable, Sendable, CustomStringConvertible {
     case password(String)
     case raw([UInt8])
 
-    package var description: String { "<encryption key>" }
+    public var description: String { "<encryption key>" }
 
     /// Parses {"password": "..."} or {"raw_hex": "<64 hex digits>"}.
-    package init(json: JSONValue) throws {
+    public init(json: JSONValue) throws {
         guard let o = json.objectValue, o.members.count == 1, let (k, v) = o.members.first else {
             throw CBLError.badRequest("encryption key must be an object with \"password\" or \"raw_hex\"")
         }
@@ -26,7 +26,7 @@ package enum EncryptionKey: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    package init(jsonText: String) throws {
+    public init(jsonText: String) throws {
         try self.init(json: try JSONParser.parse(jsonText))
     }
 
@@ -45,7 +45,7 @@ package enum EncryptionKey: Equatable, Sendable, CustomStringConvertible {
 
     /// Key material for deriving other keys (attachment encryption): SHA-256 of a
     /// domain-separated encoding, so it is never the SQLCipher key itself.
-    package var derivationSecret: [UInt8] {
+    public var derivationSecret: [UInt8] {
         var h = SHA256()
         h.update(Array("cblite-key-v1:".utf8))
         switch self {

@@ -2,11 +2,11 @@
 /// same number. Connection caches statements by that number too, so a hot path that
 /// keeps its SQLText looks its statement up by an Int instead of hashing the whole text
 /// on every call (~600 of a document read's ~13,500 instructions, callgrind).
-package struct SQLText: Sendable {
-    package let text: String
+public struct SQLText: Sendable {
+    public let text: String
     let number: Int
 
-    package init(_ text: String) {
+    public init(_ text: String) {
         self.text = text
         number = SQLText.numbers.withLock { table in
             if let n = table[text] { return n }

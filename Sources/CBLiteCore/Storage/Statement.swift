@@ -3,7 +3,7 @@ import CSQLCipher
 private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// A prepared statement, cached by its connection and reset after each use.
-package final class Statement {
+public final class Statement {
     let handle: OpaquePointer
     unowned let connection: Connection
 
@@ -15,13 +15,13 @@ package final class Statement {
     deinit { sqlite3_finalize(handle) }
 
     @discardableResult
-    package func bind(_ index: Int32, _ value: Int64?) -> Statement {
+    public func bind(_ index: Int32, _ value: Int64?) -> Statement {
         if let value { sqlite3_bind_int64(handle, index, value) } else { sqlite3_bind_null(handle, index) }
         return self
     }
 
     @discardableResult
-    package func bind(_ index: Int32, _ value: String?) -> Statement {
+    public func bind(_ index: Int32, _ value: String?) -> Statement {
         if let value {
             var v = value
             v.withUTF8 { buf in
@@ -35,7 +35,7 @@ package final class Statement {
 
     /// Binds bytes as TEXT (JSON bodies are stored as text so SQLite's JSON functions work).
     @discardableResult
-    package func bindText(_ index: Int32, _ bytes: [UInt8]?) -> Statement {
+    public func bindText(_ index: Int32, _ bytes: [UInt8]?) -> Statement {
         guard let bytes else { sqlite3_bind_null(handle, index); return self }
         bytes.withUnsafeBufferPointer { buf in
             _ = sqlite3_bind_text(handle, index, UnsafeRawPointer(buf.baseAddress ?? UnsafePointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self), Int32(buf.count), SQLITE_TRANSIENT)
@@ -44,7 +44,7 @@ package final class Statement {
     }
 
     @discardableResult
-    package func bindBlob(_ index: Int32, _ bytes: [UInt8]?) -> Statement {
+    public func bindBlob(_ index: Int32, _ bytes: [UInt8]?) -> Statement {
         guard let bytes else { sqlite3_bind_null(handle, index); return self }
         bytes.withUnsafeBufferPointer { buf in
             _ = sqlite3_bind_blob(handle, index, UnsafeRawPointer(buf.baseAddress) ?? UnsafeRawPointer(bitPattern: 1), Int32(buf.count), SQLITE_TRANSIENT)
@@ -81,7 +81,7 @@ package final class Statement {
     }
 
     /// Steps once: true when a row is available.
-    package func step() throws -> Bool {
+    public func step() throws -> Bool {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -95,7 +95,7 @@ package final class Statement {
     }
 
     /// Runs a statement that returns no rows, then resets it.
-    package func run() throws {
+    public func run() throws {
         defer { reset() }
         _ = try step()
     }
@@ -103,7 +103,7 @@ package final class Statement {
     /// Runs `body` with `text` bound at `index` without SQLite copying it, then resets the
     /// statement, so the binding never outlives the string's bytes. For lookups by a
     /// string key: the copy cost a read ~150 instructions (callgrind).
-    package func withBoundText<T>(_ index: Int32, _ text: String, _ body: (Statement) throws -> T) rethrows -> T {
+    public func withBoundText<T>(_ index: Int32, _ text: String, _ body: (Statement) throws -> T) rethrows -> T {
         var t = text
         return try t.withUTF8 { u in
             defer { reset() }
@@ -111,7 +111,7 @@ package final class Statement {
         }
     }
 
-    package func reset() {
+    public func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
@@ -122,38 +122,38 @@ package final class Statement {
     // Columns are read where SQLite holds the current row (cblite_result_row.h): the
     // public calls' checks cost ~40-80 instructions a column.
 
-    package func int(_ col: Int32) -> Int64 { cblite_column_int64(handle, col) }
-    package func isNull(_ col: Int32) -> Bool { sqlite3_column_type(handle, col) == SQLITE_NULL }
+    public func int(_ col: Int32) -> Int64 { cblite_column_int64(handle, col) }
+    public func isNull(_ col: Int32) -> Bool { sqlite3_column_type(handle, col) == SQLITE_NULL }
 
     /// The column's bytes (text or blob; a number as its text) without copying them, nil
     /// for NULL: valid until the statement steps again or is reset.
     @inline(__always)
-    package func borrowedBytes(_ col: Int32) -> UnsafeBufferPointer<UInt8>? {
+    public func borrowedBytes(_ col: Int32) -> UnsafeBufferPointer<UInt8>? {
         var n: Int32 = 0
         let p = cblite_column_bytes(handle, col, &n)
         return n < 0 ? nil : UnsafeBufferPointer(start: p, count: p == nil ? 0 : Int(n))
     }
 
-    package func string(_ col: Int32) -> String? {
+    public func string(_ col: Int32) -> String? {
         borrowedBytes(col).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The column's bytes (text or blob); nil for NULL.
-    package func bytes(_ col: Int32) -> [UInt8]? {
+    public func bytes(_ col: Int32) -> [UInt8]? {
         borrowedBytes(col).map { [UInt8]($0) }
     }
 
     /// The bytes of a column that is never empty (a NULL or empty value gives nil), without
     /// copying them (unlike sqlite3_column_text, no copy to NUL-terminate text read from a
     /// page). Valid until the statement steps again or is reset.
-    package func borrowedNonEmpty(_ col: Int32) -> UnsafeBufferPointer<UInt8>? {
+    public func borrowedNonEmpty(_ col: Int32) -> UnsafeBufferPointer<UInt8>? {
         guard let b = borrowedBytes(col), !b.isEmpty else { return nil }
         return b
     }
 
     /// Calls `body` with the column's bytes without copying them (valid during the call;
     /// empty for NULL).
-    package func withBytes<T>(_ col: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    public func withBytes<T>(_ col: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         try body(borrowedBytes(col) ?? UnsafeBufferPointer(start: nil, count: 0))
     }
 }

@@ -1,8 +1,8 @@
 import CSQLCipher
 
 /// Versions of the storage engine compiled into the library.
-package enum StorageInfo {
-    package static func versionsJSON() -> String {
+public enum StorageInfo {
+    public static func versionsJSON() -> String {
         let cipher = (try? Connection.memory().queryString("PRAGMA cipher_version")) ?? nil
         return JSONValue.object(JSONObject([
             ("sqlite", .string(Connection.sqliteVersion)),

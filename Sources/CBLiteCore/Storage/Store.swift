@@ -12,9 +12,9 @@ import Synchronization
 /// has the write lock and transactions, StoreReaders.swift the reader pool,
 /// StoreServices.swift what runs beside the handles and the close, StoreEncryption.swift
 /// the key change, StoreMetadata.swift collections' bookkeeping and the `info` settings.
-package final class Store: @unchecked Sendable {
-    package let bundlePath: String
-    package let filePath: String
+public final class Store: @unchecked Sendable {
+    public let bundlePath: String
+    public let filePath: String
     let busyTimeoutMs: Int
     let notifier = ChangeNotifier()
     let validators = ValidatorRegistry()

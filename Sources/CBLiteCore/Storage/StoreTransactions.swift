@@ -45,7 +45,7 @@ extension Store {
 
     /// Begins (or joins, on the same thread) a transaction. `timeoutMs` bounds the wait
     /// for the lock, held in this process or (through SQLite's busy handler) by another.
-    package func begin(timeoutMs: Int? = nil) throws {
+    public func begin(timeoutMs: Int? = nil) throws {
         try refuseIfReadOnly()
         let timeout = timeoutMs ?? busyTimeoutMs
         try acquire(timeoutMs: timeout)
@@ -75,7 +75,7 @@ extension Store {
     }
 
     /// Ends one level; the outermost commits, then delivers notifications.
-    package func commit() throws {
+    public func commit() throws {
         try requireOwner("commit")
         let remaining = monitor.locked { () -> Int in depth -= 1; return depth }
         if remaining > 0 { return }
@@ -106,7 +106,7 @@ extension Store {
     }
 
     /// Rolls back the whole transaction (every nesting level); nothing is notified.
-    package func abort() throws {
+    public func abort() throws {
         try requireOwner("abort")
         try? writer.exec("ROLLBACK")
         txn?.pendingBlobs?.discard()
@@ -115,7 +115,7 @@ extension Store {
     }
 
     /// Depth of the calling thread's transaction (0 when none).
-    package var transactionDepth: Int { monitor.locked { owner == ThreadID.current ? depth : 0 } }
+    public var transactionDepth: Int { monitor.locked { owner == ThreadID.current ? depth : 0 } }
 
     /// Runs `body` as one atomic write: its own transaction, or a savepoint inside the
     /// caller's transaction (so a failed operation leaves no trace in it either).

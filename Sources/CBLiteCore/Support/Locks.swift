@@ -2,12 +2,12 @@ import Glibc
 
 /// A plain mutex with a condition variable, for the few places that need to wait.
 /// (LockedValue has no condition variable.)
-package final class Monitor: @unchecked Sendable {
+public final class Monitor: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     private var cond = pthread_cond_t()
     private var waiters = 0              // guarded by the mutex
 
-    package init() {
+    public init() {
         pthread_mutex_init(&mutex, nil)
         var attr = pthread_condattr_t()
         pthread_condattr_init(&attr)
@@ -22,7 +22,7 @@ package final class Monitor: @unchecked Sendable {
     }
 
     @inline(__always)
-    package func locked<T>(_ body: () throws -> T) rethrows -> T {
+    public func locked<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         return try body()
@@ -30,7 +30,7 @@ package final class Monitor: @unchecked Sendable {
 
     /// Waits (the mutex must be held, i.e. inside `locked`) until signalled or until
     /// the monotonic deadline passes; returns false on timeout.
-    package func wait(until deadline: MonotonicTime?) -> Bool {
+    public func wait(until deadline: MonotonicTime?) -> Bool {
         waiters += 1
         defer { waiters -= 1 }
         guard let deadline else {
@@ -44,11 +44,11 @@ package final class Monitor: @unchecked Sendable {
     /// Waits (inside `locked`) until signalled or `timeoutMs` passes (nil: no limit);
     /// returns false on timeout.
     @discardableResult
-    package func wait(timeoutMs: Int? = nil) -> Bool {
+    public func wait(timeoutMs: Int? = nil) -> Bool {
         wait(until: timeoutMs.map { MonotonicTime.now().adding(milliseconds: $0) })
     }
 
-    package func broadcast() { pthread_cond_broadcast(&cond) }
+    public func broadcast() { pthread_cond_broadcast(&cond) }
 
     /// How many threads wait in `wait` (tests: a broadcast from now on reaches them).
     var waiting: Int { locked { waiters } }
@@ -58,11 +58,11 @@ package final class Monitor: @unchecked Sendable {
 /// ThreadSanitizer does not see on Linux with this toolchain (it reports every access
 /// under it as a race, and so would hide a real race behind the noise); uncontended, a
 /// pthread mutex costs about the same.
-package final class LockedValue<Value>: @unchecked Sendable {
+public final class LockedValue<Value>: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     private var value: Value
 
-    package init(_ value: Value) {
+    public init(_ value: Value) {
         self.value = value
         pthread_mutex_init(&mutex, nil)
     }
@@ -70,7 +70,7 @@ package final class LockedValue<Value>: @unchecked Sendable {
     deinit { pthread_mutex_destroy(&mutex) }
 
     @inline(__always)
-    package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         return try body(&value)
@@ -78,19 +78,19 @@ package final class LockedValue<Value>: @unchecked Sendable {
 }
 
 /// Nanoseconds on the monotonic clock.
-package struct MonotonicTime: Comparable, Sendable {
-    package let nanoseconds: UInt64
+public struct MonotonicTime: Comparable, Sendable {
+    public let nanoseconds: UInt64
 
-    package static func now() -> MonotonicTime {
+    public static func now() -> MonotonicTime {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return MonotonicTime(nanoseconds: UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec))
     }
 
     /// Milliseconds on the monotonic clock (for deadlines and idle times).
-    package var milliseconds: Int64 { Int64(nanoseconds / 1_000_000) }
+    public var milliseconds: Int64 { Int64(nanoseconds / 1_000_000) }
 
-    package func adding(milliseconds: Int) -> MonotonicTime {
+    public func adding(milliseconds: Int) -> MonotonicTime {
         MonotonicTime(nanoseconds: nanoseconds + UInt64(max(0, milliseconds)) * 1_000_000)
     }
 
@@ -98,25 +98,25 @@ package struct MonotonicTime: Comparable, Sendable {
         Glibc.timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
     }
 
-    package static func < (a: MonotonicTime, b: MonotonicTime) -> Bool { a.nanoseconds < b.nanoseconds }
+    public static func < (a: MonotonicTime, b: MonotonicTime) -> Bool { a.nanoseconds < b.nanoseconds }
 }
 
 /// The calling thread's identity, comparable across threads.
-package struct ThreadID: Equatable, Sendable {
+public struct ThreadID: Equatable, Sendable {
     let raw: pthread_t
-    package static var current: ThreadID { ThreadID(raw: pthread_self()) }
-    package static func == (a: ThreadID, b: ThreadID) -> Bool { pthread_equal(a.raw, b.raw) != 0 }
+    public static var current: ThreadID { ThreadID(raw: pthread_self()) }
+    public static func == (a: ThreadID, b: ThreadID) -> Bool { pthread_equal(a.raw, b.raw) != 0 }
 }
 
 /// Wall-clock seconds since 1970 (expiration times).
-package func unixTimeNow() -> Int64 {
+public func unixTimeNow() -> Int64 {
     var ts = timespec()
     clock_gettime(CLOCK_REALTIME, &ts)
     return Int64(ts.tv_sec)
 }
 
 /// Wall-clock microseconds since 1970.
-package func unixTimeMicrosNow() -> Int64 {
+public func unixTimeMicrosNow() -> Int64 {
     var ts = timespec()
     clock_gettime(CLOCK_REALTIME, &ts)
     return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec / 1000)

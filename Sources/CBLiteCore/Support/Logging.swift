@@ -4,7 +4,7 @@ import Glibc
 /// Log domains and levels as in include/cblite.h. Engine code logs through swift-log
 /// `Logger`s whose handler applies the per-domain level and forwards to the C callback
 /// (or stderr). No global LoggingSystem.bootstrap: the host program owns that.
-package enum LogDomain: Int32, CaseIterable, Sendable {
+public enum LogDomain: Int32, CaseIterable, Sendable {
     case database = 0, storage, changes, query, replication, listener
     /// Spelled out: interpolating the case (`"\(self)"`) prints it through reflection,
     /// which pages in the runtime's mirror and demangler code on every open.
@@ -21,9 +21,9 @@ package enum LogDomain: Int32, CaseIterable, Sendable {
     var label: String { "cblite." + name }
 }
 
-package enum LogLevel: Int32, Comparable, Sendable {
+public enum LogLevel: Int32, Comparable, Sendable {
     case debug = 0, verbose, info, warning, error, none
-    package static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
+    public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
 
     init(_ l: Logger.Level) {
         switch l {
@@ -46,28 +46,28 @@ package enum LogLevel: Int32, Comparable, Sendable {
     }
 }
 
-package typealias LogSink = @Sendable (LogDomain, LogLevel, String) -> Void
+public typealias LogSink = @Sendable (LogDomain, LogLevel, String) -> Void
 
-package final class Log: @unchecked Sendable {
-    package static let shared = Log()
+public final class Log: @unchecked Sendable {
+    public static let shared = Log()
 
     private let monitor = Monitor()
     private var levels = [LogLevel](repeating: .warning, count: LogDomain.allCases.count)
     private var sink: LogSink?
     private var inFlight = 0
 
-    package func level(_ d: LogDomain) -> LogLevel { monitor.locked { levels[Int(d.rawValue)] } }
-    package func setLevel(_ d: LogDomain, _ l: LogLevel) { monitor.locked { levels[Int(d.rawValue)] = l } }
+    public func level(_ d: LogDomain) -> LogLevel { monitor.locked { levels[Int(d.rawValue)] } }
+    public func setLevel(_ d: LogDomain, _ l: LogLevel) { monitor.locked { levels[Int(d.rawValue)] = l } }
 
     /// Replaces the sink; returns once no call to the previous one is running.
-    package func setSink(_ s: LogSink?) {
+    public func setSink(_ s: LogSink?) {
         monitor.locked {
             sink = s
             while inFlight > 0 { _ = monitor.wait(until: nil) }
         }
     }
 
-    package func emit(_ d: LogDomain, _ l: LogLevel, _ message: @autoclosure () -> String) {
+    public func emit(_ d: LogDomain, _ l: LogLevel, _ message: @autoclosure () -> String) {
         guard l != .none, l >= level(d) else { return }
         let text = message()
         let s: LogSink? = monitor.locked {
@@ -83,7 +83,7 @@ package final class Log: @unchecked Sendable {
         }
     }
 
-    package static func logger(_ d: LogDomain) -> Logger {
+    public static func logger(_ d: LogDomain) -> Logger {
         Logger(label: d.label) { _ in CBLLogHandler(domain: d) }
     }
 }
@@ -110,11 +110,11 @@ struct CBLLogHandler: LogHandler {
 
 /// One logger per domain (include/cblite.h, cbl_log_domain); the listener and the
 /// replicator use theirs through `Log.logger`.
-package enum Loggers {
-    package static let database = Log.logger(.database)
-    package static let storage = Log.logger(.storage)
-    package static let changes = Log.logger(.changes)
-    package static let query = Log.logger(.query)
-    package static let replication = Log.logger(.replication)
-    package static let listener = Log.logger(.listener)
+public enum Loggers {
+    public static let database = Log.logger(.database)
+    public static let storage = Log.logger(.storage)
+    public static let changes = Log.logger(.changes)
+    public static let query = Log.logger(.query)
+    public static let replication = Log.logger(.replication)
+    public static let listener = Log.logger(.listener)
 }

@@ -4,7 +4,7 @@
 /// Store's one stop list (`ServiceList`) when it starts; closing stops them newest first,
 /// as Couchbase Lite C's CBLActiveService. Only starting and stopping go through this
 /// protocol: the store's hot paths keep their typed references.
-package protocol Service: AnyObject, Sendable {
+public protocol Service: AnyObject, Sendable {
     /// What it is, for logs ("live query", "replicator").
     var serviceName: String { get }
 
@@ -16,6 +16,6 @@ package protocol Service: AnyObject, Sendable {
 
 /// What `Database.register` gives back, for `Database.unregister` when the service ends
 /// before the database closes.
-package struct ServiceRegistration: Hashable, Sendable {
+public struct ServiceRegistration: Hashable, Sendable {
     let id: Int
 }

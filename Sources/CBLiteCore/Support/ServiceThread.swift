@@ -4,7 +4,7 @@ import Glibc
 /// replicators) run on a thread of their own: started with a body, joined when the
 /// service stops — or detached when the stop comes from that thread itself (a callback
 /// that stops its own service), which must not wait for itself.
-package final class ServiceThread: @unchecked Sendable {
+public final class ServiceThread: @unchecked Sendable {
     private var thread: pthread_t
 
     private final class Box {
@@ -13,7 +13,7 @@ package final class ServiceThread: @unchecked Sendable {
     }
 
     /// Starts `body` on a new thread; throws when the system has no thread to give.
-    package init(_ body: @escaping () -> Void) throws {
+    public init(_ body: @escaping () -> Void) throws {
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
         var t = pthread_t()
         let rc = pthread_create(&t, nil, { arg in
@@ -28,18 +28,18 @@ package final class ServiceThread: @unchecked Sendable {
     }
 
     /// Whether the caller is this thread.
-    package var isCurrent: Bool { pthread_equal(thread, pthread_self()) != 0 }
+    public var isCurrent: Bool { pthread_equal(thread, pthread_self()) != 0 }
 
     /// Waits for the body to return (detaches instead when called from the thread itself).
     /// Call once.
-    package func join() {
+    public func join() {
         if isCurrent { pthread_detach(thread) } else { pthread_join(thread, nil) }
     }
 
     /// Stops a service whose thread sleeps on `monitor`: `markStopped` runs under the lock
     /// (sets the service's flag and hands over its thread), then the thread is woken and
     /// joined.
-    package static func stop(_ monitor: Monitor, _ markStopped: () -> ServiceThread?) {
+    public static func stop(_ monitor: Monitor, _ markStopped: () -> ServiceThread?) {
         let t: ServiceThread? = monitor.locked {
             let t = markStopped()
             monitor.broadcast()
@@ -49,7 +49,7 @@ package final class ServiceThread: @unchecked Sendable {
     }
 
     /// Runs `body` on a thread nobody joins (a one-off task), or here if none can start.
-    package static func detached(_ body: @escaping () -> Void) {
+    public static func detached(_ body: @escaping () -> Void) {
         var t = pthread_t()
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
         if pthread_create(&t, nil, { arg in

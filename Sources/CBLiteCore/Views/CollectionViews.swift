@@ -1,7 +1,7 @@
 extension Collection {
     /// The view of this collection named `name` (its index is created by the first
     /// update). Names: 1–255 bytes of UTF-8 without control characters.
-    package func view(named name: String) throws -> View {
+    public func view(named name: String) throws -> View {
         try check()
         let u = name.utf8
         guard !u.isEmpty, u.count <= 255, !u.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
@@ -11,7 +11,7 @@ extension Collection {
     }
 
     /// Names of the views of this collection that have an index.
-    package func viewNames() throws -> [String] {
+    public func viewNames() throws -> [String] {
         try check()
         return try store.read { conn in try ViewStorage.names(conn, collectionID: id) }
     }

@@ -1,8 +1,8 @@
 /// A map/reduce view of a collection. Its functions are registered at run time on this
 /// object (they are not persistent); its index is persistent and updated incrementally.
-package final class View: @unchecked Sendable {
-    package let collection: Collection
-    package let name: String
+public final class View: @unchecked Sendable {
+    public let collection: Collection
+    public let name: String
 
     private let monitor = Monitor()
     private var map: MapFunction?
@@ -33,7 +33,7 @@ package final class View: @unchecked Sendable {
 
     /// Registers (nil: removes) the functions. A different version than the index was
     /// built with discards the index on the next update.
-    package func setMapReduce(map: MapFunction?, reduce: Reducer?, version: String) {
+    public func setMapReduce(map: MapFunction?, reduce: Reducer?, version: String) {
         monitor.locked {
             self.map = map
             self.reducer = map == nil ? nil : reduce
@@ -41,8 +41,8 @@ package final class View: @unchecked Sendable {
         }
     }
 
-    package var hasMap: Bool { monitor.locked { map != nil } }
-    package var hasReduce: Bool { monitor.locked { reducer != nil } }
+    public var hasMap: Bool { monitor.locked { map != nil } }
+    public var hasReduce: Bool { monitor.locked { reducer != nil } }
     var currentReducer: Reducer? { monitor.locked { reducer } }
 
     /// The registry state, nil when the view was never indexed.
@@ -52,14 +52,14 @@ package final class View: @unchecked Sendable {
     }
 
     /// The last sequence the index covers (0 when never indexed).
-    package var lastSequenceIndexed: Int64 { get throws { try state()?.lastSeq ?? 0 } }
+    public var lastSequenceIndexed: Int64 { get throws { try state()?.lastSeq ?? 0 } }
     /// Number of rows in the index.
-    package var totalRows: Int64 { get throws { try state()?.totalRows ?? 0 } }
+    public var totalRows: Int64 { get throws { try state()?.totalRows ?? 0 } }
     /// Changes whenever the index's rows change.
-    package var generation: Int64 { get throws { try state()?.generation ?? 0 } }
+    public var generation: Int64 { get throws { try state()?.generation ?? 0 } }
 
     /// `cbl_view_info`'s object: name, last sequence indexed, rows, staleness.
-    package func infoJSON() throws -> [UInt8] {
+    public func infoJSON() throws -> [UInt8] {
         JSONWriter.ordered(.object(JSONObject([
             ("name", .string(name)),
             ("last_sequence", .int(try lastSequenceIndexed)),
@@ -69,7 +69,7 @@ package final class View: @unchecked Sendable {
     }
 
     /// True when the index is behind the collection.
-    package var isStale: Bool {
+    public var isStale: Bool {
         get throws {
             let st = try state()
             return try collection.lastSequence > (st?.lastSeq ?? 0) || (st == nil && hasMap)
@@ -77,7 +77,7 @@ package final class View: @unchecked Sendable {
     }
 
     /// Deletes the view's index (the functions stay registered on this object).
-    package func delete() throws {
+    public func delete() throws {
         try collection.check()
         try collection.mapMissingTable {
             try store.write(timeoutMs: collection.database.busyTimeoutMs) { conn, _ in
@@ -97,7 +97,7 @@ package final class View: @unchecked Sendable {
     /// replace their rows. The map function runs outside the database's locks (unless
     /// the caller is inside a transaction).
     @discardableResult
-    package func updateIndex() throws -> IndexUpdate {
+    public func updateIndex() throws -> IndexUpdate {
         try collection.check()
         let (map, version) = monitor.locked { (self.map, self.version) }
         guard let map else { throw CBLError(.notAcceptable, "view \"\(name)\" has no map function") }
@@ -124,7 +124,7 @@ package final class View: @unchecked Sendable {
     }
 
     /// Waits until background updates started by queries with update "after" are done.
-    package func waitForBackgroundUpdates() {
+    public func waitForBackgroundUpdates() {
         monitor.locked { while backgroundUpdates > 0 { _ = monitor.wait(until: nil) } }
     }
 }

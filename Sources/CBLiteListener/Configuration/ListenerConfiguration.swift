@@ -3,39 +3,39 @@ import CBLiteCore
 /// The listener's configuration, read from one JSON object (the same text the C ABI,
 /// Python and `cblite serve --config` pass). Unknown keys are refused (400) so a typo
 /// never silently weakens a setting.
-package struct ListenerConfiguration: Sendable {
-    package var host = "127.0.0.1"
-    package var port = 0
+public struct ListenerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 0
     /// Databases of this directory are served, opened on demand; nil: only given handles.
-    package var directory: String?
+    public var directory: String?
     /// name -> password. Empty: no authentication, and then only loopback clients are
     /// served unless `allowRemoteWithoutAuth`.
-    package var users: [String: String] = [:]
-    package var readOnly = false
-    package var allowRemoteWithoutAuth = false
-    package var tls: TLSSettings?
-    package var limits = Limits()
+    public var users: [String: String] = [:]
+    public var readOnly = false
+    public var allowRemoteWithoutAuth = false
+    public var tls: TLSSettings?
+    public var limits = Limits()
 
-    package enum TLSSettings: Sendable, Equatable {
+    public enum TLSSettings: Sendable, Equatable {
         case files(certificatePEM: String, privateKeyPEM: String)
         /// A self-signed identity generated once and kept in `directory` (or the given one).
         case anonymous(directory: String?)
     }
 
-    package struct Limits: Sendable, Equatable {
-        package var maxBodyBytes = 64 * 1024 * 1024
-        package var maxDocumentBytes = 20 * 1024 * 1024
+    public struct Limits: Sendable, Equatable {
+        public var maxBodyBytes = 64 * 1024 * 1024
+        public var maxDocumentBytes = 20 * 1024 * 1024
         /// Also the number of worker threads (up to 1024): a connection runs one request
         /// at a time, so waiting feeds never starve the other connections.
-        package var maxConnections = 128
-        package var idleTimeoutMs = 120_000
-        package var headerTimeoutMs = 30_000
-        package init() {}
+        public var maxConnections = 128
+        public var idleTimeoutMs = 120_000
+        public var headerTimeoutMs = 30_000
+        public init() {}
     }
 
-    package init() {}
+    public init() {}
 
-    package init(json: String) throws {
+    public init(json: String) throws {
         let o: JSONObject
         do { o = try JSONParser.parseObject(json, what: "listener configuration") } catch let e as CBLError {
             throw CBLError(.badRequest, "listener configuration: \(e.message)")

@@ -2,45 +2,45 @@ import CBLiteCore
 
 /// What to replicate, with whom, and how: one JSON shape for C, Python and the CLI
 /// (documented in include/cblite.h at cbl_replicator_start).
-package struct ReplicatorConfiguration: Sendable {
-    package enum Direction: String, Sendable { case push, pull, both }
+public struct ReplicatorConfiguration: Sendable {
+    public enum Direction: String, Sendable { case push, pull, both }
 
-    package var remote: RemoteURL
-    package var direction: Direction = .both
-    package var continuous = false
-    package var createTarget = false
+    public var remote: RemoteURL
+    public var direction: Direction = .both
+    public var continuous = false
+    public var createTarget = false
     /// Push: a filter registered on the local database (`Database.setFilter`) and its parameters.
-    package var filter: String?
-    package var filterParams = JSONObject()
+    public var filter: String?
+    public var filterParams = JSONObject()
     /// Pull: a filter on the peer (CouchDB's "ddoc/name") and its parameters.
-    package var pullFilter: String?
-    package var pullFilterParams = JSONObject()
+    public var pullFilter: String?
+    public var pullFilterParams = JSONObject()
     /// Only these documents, both ways.
-    package var docIDs: [String]?
+    public var docIDs: [String]?
     /// Pull from Sync Gateway: only these channels (its `sync_gateway/bychannel` filter).
-    package var channels: [String]?
-    package var headers: [(String, String)] = []
-    package var authentication: RemoteAuthentication = .none
+    public var channels: [String]?
+    public var headers: [(String, String)] = []
+    public var authentication: RemoteAuthentication = .none
     /// Replaces the peer's URL in the replication's identity (a peer whose address changes
     /// keeps its checkpoints).
-    package var remoteUUID: String?
+    public var remoteUUID: String?
     /// How long a continuous pull's longpoll waits for a change before asking again.
-    package var heartbeatMs = 30_000
-    package var batchSize = 500
+    public var heartbeatMs = 30_000
+    public var batchSize = 500
     /// One-shot: how many times a transient failure is retried before the replication stops
     /// with it. Continuous replications retry for as long as they run.
-    package var maxRetries = 9
-    package var retryInitialMs = 500
-    package var retryMaxMs = 300_000
+    public var maxRetries = 9
+    public var retryInitialMs = 500
+    public var retryMaxMs = 300_000
     /// How long the peer may take to answer a request.
-    package var timeoutMs = 60_000
-    package var tls = TLSOptions()
+    public var timeoutMs = 60_000
+    public var tls = TLSOptions()
     /// Deliver an event for every document replicated (errors are always delivered).
-    package var documentEvents = false
+    public var documentEvents = false
 
-    package init(remote: RemoteURL) { self.remote = remote }
+    public init(remote: RemoteURL) { self.remote = remote }
 
-    package init(json: String) throws {
+    public init(json: String) throws {
         let o = try JSONParser.parseObject(json, what: "replicator configuration")
         guard let url = o["url"]?.stringValue else { throw CBLError.badRequest("replicator configuration needs \"url\" (the peer's database)") }
         remote = try RemoteURL(url)

@@ -8,10 +8,10 @@ import NIOSSL
 /// How a replicator trusts a TLS peer: the system's roots by default, a CA file, or a
 /// pinned certificate (the SHA-256 of its DER, as `cbl_server_tls_fingerprint` gives
 /// for a listener's anonymous identity).
-package struct TLSOptions: Sendable {
-    package var pinnedSHA256: [UInt8]?
-    package var caFile: String?
-    package init(pinnedSHA256: [UInt8]? = nil, caFile: String? = nil) {
+public struct TLSOptions: Sendable {
+    public var pinnedSHA256: [UInt8]?
+    public var caFile: String?
+    public init(pinnedSHA256: [UInt8]? = nil, caFile: String? = nil) {
         self.pinnedSHA256 = pinnedSHA256
         self.caFile = caFile
     }

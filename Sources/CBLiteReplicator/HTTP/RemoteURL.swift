@@ -4,16 +4,16 @@ import CouchWire
 /// A peer's database URL, split: `http(s)://[user:password@]host[:port]/path/to/db`.
 /// The path is kept as written (already percent-encoded); credentials are taken out so
 /// they never reach logs, status or the checkpoint's identity.
-package struct RemoteURL: Sendable, Equatable {
-    package let tls: Bool
-    package let host: String
-    package let port: Int
+public struct RemoteURL: Sendable, Equatable {
+    public let tls: Bool
+    public let host: String
+    public let port: Int
     /// The database's path without a trailing slash, e.g. "/db" or "/prefix/db".
-    package let databasePath: String
-    package let user: String?
-    package let password: String?
+    public let databasePath: String
+    public let user: String?
+    public let password: String?
 
-    package init(_ text: String) throws {
+    public init(_ text: String) throws {
         func bad(_ why: String) -> CBLError { CBLError.badRequest("invalid remote URL: \(why)") }
         var rest = Substring(text)
         if rest.lowercased().hasPrefix("https://") { tls = true; rest = rest.dropFirst(8) }
@@ -64,21 +64,21 @@ package struct RemoteURL: Sendable, Equatable {
     }
 
     /// The URL without credentials (for status, logs and the replication's identity).
-    package var redacted: String {
+    public var redacted: String {
         let h = host.contains(":") ? "[\(host)]" : host
         let defaultPort = tls ? 443 : 80
         return "\(tls ? "https" : "http")://\(h)\(port == defaultPort ? "" : ":\(port)")\(databasePath)"
     }
 
     /// The `Host` header's value.
-    package var hostHeader: String {
+    public var hostHeader: String {
         let h = host.contains(":") ? "[\(host)]" : host
         return port == (tls ? 443 : 80) ? h : "\(h):\(port)"
     }
 
     /// The path of a document (or `_local/…`, `_changes`, …) in this database; `id` is
     /// percent-encoded except for the slash after `_design` and `_local`, as CouchDB expects.
-    package func documentPath(_ id: String) -> String {
+    public func documentPath(_ id: String) -> String {
         for prefix in ["_local/", "_design/"] where id.hasPrefix(prefix) {
             return "\(databasePath)/\(prefix)\(PercentDecoding.encode(String(id.dropFirst(prefix.count))))"
         }
@@ -86,7 +86,7 @@ package struct RemoteURL: Sendable, Equatable {
     }
 
     /// The server's root path, for `/_session` (the database path's parent).
-    package var serverPath: String {
+    public var serverPath: String {
         guard let slash = databasePath.lastIndex(of: "/") else { return "" }
         return String(databasePath[..<slash])
     }

@@ -3,7 +3,7 @@ import CouchWire
 import NIOHTTP1
 
 /// How the replicator proves who it is to a peer.
-package enum RemoteAuthentication: Sendable, Equatable {
+public enum RemoteAuthentication: Sendable, Equatable {
     case none
     /// `Authorization: Basic` on every request.
     case basic(user: String, password: String)

@@ -3,36 +3,36 @@ import CouchWire
 
 /// Why a replication (or one request of it) failed, and whether trying again can help.
 /// `httpStatus` is the peer's answer (0 when there was none: the network failed).
-package struct ReplicationError: Error, Sendable, CustomStringConvertible {
-    package let httpStatus: Int
-    package let message: String
+public struct ReplicationError: Error, Sendable, CustomStringConvertible {
+    public let httpStatus: Int
+    public let message: String
     /// Timeouts, refused or dropped connections, 408, 429 and 5xx: retried with back-off.
     /// Everything else (401, 403, 404, a peer that does not speak the protocol) is not.
-    package let isTransient: Bool
+    public let isTransient: Bool
 
-    package init(httpStatus: Int, message: String, isTransient: Bool? = nil) {
+    public init(httpStatus: Int, message: String, isTransient: Bool? = nil) {
         self.httpStatus = httpStatus
         self.message = message
         self.isTransient = isTransient ?? (httpStatus == 0 || httpStatus == 408 || httpStatus == 429 || httpStatus >= 500)
     }
 
-    package static func network(_ message: String) -> ReplicationError { ReplicationError(httpStatus: 0, message: message, isTransient: true) }
+    public static func network(_ message: String) -> ReplicationError { ReplicationError(httpStatus: 0, message: message, isTransient: true) }
 
     /// A peer that answered something this protocol does not allow: not retried.
-    package static func protocolViolation(_ message: String) -> ReplicationError {
+    public static func protocolViolation(_ message: String) -> ReplicationError {
         ReplicationError(httpStatus: 502, message: "the peer's answer is not CouchDB's protocol: \(message)", isTransient: false)
     }
 
     /// A local failure (the database closed, the disk is full): not retried.
-    package static func local(_ error: any Error) -> ReplicationError {
+    public static func local(_ error: any Error) -> ReplicationError {
         let e = CBLError.wrapping(error)
         return ReplicationError(httpStatus: CouchError(e).status, message: "local database: \(e.message)", isTransient: e.status == .busy)
     }
 
-    package var description: String { httpStatus == 0 ? message : "\(httpStatus) \(message)" }
+    public var description: String { httpStatus == 0 ? message : "\(httpStatus) \(message)" }
 
     /// The status the engine's error carries for this failure (for the C ABI and Python).
-    package var cblError: CBLError {
+    public var cblError: CBLError {
         let status: Status
         switch httpStatus {
         case 0, 502, 503, 504: status = .busy

@@ -10,12 +10,12 @@ import NIOPosix
 /// Thread-safe. Callbacks come from the replication threads, never while a lock of the
 /// replicator is held; they may call `status` and `stop` (a stop from a callback
 /// returns at once, and the replicator stops after the callback).
-package final class Replicator: Service, @unchecked Sendable {
-    package let collection: Collection
-    package let configuration: ReplicatorConfiguration
-    package var serviceName: String { "replicator" }
-    package typealias StatusCallback = @Sendable (ReplicatorStatus) -> Void
-    package typealias DocumentCallback = @Sendable ([DocumentReplication]) -> Void
+public final class Replicator: Service, @unchecked Sendable {
+    public let collection: Collection
+    public let configuration: ReplicatorConfiguration
+    public var serviceName: String { "replicator" }
+    public typealias StatusCallback = @Sendable (ReplicatorStatus) -> Void
+    public typealias DocumentCallback = @Sendable ([DocumentReplication]) -> Void
 
     private let onStatus: StatusCallback?
     private let onDocuments: DocumentCallback?
@@ -30,7 +30,7 @@ package final class Replicator: Service, @unchecked Sendable {
     private var registration: ServiceRegistration?
     private var lastDelivered: ReplicatorStatus?
 
-    package init(collection: Collection, configuration: ReplicatorConfiguration,
+    public init(collection: Collection, configuration: ReplicatorConfiguration,
                 onStatus: StatusCallback? = nil, onDocuments: DocumentCallback? = nil) throws {
         self.collection = collection
         self.configuration = configuration
@@ -58,7 +58,7 @@ package final class Replicator: Service, @unchecked Sendable {
     }
 
     /// Starts replicating. Throws when the database is closed or a thread cannot start.
-    package func start() throws {
+    public func start() throws {
         let reg = try collection.database.register(self)
         do {
             try monitor.locked {
@@ -82,7 +82,7 @@ package final class Replicator: Service, @unchecked Sendable {
 
     /// Stops replicating and returns once every thread has ended (at once when called
     /// from a callback, which must not wait for its own thread). Idempotent.
-    package func stop() {
+    public func stop() {
         let (ts, reg): ([ServiceThread], ServiceRegistration?) = monitor.locked {
             stopRequested = true
             monitor.broadcast()
@@ -95,11 +95,11 @@ package final class Replicator: Service, @unchecked Sendable {
         if ts.isEmpty && monitor.locked({ running == 0 }) { finishStatus() }
     }
 
-    package var status: ReplicatorStatus { monitor.locked { combinedStatus() } }
+    public var status: ReplicatorStatus { monitor.locked { combinedStatus() } }
 
     /// Waits until the replication has stopped (a one-shot one ends by itself), up to
     /// `timeoutMs` (nil: for ever). Returns whether it has.
-    package func waitUntilStopped(timeoutMs: Int?) -> Bool {
+    public func waitUntilStopped(timeoutMs: Int?) -> Bool {
         let deadline = timeoutMs.map { MonotonicTime.now().adding(milliseconds: $0) }
         return monitor.locked {
             while combinedStatus().activity != .stopped {
@@ -112,7 +112,7 @@ package final class Replicator: Service, @unchecked Sendable {
 
     /// Documents with local changes the push has not sent yet (by its checkpoint here),
     /// in sequence order; 400 when the replicator does not push.
-    package func pendingDocumentIDs() throws -> [String] {
+    public func pendingDocumentIDs() throws -> [String] {
         guard let push = tasks.first(where: { $0.direction == .push }) else {
             throw CBLError.badRequest("the replicator does not push: no documents are pending")
         }
@@ -120,15 +120,15 @@ package final class Replicator: Service, @unchecked Sendable {
     }
 
     /// Whether `docID` has a local change the push has not sent yet.
-    package func isDocumentPending(_ docID: String) throws -> Bool {
+    public func isDocumentPending(_ docID: String) throws -> Bool {
         try pendingDocumentIDs().contains(docID)
     }
 
     /// The status as JSON (the C ABI's and Python's shape; see cbl_replicator_status).
-    package var statusJSON: [UInt8] { JSONWriter.ordered(.object(status.json)) }
+    public var statusJSON: [UInt8] { JSONWriter.ordered(.object(status.json)) }
 
     /// Document events as a JSON array (see cbl_replicator_document_fn).
-    package static func documentsJSON(_ docs: [DocumentReplication]) -> [UInt8] {
+    public static func documentsJSON(_ docs: [DocumentReplication]) -> [UInt8] {
         JSONWriter.ordered(.array(docs.map { .object($0.json) }))
     }
 

@@ -1,31 +1,31 @@
 import CBLiteCore
 
 /// What a replicator is doing, as its status callback and getter report it.
-package struct ReplicatorStatus: Sendable, Equatable {
-    package enum Activity: String, Sendable {
+public struct ReplicatorStatus: Sendable, Equatable {
+    public enum Activity: String, Sendable {
         case stopped, offline, connecting, idle, busy
     }
 
-    package init() {}
+    public init() {}
 
-    package var activity: Activity = .connecting
+    public var activity: Activity = .connecting
     /// Changes (document revisions) handled, and known so far.
-    package var completed: Int64 = 0
-    package var total: Int64 = 0
-    package var documentsPushed: Int64 = 0
-    package var documentsPulled: Int64 = 0
-    package var documentFailures: Int64 = 0
+    public var completed: Int64 = 0
+    public var total: Int64 = 0
+    public var documentsPushed: Int64 = 0
+    public var documentsPulled: Int64 = 0
+    public var documentFailures: Int64 = 0
     /// The error that stopped the replication or made it go offline (nil once it recovers).
-    package var errorStatus: Int = 0
-    package var errorMessage: String?
+    public var errorStatus: Int = 0
+    public var errorMessage: String?
 
-    package static func == (a: ReplicatorStatus, b: ReplicatorStatus) -> Bool {
+    public static func == (a: ReplicatorStatus, b: ReplicatorStatus) -> Bool {
         a.activity == b.activity && a.completed == b.completed && a.total == b.total && a.documentsPushed == b.documentsPushed
             && a.documentsPulled == b.documentsPulled && a.documentFailures == b.documentFailures
             && a.errorStatus == b.errorStatus && a.errorMessage == b.errorMessage
     }
 
-    package var json: JSONObject {
+    public var json: JSONObject {
         var o = JSONObject([
             ("activity", .string(activity.rawValue)),
             ("completed", .int(completed)),
@@ -40,15 +40,15 @@ package struct ReplicatorStatus: Sendable, Equatable {
 }
 
 /// One document replicated (or not) in one direction.
-package struct DocumentReplication: Sendable {
-    package enum Direction: String, Sendable { case push, pull }
-    package let direction: Direction
-    package let docID: String
-    package let revID: String?
-    package let deleted: Bool
-    package let error: ReplicationError?
+public struct DocumentReplication: Sendable {
+    public enum Direction: String, Sendable { case push, pull }
+    public let direction: Direction
+    public let docID: String
+    public let revID: String?
+    public let deleted: Bool
+    public let error: ReplicationError?
 
-    package var json: JSONObject {
+    public var json: JSONObject {
         var o = JSONObject([("direction", .string(direction.rawValue)), ("id", .string(docID))])
         if let r = revID { o["rev"] = .string(r) }
         if deleted { o["deleted"] = .bool(true) }

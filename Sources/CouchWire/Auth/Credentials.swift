@@ -2,9 +2,9 @@ import CBLiteBase
 
 /// Reading credentials off a request: `Authorization: Basic`, the `AuthSession` cookie,
 /// and `/_session` login bodies (form or JSON).
-package enum Credentials {
+public enum Credentials {
     /// (name, password) of a `Basic` authorization header; nil if it is not one or malformed.
-    package static func basic(_ header: String) -> (name: String, password: String)? {
+    public static func basic(_ header: String) -> (name: String, password: String)? {
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "basic",
               let decoded = Base64.decode(parts[1].trimmingSpaces),
@@ -14,7 +14,7 @@ package enum Credentials {
     }
 
     /// The cookies of a `Cookie` header, name -> value (the first of a name wins).
-    package static func cookies(_ header: String) -> [String: String] {
+    public static func cookies(_ header: String) -> [String: String] {
         var out: [String: String] = [:]
         for pair in header.split(separator: ";") {
             guard let eq = pair.firstIndex(of: "=") else { continue }
@@ -27,7 +27,7 @@ package enum Credentials {
     }
 
     /// `application/x-www-form-urlencoded` fields; nil when malformed.
-    package static func formFields(_ body: [UInt8]) -> [(name: String, value: String)]? {
+    public static func formFields(_ body: [UInt8]) -> [(name: String, value: String)]? {
         var out: [(String, String)] = []
         for pair in body.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let eq = pair.firstIndex(of: UInt8(ascii: "="))

@@ -2,20 +2,20 @@ import CBLiteBase
 
 /// The `_changes` feed's JSON as CouchDB writes it. Sequences are numbers (CouchDB's
 /// own are opaque strings; clients pass them back verbatim, so either works).
-package enum ChangesWriter {
-    package struct Row: Sendable {
-        package var seq: Int64
-        package var id: String
-        package var revs: [String]
-        package var deleted: Bool
-        package var doc: [UInt8]?
-        package init(seq: Int64, id: String, revs: [String], deleted: Bool, doc: [UInt8]? = nil) {
+public enum ChangesWriter {
+    public struct Row: Sendable {
+        public var seq: Int64
+        public var id: String
+        public var revs: [String]
+        public var deleted: Bool
+        public var doc: [UInt8]?
+        public init(seq: Int64, id: String, revs: [String], deleted: Bool, doc: [UInt8]? = nil) {
             self.seq = seq; self.id = id; self.revs = revs; self.deleted = deleted; self.doc = doc
         }
     }
 
     /// `{"seq":N,"id":"..","changes":[{"rev":".."}],"deleted":true,"doc":{..}}`.
-    package static func row(_ r: Row) -> [UInt8] {
+    public static func row(_ r: Row) -> [UInt8] {
         var w = JSONWriter(canonical: false, capacity: 128 + (r.doc?.count ?? 0))
         var id = r.id
         id.withUTF8 { writeRow(into: &w, seq: r.seq, id: $0, rev: nil, leaves: r.revs, deleted: r.deleted, doc: r.doc) }
@@ -24,7 +24,7 @@ package enum ChangesWriter {
 
     /// One row written in place: the revisions are `leaves` when given, else `rev`. Every
     /// `_changes` row, over HTTP and through the C ABI, is written here.
-    package static func writeRow(into w: inout JSONWriter, seq: Int64, id: UnsafeBufferPointer<UInt8>,
+    public static func writeRow(into w: inout JSONWriter, seq: Int64, id: UnsafeBufferPointer<UInt8>,
                                 rev: UnsafeBufferPointer<UInt8>?, leaves: [String]?, deleted: Bool, doc: [UInt8]?) {
         w.append("{\"seq\":")
         w.appendInt(seq)
@@ -50,19 +50,19 @@ package enum ChangesWriter {
 
     /// The feed as one JSON document, `{"results":[row,...],"last_seq":n}` (the C ABI's
     /// `cbl_collection_changes`, the tool's `changes --json`), written row by row.
-    package struct Document {
+    public struct Document {
         private var w = JSONWriter(canonical: false, capacity: 4096)
         private var empty = true
 
-        package init() { w.append("{\"results\":[") }
+        public init() { w.append("{\"results\":[") }
 
-        package mutating func add(_ r: ChangeRowView) {
+        public mutating func add(_ r: ChangeRowView) {
             if !empty { w.appendByte(UInt8(ascii: ",")) }
             empty = false
             ChangesWriter.writeRow(into: &w, seq: r.sequence, id: r.docID, rev: r.revID, leaves: r.leaves, deleted: r.deleted, doc: r.doc)
         }
 
-        package mutating func finish(lastSeq: Int64) -> [UInt8] {
+        public mutating func finish(lastSeq: Int64) -> [UInt8] {
             w.append("],\"last_seq\":")
             w.appendInt(lastSeq)
             w.appendByte(UInt8(ascii: "}"))
@@ -72,23 +72,23 @@ package enum ChangesWriter {
 
     // MARK: feed=normal and longpoll: one JSON object, written in pieces
 
-    package static let normalHeader = Array("{\"results\":[\n".utf8)
+    public static let normalHeader = Array("{\"results\":[\n".utf8)
     /// Between rows (CouchDB puts ",\r\n" there).
-    package static let normalSeparator = Array(",\n".utf8)
-    package static func normalFooter(lastSeq: Int64, pending: Int64 = 0) -> [UInt8] {
+    public static let normalSeparator = Array(",\n".utf8)
+    public static func normalFooter(lastSeq: Int64, pending: Int64 = 0) -> [UInt8] {
         Array("\n],\n\"last_seq\":\(lastSeq),\"pending\":\(pending)}\n".utf8)
     }
 
     // MARK: feed=continuous: one row per line
 
-    package static func continuousLine(_ r: Row) -> [UInt8] { row(r) + [10] }
-    package static func continuousEnd(lastSeq: Int64, pending: Int64 = 0) -> [UInt8] {
+    public static func continuousLine(_ r: Row) -> [UInt8] { row(r) + [10] }
+    public static func continuousEnd(lastSeq: Int64, pending: Int64 = 0) -> [UInt8] {
         Array("{\"last_seq\":\(lastSeq),\"pending\":\(pending)}\n".utf8)
     }
-    package static let heartbeat: [UInt8] = [10]
+    public static let heartbeat: [UInt8] = [10]
 
     // MARK: feed=eventsource (text/event-stream)
 
-    package static func event(_ r: Row) -> [UInt8] { Array("data: ".utf8) + row(r) + Array("\nid: \(r.seq)\n\n".utf8) }
-    package static func eventHeartbeat() -> [UInt8] { Array("event: heartbeat\ndata: \n\n".utf8) }
+    public static func event(_ r: Row) -> [UInt8] { Array("data: ".utf8) + row(r) + Array("\nid: \(r.seq)\n\n".utf8) }
+    public static func eventHeartbeat() -> [UInt8] { Array("event: heartbeat\ndata: \n\n".utf8) }
 }

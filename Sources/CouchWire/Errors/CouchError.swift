@@ -1,21 +1,21 @@
 import CBLiteBase
 
 /// An error as CouchDB answers it: an HTTP status and a body `{"error": name, "reason": text}`.
-package struct CouchError: Error, Equatable, Sendable, CustomStringConvertible {
-    package let status: Int
-    package let error: String
-    package let reason: String
+public struct CouchError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let status: Int
+    public let error: String
+    public let reason: String
 
-    package init(status: Int, error: String, reason: String) {
+    public init(status: Int, error: String, reason: String) {
         self.status = status
         self.error = error
         self.reason = reason
     }
 
-    package var description: String { "\(status) \(error): \(reason)" }
+    public var description: String { "\(status) \(error): \(reason)" }
 
     /// `{"error":..,"reason":..}` followed by a newline, as CouchDB writes it.
-    package var body: [UInt8] {
+    public var body: [UInt8] {
         var w = JSONWriter(canonical: false)
         w.writeObject(JSONObject([("error", .string(error)), ("reason", .string(reason))]))
         w.appendByte(10)
@@ -23,32 +23,32 @@ package struct CouchError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The error's members for per-document results (`_bulk_docs`, `_bulk_get`).
-    package var members: [(key: String, value: JSONValue)] { [("error", .string(error)), ("reason", .string(reason))] }
+    public var members: [(key: String, value: JSONValue)] { [("error", .string(error)), ("reason", .string(reason))] }
 
     // MARK: the common ones, with CouchDB's words
 
-    package static func badRequest(_ reason: String) -> CouchError { CouchError(status: 400, error: "bad_request", reason: reason) }
-    package static func unauthorized(_ reason: String = "Name or password is incorrect.") -> CouchError {
+    public static func badRequest(_ reason: String) -> CouchError { CouchError(status: 400, error: "bad_request", reason: reason) }
+    public static func unauthorized(_ reason: String = "Name or password is incorrect.") -> CouchError {
         CouchError(status: 401, error: "unauthorized", reason: reason)
     }
-    package static func forbidden(_ reason: String) -> CouchError { CouchError(status: 403, error: "forbidden", reason: reason) }
-    package static func notFound(_ reason: String = "missing") -> CouchError { CouchError(status: 404, error: "not_found", reason: reason) }
-    package static let databaseNotFound = CouchError(status: 404, error: "not_found", reason: "Database does not exist.")
-    package static func methodNotAllowed(_ allowed: String) -> CouchError {
+    public static func forbidden(_ reason: String) -> CouchError { CouchError(status: 403, error: "forbidden", reason: reason) }
+    public static func notFound(_ reason: String = "missing") -> CouchError { CouchError(status: 404, error: "not_found", reason: reason) }
+    public static let databaseNotFound = CouchError(status: 404, error: "not_found", reason: "Database does not exist.")
+    public static func methodNotAllowed(_ allowed: String) -> CouchError {
         CouchError(status: 405, error: "method_not_allowed", reason: "Only \(allowed) allowed")
     }
-    package static let conflict = CouchError(status: 409, error: "conflict", reason: "Document update conflict.")
-    package static let databaseExists = CouchError(status: 412, error: "file_exists",
+    public static let conflict = CouchError(status: 409, error: "conflict", reason: "Document update conflict.")
+    public static let databaseExists = CouchError(status: 412, error: "file_exists",
                                                   reason: "The database could not be created, the file already exists.")
-    package static func tooLarge(_ reason: String) -> CouchError { CouchError(status: 413, error: "too_large", reason: reason) }
-    package static func badContentType(_ reason: String) -> CouchError { CouchError(status: 415, error: "bad_content_type", reason: reason) }
-    package static let rangeNotSatisfiable = CouchError(status: 416, error: "requested_range_not_satisfiable",
+    public static func tooLarge(_ reason: String) -> CouchError { CouchError(status: 413, error: "too_large", reason: reason) }
+    public static func badContentType(_ reason: String) -> CouchError { CouchError(status: 415, error: "bad_content_type", reason: reason) }
+    public static let rangeNotSatisfiable = CouchError(status: 416, error: "requested_range_not_satisfiable",
                                                        reason: "Requested range not satisfiable")
-    package static func notImplemented(_ reason: String) -> CouchError { CouchError(status: 501, error: "not_implemented", reason: reason) }
+    public static func notImplemented(_ reason: String) -> CouchError { CouchError(status: 501, error: "not_implemented", reason: reason) }
 
     /// Maps an engine error to CouchDB's status and error name. Document-level 404s say
     /// "missing" or "deleted" as CouchDB does; conflicts use CouchDB's sentence.
-    package init(_ e: CBLError) {
+    public init(_ e: CBLError) {
         switch e.status {
         case .ok: self.init(status: 200, error: "ok", reason: e.message)
         case .badRequest: self.init(status: 400, error: "bad_request", reason: e.message)
@@ -68,7 +68,7 @@ package struct CouchError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Any error: engine errors mapped, wire-format errors as 400, the rest as 500.
-    package static func from(_ error: any Error) -> CouchError {
+    public static func from(_ error: any Error) -> CouchError {
         switch error {
         case let e as CouchError: return e
         case let e as CBLError: return CouchError(e)
@@ -80,7 +80,7 @@ package struct CouchError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// CouchDB's reason phrases where they differ from the usual ones.
-    package static func reasonPhrase(_ status: Int) -> String {
+    public static func reasonPhrase(_ status: Int) -> String {
         switch status {
         case 200: return "OK"
         case 201: return "Created"

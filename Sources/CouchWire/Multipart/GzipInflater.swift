@@ -3,13 +3,13 @@ import CNIOExtrasZlib
 /// Streaming gunzip (NIOExtras' vendored zlib): CouchDB sends text attachments
 /// `Content-Encoding: gzip` inside multipart bodies, and they are stored decoded.
 /// Output is bounded by `maxOutput` so a small bomb cannot fill the disk.
-package final class GzipInflater {
+public final class GzipInflater {
     private let stream: UnsafeMutablePointer<cnioextras_z_stream>
     private var produced = 0
     private let maxOutput: Int
-    package private(set) var isComplete = false
+    public private(set) var isComplete = false
 
-    package init(maxOutput: Int) throws {
+    public init(maxOutput: Int) throws {
         self.maxOutput = maxOutput
         stream = .allocate(capacity: 1)
         stream.initialize(to: cnioextras_z_stream())
@@ -28,7 +28,7 @@ package final class GzipInflater {
 
     /// Decodes `input`, returning what it produced. Data after the end of the gzip
     /// member is an error.
-    package func inflate(_ input: [UInt8]) throws -> [UInt8] {
+    public func inflate(_ input: [UInt8]) throws -> [UInt8] {
         guard !input.isEmpty else { return [] }
         guard !isComplete else { throw CouchError.badRequest("data after the end of a gzip attachment") }
         var out: [UInt8] = []
@@ -63,7 +63,7 @@ package final class GzipInflater {
         return out
     }
 
-    package func finish() throws {
+    public func finish() throws {
         guard isComplete else { throw CouchError.badRequest("a gzip attachment ended early") }
     }
 }

@@ -1,20 +1,20 @@
 /// A Content-Type value: `type/subtype; name=value; name="quoted value"`. CouchDB writes
 /// boundaries both quoted and bare (and bare ones may begin with "--").
-package struct MediaType: Equatable, Sendable {
-    package let type: String          // lowercased "type/subtype"
-    package let parameters: [(name: String, value: String)]
+public struct MediaType: Equatable, Sendable {
+    public let type: String          // lowercased "type/subtype"
+    public let parameters: [(name: String, value: String)]
 
-    package init(type: String, parameters: [(name: String, value: String)] = []) {
+    public init(type: String, parameters: [(name: String, value: String)] = []) {
         self.type = type.lowercased()
         self.parameters = parameters
     }
 
-    package static func == (a: MediaType, b: MediaType) -> Bool {
+    public static func == (a: MediaType, b: MediaType) -> Bool {
         a.type == b.type && a.parameters.elementsEqual(b.parameters) { $0.name == $1.name && $0.value == $1.value }
     }
 
     /// nil when the value has no "type/subtype".
-    package init?(_ header: String) {
+    public init?(_ header: String) {
         var fields = MediaType.splitParameters(header)
         guard !fields.isEmpty else { return nil }
         let t = fields.removeFirst().trimmingSpaces.lowercased()
@@ -32,15 +32,15 @@ package struct MediaType: Equatable, Sendable {
         self.init(type: t, parameters: params)
     }
 
-    package func parameter(_ name: String) -> String? {
+    public func parameter(_ name: String) -> String? {
         parameters.first { $0.name == name.lowercased() }?.value
     }
 
-    package var isMultipart: Bool { type.hasPrefix("multipart/") }
-    package var isJSON: Bool { type == "application/json" }
+    public var isMultipart: Bool { type.hasPrefix("multipart/") }
+    public var isJSON: Bool { type == "application/json" }
 
     /// The header value, boundary quoted as CouchDB writes it.
-    package var headerValue: String {
+    public var headerValue: String {
         var s = type
         for p in parameters { s += "; \(p.name)=\"\(p.value)\"" }
         return s

@@ -6,7 +6,7 @@ import CBLiteBase
 /// streamed into writers as they arrive (gzip parts decoded on the way), so an
 /// attachment of any size passes in bounded memory. Shared by the listener and the
 /// replicator.
-package final class MultipartDocumentReader {
+public final class MultipartDocumentReader {
     private let maxDocumentBytes: Int
     private let maxAttachmentBytes: Int
     private let makeWriter: () throws -> any AttachmentSink
@@ -21,7 +21,7 @@ package final class MultipartDocumentReader {
 
     /// `makeWriter` gives a writer for each attachment (the engine's
     /// `Collection.makeAttachmentWriter`): this type does no storage I/O of its own.
-    package init(maxDocumentBytes: Int, maxAttachmentBytes: Int, makeWriter: @escaping () throws -> any AttachmentSink) {
+    public init(maxDocumentBytes: Int, maxAttachmentBytes: Int, makeWriter: @escaping () throws -> any AttachmentSink) {
         self.maxDocumentBytes = maxDocumentBytes
         self.maxAttachmentBytes = maxAttachmentBytes
         self.makeWriter = makeWriter
@@ -29,7 +29,7 @@ package final class MultipartDocumentReader {
 
     deinit { current?.writer.cancel() }
 
-    package func handle(_ event: MultipartParser.Event) throws {
+    public func handle(_ event: MultipartParser.Event) throws {
         switch event {
         case .partBegin(let headers):
             partIndex += 1
@@ -60,7 +60,7 @@ package final class MultipartDocumentReader {
 
     /// The document and the attachments written for its `follows` entries; throws when
     /// the body was empty or an announced attachment never came.
-    package func finish() throws -> (body: JSONObject, attachments: [String: BlobInfo]) {
+    public func finish() throws -> (body: JSONObject, attachments: [String: BlobInfo]) {
         guard partIndex >= 0 else { throw CouchError.badRequest("an empty multipart body") }
         try parseBodyIfNeeded()
         let missing = following.map(\.name).filter { stored[$0] == nil }
@@ -69,7 +69,7 @@ package final class MultipartDocumentReader {
     }
 
     /// Parses a JSON document body; a parse failure is the peer's 400 with the reason.
-    package static func parseDocument(_ bytes: [UInt8]) throws -> JSONObject {
+    public static func parseDocument(_ bytes: [UInt8]) throws -> JSONObject {
         do {
             return try bytes.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0, what: "document") }
         } catch let e as CBLError {
@@ -78,7 +78,7 @@ package final class MultipartDocumentReader {
     }
 
     /// The attachments marked `"follows": true`, in the JSON's order, and whether each is gzip-encoded.
-    package static func followingAttachments(_ body: JSONObject) -> [(name: String, gzip: Bool)] {
+    public static func followingAttachments(_ body: JSONObject) -> [(name: String, gzip: Bool)] {
         guard let atts = body["_attachments"]?.objectValue else { return [] }
         return atts.members.compactMap { m in
             guard let o = m.value.objectValue, o["follows"]?.boolValue == true else { return nil }

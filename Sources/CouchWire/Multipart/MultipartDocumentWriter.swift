@@ -6,17 +6,17 @@ import CBLiteBase
 /// `Accept: multipart/related`) and the replicator (`PUT ?new_edits=false`), which
 /// needs the body's length before sending it (CouchDB's replicator sends a
 /// `Content-Length`, never chunks).
-package struct MultipartDocumentWriter {
-    package enum Piece {
+public struct MultipartDocumentWriter {
+    public enum Piece {
         case bytes([UInt8])
         case attachment(AttachmentInfo)
     }
 
-    package let pieces: [Piece]
+    public let pieces: [Piece]
 
     /// The parts of `revision` written with `writer` (whose boundary the caller announces);
     /// `close` appends the closing delimiter (false when the caller writes more parts).
-    package init(_ revision: Revision, writer mp: inout MultipartWriter, close: Bool = true) {
+    public init(_ revision: Revision, writer mp: inout MultipartWriter, close: Bool = true) {
         var pieces: [Piece] = [.bytes(mp.part([("Content-Type", "application/json")], revision.json))]
         for att in revision.followingAttachments {
             pieces.append(.bytes(mp.beginPart([
@@ -31,7 +31,7 @@ package struct MultipartDocumentWriter {
     }
 
     /// The body's length in bytes.
-    package var length: UInt64 {
+    public var length: UInt64 {
         pieces.reduce(0) { n, p in
             switch p {
             case .bytes(let b): return n + UInt64(b.count)
@@ -43,7 +43,7 @@ package struct MultipartDocumentWriter {
     /// Hands the body to `sink` in pieces of at most 64 KiB of attachment content each,
     /// the attachments' content read from what `openBlob` opens (the engine's
     /// `Collection.openBlob`): this type does no storage I/O of its own.
-    package func write(openBlob: (BlobDigest) throws -> any AttachmentSource, to sink: ([UInt8]) throws -> Void) throws {
+    public func write(openBlob: (BlobDigest) throws -> any AttachmentSource, to sink: ([UInt8]) throws -> Void) throws {
         for p in pieces {
             switch p {
             case .bytes(let b):
@@ -61,7 +61,7 @@ package struct MultipartDocumentWriter {
     }
 
     /// A filename for a quoted header parameter.
-    package static func quoted(_ s: String) -> String {
+    public static func quoted(_ s: String) -> String {
         var out = ""
         for c in s {
             if c == "\\" || c == "\"" { out.append("\\") }

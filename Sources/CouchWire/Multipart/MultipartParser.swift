@@ -3,8 +3,8 @@
 /// passes in bounded memory. Accepts what CouchDB writes: a preamble (CouchDB's
 /// `_bulk_get` starts with CRLF), boundaries that begin with "--", and a closing
 /// delimiter with or without a CRLF after it.
-package struct MultipartParser {
-    package enum Event: Equatable {
+public struct MultipartParser {
+    public enum Event: Equatable {
         case partBegin(PartHeaders)
         case body([UInt8])
         case partEnd
@@ -21,7 +21,7 @@ package struct MultipartParser {
     private var position = 0
     private var skippedPreamble = false      // a bare "--boundary" only counts at the very start
 
-    package init(boundary: String, maxHeaderBytes: Int = 16 * 1024) throws {
+    public init(boundary: String, maxHeaderBytes: Int = 16 * 1024) throws {
         guard !boundary.isEmpty, boundary.utf8.count <= 200 else {
             throw MultipartError.malformed("boundary must be 1 to 200 characters")
         }
@@ -31,9 +31,9 @@ package struct MultipartParser {
     }
 
     /// Whether the closing delimiter has been seen.
-    package var isComplete: Bool { state == .epilogue }
+    public var isComplete: Bool { state == .epilogue }
 
-    package mutating func feed<C: Swift.Collection>(_ bytes: C) throws -> [Event] where C.Element == UInt8 {
+    public mutating func feed<C: Swift.Collection>(_ bytes: C) throws -> [Event] where C.Element == UInt8 {
         if state == .epilogue { return [] }           // the epilogue is ignored
         buffer.append(contentsOf: bytes)
         var events: [Event] = []
@@ -111,7 +111,7 @@ package struct MultipartParser {
     }
 
     /// Call at the end of the input: a body that never closed is malformed.
-    package func finish() throws {
+    public func finish() throws {
         guard state == .epilogue else { throw MultipartError.malformed("the body ended before the closing boundary") }
     }
 }

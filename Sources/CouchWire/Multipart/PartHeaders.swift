@@ -1,22 +1,22 @@
 /// The headers of one MIME part, in order, looked up case-insensitively.
-package struct PartHeaders: Sendable, Equatable {
-    package var fields: [(name: String, value: String)]
+public struct PartHeaders: Sendable, Equatable {
+    public var fields: [(name: String, value: String)]
 
-    package init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
+    public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
 
-    package static func == (a: PartHeaders, b: PartHeaders) -> Bool {
+    public static func == (a: PartHeaders, b: PartHeaders) -> Bool {
         a.fields.elementsEqual(b.fields) { $0.name == $1.name && $0.value == $1.value }
     }
 
-    package subscript(name: String) -> String? {
+    public subscript(name: String) -> String? {
         let lower = name.lowercased()
         return fields.first { $0.name.lowercased() == lower }?.value
     }
 
-    package var contentType: MediaType? { self["Content-Type"].flatMap(MediaType.init) }
+    public var contentType: MediaType? { self["Content-Type"].flatMap(MediaType.init) }
 
     /// `filename` of `Content-Disposition: attachment; filename="x"`.
-    package var filename: String? {
+    public var filename: String? {
         guard let d = self["Content-Disposition"] else { return nil }
         return MediaType("x/" + d)?.parameter("filename")
     }
@@ -38,11 +38,11 @@ package struct PartHeaders: Sendable, Equatable {
     }
 }
 
-package enum MultipartError: Error, Equatable, CustomStringConvertible {
+public enum MultipartError: Error, Equatable, CustomStringConvertible {
     case malformed(String)
     case tooLarge(String)
 
-    package var description: String {
+    public var description: String {
         switch self {
         case .malformed(let m): return "malformed multipart body: \(m)"
         case .tooLarge(let m): return "multipart body too large: \(m)"

@@ -4,7 +4,7 @@ import CBLiteBase
 /// query string (`revs=true`, arrays as JSON text) or a JSON object (the C ABI's
 /// `options_json`: `{"revs": true}`). Readers such as `RevisionOptionsReader` are written
 /// once against this, so both sources mean the same thing.
-package protocol OptionSource {
+public protocol OptionSource {
     /// The names present, in order (a name may repeat in a query string).
     var optionNames: [String] { get }
     /// `true`/`false`; nil when absent; 400 for anything else.
@@ -14,11 +14,11 @@ package protocol OptionSource {
 }
 
 extension OptionSource {
-    package func bool(_ name: String, default d: Bool) throws -> Bool { try bool(name) ?? d }
+    public func bool(_ name: String, default d: Bool) throws -> Bool { try bool(name) ?? d }
 
     /// 400 naming the first option not in `known` (the C ABI's rule: a misspelt option is
     /// an error there, where a query string's unknown parameters are ignored, as CouchDB).
-    package func requireKnown(_ known: Set<String>) throws {
+    public func requireKnown(_ known: Set<String>) throws {
         if let unknown = optionNames.first(where: { !known.contains($0) }) {
             throw CBLError.badRequest("unknown option \"\(unknown.prefix(80))\"")
         }
@@ -26,24 +26,24 @@ extension OptionSource {
 }
 
 extension QueryParameters: OptionSource {
-    package var optionNames: [String] { items.map(\.name) }
+    public var optionNames: [String] { items.map(\.name) }
 }
 
 /// A JSON object's members as options.
-package struct JSONOptionSource: OptionSource {
-    package let object: JSONObject
+public struct JSONOptionSource: OptionSource {
+    public let object: JSONObject
 
-    package init(_ object: JSONObject) { self.object = object }
+    public init(_ object: JSONObject) { self.object = object }
 
     /// The options in `json` (nil or empty: none); 400 when it is not a JSON object.
-    package init(json: String?) throws {
+    public init(json: String?) throws {
         guard let json, !json.isEmpty else { self.init(JSONObject()); return }
         self.init(try JSONParser.parseObject(json, what: "options"))
     }
 
-    package var optionNames: [String] { object.members.map(\.key) }
+    public var optionNames: [String] { object.members.map(\.key) }
 
-    package func bool(_ name: String) throws -> Bool? { try object[name].map { try $0.boolOption(name) } }
+    public func bool(_ name: String) throws -> Bool? { try object[name].map { try $0.boolOption(name) } }
 
-    package func stringArray(_ name: String) throws -> [String]? { try object[name].map { try $0.stringArrayOption(name) } }
+    public func stringArray(_ name: String) throws -> [String]? { try object[name].map { try $0.stringArrayOption(name) } }
 }

@@ -2,9 +2,9 @@ import CBLiteBase
 
 /// CouchDB's revision read options (`GET /db/doc`, `open_revs`, `_bulk_get`), read the
 /// same way from a query string and from the C ABI's options object.
-package enum RevisionOptionsReader {
+public enum RevisionOptionsReader {
     /// The names this reader understands (`follows` only where allowed, see `read`).
-    package static let names: Set<String> = [
+    public static let names: Set<String> = [
         "revs", "latest", "attachments", "atts_since", "conflicts", "deleted_conflicts",
         "revs_info", "local_seq", "meta", "follows",
     ]
@@ -13,7 +13,7 @@ package enum RevisionOptionsReader {
     /// `attachments` (those newer than the revisions given), as CouchDB. `follows` (the C
     /// ABI's: attachments marked `"follows": true`, their content read by the caller) is
     /// honoured only with `allowFollows`: over HTTP the transport decides that from `Accept`.
-    package static func read(_ source: some OptionSource, allowFollows: Bool = false) throws -> RevisionOptions {
+    public static func read(_ source: some OptionSource, allowFollows: Bool = false) throws -> RevisionOptions {
         var o = RevisionOptions()
         let meta = try source.bool("meta", default: false)
         o.revisions = try source.bool("revs", default: false)

@@ -4,12 +4,12 @@ import CBLiteBase
 /// percent-decoded, so "%2F" in a database name or document ID stays part of it; the
 /// `_design/` and `_local/` prefixes keep their document IDs whole (CouchDB accepts
 /// `_design/x` both with '/' and "%2F").
-package struct RequestPath: Equatable, Sendable {
-    package let segments: [String]
-    package let query: String
+public struct RequestPath: Equatable, Sendable {
+    public let segments: [String]
+    public let query: String
 
     /// `target` is the request target: "/db/doc?x=1". 400 for a malformed escape.
-    package init(target: String) throws {
+    public init(target: String) throws {
         let bytes = Array(target.utf8)
         let q = bytes.firstIndex(of: UInt8(ascii: "?"))
         let pathBytes = q.map { bytes[..<$0] } ?? bytes[...]

@@ -2,17 +2,17 @@ import CBLiteBase
 
 /// `_bulk_docs` as a peer answers it (the listener, and the C ABI's `cbl_collection_docs_save` and
 /// `cbl_collection_docs_put_existing`).
-package enum BulkDocsShape {
-    package struct Request {
-        package var docs: [JSONObject]
+public enum BulkDocsShape {
+    public struct Request {
+        public var docs: [JSONObject]
         /// nil when the body does not say (CouchDB's default: true).
-        package var newEdits: Bool?
-        package var allOrNothing: Bool
+        public var newEdits: Bool?
+        public var allOrNothing: Bool
     }
 
     /// `{"docs": [doc, ...], "new_edits"?: bool, "all_or_nothing"?: bool}`; with
     /// `allowArray` (the C ABI's) also a bare `[doc, ...]`.
-    package static func request(_ body: JSONValue, allowArray: Bool = false) throws -> Request {
+    public static func request(_ body: JSONValue, allowArray: Bool = false) throws -> Request {
         let object = body.objectValue
         guard let docs = object?["docs"]?.arrayValue ?? (allowArray ? body.arrayValue : nil) else {
             throw CBLError.badRequest("POST body must include `docs` parameter.")
@@ -28,7 +28,7 @@ package enum BulkDocsShape {
 
     /// `[{"ok":true,"id","rev"} | {"id","rev"?,"error","reason"}, ...]`; with
     /// `failuresOnly` (CouchDB's answer to `new_edits: false`) only the failures.
-    package static func answer(_ results: [WriteResult], failuresOnly: Bool = false) -> [UInt8] {
+    public static func answer(_ results: [WriteResult], failuresOnly: Bool = false) -> [UInt8] {
         JSONWriter.ordered(.array(results.compactMap { r in
             if let e = r.error {
                 var o = JSONObject([("id", .string(r.docID))])

@@ -2,9 +2,9 @@ import CBLiteBase
 
 /// `_bulk_get` as a peer answers it (the listener, JSON and multipart, and the C ABI's
 /// `cbl_collection_docs_bulk_get`).
-package enum BulkGetShape {
+public enum BulkGetShape {
     /// `{"docs": [{"id", "rev"?, "atts_since"?}, ...]}`.
-    package static func request(_ body: JSONObject) throws -> [BulkGetRequest] {
+    public static func request(_ body: JSONObject) throws -> [BulkGetRequest] {
         guard let docs = body["docs"]?.arrayValue else { throw CBLError.badRequest("Missing JSON list of 'docs'.") }
         return try docs.map { d in
             guard let o = d.objectValue, let id = o["id"]?.stringValue else { throw CBLError.badRequest("each doc needs an `id`") }
@@ -24,7 +24,7 @@ package enum BulkGetShape {
 
     /// `{"results": [{"id", "docs": [{"ok": doc} | {"error": {"id","rev","error","reason"}}]}]}`
     /// (a missing revision is an error entry there, as CouchDB).
-    package static func answer(_ items: [BulkGetItem]) -> [UInt8] {
+    public static func answer(_ items: [BulkGetItem]) -> [UInt8] {
         var w = JSONWriter(canonical: false, capacity: 4096)
         w.append("{\"results\":[")
         for (i, item) in items.enumerated() {
@@ -48,14 +48,14 @@ package enum BulkGetShape {
     }
 
     /// One entry of an item's answer: a revision read, or an error object.
-    package enum Part {
+    public enum Part {
         case revision(OpenRevsResult)
         case error([UInt8])
     }
 
     /// An item's entries in order: the document's error, or one per revision (a missing
     /// one as a `not_found` error). The multipart answer writes the same entries as parts.
-    package static func parts(_ item: BulkGetItem) -> [Part] {
+    public static func parts(_ item: BulkGetItem) -> [Part] {
         if let e = item.error { return [.error(error(id: item.id, rev: item.rev, e))] }
         return item.results.map { r in
             if case .missing(let rev) = r { return .error(error(id: item.id, rev: rev, CBLError(.notFound, "missing"))) }
@@ -64,7 +64,7 @@ package enum BulkGetShape {
     }
 
     /// `{"id","rev","error","reason"}`; a missing document's rev is "undefined", as CouchDB writes it.
-    package static func error(id: String, rev: String?, _ e: CBLError) -> [UInt8] {
+    public static func error(id: String, rev: String?, _ e: CBLError) -> [UInt8] {
         JSONWriter.ordered(.object(JSONObject([("id", .string(id)), ("rev", .string(rev ?? "undefined"))] + CouchError(e).members)))
     }
 }

@@ -2,9 +2,9 @@ import CBLiteBase
 
 /// `open_revs` as a peer answers it in JSON (the listener's `GET /db/doc?open_revs=…`
 /// without multipart, and the C ABI's `cbl_doc_open_revs`).
-package enum OpenRevsShape {
+public enum OpenRevsShape {
     /// `["rev", ...]`, or `"all"`/null/absent for every leaf (nil).
-    package static func request(json: String?) throws -> [String]? {
+    public static func request(json: String?) throws -> [String]? {
         guard let json else { return nil }
         let v = try JSONParser.parse(json)
         if v.isNull || v.stringValue == "all" { return nil }
@@ -12,7 +12,7 @@ package enum OpenRevsShape {
     }
 
     /// `[{"ok": doc} | {"missing": rev}, ...]`.
-    package static func answer(_ results: [OpenRevsResult]) -> [UInt8] {
+    public static func answer(_ results: [OpenRevsResult]) -> [UInt8] {
         var w = JSONWriter(canonical: false, capacity: 256)
         w.appendByte(UInt8(ascii: "["))
         for (i, r) in results.enumerated() {
@@ -24,7 +24,7 @@ package enum OpenRevsShape {
     }
 
     /// `{"ok": doc}` or `{"missing": rev}`.
-    package static func write(_ r: OpenRevsResult, into w: inout JSONWriter) {
+    public static func write(_ r: OpenRevsResult, into w: inout JSONWriter) {
         switch r {
         case .ok(let rev):
             w.append("{\"ok\":")
@@ -38,7 +38,7 @@ package enum OpenRevsShape {
     }
 
     /// `{"missing": rev}` alone: a multipart `open_revs` answer's part for a missing revision.
-    package static func missing(_ rev: String) -> [UInt8] {
+    public static func missing(_ rev: String) -> [UInt8] {
         var w = JSONWriter(canonical: false)
         write(.missing(rev), into: &w)
         return w.bytes

@@ -4,18 +4,18 @@ import CBLiteBase
 /// rows, `_revs_diff`, `_bulk_get`, `_bulk_docs`, checkpoints. Sequences stay opaque
 /// JSON values (CouchDB 2+ sends strings such as "12-g1AAAA…" that must be passed back
 /// verbatim). The listener writes the same shapes from the engine (ReplicationJSON).
-package enum ReplicationMessages {
+public enum ReplicationMessages {
     /// One row of a `_changes` feed: the document's leaf revisions (style=all_docs).
-    package struct ChangeRow: Sendable {
-        package let seq: JSONValue
-        package let id: String
-        package let revs: [String]
-        package let deleted: Bool
+    public struct ChangeRow: Sendable {
+        public let seq: JSONValue
+        public let id: String
+        public let revs: [String]
+        public let deleted: Bool
     }
 
     /// A `_changes` response (normal or longpoll): its rows, `last_seq`, and `pending`
     /// (CouchDB 2+: how many changes follow the last row; nil when the peer does not say).
-    package static func changes(_ body: [UInt8]) throws -> (rows: [ChangeRow], lastSeq: JSONValue?, pending: Int64?) {
+    public static func changes(_ body: [UInt8]) throws -> (rows: [ChangeRow], lastSeq: JSONValue?, pending: Int64?) {
         let o = try object(body, "_changes")
         guard let results = o["results"]?.arrayValue else { throw bad("_changes has no \"results\" array") }
         let rows = try results.map(changeRow)
@@ -23,7 +23,7 @@ package enum ReplicationMessages {
     }
 
     /// One line of a continuous feed: a row, or the feed's end with `last_seq`.
-    package static func changeRow(_ v: JSONValue) throws -> ChangeRow {
+    public static func changeRow(_ v: JSONValue) throws -> ChangeRow {
         guard let r = v.objectValue, let id = r["id"]?.stringValue, let seq = r["seq"] else {
             throw bad("a _changes row without \"id\" or \"seq\"")
         }
@@ -32,14 +32,14 @@ package enum ReplicationMessages {
     }
 
     /// `_revs_diff` request body.
-    package static func revsDiffRequest(_ docs: [(id: String, revs: [String])]) -> [UInt8] {
+    public static func revsDiffRequest(_ docs: [(id: String, revs: [String])]) -> [UInt8] {
         var o = JSONObject()
         for d in docs { o.members.append((d.id, .array(d.revs.map { .string($0) }))) }
         return JSONWriter.ordered(.object(o))
     }
 
     /// `_revs_diff` answer: per document, the missing revisions and possible ancestors.
-    package static func revsDiffAnswer(_ body: [UInt8]) throws -> [String: (missing: [String], possibleAncestors: [String])] {
+    public static func revsDiffAnswer(_ body: [UInt8]) throws -> [String: (missing: [String], possibleAncestors: [String])] {
         let o = try object(body, "_revs_diff")
         var out: [String: (missing: [String], possibleAncestors: [String])] = [:]
         for (id, v) in o.members {
@@ -50,7 +50,7 @@ package enum ReplicationMessages {
     }
 
     /// `_bulk_get` request body (CouchDB's replicator's shape).
-    package static func bulkGetRequest(_ docs: [(id: String, rev: String, attsSince: [String])]) -> [UInt8] {
+    public static func bulkGetRequest(_ docs: [(id: String, rev: String, attsSince: [String])]) -> [UInt8] {
         let items: [JSONValue] = docs.map { d in
             var o = JSONObject([("id", .string(d.id)), ("rev", .string(d.rev))])
             if !d.attsSince.isEmpty { o["atts_since"] = .array(d.attsSince.map { .string($0) }) }
@@ -60,7 +60,7 @@ package enum ReplicationMessages {
     }
 
     /// One result of `_bulk_get` or `open_revs`: a document, or an error for one revision.
-    package enum FetchedRevision {
+    public enum FetchedRevision {
         case document(JSONObject)
         case error(id: String, rev: String?, status: Int, reason: String)
     }
@@ -68,7 +68,7 @@ package enum ReplicationMessages {
     /// `_bulk_get` JSON answer: `{"results":[{"id","docs":[{"ok":doc}|{"error":{…}}]}]}`.
     /// One document that cannot be parsed makes the whole answer fail: the caller then
     /// fetches its documents one by one, so only that one is lost.
-    package static func bulkGetAnswer(_ body: [UInt8]) throws -> [FetchedRevision] {
+    public static func bulkGetAnswer(_ body: [UInt8]) throws -> [FetchedRevision] {
         let o = try object(body, "_bulk_get")
         guard let results = o["results"]?.arrayValue else { throw bad("_bulk_get has no \"results\" array") }
         var out: [FetchedRevision] = []
@@ -80,7 +80,7 @@ package enum ReplicationMessages {
     }
 
     /// An `open_revs` JSON answer: `[{"ok":doc}|{"missing":rev}]`.
-    package static func openRevsAnswer(_ body: [UInt8], id: String) throws -> [FetchedRevision] {
+    public static func openRevsAnswer(_ body: [UInt8], id: String) throws -> [FetchedRevision] {
         let v = try parse(body, "open_revs")
         guard let items = v.arrayValue else { throw bad("open_revs did not answer a list") }
         return items.map { fetched($0, id: id) }
@@ -88,7 +88,7 @@ package enum ReplicationMessages {
 
     /// A JSON part of a `multipart/mixed` `open_revs` answer: a document, `{"missing": rev}`,
     /// or an error. A document the engine's JSON rules refuse is that document's error.
-    package static func fetchedPart(_ body: [UInt8], id: String) -> FetchedRevision {
+    public static func fetchedPart(_ body: [UInt8], id: String) -> FetchedRevision {
         let v: JSONValue
         do { v = try body.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) } } catch {
             return .error(id: id, rev: nil, status: 400, reason: "the document cannot be stored: \(CBLError.wrapping(error).message)")
@@ -109,7 +109,7 @@ package enum ReplicationMessages {
     }
 
     /// `_bulk_docs` with `new_edits: false`, from documents already in JSON.
-    package static func bulkDocsRequest(_ docs: [[UInt8]]) -> [UInt8] {
+    public static func bulkDocsRequest(_ docs: [[UInt8]]) -> [UInt8] {
         var w = JSONWriter(canonical: false, capacity: docs.reduce(64) { $0 + $1.count + 1 })
         w.append("{\"new_edits\":false,\"docs\":[")
         for (i, d) in docs.enumerated() {
@@ -122,7 +122,7 @@ package enum ReplicationMessages {
 
     /// `_bulk_docs` answer: the documents that failed (CouchDB lists only those when
     /// new_edits is false; entries with "ok" or a "rev" and no "error" are successes).
-    package static func bulkDocsFailures(_ body: [UInt8]) throws -> [(id: String, rev: String?, error: String, reason: String)] {
+    public static func bulkDocsFailures(_ body: [UInt8]) throws -> [(id: String, rev: String?, error: String, reason: String)] {
         let v = try parse(body, "_bulk_docs")
         guard let items = v.arrayValue else { throw bad("_bulk_docs did not answer a list") }
         return items.compactMap { item in
@@ -132,20 +132,20 @@ package enum ReplicationMessages {
     }
 
     /// The `{"error","reason"}` of an error response, when it has one.
-    package static func errorBody(_ body: [UInt8]) -> (error: String, reason: String)? {
+    public static func errorBody(_ body: [UInt8]) -> (error: String, reason: String)? {
         guard let o = try? object(body, "error"), let e = o["error"]?.stringValue else { return nil }
         return (e, o["reason"]?.stringValue ?? "")
     }
 
     // MARK: parsing
 
-    package static func parse(_ body: [UInt8], _ what: String) throws -> JSONValue {
+    public static func parse(_ body: [UInt8], _ what: String) throws -> JSONValue {
         do { return try body.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) } } catch let e as CBLError {
             throw CouchError(status: 502, error: "bad_gateway", reason: "the peer's \(what) answer is not valid JSON: \(e.message)")
         }
     }
 
-    package static func object(_ body: [UInt8], _ what: String) throws -> JSONObject {
+    public static func object(_ body: [UInt8], _ what: String) throws -> JSONObject {
         guard let o = try parse(body, what).objectValue else { throw bad("the peer's \(what) answer is not an object") }
         return o
     }

@@ -2,10 +2,10 @@ import CBLiteBase
 
 /// CouchDB's `_revisions` form of a revision history, `{"start": N, "ids": [digest, ...]}`
 /// (newest first, generations N, N-1, ...), and the list form `["N-digest", ...]`.
-package enum CouchRevisions {
+public enum CouchRevisions {
     /// `{"start","ids"}` for a history given newest first. Histories whose generations
     /// are not consecutive are cut at the first gap (CouchDB cannot express a gap).
-    package static func revisionsObject(_ history: [String]) -> JSONObject? {
+    public static func revisionsObject(_ history: [String]) -> JSONObject? {
         guard let first = history.first, let top = RevID(first) else { return nil }
         var ids: [JSONValue] = []
         for (i, r) in history.enumerated() {
@@ -16,7 +16,7 @@ package enum CouchRevisions {
     }
 
     /// The list form of a `_revisions` value, newest first. 400 for anything malformed.
-    package static func revIDs(_ value: JSONValue) throws -> [String] {
+    public static func revIDs(_ value: JSONValue) throws -> [String] {
         guard let o = value.objectValue, let start = o["start"]?.intValue, let ids = o["ids"]?.arrayValue else {
             throw CBLError(.badRequest, "_revisions must be {\"start\": number, \"ids\": [strings]}")
         }

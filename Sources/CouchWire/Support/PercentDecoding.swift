@@ -1,8 +1,8 @@
 /// Percent-decoding of URL paths and query components.
-package enum PercentDecoding {
+public enum PercentDecoding {
     /// Decodes %XX escapes (and '+' as a space when `plusAsSpace`, as in query strings and
     /// form bodies). nil when an escape is malformed or the result is not UTF-8.
-    package static func decode<C: Swift.Collection>(_ raw: C, plusAsSpace: Bool) -> String? where C.Element == UInt8 {
+    public static func decode<C: Swift.Collection>(_ raw: C, plusAsSpace: Bool) -> String? where C.Element == UInt8 {
         var out: [UInt8] = []
         out.reserveCapacity(raw.count)
         var i = raw.startIndex
@@ -25,7 +25,7 @@ package enum PercentDecoding {
 
     /// Encodes everything but RFC 3986's unreserved characters (for Location headers and
     /// paths built from IDs).
-    package static func encode(_ s: String) -> String {
+    public static func encode(_ s: String) -> String {
         var out: [UInt8] = []
         let hex = Array("0123456789ABCDEF".utf8)
         for c in s.utf8 {

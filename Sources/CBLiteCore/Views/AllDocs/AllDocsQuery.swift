@@ -4,7 +4,7 @@
 /// conflicts — and by sequence (keys are sequences, deleted documents included).
 /// Row values: {"rev": current, "deleted": true?, "_conflicts": [other leaves]?}.
 extension Collection {
-    package func allDocsQuery(_ options: QueryOptions = QueryOptions()) throws -> QueryEnumerator {
+    public func allDocsQuery(_ options: QueryOptions = QueryOptions()) throws -> QueryEnumerator {
         try check()
         if options.reduce == true || options.effectiveGroupLevel > 0 {
             throw CBLError.badRequest("all-documents queries cannot reduce or group")

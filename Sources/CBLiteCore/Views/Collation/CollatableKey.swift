@@ -22,7 +22,7 @@ import Glibc
 /// comparison does. Sort keys depend on ICU's collation data, so an index records its
 /// IndexFormat (which names the collator's version when a key needed it) and is rebuilt
 /// when it changes.
-package enum CollatableKey {
+public enum CollatableKey {
     static let end: UInt8 = 0x00
     static let member: UInt8 = 0x01
     static let null: UInt8 = 0x05
@@ -33,14 +33,14 @@ package enum CollatableKey {
     static let array: UInt8 = 0x0A
     static let object: UInt8 = 0x0B
 
-    package static func encode(_ value: JSONValue) -> [UInt8] {
+    public static func encode(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(16)
         encode(value, into: &out)
         return out
     }
 
-    package static func encode(_ value: JSONValue, into out: inout [UInt8]) {
+    public static func encode(_ value: JSONValue, into out: inout [UInt8]) {
         switch value {
         case .int(let i): appendNumber(Double(i), into: &out, trimmed: true)
         case .double(let d): appendNumber(d, into: &out, trimmed: true)
@@ -115,7 +115,7 @@ package enum CollatableKey {
         }
     }
 
-    package static func jsonIsRecoverable(_ value: JSONValue) -> Bool {
+    public static func jsonIsRecoverable(_ value: JSONValue) -> Bool {
         switch value {
         case .null, .bool: return true
         case .int(let i): return i.magnitude < 1 << 53
@@ -130,7 +130,7 @@ package enum CollatableKey {
 
     /// Appends the compact JSON of a key `jsonIsRecoverable` accepted, made from its
     /// CollatableKey; false (and nothing reliable appended) for any other key.
-    package static func appendJSON(_ key: UnsafeBufferPointer<UInt8>, to w: inout JSONWriter) -> Bool {
+    public static func appendJSON(_ key: UnsafeBufferPointer<UInt8>, to w: inout JSONWriter) -> Bool {
         guard let tag = key.first else { return false }
         if tag == number {
             let d = decodeNumber(key[1..<min(key.count, 9)])
@@ -173,7 +173,7 @@ package enum CollatableKey {
     }
 
     /// -1, 0 or 1: memcmp order, shorter first on a common prefix.
-    package static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+    public static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
         let n = min(a.count, b.count)
         if n > 0 {
             let r = memcmp(a.baseAddress!, b.baseAddress!, n)
@@ -182,7 +182,7 @@ package enum CollatableKey {
         return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
-    package static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    public static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
         a.withUnsafeBufferPointer { pa in b.withUnsafeBufferPointer { pb in compare(pa, pb) } }
     }
 

@@ -1,23 +1,23 @@
 /// Collects the rows a map function emits, into the batch being indexed. Keys and values
 /// are stored as compact JSON text (object members in their emitted order); a value may
 /// be absent (nil), which is stored as nothing.
-package final class Emitter {
+public final class Emitter {
     let batch: MappedBatch
     /// For a binding's use: one emitter serves all map calls of one index update, so a
     /// binding can keep its per-emitter state here, and release it in `onRelease`.
-    package var context: AnyObject?
-    package var onRelease: (() -> Void)?
+    public var context: AnyObject?
+    public var onRelease: (() -> Void)?
 
     init(batch: MappedBatch) { self.batch = batch }
 
     deinit { onRelease?() }
 
-    package func emit(_ key: JSONValue, _ value: JSONValue?) {
+    public func emit(_ key: JSONValue, _ value: JSONValue?) {
         batch.addRow(key: key, keyJSON: nil, value: value.map { Collation.compactJSON($0) })
     }
 
     /// Emits JSON texts (validated and made compact; 400 when invalid).
-    package func emit(keyJSON: UnsafeBufferPointer<UInt8>, valueJSON: UnsafeBufferPointer<UInt8>?) throws {
+    public func emit(keyJSON: UnsafeBufferPointer<UInt8>, valueJSON: UnsafeBufferPointer<UInt8>?) throws {
         let value = try valueJSON.map { try Collation.compactJSON(json: $0) }
         if let n = MappedBatch.plainInteger(keyJSON) {       // the common case, without a parse
             batch.addRow(integerKey: n, value: value)
@@ -26,7 +26,7 @@ package final class Emitter {
         }
     }
 
-    package func emit(keyJSON: String, valueJSON: String?) throws {
+    public func emit(keyJSON: String, valueJSON: String?) throws {
         var k = keyJSON
         try k.withUTF8 { kb in
             if var v = valueJSON {

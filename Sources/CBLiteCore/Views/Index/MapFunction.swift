@@ -1,3 +1,3 @@
 /// A map function: called with each document, emits rows. It must be pure (the seeds'
 /// rules); it may be called on any thread.
-package typealias MapFunction = (MapDocument, Emitter) throws -> Void
+public typealias MapFunction = (MapDocument, Emitter) throws -> Void

@@ -1,6 +1,6 @@
 /// Hooks called by the document and collection code so that indexes never keep rows of
 /// documents that no longer exist (a purge leaves no sequence behind to index).
-package enum ViewIndexRegistry {
+public enum ViewIndexRegistry {
     /// Removes a purged document's rows from every view of its collection (inside the
     /// purging transaction).
     static func documentPurged(_ conn: Connection, collectionID: Int64, docID: String) throws {

@@ -9,11 +9,11 @@ import Glibc
 ///
 /// The work and the callbacks run on the live query's own thread, after the commit and
 /// outside the engine's locks, so a callback may call back into the library.
-package final class LiveQuery: Service, @unchecked Sendable {
-    package typealias Callback = (QueryEnumerator) -> Void
+public final class LiveQuery: Service, @unchecked Sendable {
+    public typealias Callback = (QueryEnumerator) -> Void
 
-    package let view: View
-    package var serviceName: String { "live query" }
+    public let view: View
+    public var serviceName: String { "live query" }
     private let callback: Callback
     private let monitor = Monitor()
     private var options: QueryOptions
@@ -32,12 +32,12 @@ package final class LiveQuery: Service, @unchecked Sendable {
     private var deliveries = 0
     private var error: CBLError?
     /// How many times the query ran, and how many result sets were delivered (tests).
-    package var runCount: Int { monitor.locked { runs } }
-    package var deliveryCount: Int { monitor.locked { deliveries } }
+    public var runCount: Int { monitor.locked { runs } }
+    public var deliveryCount: Int { monitor.locked { deliveries } }
     /// The last error of a run (the live query keeps watching).
-    package var lastError: CBLError? { monitor.locked { error } }
+    public var lastError: CBLError? { monitor.locked { error } }
 
-    package init(view: View, options: QueryOptions, callback: @escaping Callback) {
+    public init(view: View, options: QueryOptions, callback: @escaping Callback) {
         self.view = view
         var o = options
         o.update = .before
@@ -46,7 +46,7 @@ package final class LiveQuery: Service, @unchecked Sendable {
     }
 
     /// Starts watching; the first result set is delivered from the live query's thread.
-    package func start() throws {
+    public func start() throws {
         guard view.hasMap else { throw CBLError(.notAcceptable, "view \"\(view.name)\" has no map function") }
         let tok = try view.collection.addChangeObserver { [weak self] _ in self?.markDirty() }
         // Closing the database handle stops this live query.
@@ -78,7 +78,7 @@ package final class LiveQuery: Service, @unchecked Sendable {
     }
 
     /// Replaces the options; the query re-runs and delivers its new result set.
-    package func setOptions(_ options: QueryOptions) {
+    public func setOptions(_ options: QueryOptions) {
         var o = options
         o.update = .before
         monitor.locked {
@@ -89,7 +89,7 @@ package final class LiveQuery: Service, @unchecked Sendable {
         }
     }
 
-    package var currentOptions: QueryOptions { monitor.locked { options } }
+    public var currentOptions: QueryOptions { monitor.locked { options } }
 
     private func markDirty() {
         monitor.locked { dirty = true; monitor.broadcast() }
@@ -97,7 +97,7 @@ package final class LiveQuery: Service, @unchecked Sendable {
 
     /// Stops watching. Returns once no callback is running and none will follow (unless
     /// called from the callback itself). Idempotent.
-    package func stop() {
+    public func stop() {
         let (t, tok, reg): (ServiceThread?, ChangeObserverToken?, ServiceRegistration?) = monitor.locked {
             stopped = true
             monitor.broadcast()
@@ -113,12 +113,12 @@ package final class LiveQuery: Service, @unchecked Sendable {
         t.join()
     }
 
-    package var isRunning: Bool { monitor.locked { thread != nil && !stopped } }
+    public var isRunning: Bool { monitor.locked { thread != nil && !stopped } }
 
     /// Waits until every change notified so far has been processed (tests, and callers
     /// that want a settled result). Returns false when stopped.
     @discardableResult
-    package func waitIdle() -> Bool {
+    public func waitIdle() -> Bool {
         monitor.locked {
             while !stopped && (dirty || busy) { _ = monitor.wait(until: nil) }
             return !stopped
@@ -126,7 +126,7 @@ package final class LiveQuery: Service, @unchecked Sendable {
     }
 
     /// The rows of the last delivered result set.
-    package var rows: [QueryRow]? { monitor.locked { lastRows } }
+    public var rows: [QueryRow]? { monitor.locked { lastRows } }
 
     private func run() {
         while true {

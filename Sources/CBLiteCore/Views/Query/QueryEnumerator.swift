@@ -3,7 +3,7 @@
 /// them (index scans read pages, so a query over millions of rows holds constant memory).
 /// `isStale` tells whether the index changed since. Calls are serialized; the rows a call
 /// lends stay valid until the next call reading rows.
-package final class QueryEnumerator: @unchecked Sendable {
+public final class QueryEnumerator: @unchecked Sendable {
     private let source: RowSource
     private var skip: Int64
     private var remaining: Int64
@@ -26,12 +26,12 @@ package final class QueryEnumerator: @unchecked Sendable {
     /// not see the latter on Linux (see LockedValue).
     private let lock = LockedValue(())
 
-    package let offset: Int64
+    public let offset: Int64
     /// Rows in the index (documents for all-docs queries) when the query ran.
-    package let totalRows: Int64
+    public let totalRows: Int64
     /// The index's generation and last indexed sequence when the query ran.
-    package let generation: Int64
-    package let lastSequence: Int64
+    public let generation: Int64
+    public let lastSequence: Int64
 
     init(source: RowSource, options: QueryOptions, collection: Collection, viewName: String?,
          totalRows: Int64, generation: Int64, lastSequence: Int64, includeDocs: Bool) {
@@ -55,7 +55,7 @@ package final class QueryEnumerator: @unchecked Sendable {
 
     /// Fills `row` with the next row, lent until the next call on this enumerator; false
     /// at the end.
-    package func next(into row: inout QueryRowRef) throws -> Bool {
+    public func next(into row: inout QueryRowRef) throws -> Bool {
         try lock.withLock { _ in
             lendArena.reset()
             rowCallsSinceRecycle += 1
@@ -77,7 +77,7 @@ package final class QueryEnumerator: @unchecked Sendable {
     /// were read: fewer than `maxRows` only at the end, 0 once no rows remain. An error
     /// after some rows were read returns those rows; the next call throws it.
     @discardableResult
-    package func nextRows(max maxRows: Int, _ body: (Int, UnsafeMutableBufferPointer<QueryRowRef>) throws -> Void) throws -> Int {
+    public func nextRows(max maxRows: Int, _ body: (Int, UnsafeMutableBufferPointer<QueryRowRef>) throws -> Void) throws -> Int {
         try lock.withLock { _ in
             try startLending()
             var n = 0
@@ -143,13 +143,13 @@ package final class QueryEnumerator: @unchecked Sendable {
     }
 
     /// The next row, lent until the next call on this enumerator; nil at the end.
-    package func nextRef() throws -> QueryRowRef? {
+    public func nextRef() throws -> QueryRowRef? {
         var row = QueryRowRef()
         return try next(into: &row) ? row : nil
     }
 
     /// The next row as values, nil at the end.
-    package func next() throws -> QueryRow? {
+    public func next() throws -> QueryRow? {
         try nextRef().map { QueryRow($0) }
     }
 
@@ -171,7 +171,7 @@ package final class QueryEnumerator: @unchecked Sendable {
     }
 
     /// Every remaining row.
-    package func allRows() throws -> [QueryRow] {
+    public func allRows() throws -> [QueryRow] {
         var out: [QueryRow] = []
         while let r = try next() { out.append(r) }
         return out
@@ -179,7 +179,7 @@ package final class QueryEnumerator: @unchecked Sendable {
 
     /// True when re-running the query could give other rows: the index changed since, or
     /// the collection has changes the index does not cover yet. Conservative.
-    package var isStale: Bool {
+    public var isStale: Bool {
         get throws {
             guard let viewName else {
                 return try collection.lastSequence != lastSequence
@@ -195,7 +195,7 @@ package final class QueryEnumerator: @unchecked Sendable {
 
     /// The remaining rows as CouchDB-style JSON:
     /// {"total_rows":n,"offset":skip,"update_seq":seq,"rows":[...]}.
-    package func json() throws -> [UInt8] {
+    public func json() throws -> [UInt8] {
         var all: [UInt8] = []
         try writeJSON(chunkBytes: .max) { all = $0 }
         return all
@@ -204,7 +204,7 @@ package final class QueryEnumerator: @unchecked Sendable {
     /// The same JSON handed to `sink` in pieces of about `chunkBytes` (a listener streams
     /// them, so a response of any size is written in bounded memory); `updateSeq: false`
     /// leaves out "update_seq" (CouchDB's `_all_docs` gives it only when asked).
-    package func writeJSON(updateSeq: Bool = true, chunkBytes: Int = 64 * 1024, to sink: ([UInt8]) throws -> Void) throws {
+    public func writeJSON(updateSeq: Bool = true, chunkBytes: Int = 64 * 1024, to sink: ([UInt8]) throws -> Void) throws {
         var w = JSONWriter(capacity: chunkBytes == .max ? 1024 : chunkBytes + 4096)
         w.append("{\"total_rows\":\(totalRows),\"offset\":\(offset),")
         if updateSeq { w.append("\"update_seq\":\(lastSequence),") }

@@ -1,47 +1,47 @@
 /// Query options with CouchDB's names (one JSON object in the C ABI). Keys are JSON
 /// values; "key": null is a real key (null), so presence is kept apart from value.
-package struct QueryOptions: Sendable {
-    package enum UpdateMode: Sendable, Equatable { case before, never, after }
-    package enum AllDocsMode: String, Sendable { case allDocs = "all_docs", includeDeleted = "include_deleted",
+public struct QueryOptions: Sendable {
+    public enum UpdateMode: Sendable, Equatable { case before, never, after }
+    public enum AllDocsMode: String, Sendable { case allDocs = "all_docs", includeDeleted = "include_deleted",
                                                     showConflicts = "show_conflicts", onlyConflicts = "only_conflicts",
                                                     bySequence = "by_sequence" }
 
-    package var key: JSONValue?
-    package var keys: [JSONValue]?
-    package var startKey: JSONValue?
-    package var endKey: JSONValue?
-    package var inclusiveEnd = true
-    package var startKeyDocID: String?
-    package var endKeyDocID: String?
-    package var descending = false
-    package var limit: Int64 = -1
-    package var skip: Int64 = 0
+    public var key: JSONValue?
+    public var keys: [JSONValue]?
+    public var startKey: JSONValue?
+    public var endKey: JSONValue?
+    public var inclusiveEnd = true
+    public var startKeyDocID: String?
+    public var endKeyDocID: String?
+    public var descending = false
+    public var limit: Int64 = -1
+    public var skip: Int64 = 0
     /// nil: reduce when the view has a reduce function.
-    package var reduce: Bool?
-    package var group = false
-    package var groupLevel = 0
-    package var includeDocs = false
-    package var update: UpdateMode = .before
-    package var prefixMatchLevel = 0
+    public var reduce: Bool?
+    public var group = false
+    public var groupLevel = 0
+    public var includeDocs = false
+    public var update: UpdateMode = .before
+    public var prefixMatchLevel = 0
     /// All-docs queries only.
-    package var allDocsMode: AllDocsMode = .allDocs
+    public var allDocsMode: AllDocsMode = .allDocs
 
-    package init() {}
+    public init() {}
 
-    package init(json: String?) throws {
+    public init(json: String?) throws {
         guard let json, !json.isEmpty else { self.init(); return }
         let o = try JSONParser.parseObject(json, what: "query options")
         try self.init(object: o)
     }
 
     /// The option names `init(object:)` takes (any other is a 400 there).
-    package static let names: Set<String> = [
+    public static let names: Set<String> = [
         "key", "keys", "startkey", "start_key", "endkey", "end_key", "inclusive_end", "startkey_docid",
         "start_key_doc_id", "endkey_docid", "end_key_doc_id", "descending", "limit", "skip", "reduce", "group",
         "group_level", "include_docs", "update", "stale", "prefix_match_level", "all_docs_mode",
     ]
 
-    package init(object o: JSONObject) throws {
+    public init(object o: JSONObject) throws {
         for (k, v) in o.members {
             switch k {
             case "key": key = v

@@ -2,21 +2,21 @@
 /// carry the document ID (redirected by a value {"_id": ...}), the ID of the document
 /// that emitted the row, and its sequence; reduced and grouped rows carry only key and
 /// value.
-package struct QueryRow: Sendable, Equatable {
-    package let key: [UInt8]
-    package let value: [UInt8]?
-    package let docID: String?
-    package let sourceDocID: String?
-    package let sequence: Int64
-    package var doc: [UInt8]?
+public struct QueryRow: Sendable, Equatable {
+    public let key: [UInt8]
+    public let value: [UInt8]?
+    public let docID: String?
+    public let sourceDocID: String?
+    public let sequence: Int64
+    public var doc: [UInt8]?
     /// All-docs queries with "keys": "not_found" for an ID with no document.
-    package var error: String? = nil
+    public var error: String? = nil
 
-    package var keyJSON: String { String(decoding: key, as: UTF8.self) }
-    package var valueJSON: String? { value.map { String(decoding: $0, as: UTF8.self) } }
+    public var keyJSON: String { String(decoding: key, as: UTF8.self) }
+    public var valueJSON: String? { value.map { String(decoding: $0, as: UTF8.self) } }
 
     /// A copy of a borrowed row.
-    package init(_ r: QueryRowRef) {
+    public init(_ r: QueryRowRef) {
         key = Array(r.key)
         value = r.value.map { Array($0) }
         docID = r.docID.map { String(decoding: $0, as: UTF8.self) }
@@ -26,7 +26,7 @@ package struct QueryRow: Sendable, Equatable {
         error = r.error.map { String(decoding: $0, as: UTF8.self) }
     }
 
-    package init(key: [UInt8], value: [UInt8]?, docID: String?, sourceDocID: String?, sequence: Int64,
+    public init(key: [UInt8], value: [UInt8]?, docID: String?, sourceDocID: String?, sequence: Int64,
                 doc: [UInt8]?, error: String? = nil) {
         self.key = key
         self.value = value

@@ -1,14 +1,14 @@
 /// A row lent by a query result: its texts point into memory the result owns and stay
 /// valid until the result's next row is read (or the result is gone). Each text is
 /// followed in memory by a 0 byte, so C callers can use the pointers as C strings.
-package struct QueryRowRef {
-    package var key: UnsafeBufferPointer<UInt8>
-    package var value: UnsafeBufferPointer<UInt8>?
-    package var docID: UnsafeBufferPointer<UInt8>?
-    package var sourceDocID: UnsafeBufferPointer<UInt8>?
-    package var doc: UnsafeBufferPointer<UInt8>?
-    package var error: UnsafeBufferPointer<UInt8>?
-    package var sequence: Int64
+public struct QueryRowRef {
+    public var key: UnsafeBufferPointer<UInt8>
+    public var value: UnsafeBufferPointer<UInt8>?
+    public var docID: UnsafeBufferPointer<UInt8>?
+    public var sourceDocID: UnsafeBufferPointer<UInt8>?
+    public var doc: UnsafeBufferPointer<UInt8>?
+    public var error: UnsafeBufferPointer<UInt8>?
+    public var sequence: Int64
     /// The key's CollatableKey form (index scans read it when grouping needs it).
     var collatableKey: UnsafeBufferPointer<UInt8>?
 
@@ -52,7 +52,7 @@ extension QueryRowRef {
     /// A row to be filled (sources fill rows in place: the struct is too large to return
     /// by value on the per-row path without copying it several times). In an extension,
     /// so that the memberwise initializer stays.
-    package init() {
+    public init() {
         self.init(key: UnsafeBufferPointer(start: nil, count: 0), value: nil, docID: nil, sourceDocID: nil,
                   doc: nil, error: nil, sequence: 0, collatableKey: nil)
     }

@@ -1,14 +1,14 @@
 /// A reduce function: either one of the built-in reducers, computed natively, or a
 /// custom function of (keys, values, rereduce) returning JSON. With rereduce, keys is nil
 /// and values are results of earlier calls.
-package enum Reducer {
+public enum Reducer {
     case count
     case sum
     case stats
     case custom((_ keys: [[UInt8]]?, _ values: [[UInt8]], _ rereduce: Bool) throws -> [UInt8])
 
     /// `_count`, `_sum`, `_stats`; nil for any other name.
-    package init?(builtin name: String) {
+    public init?(builtin name: String) {
         switch name {
         case "_count": self = .count
         case "_sum": self = .sum
@@ -19,7 +19,7 @@ package enum Reducer {
 
     /// The reducer a caller asked for: a built-in by name or a custom function, never both
     /// (400); nil when neither (a map-only view).
-    package static func chosen(builtin: String?, custom: Reducer?) throws -> Reducer? {
+    public static func chosen(builtin: String?, custom: Reducer?) throws -> Reducer? {
         if builtin != nil && custom != nil { throw CBLError.badRequest("give either a reduce callback or a built-in reducer, not both") }
         guard let builtin else { return custom }
         guard let r = Reducer(builtin: builtin) else {

@@ -2,7 +2,7 @@ extension View {
     /// Runs a query (see QueryOptions). With update "before" (the default) the index is
     /// brought up to date first; "never" reads it as it is; "after" returns the current
     /// rows and updates the index on a background thread.
-    package func query(_ options: QueryOptions = QueryOptions()) throws -> QueryEnumerator {
+    public func query(_ options: QueryOptions = QueryOptions()) throws -> QueryEnumerator {
         try collection.check()
         let reducer = currentReducer
         if options.reduce == true && reducer == nil {
