@@ -105,16 +105,23 @@ final class ServerEndpointTests: ListenerTestCase {
 }
 
 final class LifetimeTests: ListenerTestCase {
-    /// Closing a given database stops serving it: its feeds end and it is no longer found.
-    func testClosingAGivenDatabaseStopsServingIt() throws {
+    /// A database given to the listener with one document, and a continuous feed on it
+    /// (`query` added to its request) that has sent that document.
+    private func servedDatabaseWithOpenFeed(_ query: String = "") throws -> (Database, TestHTTPClient) {
         let db = try Database.open(name: "given", directory: directory)
         _ = try db.defaultCollection().put(docID: "a", json: "{}", parent: nil)
         listener = try Listener(configuration: #"{"port":0}"#)
         try listener.serve(name: "given", database: db)
         try listener.start()
         let feed = try client()
-        feed.send("GET /given/_changes?feed=continuous&since=0 HTTP/1.1\r\nHost: x\r\n\r\n")
+        feed.send("GET /given/_changes?feed=continuous&since=0\(query) HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertTrue(feed.readUntil("\"a\"").contains("\"a\""))
+        return (db, feed)
+    }
+
+    /// Closing a given database stops serving it: its feeds end and it is no longer found.
+    func testClosingAGivenDatabaseStopsServingIt() throws {
+        let (db, feed) = try servedDatabaseWithOpenFeed()
         let started = Clock.ms()
         try db.close()
         let rest = feed.readUntil("last_seq", timeoutMs: 5000)
@@ -127,14 +134,7 @@ final class LifetimeTests: ListenerTestCase {
     /// waiting on it and returns once they have sent their last line, with no heartbeat or
     /// timeout to wait for.
     func testClosingAServedDatabaseEndsItsContinuousFeedBeforeCloseReturns() throws {
-        let db = try Database.open(name: "given", directory: directory)
-        _ = try db.defaultCollection().put(docID: "a", json: "{}", parent: nil)
-        listener = try Listener(configuration: #"{"port":0}"#)
-        try listener.serve(name: "given", database: db)
-        try listener.start()
-        let feed = try client()
-        feed.send("GET /given/_changes?feed=continuous&since=0&timeout=60000 HTTP/1.1\r\nHost: x\r\n\r\n")
-        XCTAssertTrue(feed.readUntil("\"a\"").contains("\"a\""))
+        let (db, feed) = try servedDatabaseWithOpenFeed("&timeout=60000")
         let started = Clock.ms()
         try db.close()
         XCTAssertLessThan(Clock.ms() - started, ServedDatabase.feedEndTimeoutMs, "the feed ended, not the wait for it")
