@@ -50,19 +50,19 @@ final class ReplicationMessagesTests: XCTestCase {
                 let body = RecordedExchange.body(x.response)
                 let ct = RecordedExchange.header(x.response, "Content-Type") ?? ""
                 if path(x).contains("/_revs_diff") {
-                    let answer = try ReplicationMessages.revsDiffAnswer(body)
+                    let answer = try RevsDiffShape.parseAnswer(body)
                     let asked = try Self.object(RecordedExchange.body(x.request))
                     for (id, _) in answer { XCTAssertNotNil(asked[id], "answered about a document not asked for") }
                     revsDiff += 1
                 } else if path(x).contains("/_bulk_get") && ct.hasPrefix("application/json") {
-                    let docs = try ReplicationMessages.bulkGetAnswer(body)
+                    let docs = try BulkGetShape.parseAnswer(body)
                     XCTAssertFalse(docs.isEmpty)
                     for d in docs {
                         if case .document(let doc) = d { XCTAssertNotNil(doc["_revisions"]?.objectValue?["start"], "\(file) #\(x.seq)") }
                     }
                     bulkGet += 1
                 } else if path(x).contains("/_bulk_docs") {
-                    _ = try ReplicationMessages.bulkDocsFailures(body)
+                    _ = try BulkDocsShape.parseFailures(body)
                     bulkDocs += 1
                 }
             }
@@ -72,11 +72,11 @@ final class ReplicationMessagesTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(bulkDocs, 3)
         // A per-document conflict answer of _bulk_docs (client-shapes #36) is one failure.
         let conflictAnswer = Array(#"[{"id":"x","error":"conflict","reason":"Document update conflict."},{"ok":true,"id":"y","rev":"1-a"}]"#.utf8)
-        let failures = try ReplicationMessages.bulkDocsFailures(conflictAnswer)
+        let failures = try BulkDocsShape.parseFailures(conflictAnswer)
         XCTAssertEqual(failures.count, 1)
         XCTAssertEqual(failures.first?.error, "conflict")
         // open_revs / _bulk_get errors and missing revisions become per-document errors.
-        let items = try ReplicationMessages.openRevsAnswer(Array(#"[{"missing":"9-zz"},{"ok":{"_id":"a","_rev":"1-b"}}]"#.utf8), id: "a")
+        let items = try OpenRevsShape.parseAnswer(Array(#"[{"missing":"9-zz"},{"ok":{"_id":"a","_rev":"1-b"}}]"#.utf8), id: "a")
         guard case .error(_, let rev, let status, _) = items[0], case .document = items[1] else { return XCTFail("\(items)") }
         XCTAssertEqual(rev, "9-zz")
         XCTAssertEqual(status, 404)
@@ -124,7 +124,7 @@ final class ReplicationMessagesTests: XCTestCase {
                             }
                             documents += 1
                         } else {
-                            if case .document = ReplicationMessages.fetchedPart(json, id: "") { documents += 1 }
+                            if case .document = OpenRevsShape.parsePart(json, id: "") { documents += 1 }
                         }
                         inner = nil
                         reader = nil
@@ -162,7 +162,7 @@ final class ReplicationMessagesTests: XCTestCase {
         let recordedBulkGet = try XCTUnwrap(pull.first { path($0).contains("/_bulk_get") })
         let recorded = try Self.object(RecordedExchange.body(recordedBulkGet.request))
         let recordedDoc = recorded["docs"]!.arrayValue![0].objectValue!
-        let ours = try Self.object(ReplicationMessages.bulkGetRequest([("plain-06", "1-80b9", ["1-aa"])]))
+        let ours = try Self.object(BulkGetShape.requestBody([("plain-06", "1-80b9", ["1-aa"])]))
         let ourDoc = ours["docs"]!.arrayValue![0].objectValue!
         XCTAssertEqual(Set(ourDoc.members.map(\.key)), Set(recordedDoc.members.map(\.key)))
 
@@ -170,14 +170,14 @@ final class ReplicationMessagesTests: XCTestCase {
         let recordedBulkDocs = try XCTUnwrap(push.first { path($0).contains("/_bulk_docs") })
         let rb = try Self.object(RecordedExchange.body(recordedBulkDocs.request))
         let doc = rb["docs"]!.arrayValue![0]
-        let ob = try Self.object(ReplicationMessages.bulkDocsRequest([JSONWriter.ordered(doc)]))
+        let ob = try Self.object(BulkDocsShape.requestBody([JSONWriter.ordered(doc)]))
         XCTAssertEqual(ob["new_edits"], rb["new_edits"])
         XCTAssertEqual(ob["docs"], rb["docs"]!.arrayValue.map { .array(Array($0.prefix(1))) })
 
         let recordedDiff = try XCTUnwrap(push.first { path($0).contains("/_revs_diff") })
         let rd = try Self.object(RecordedExchange.body(recordedDiff.request))
         let pairs = rd.members.map { (id: $0.key, revs: $0.value.arrayValue!.map { $0.stringValue! }) }
-        let od = try Self.object(ReplicationMessages.revsDiffRequest(pairs))
+        let od = try Self.object(RevsDiffShape.requestBody(pairs))
         XCTAssertEqual(od, rd)
     }
 }

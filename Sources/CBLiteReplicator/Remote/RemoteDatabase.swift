@@ -160,14 +160,14 @@ final class RemoteDatabase {
     }
 
     func revsDiff(_ docs: [(id: String, revs: [String])]) throws -> [String: (missing: [String], possibleAncestors: [String])] {
-        let (_, bytes) = try json(.POST, url.databasePath + "/_revs_diff", body: ReplicationMessages.revsDiffRequest(docs))
-        do { return try ReplicationMessages.revsDiffAnswer(bytes) } catch let e as CouchError { throw ReplicationError.protocolViolation(e.reason) }
+        let (_, bytes) = try json(.POST, url.databasePath + "/_revs_diff", body: RevsDiffShape.requestBody(docs))
+        do { return try RevsDiffShape.parseAnswer(bytes) } catch let e as CouchError { throw ReplicationError.protocolViolation(e.reason) }
     }
 
     /// `_bulk_get` (attachments as stubs); nil when the peer does not have the endpoint.
     func bulkGet(_ docs: [(id: String, rev: String, attsSince: [String])]) throws -> [UInt8]? {
         let response = try send(.POST, url.databasePath + "/_bulk_get?revs=true&latest=true&attachments=false",
-                                body: .bytes(ReplicationMessages.bulkGetRequest(docs)), contentType: "application/json")
+                                body: .bytes(BulkGetShape.requestBody(docs)), contentType: "application/json")
         let bytes = try response.readAll()
         // CouchDB 1.x and others without it answer 404/405 (or 400 "bad_request" from a db named _bulk_get).
         if [400, 404, 405, 501].contains(response.status) { return nil }
@@ -177,11 +177,11 @@ final class RemoteDatabase {
 
     /// `_bulk_docs` with new_edits=false; returns the per-document failures.
     func bulkDocs(_ docs: [[UInt8]]) throws -> [(id: String, rev: String?, error: String, reason: String)] {
-        let response = try send(.POST, url.databasePath + "/_bulk_docs", body: .bytes(ReplicationMessages.bulkDocsRequest(docs)),
+        let response = try send(.POST, url.databasePath + "/_bulk_docs", body: .bytes(BulkDocsShape.requestBody(docs)),
                                 contentType: "application/json")
         let bytes = try response.readAll()
         guard (200..<300).contains(response.status) else { throw RemoteDatabase.error(status: response.status, body: bytes, what: "_bulk_docs") }
-        do { return try ReplicationMessages.bulkDocsFailures(bytes) } catch let e as CouchError { throw ReplicationError.protocolViolation(e.reason) }
+        do { return try BulkDocsShape.parseFailures(bytes) } catch let e as CouchError { throw ReplicationError.protocolViolation(e.reason) }
     }
 }
 

@@ -96,7 +96,7 @@ struct Puller {
         var oneByOne: [(id: String, rev: String, attsSince: [String])] = []
         if useBulkGet, let answer = try remote.bulkGet(wanted) {
             let since = Dictionary(wanted.map { ($0.id, $0.attsSince) }, uniquingKeysWith: { a, _ in a })
-            if let fetched = try? ReplicationMessages.bulkGetAnswer(answer) {
+            if let fetched = try? BulkGetShape.parseAnswer(answer) {
                 for f in fetched {
                     switch f {
                     case .document(let doc):
@@ -169,7 +169,7 @@ struct Puller {
         guard let type, type.type == "multipart/mixed", let boundary = type.parameter("boundary") else {
             let body = try response.readAll(limit: Puller.maxDocumentBytes)
             let fetched: [ReplicationMessages.FetchedRevision]
-            do { fetched = try ReplicationMessages.openRevsAnswer(body, id: id) } catch let e as CouchError {
+            do { fetched = try OpenRevsShape.parseAnswer(body, id: id) } catch let e as CouchError {
                 return [DocumentReplication(direction: .pull, docID: id, revID: rev, deleted: false,
                                             error: ReplicationError(httpStatus: 400, message: e.reason, isTransient: false))]
             }
@@ -206,7 +206,7 @@ struct Puller {
             }
             switch part {
             case .json(let bytes):
-                switch ReplicationMessages.fetchedPart(bytes, id: id) {
+                switch OpenRevsShape.parsePart(bytes, id: id) {
                 case .document(let doc): out += try insert([Collection.ExistingRevision(body: doc)])
                 case .error(let eid, let r, let status, let reason):
                     out.append(DocumentReplication(direction: .pull, docID: eid, revID: r, deleted: false,

@@ -41,3 +41,30 @@ public enum BulkDocsShape {
         }))
     }
 }
+
+// MARK: the replicator's side
+
+extension BulkDocsShape {
+    /// `_bulk_docs` with `new_edits: false`, from documents already in JSON.
+    public static func requestBody(_ docs: [[UInt8]]) -> [UInt8] {
+        var w = JSONWriter(canonical: false, capacity: docs.reduce(64) { $0 + $1.count + 1 })
+        w.append("{\"new_edits\":false,\"docs\":[")
+        for (i, d) in docs.enumerated() {
+            if i > 0 { w.appendByte(UInt8(ascii: ",")) }
+            w.appendRaw(d)
+        }
+        w.append("]}")
+        return w.bytes
+    }
+
+    /// `_bulk_docs` answer: the documents that failed (CouchDB lists only those when
+    /// new_edits is false; entries with "ok" or a "rev" and no "error" are successes).
+    public static func parseFailures(_ body: [UInt8]) throws -> [(id: String, rev: String?, error: String, reason: String)] {
+        let v = try ReplicationMessages.parse(body, "_bulk_docs")
+        guard let items = v.arrayValue else { throw ReplicationMessages.bad("_bulk_docs did not answer a list") }
+        return items.compactMap { item in
+            guard let o = item.objectValue, let error = o["error"]?.stringValue else { return nil }
+            return (o["id"]?.stringValue ?? "", o["rev"]?.stringValue, error, o["reason"]?.stringValue ?? "")
+        }
+    }
+}

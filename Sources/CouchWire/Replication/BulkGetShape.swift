@@ -68,3 +68,31 @@ public enum BulkGetShape {
         JSONWriter.ordered(.object(JSONObject([("id", .string(id)), ("rev", .string(rev ?? "undefined"))] + CouchError(e).members)))
     }
 }
+
+// MARK: the replicator's side
+
+extension BulkGetShape {
+    /// `_bulk_get` request body (CouchDB's replicator's shape).
+    public static func requestBody(_ docs: [(id: String, rev: String, attsSince: [String])]) -> [UInt8] {
+        let items: [JSONValue] = docs.map { d in
+            var o = JSONObject([("id", .string(d.id)), ("rev", .string(d.rev))])
+            if !d.attsSince.isEmpty { o["atts_since"] = .array(d.attsSince.map { .string($0) }) }
+            return .object(o)
+        }
+        return JSONWriter.ordered(.object(JSONObject([("docs", .array(items))])))
+    }
+
+    /// `_bulk_get` JSON answer: `{"results":[{"id","docs":[{"ok":doc}|{"error":{…}}]}]}`.
+    /// One document that cannot be parsed makes the whole answer fail: the caller then
+    /// fetches its documents one by one, so only that one is lost.
+    public static func parseAnswer(_ body: [UInt8]) throws -> [ReplicationMessages.FetchedRevision] {
+        let o = try ReplicationMessages.object(body, "_bulk_get")
+        guard let results = o["results"]?.arrayValue else { throw ReplicationMessages.bad("_bulk_get has no \"results\" array") }
+        var out: [ReplicationMessages.FetchedRevision] = []
+        for r in results {
+            let id = r.objectValue?["id"]?.stringValue ?? ""
+            for d in r.objectValue?["docs"]?.arrayValue ?? [] { out.append(ReplicationMessages.fetched(d, id: id)) }
+        }
+        return out
+    }
+}

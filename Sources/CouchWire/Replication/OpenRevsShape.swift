@@ -44,3 +44,26 @@ public enum OpenRevsShape {
         return w.bytes
     }
 }
+
+// MARK: the replicator's side
+
+extension OpenRevsShape {
+    /// An `open_revs` JSON answer: `[{"ok":doc}|{"missing":rev}]`.
+    public static func parseAnswer(_ body: [UInt8], id: String) throws -> [ReplicationMessages.FetchedRevision] {
+        let v = try ReplicationMessages.parse(body, "open_revs")
+        guard let items = v.arrayValue else { throw ReplicationMessages.bad("open_revs did not answer a list") }
+        return items.map { ReplicationMessages.fetched($0, id: id) }
+    }
+
+    /// A JSON part of a `multipart/mixed` `open_revs` answer: a document, `{"missing": rev}`,
+    /// or an error. A document the engine's JSON rules refuse is that document's error.
+    public static func parsePart(_ body: [UInt8], id: String) -> ReplicationMessages.FetchedRevision {
+        let v: JSONValue
+        do { v = try body.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) } } catch {
+            return .error(id: id, rev: nil, status: 400, reason: "the document cannot be stored: \(CBLError.wrapping(error).message)")
+        }
+        guard let o = v.objectValue else { return .error(id: id, rev: nil, status: 400, reason: "an open_revs part is not a JSON object") }
+        if o["missing"] != nil || (o["error"] != nil && o["_id"] == nil) { return ReplicationMessages.fetched(v, id: id) }
+        return .document(o)
+    }
+}

@@ -22,3 +22,25 @@ public enum RevsDiffShape {
         })))
     }
 }
+
+// MARK: the replicator's side
+
+extension RevsDiffShape {
+    /// `_revs_diff` request body.
+    public static func requestBody(_ docs: [(id: String, revs: [String])]) -> [UInt8] {
+        var o = JSONObject()
+        for d in docs { o.members.append((d.id, .array(d.revs.map { .string($0) }))) }
+        return JSONWriter.ordered(.object(o))
+    }
+
+    /// `_revs_diff` answer: per document, the missing revisions and possible ancestors.
+    public static func parseAnswer(_ body: [UInt8]) throws -> [String: (missing: [String], possibleAncestors: [String])] {
+        let o = try ReplicationMessages.object(body, "_revs_diff")
+        var out: [String: (missing: [String], possibleAncestors: [String])] = [:]
+        for (id, v) in o.members {
+            guard let e = v.objectValue else { throw ReplicationMessages.bad("a _revs_diff entry is not an object") }
+            out[id] = (ReplicationMessages.strings(e["missing"]), ReplicationMessages.strings(e["possible_ancestors"]))
+        }
+        return out
+    }
+}
