@@ -17,6 +17,17 @@ func leafRevisions(_ c: Collection, docID: String) throws -> [[UInt8]] {
     }
 }
 
+/// Every document's ID, deleted ones included, in ID order: the all-documents query (the
+/// one the C ABI and the listener use).
+func allDocumentIDs(_ c: Collection) throws -> [String] {
+    var o = QueryOptions()
+    o.allDocsMode = .includeDeleted
+    let rows = try c.allDocsQuery(o)
+    var ids: [String] = []
+    while let r = try rows.next() { if let id = r.docID { ids.append(id) } }
+    return ids
+}
+
 /// Writes revisions in batches of existing revisions; counts what failed.
 final class RevisionImporter {
     let collection: Collection
@@ -125,7 +136,7 @@ struct Export: ParsableCommand {
                 lost = report.lost.map { .object(JSONObject([("id", .string($0.docID)), ("error", .string($0.message))])) }
                 unreadableRows = report.unreadableRows
             } else {
-                let ids = try c.documents(includeDeleted: true).map(\.docID)
+                let ids = try allDocumentIDs(c)
                 let progress = Progress("export", total: ids.count, json: db.json)
                 for id in ids {
                     for json in try leafRevisions(c, docID: id) {
@@ -239,7 +250,7 @@ struct Copy: ParsableCommand {
         for (scope, name) in collections {
             guard let from = try source.collection(scope: scope, name: name) else { continue }
             let to = scope == "_default" && name == "_default" ? try dest.defaultCollection() : try dest.createCollection(scope: scope, name: name)
-            let ids = try from.documents(includeDeleted: true).map(\.docID)
+            let ids = try allDocumentIDs(from)
             let importer = RevisionImporter(to)
             let progress = Progress("cp \(scope).\(name)", total: ids.count, json: db.json)
             for (i, id) in ids.enumerated() {

@@ -69,21 +69,43 @@ struct List: ParsableCommand {
 
     func run() throws {
         try db.withCollection { _, c in
-            let docs = try c.documents(startKey: start, endKey: end, descending: descending, limit: limit, skip: skip, includeDeleted: deleted)
-            if db.json {
-                print(JSONValue.array(docs.map { d in .object(JSONObject([
-                    ("id", .string(d.docID)), ("rev", .string(d.revID)), ("sequence", .int(d.sequence)),
-                    ("deleted", .bool(d.deleted)), ("conflicted", .bool(d.conflicted))])) }).jsonString)
-                return
+            // The all-documents query (the C ABI's and the listener's), one row at a time.
+            var o = QueryOptions()
+            o.startKey = start.map { .string($0) }
+            o.endKey = end.map { .string($0) }
+            o.descending = descending
+            o.limit = limit
+            o.skip = skip
+            o.allDocsMode = deleted ? .includeDeleted : .showConflicts
+            // With deleted documents the rows carry no conflicts: those come from a second
+            // query of only the conflicted ones.
+            var conflictedIDs: Set<String>? = nil
+            if deleted && (long || db.json) {
+                var conflicts = o
+                conflicts.allDocsMode = .onlyConflicts
+                conflicts.limit = -1
+                conflicts.skip = 0
+                conflictedIDs = Set(try c.allDocsQuery(conflicts).allRows().compactMap(\.docID))
             }
-            for d in docs {
-                if long {
-                    let flags = [d.deleted ? "deleted" : nil, d.conflicted ? "conflicted" : nil].compactMap { $0 }.joined(separator: ",")
-                    print("\(d.docID)\t\(d.revID)\tseq \(d.sequence)\(flags.isEmpty ? "" : "\t" + flags)")
+            let rows = try c.allDocsQuery(o)
+            var listed: [JSONValue] = []
+            while let r = try rows.next() {
+                guard let id = r.docID else { continue }
+                let value = try r.value.map { v in try v.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) } } ?? JSONObject()
+                let rev = value["rev"]?.stringValue ?? ""
+                let isDeleted = value["deleted"]?.boolValue == true
+                let conflicted = conflictedIDs?.contains(id) ?? (value["_conflicts"] != nil)
+                if db.json {
+                    listed.append(.object(JSONObject([("id", .string(id)), ("rev", .string(rev)), ("sequence", .int(r.sequence)),
+                                                      ("deleted", .bool(isDeleted)), ("conflicted", .bool(conflicted))])))
+                } else if long {
+                    let flags = [isDeleted ? "deleted" : nil, conflicted ? "conflicted" : nil].compactMap { $0 }.joined(separator: ",")
+                    print("\(id)\t\(rev)\tseq \(r.sequence)\(flags.isEmpty ? "" : "\t" + flags)")
                 } else {
-                    print(d.docID)
+                    print(id)
                 }
             }
+            if db.json { print(JSONValue.array(listed).jsonString) }
         }
     }
 }

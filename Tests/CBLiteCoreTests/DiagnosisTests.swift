@@ -121,7 +121,9 @@ final class DiagnosisTests: XCTestCase {
         let db = try Database.open(name: "h", directory: dir, options: readOnly())
         defer { try? db.close() }
         let c = try db.defaultCollection()
-        assertStatus(.internalError, try c.documents(includeDeleted: true))   // the listing stops
+        var all = QueryOptions()
+        all.allDocsMode = .includeDeleted
+        assertStatus(.internalError, try c.allDocsQuery(all).allRows())   // the listing stops
         var lines: [[UInt8]] = []
         let report = try c.salvage { lines.append($0) }
         XCTAssertEqual(report.documents, lines.count)
