@@ -8,7 +8,7 @@ import Glibc
 
 /// Every leaf revision of `docID` as JSON, with history and inline attachments.
 func leafRevisions(_ c: Collection, docID: String) throws -> [[UInt8]] {
-    var o = Collection.RevisionOptions()
+    var o = RevisionOptions()
     o.revisions = true
     o.attachments = .inline
     return try c.openRevs(docID: docID, revs: nil, options: o).compactMap { r in

@@ -52,7 +52,7 @@ final class ReplicationTests: CBLCollectionTestCase {
         for j in reversed ? [z, a] : [a, z] { try insertOK(j) }
     }
 
-    func describe(_ rs: [Collection.OpenRevsResult]) -> [String] {
+    func describe(_ rs: [OpenRevsResult]) -> [String] {
         rs.map {
             switch $0 {
             case .ok(let r): return (r.deleted ? "deleted " : "ok ") + r.revID
@@ -61,7 +61,7 @@ final class ReplicationTests: CBLCollectionTestCase {
         }
     }
 
-    func revisionObject(_ r: Collection.OpenRevsResult?, file: StaticString = #filePath, line: UInt = #line) -> JSONObject {
+    func revisionObject(_ r: OpenRevsResult?, file: StaticString = #filePath, line: UInt = #line) -> JSONObject {
         guard case .ok(let rev)? = r else {
             XCTFail("expected an ok result, got \(String(describing: r))", file: file, line: line)
             return JSONObject()
@@ -120,10 +120,10 @@ final class ReplicationTests: CBLCollectionTestCase {
             ("brand-new-doc", ["1-00000000000000000000000000000003"]),
         ])
         XCTAssertEqual(diff, [
-            Collection.RevsDiffResult(docID: "plain-01", missing: ["2-00000000000000000000000000000001"], possibleAncestors: [plain01]),
-            Collection.RevsDiffResult(docID: "conflicted", missing: ["3-00000000000000000000000000000002"],
+            RevsDiffResult(docID: "plain-01", missing: ["2-00000000000000000000000000000001"], possibleAncestors: [plain01]),
+            RevsDiffResult(docID: "conflicted", missing: ["3-00000000000000000000000000000002"],
                                       possibleAncestors: [confA, conf0]),
-            Collection.RevsDiffResult(docID: "brand-new-doc", missing: ["1-00000000000000000000000000000003"], possibleAncestors: []),
+            RevsDiffResult(docID: "brand-new-doc", missing: ["1-00000000000000000000000000000003"], possibleAncestors: []),
         ])
     }
 
@@ -135,16 +135,16 @@ final class ReplicationTests: CBLCollectionTestCase {
         // A missing revision of generation 2: only leaves of a LOWER generation are
         // possible ancestors, and both leaves here are generation 2.
         XCTAssertEqual(try coll.revsDiff([("conflicted", ["2-ffff"])]),
-                       [Collection.RevsDiffResult(docID: "conflicted", missing: ["2-ffff"], possibleAncestors: [])])
+                       [RevsDiffResult(docID: "conflicted", missing: ["2-ffff"], possibleAncestors: [])])
         // A missing revision of generation 1 (an unknown root): none either.
         XCTAssertEqual(try coll.revsDiff([("conflicted", ["1-ffff"])]).first?.possibleAncestors, [])
         // Duplicates are reported once, in request order; the highest missing generation counts.
         XCTAssertEqual(try coll.revsDiff([("conflicted", ["5-b", "1-x", "5-b", confA])]),
-                       [Collection.RevsDiffResult(docID: "conflicted", missing: ["5-b", "1-x"], possibleAncestors: [confA, conf0])])
+                       [RevsDiffResult(docID: "conflicted", missing: ["5-b", "1-x"], possibleAncestors: [confA, conf0])])
         // A deleted leaf is a possible ancestor too.
         try insertOK(peerDoc("t", ["2-dd", "1-aa"], #""_deleted":true"#))
         XCTAssertEqual(try coll.revsDiff([("t", ["3-ee"])]),
-                       [Collection.RevsDiffResult(docID: "t", missing: ["3-ee"], possibleAncestors: ["2-dd"])])
+                       [RevsDiffResult(docID: "t", missing: ["3-ee"], possibleAncestors: ["2-dd"])])
         // Results come in request order, documents with nothing missing dropped.
         XCTAssertEqual(try coll.revsDiff([("zz", ["1-z"]), ("t", ["2-dd"]), ("aa", ["1-a"])]).map(\.docID), ["zz", "aa"])
         // A malformed rev ID is reported missing, and so is every rev of a doc ID this
@@ -152,9 +152,9 @@ final class ReplicationTests: CBLCollectionTestCase {
         // arrive, instead of the whole batch failing.
         XCTAssertEqual(try coll.revsDiff([("t", ["not-a-rev", "2-dd"])]).first?.missing, ["not-a-rev"])
         XCTAssertEqual(try coll.revsDiff([("_design/app", ["1-a", "2-b", "1-a"]), ("t", ["3-ee"]), ("", ["1-x"])]), [
-            Collection.RevsDiffResult(docID: "_design/app", missing: ["1-a", "2-b"], possibleAncestors: []),
-            Collection.RevsDiffResult(docID: "t", missing: ["3-ee"], possibleAncestors: ["2-dd"]),
-            Collection.RevsDiffResult(docID: "", missing: ["1-x"], possibleAncestors: []),
+            RevsDiffResult(docID: "_design/app", missing: ["1-a", "2-b"], possibleAncestors: []),
+            RevsDiffResult(docID: "t", missing: ["3-ee"], possibleAncestors: ["2-dd"]),
+            RevsDiffResult(docID: "", missing: ["1-x"], possibleAncestors: []),
         ])
     }
 
@@ -162,7 +162,7 @@ final class ReplicationTests: CBLCollectionTestCase {
         // push-by-couchdb seq 30: the target holds att-binary 1-…; the peer offers 2-….
         try insertOK(peerDoc("att-binary", [attBin1], #""type":"attachment""#))
         XCTAssertEqual(try coll.revsDiff([("att-binary", [attBin2])]),
-                       [Collection.RevsDiffResult(docID: "att-binary", missing: [attBin2], possibleAncestors: [attBin1])])
+                       [RevsDiffResult(docID: "att-binary", missing: [attBin2], possibleAncestors: [attBin1])])
     }
 
     // MARK: insertExistingRevisions
@@ -256,8 +256,8 @@ final class ReplicationTests: CBLCollectionTestCase {
         // The same revision again (even with a different body), and its known ancestor.
         let again = try coll.insertExistingRevisions([existing(peerDoc("d", ["2-b", "1-a"], #""v":"other""#)),
                                                       existing(peerDoc("d", ["1-a"], #""v":1"#))])
-        XCTAssertEqual(again, [Collection.WriteResult(docID: "d", revID: "2-b", error: nil),
-                               Collection.WriteResult(docID: "d", revID: "1-a", error: nil)])
+        XCTAssertEqual(again, [WriteResult(docID: "d", revID: "2-b", error: nil),
+                               WriteResult(docID: "d", revID: "1-a", error: nil)])
         XCTAssertEqual(try coll.lastSequence, 1, "no new sequence")
         XCTAssertEqual(try coll.doc("d")["v"], .int(2), "the stored body is kept")
         XCTAssertEqual(try coll.changes(since: 0).map(\.sequence), [1])
@@ -525,7 +525,7 @@ final class ReplicationTests: CBLCollectionTestCase {
     func testRevisionOptionsAsCouchDB() throws {
         try makeConflicted()
         // client-shapes seq 38: revs_info, conflicts, deleted_conflicts.
-        var o = Collection.RevisionOptions()
+        var o = RevisionOptions()
         o.revsInfo = true
         o.conflicts = true
         o.deletedConflicts = true
@@ -534,7 +534,7 @@ final class ReplicationTests: CBLCollectionTestCase {
         XCTAssertFalse(r.deleted)
         XCTAssertEqual(obj(r.json), obj(#"{"_id":"conflicted","_rev":"\#(confA)","type":"conflicted","value":"edited here","_revs_info":[{"rev":"\#(confA)","status":"available"},{"rev":"\#(conf1)","status":"available"}],"_conflicts":["\#(conf0)"]}"#))
         // _revisions (bulk_get seq 9) and _local_seq.
-        var h = Collection.RevisionOptions()
+        var h = RevisionOptions()
         h.revisions = true
         h.localSeq = true
         let other = obj(try coll.revision(docID: "conflicted", revID: conf0, options: h).json)
@@ -552,7 +552,7 @@ final class ReplicationTests: CBLCollectionTestCase {
         try insertOK(peerDoc("c", ["2-b", "1-a"], #""v":"b""#))
         try insertOK(peerDoc("c", ["2-x", "1-a"], #""v":"x""#))
         try insertOK(peerDoc("c", ["3-d", "2-e", "1-a"], #""_deleted":true"#))
-        var o = Collection.RevisionOptions()
+        var o = RevisionOptions()
         o.revsInfo = true
         o.conflicts = true
         o.deletedConflicts = true
@@ -577,7 +577,7 @@ final class ReplicationTests: CBLCollectionTestCase {
     func testRevisionsHistoryStopsWhereKeptHistoryEnds() throws {
         try db.setMaxRevTreeDepth(3)
         try insertOK(peerDoc("p", ["5-e", "4-d", "3-c", "2-b", "1-a"], #""v":5"#))
-        var o = Collection.RevisionOptions()
+        var o = RevisionOptions()
         o.revisions = true
         XCTAssertEqual(obj(try coll.revision(docID: "p", revID: nil, options: o).json)["_revisions"], revisionsValue(5, ["e", "d", "c"]))
         // A new root grafted at generation 9: its history stops at that root.
@@ -594,7 +594,7 @@ final class ReplicationTests: CBLCollectionTestCase {
         let c = tree.add(RevID("3-c")!, parent: nil, deleted: false, body: Array("{}".utf8))
         let e = tree.add(RevID("5-e")!, parent: c, deleted: false, body: Array("{}".utf8))
         let row = DocumentRow(docID: "g", sequence: 7, flags: [], revID: RevID("5-e")!, body: Array("{}".utf8), revtree: nil)
-        var o = Collection.RevisionOptions()
+        var o = RevisionOptions()
         o.revisions = true
         o.revsInfo = true
         let meta = JSONObject(coll.metadata(tree: tree, index: e, row: row, options: o))
@@ -652,7 +652,7 @@ final class ReplicationTests: CBLCollectionTestCase {
         }
         // client-shapes seq 40: a deleted document's open_revs=all is its tombstone.
         try insertOK(peerDoc("deleted", ["2-e84cc1ee936866c8ebfe1abdd0ee390a", "1-d83483c8194b6aaeb0b613fddae1f48d"], #""_deleted":true"#))
-        var o = Collection.RevisionOptions()
+        var o = RevisionOptions()
         o.revisions = true
         let t = try coll.openRevs(docID: "deleted", revs: nil, options: o)
         XCTAssertEqual(t.count, 1)
@@ -666,7 +666,7 @@ final class ReplicationTests: CBLCollectionTestCase {
     func testOpenRevsGivenRevsMissingAndLatest() throws {
         try makeConflicted()
         // client-shapes seq 14: a leaf and an unknown rev.
-        var o = Collection.RevisionOptions()
+        var o = RevisionOptions()
         o.revisions = true
         o.latest = true
         let r = try coll.openRevs(docID: "conflicted", revs: [confA, "9-00000000000000000000000000000009"], options: o)
@@ -677,7 +677,7 @@ final class ReplicationTests: CBLCollectionTestCase {
         // Asking for the inner one and a leaf it stands for: each leaf once.
         XCTAssertEqual(describe(try coll.openRevs(docID: "conflicted", revs: [confA, conf1], options: o)).count, 2)
         // Without latest: the inner revision itself (its body is kept here).
-        let plain = Collection.RevisionOptions()
+        let plain = RevisionOptions()
         XCTAssertEqual(describe(try coll.openRevs(docID: "conflicted", revs: [conf1], options: plain)), ["ok \(conf1)"])
         XCTAssertEqual(revisionObject(try coll.openRevs(docID: "conflicted", revs: [conf1], options: plain).first)["value"], .string("original"))
         // A malformed rev is missing, not an error.
@@ -706,7 +706,7 @@ final class ReplicationTests: CBLCollectionTestCase {
 
     func testInlineAttachmentsHonorAttsSince() throws {
         let (one, two) = try makeAttachmentDoc()
-        var o = Collection.RevisionOptions()
+        var o = RevisionOptions()
         o.attachments = .inline
         let all = attEntries(try coll.revision(docID: "att", revID: nil, options: o).json)
         XCTAssertEqual(all["one.txt"]?.objectValue?["data"], .string(Base64.encode(one)))
@@ -743,7 +743,7 @@ final class ReplicationTests: CBLCollectionTestCase {
 
     func testFollowingAttachmentsHonorAttsSince() throws {
         let (one, two) = try makeAttachmentDoc()
-        var o = Collection.RevisionOptions()
+        var o = RevisionOptions()
         o.attachments = .follows
         o.attsSince = ["1-a"]
         let r = try coll.revision(docID: "att", revID: nil, options: o)
@@ -780,7 +780,7 @@ final class ReplicationTests: CBLCollectionTestCase {
         try makeConflicted()
         _ = try makeAttachmentDoc()
         try insertOK(peerDoc("deleted", ["2-e84cc1ee936866c8ebfe1abdd0ee390a", "1-d83483c8194b6aaeb0b613fddae1f48d"], #""_deleted":true"#))
-        var o = Collection.RevisionOptions()
+        var o = RevisionOptions()
         o.revisions = true
         o.attachments = .inline
         let items = try coll.bulkGet([

@@ -26,8 +26,6 @@ extension Collection {
         }
     }
 
-    public typealias WriteResult = CBLiteBase.WriteResult
-
     /// A peer's revision, checked and ready to graft.
     struct ImportedRevision {
         let docID: String

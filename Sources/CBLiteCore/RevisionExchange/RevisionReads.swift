@@ -2,13 +2,6 @@
 /// CouchDB's read options (`GET /db/doc`), several leaves at once (`open_revs`), and
 /// many documents at once (`_bulk_get`) — one renderer for all three.
 extension Collection {
-    public typealias AttachmentMode = CBLiteBase.AttachmentMode
-    public typealias RevisionOptions = CBLiteBase.RevisionOptions
-    public typealias Revision = CBLiteBase.Revision
-    public typealias OpenRevsResult = CBLiteBase.OpenRevsResult
-    public typealias BulkGetRequest = CBLiteBase.BulkGetRequest
-    public typealias BulkGetItem = CBLiteBase.BulkGetItem
-
     /// The current revision (nil `revID`; 404 when the document is deleted, as CouchDB)
     /// or a given one (404 when unknown or its body is no longer kept).
     public func revision(docID: String, revID: String?, options: RevisionOptions = RevisionOptions()) throws -> Revision {

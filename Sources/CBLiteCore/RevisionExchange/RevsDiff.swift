@@ -2,8 +2,6 @@
 /// local leaves could be their ancestors (so the peer can send only what is new:
 /// attachments since those, history down to them).
 extension Collection {
-    public typealias RevsDiffResult = CBLiteBase.RevsDiffResult
-
     /// One result per document that has at least one missing revision, in request order.
     /// A malformed revision ID, and every revision of a document ID this collection cannot
     /// hold (`_design/…` from CouchDB), is reported missing: the peer then fails to send

@@ -41,7 +41,7 @@ extension Router {
 
     /// `multipart/mixed`: one part per revision, a `multipart/related` one for a revision
     /// with following attachments, `application/json; error="true"` for a missing one.
-    func writeOpenRevsMultipart(_ coll: Collection, _ results: [Collection.OpenRevsResult], _ res: ResponseWriter) throws {
+    func writeOpenRevsMultipart(_ coll: Collection, _ results: [OpenRevsResult], _ res: ResponseWriter) throws {
         var outer = MultipartWriter()
         res.begin(status: 200, contentType: outer.contentType("mixed"))
         for r in results {
@@ -56,7 +56,7 @@ extension Router {
     }
 
     /// One revision as a part of a `multipart/mixed` body.
-    func writeRevisionPart(_ coll: Collection, _ rev: Collection.Revision, _ outer: inout MultipartWriter,
+    func writeRevisionPart(_ coll: Collection, _ rev: Revision, _ outer: inout MultipartWriter,
                            _ res: ResponseWriter, extraHeaders: [(String, String)]) throws {
         if rev.followingAttachments.isEmpty {
             try res.write(outer.part(extraHeaders + [("Content-Type", "application/json")], rev.json))
@@ -69,7 +69,7 @@ extension Router {
     }
 
     /// The JSON part then one part per following attachment, streamed from the store.
-    func writeRevisionParts(_ coll: Collection, _ rev: Collection.Revision, _ mp: inout MultipartWriter, _ res: ResponseWriter) throws {
+    func writeRevisionParts(_ coll: Collection, _ rev: Revision, _ mp: inout MultipartWriter, _ res: ResponseWriter) throws {
         try MultipartDocumentWriter(rev, writer: &mp, close: false).write(openBlob: coll.openBlob) { try res.write($0) }
     }
 }

@@ -77,7 +77,7 @@ extension Router {
             throw CouchError.badRequest("invalid Destination header")
         }
         let destRev = try QueryParameters(query: rawQuery ?? "")["rev"]
-        let source = try coll.revision(docID: docID, revID: req.query["rev"], options: Collection.RevisionOptions())
+        let source = try coll.revision(docID: docID, revID: req.query["rev"], options: RevisionOptions())
         var body = try parseObject(source.json)
         body["_id"] = nil
         body["_rev"] = nil

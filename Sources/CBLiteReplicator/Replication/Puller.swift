@@ -84,7 +84,7 @@ struct Puller {
             }
         }
         task.stats.missingChecked += Int64(revsByDoc.reduce(0) { $0 + $1.revs.count })
-        let diff: [Collection.RevsDiffResult]
+        let diff: [RevsDiffResult]
         do { diff = try local.revsDiff(revsByDoc) } catch { throw ReplicationError.local(error) }
         var wanted: [(id: String, rev: String, attsSince: [String])] = []
         for d in diff { for rev in d.missing { wanted.append((d.docID, rev, d.possibleAncestors)) } }
@@ -144,7 +144,7 @@ struct Puller {
 
     private func insert(_ revs: [Collection.ExistingRevision]) throws -> [DocumentReplication] {
         guard !revs.isEmpty else { return [] }
-        let results: [Collection.WriteResult]
+        let results: [WriteResult]
         do { results = try local.insertExistingRevisions(revs) } catch { throw ReplicationError.local(error) }
         return zip(revs, results).map { rev, r in
             DocumentReplication(direction: .pull, docID: r.docID, revID: r.revID, deleted: rev.body["_deleted"]?.boolValue == true,

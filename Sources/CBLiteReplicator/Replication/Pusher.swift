@@ -66,11 +66,11 @@ struct Pusher {
             guard let d = diff[entry.docID] else { continue }
             for rev in d.missing {
                 task.stats.missingFound += 1
-                var o = Collection.RevisionOptions()
+                var o = RevisionOptions()
                 o.revisions = true
                 o.attachments = .follows
                 o.attsSince = d.possibleAncestors
-                let revision: Collection.Revision
+                let revision: Revision
                 do {
                     revision = try local.revision(docID: entry.docID, revID: rev, options: o)
                 } catch let e as CBLError where e.status == .notFound {
@@ -102,7 +102,7 @@ struct Pusher {
     }
 
     /// `PUT /db/doc?new_edits=false` as `multipart/related`, attachments streamed from the store.
-    private func putMultipart(_ revision: Collection.Revision) throws -> DocumentReplication {
+    private func putMultipart(_ revision: Revision) throws -> DocumentReplication {
         var mp = MultipartWriter()
         let body = MultipartDocumentWriter(revision, writer: &mp)
         let coll = local
