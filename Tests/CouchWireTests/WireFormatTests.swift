@@ -83,13 +83,13 @@ final class WireFormatTests: XCTestCase {
     }
 
     func testChangesRowsHaveCouchDBShape() throws {
-        let row = ChangesWriter.row(.init(seq: 7, id: "d", revs: ["2-b", "2-a"], deleted: true))
+        let row = ChangesWriter.row(ChangeEntry(sequence: 7, docID: "d", revs: ["2-b", "2-a"], deleted: true))
         XCTAssertEqual(String(decoding: row, as: UTF8.self), #"{"seq":7,"id":"d","changes":[{"rev":"2-b"},{"rev":"2-a"}],"deleted":true}"#)
         var feed = ChangesWriter.normalHeader + row + ChangesWriter.normalSeparator + row + ChangesWriter.normalFooter(lastSeq: 7)
         let o = try feed.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) }
         XCTAssertEqual(o["results"]?.arrayValue?.count, 2)
         XCTAssertEqual(o["last_seq"], .int(7))
-        feed = ChangesWriter.event(.init(seq: 3, id: "x", revs: ["1-a"], deleted: false))
+        feed = ChangesWriter.event(ChangeEntry(sequence: 3, docID: "x", revs: ["1-a"], deleted: false))
         XCTAssertTrue(String(decoding: feed, as: UTF8.self).hasPrefix("data: {\"seq\":3"))
         XCTAssertTrue(String(decoding: feed, as: UTF8.self).hasSuffix("\nid: 3\n\n"))
     }
@@ -110,7 +110,7 @@ final class WireFormatTests: XCTestCase {
         XCTAssertEqual(String(decoding: doc.finish(lastSeq: 9), as: UTF8.self),
                        #"{"results":[{"seq":7,"id":"d\"q","changes":[{"rev":"2-b"},{"rev":"2-a"}],"deleted":true},"#
                        + #"{"seq":8,"id":"d\"q","changes":[{"rev":"2-b"}],"doc":{"_id":"d\"q"}}],"last_seq":9}"#)
-        XCTAssertEqual(String(decoding: ChangesWriter.row(.init(seq: 7, id: "d\"q", revs: ["2-b", "2-a"], deleted: true)), as: UTF8.self),
+        XCTAssertEqual(String(decoding: ChangesWriter.row(ChangeEntry(sequence: 7, docID: "d\"q", revs: ["2-b", "2-a"], deleted: true)), as: UTF8.self),
                        #"{"seq":7,"id":"d\"q","changes":[{"rev":"2-b"},{"rev":"2-a"}],"deleted":true}"#)
     }
 }

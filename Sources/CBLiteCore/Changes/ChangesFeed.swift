@@ -42,14 +42,6 @@ public struct ChangesOptions: Sendable {
     }
 }
 
-public struct ChangeEntry: Sendable {
-    public let sequence: Int64
-    public let docID: String
-    public let revs: [String]        // current first; with allRevs every leaf
-    public let deleted: Bool
-    public let doc: [UInt8]?         // JSON with metadata, when includeDocs
-}
-
 extension Collection {
     /// Scans the feed, calling `visit` with the positioned statement (columns: 0 sequence,
     /// 1 docid, 2 flags, 3 revid, 4 body when needed) and, with allRevs, every leaf, for

@@ -57,7 +57,7 @@ extension Router {
             try res.write(ChangesWriter.normalFooter(lastSeq: p.since, pending: pending))
         case "continuous", "eventsource":
             let events = p.feed == "eventsource"
-            var firstRows: [ChangesWriter.Row]? = try scan(coll, &p)     // errors before the head
+            var firstRows: [ChangeEntry]? = try scan(coll, &p)     // errors before the head
             res.begin(status: 200, contentType: events ? "text/event-stream; charset=utf-8" : "application/json")
             req.cancellation.isFeed = true
             hold.feedStarted(req.cancellation)
@@ -96,17 +96,16 @@ extension Router {
     }
 
     /// The rows after `p.since`; advances `p.since` past everything scanned.
-    private func scan(_ coll: Collection, _ p: inout FeedParameters) throws -> [ChangesWriter.Row] {
+    private func scan(_ coll: Collection, _ p: inout FeedParameters) throws -> [ChangeEntry] {
         // Everything up to this sequence is covered by the scan unless a limit cuts it.
         let upTo = try coll.lastSequence
-        let entries = try coll.changes(since: p.since, options: p.options)
-        let rows = entries.map { ChangesWriter.Row(seq: $0.sequence, id: $0.docID, revs: $0.revs, deleted: $0.deleted, doc: $0.doc) }
+        let rows = try coll.changes(since: p.since, options: p.options)
         if p.options.descending {
-            p.since = rows.first?.seq ?? upTo
+            p.since = rows.first?.sequence ?? upTo
         } else if p.options.limit >= 0 && Int64(rows.count) >= p.options.limit {
-            p.since = rows.last?.seq ?? p.since
+            p.since = rows.last?.sequence ?? p.since
         } else {
-            p.since = max(rows.last?.seq ?? p.since, upTo)
+            p.since = max(rows.last?.sequence ?? p.since, upTo)
         }
         return rows
     }

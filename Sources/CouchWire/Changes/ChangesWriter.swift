@@ -3,22 +3,11 @@ import CBLiteBase
 /// The `_changes` feed's JSON as CouchDB writes it. Sequences are numbers (CouchDB's
 /// own are opaque strings; clients pass them back verbatim, so either works).
 public enum ChangesWriter {
-    public struct Row: Sendable {
-        public var seq: Int64
-        public var id: String
-        public var revs: [String]
-        public var deleted: Bool
-        public var doc: [UInt8]?
-        public init(seq: Int64, id: String, revs: [String], deleted: Bool, doc: [UInt8]? = nil) {
-            self.seq = seq; self.id = id; self.revs = revs; self.deleted = deleted; self.doc = doc
-        }
-    }
-
     /// `{"seq":N,"id":"..","changes":[{"rev":".."}],"deleted":true,"doc":{..}}`.
-    public static func row(_ r: Row) -> [UInt8] {
+    public static func row(_ r: ChangeEntry) -> [UInt8] {
         var w = JSONWriter(canonical: false, capacity: 128 + (r.doc?.count ?? 0))
-        var id = r.id
-        id.withUTF8 { writeRow(into: &w, seq: r.seq, id: $0, rev: nil, leaves: r.revs, deleted: r.deleted, doc: r.doc) }
+        var id = r.docID
+        id.withUTF8 { writeRow(into: &w, seq: r.sequence, id: $0, rev: nil, leaves: r.revs, deleted: r.deleted, doc: r.doc) }
         return w.bytes
     }
 
@@ -81,7 +70,7 @@ public enum ChangesWriter {
 
     // MARK: feed=continuous: one row per line
 
-    public static func continuousLine(_ r: Row) -> [UInt8] { row(r) + [10] }
+    public static func continuousLine(_ r: ChangeEntry) -> [UInt8] { row(r) + [10] }
     public static func continuousEnd(lastSeq: Int64, pending: Int64 = 0) -> [UInt8] {
         Array("{\"last_seq\":\(lastSeq),\"pending\":\(pending)}\n".utf8)
     }
@@ -89,6 +78,6 @@ public enum ChangesWriter {
 
     // MARK: feed=eventsource (text/event-stream)
 
-    public static func event(_ r: Row) -> [UInt8] { Array("data: ".utf8) + row(r) + Array("\nid: \(r.seq)\n\n".utf8) }
+    public static func event(_ r: ChangeEntry) -> [UInt8] { Array("data: ".utf8) + row(r) + Array("\nid: \(r.sequence)\n\n".utf8) }
     public static func eventHeartbeat() -> [UInt8] { Array("event: heartbeat\ndata: \n\n".utf8) }
 }
