@@ -1,6 +1,7 @@
 import CCrypto
 
-// Digests (SHA-1, SHA-256, MD5) on the system's OpenSSL libcrypto (through the C target
+// The engine's cryptography — these digests (SHA-1, SHA-256, MD5) here, HMAC, HKDF,
+// AES-GCM and P-256 in CBLiteCore/Crypto — on the system's OpenSSL libcrypto (through the C target
 // CCrypto), replacing swift-crypto: libcblite.so then carries one crypto library fewer —
 // no vendored BoringSSL copy that the OS cannot patch, and ≈ 5 MB less (swift-crypto also
 // pulled in FoundationEssentials) — while SQLCipher already links OpenSSL.

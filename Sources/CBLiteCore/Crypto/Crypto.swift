@@ -1,14 +1,8 @@
 import CCrypto
 
-// The engine's cryptography on the system's OpenSSL libcrypto (through the C target
-// CCrypto), replacing swift-crypto: libcblite.so then carries one crypto library fewer —
-// no vendored BoringSSL copy that the OS cannot patch, and ≈ 5 MB less (swift-crypto also
-// pulled in FoundationEssentials) — while SQLCipher already links OpenSSL.
-//
-// Digests, HMAC and HKDF cannot fail short of OpenSSL itself being unusable (no memory, no
-// default provider): they do not throw, and trap with OpenSSL's reason then, as
-// swift-crypto did. The others throw CBLError 500 with OpenSSL's reason.
-
+// The engine's cryptography beyond digests (HMAC, HKDF, AES-GCM, random bytes, P-256) on
+// the system's OpenSSL libcrypto: why OpenSSL and not swift-crypto, and how failures
+// surface, is said once in CBLiteBase/Digests/Digests.swift, beside openSSLError.
 
 /// HMAC-SHA256.
 public enum HMACSHA256 {

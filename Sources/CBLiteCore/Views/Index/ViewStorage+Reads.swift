@@ -34,7 +34,7 @@ extension ViewStorage {
         let dir = shape.descending ? "DESC" : "ASC"
         let order = shape.byKeys ? "docid \(dir), n \(dir)" : "key \(dir), docid \(dir), n \(dir)"
         let text = SQLText("SELECT docid, row\(shape.readsKey ? ", key" : "") FROM \(shape.table)"
-            + (shape.conds.isEmpty ? "" : " WHERE " + shape.conds.joined(separator: " AND "))
+            + whereClause(shape.conds)
             + " ORDER BY \(order) LIMIT \(shape.limit)")
         scanTexts.withLock { texts in
             if texts.count >= maxScanTexts { texts.removeFirst(maxScanTexts / 2) }
