@@ -15,7 +15,10 @@ def raw(server, data, read_timeout=5):
     s = socket.create_connection((server.host, server.port), timeout=read_timeout)
     try:
         s.sendall(data)
-        s.shutdown(socket.SHUT_WR)
+        try:
+            s.shutdown(socket.SHUT_WR)
+        except OSError:       # the server answered and closed before the last bytes were read
+            pass
         reply = b""
         while b"\r\n" not in reply:
             chunk = s.recv(4096)
