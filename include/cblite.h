@@ -550,7 +550,15 @@ CBL_WARN_UNUSED cbl_status cbl_collection_last_sequence(cbl_collection* coll, ui
  *
  * Conflicts: the current (winning) revision is the undeleted leaf of highest
  * generation, else (all leaves deleted) the deleted leaf of highest generation; ties go
- * to the revision ID that sorts higher in ASCII. */
+ * to the revision ID that sorts higher in CouchDB's order, so CouchDB, PouchDB and every
+ * cblite peer pick the same winner: the digests compared byte by byte (a prefix first),
+ * a digest of exactly 32 hex digits (CouchDB's) as the 16 bytes it encodes, any other
+ * (ours among them) as its ASCII text. A database written by cblite before this rule
+ * has its stored winners re-evaluated once, by its first writable open.
+ *
+ * Numbers: an integer is kept exactly whatever its size (one beyond 64 bits as its
+ * digits, as CouchDB keeps it), so bodies replicate with every digit; a number with a
+ * fraction or an exponent is a double (as in CouchDB). */
 
 /* Flags for cbl_doc_get / cbl_doc_get_revision. */
 #define CBL_GET_DELETED    0x01u  /* return a deleted document (tombstone) instead of 404 */
@@ -1020,7 +1028,7 @@ CBL_WARN_UNUSED cbl_status cbl_db_wait_notifications(cbl_db* db, uint32_t timeou
  * arrays element by element (a prefix first), objects member by member as emitted.
  * Rows with equal keys sort by document ID (byte order). Numbers compare as doubles (as
  * in JavaScript): 1 and 1.0 are equal keys, as are integers beyond 2^53 that round to the
- * same double; so are canonically equivalent strings (U+00E9 and e + U+0301). A grouped
+ * same double (a row still shows an emitted integer's exact digits); so are canonically equivalent strings (U+00E9 and e + U+0301). A grouped
  * row's key is the JSON one of its rows emitted. The index stores each key in a form whose
  * byte order is this collation (strings as ICU sort keys), tagged with ICU's collation
  * version: after an ICU upgrade that changes it, the next update rebuilds the index, and

@@ -156,14 +156,39 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(try JSONParser.parse("1e2"), .double(100))
         XCTAssertEqual(try JSONParser.parse("1E-2"), .double(0.01))
         XCTAssertEqual(try JSONParser.parse("2.5e+3"), .double(2500))
-        // Beyond Int64: still a number (double), not an error.
-        guard case .double(let big) = try JSONParser.parse("9223372036854775808") else { return XCTFail("expected a double") }
-        XCTAssertEqual(big, 9223372036854775808.0)
+        // Beyond Int64: kept exactly, as its digits (CouchDB keeps them; a double would lose them).
+        XCTAssertEqual(try JSONParser.parse("9223372036854775808"), .bigInteger("9223372036854775808"))
+        XCTAssertEqual(try JSONParser.parse("-9223372036854775809"), .bigInteger("-9223372036854775809"))
+        XCTAssertEqual(try JSONParser.parse("18446744073709551617").doubleValue, 18446744073709551616.0)
+        XCTAssertNil(try JSONParser.parse("18446744073709551617").intValue)
+        // An integer with an exponent or a fraction is a double, as in CouchDB.
+        XCTAssertEqual(try JSONParser.parse("1e19"), .double(1e19))
         // Non-finite is rejected.
         assertStatus(.badRequest, try JSONParser.parse("1e400"))
         assertStatus(.badRequest, try JSONParser.parse("-1e400"))
         XCTAssertEqual(try JSONParser.parse("1.0").intValue, 1)
         XCTAssertNil(try JSONParser.parse("1.5").intValue)
+    }
+
+    /// Integers beyond 64 bits keep every digit through the parser, the writer and the
+    /// canonicalizer (both canonical paths give the same bytes).
+    func testBigIntegersKeepEveryDigit() throws {
+        let literals = ["18446744073709551617", "12345678901234567890123", "-12345678901234567890123",
+                        "9223372036854775808", "-9223372036854775809", String(repeating: "9", count: 400)]
+        for text in literals {
+            let v = try JSONParser.parse(text)
+            XCTAssertEqual(v, .bigInteger(text))
+            XCTAssertEqual(JSONWriter.canonicalString(v), text)
+            XCTAssertEqual(try canon(text), text)
+            let doc = #"{"v":\#(text),"a":[\#(text),1.5]}"#
+            XCTAssertEqual(try canon(doc), #"{"a":[\#(text),1.5],"v":\#(text)}"#)
+            var copy = doc
+            let onepass = try copy.withUTF8 { try JSONCanonicalizer.canonicalize($0) }
+            XCTAssertEqual(String(decoding: onepass, as: UTF8.self), try canon(doc), "the canonicalizer agrees")
+        }
+        // The 19-digit integers that still fit keep their digits too (no detour through a double).
+        XCTAssertEqual(try canon("9223372036854775807"), "9223372036854775807")
+        XCTAssertEqual(try canon("-9223372036854775808"), "-9223372036854775808")
     }
 
     func testNumberCanonicalForms() throws {

@@ -51,6 +51,72 @@ final class RevIDTests: XCTestCase {
         XCTAssertEqual(sorted, ["1-z", "2-B", "2-a", "2-b", "3-a", "10-a"])
     }
 
+    /// CouchDB's order (couch_doc:parse_revid, then Erlang's term order): exactly 32 hex
+    /// digits are the 16 bytes they encode, anything else its text; byte by byte, a
+    /// prefix first.
+    func testOrderingIsCouchDBsWhenDigestFormsMeet() throws {
+        func r(_ s: String) -> RevID { RevID(s)! }
+        // Recorded: CouchDB 3.5 answered "2-a437…" as the winner over "2-0123…" (client-shapes seq 38).
+        XCTAssertLessThan(r("2-0123456789abcdef0123456789abcdef"), r("2-a43763cb6510199739a3d88e72322572"))
+        // The case: CouchDB's "3-4dc79c95…" beats our "3-748efd35…" (0x4D > '7' = 0x37),
+        // though '4' < '7' in ASCII.
+        let couch = r("3-4dc79c95e1a2b3c4d5e6f708192a3b4c"), ours = r("3-748efd35aa5e1b2c3d4e5f60718293a4b5c6d7e8")
+        XCTAssertLessThan(ours, couch)
+        XCTAssertFalse(couch < ours)
+        // Same first byte (0x37 and '7'): the next byte decides (0x00 against '4').
+        XCTAssertLessThan(r("3-37000000000000000000000000000000"), ours)
+        XCTAssertLessThan(ours, r("3-37ff0000000000000000000000000000"))
+        // A binary digest's 16 bytes are a prefix of a longer text starting with them.
+        XCTAssertLessThan(r("1-61616161616161616161616161616161"), r("1-aaaaaaaaaaaaaaaaz"))
+        // Text equal to a binary digest's bytes orders level with it (CouchDB holds one binary for both).
+        XCTAssertFalse(r("1-aaaaaaaaaaaaaaaa") < r("1-61616161616161616161616161616161"))
+        XCTAssertFalse(r("1-61616161616161616161616161616161") < r("1-aaaaaaaaaaaaaaaa"))
+        // 32 characters that are not all hex stay text; 31 or 33 hex digits too.
+        XCTAssertLessThan(r("1-0000000000000000000000000000000g"), r("1-ffffffffffffffffffffffffffffffff"))
+        XCTAssertLessThan(r("1-0000000000000000000000000000000"), r("1-ffffffffffffffffffffffffffffffff"),
+                          "'0' (0x30) against 0xFF: 31 digits are text, below the 32-digit binary")
+        XCTAssertLessThan(r("1-00000000000000000000000000000000"), r("1-0"),
+                          "0x00 against '0' (0x30): the binary digest is below the text")
+        // Between binary digests, the hex order is the byte order, whatever the case given.
+        XCTAssertLessThan(r("1-0fffffffffffffffffffffffffffffff"), r("1-A0000000000000000000000000000000"))
+        XCTAssertEqual(r("1-A0000000000000000000000000000000"), r("1-a0000000000000000000000000000000"))
+    }
+
+    /// A generated table: every pair of digests of several forms and lengths, ordered by
+    /// `<` and by an independent model of CouchDB's rule.
+    func testOrderingMatchesAModelOfCouchDBsRuleOnAGeneratedTable() throws {
+        var x: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x }
+        let hex = Array("0123456789abcdef"), text = Array("0123456789abcdefABCDEFxyz_-~!")
+        func digest(_ count: Int, _ alphabet: [Character]) -> String {
+            String((0..<count).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] })
+        }
+        var digests: [String] = []
+        for _ in 0..<40 {
+            digests.append(digest(32, hex))                      // CouchDB, PouchDB
+            digests.append(digest(40, hex))                      // ours
+            digests.append(digest(Int(next() % 34) + 1, hex))    // other peers' hex
+            digests.append(digest(Int(next() % 40) + 1, text))   // anything printable
+        }
+        // Shared first bytes: a binary digest beginning with a text digest's first characters' codes.
+        digests.append("37" + digest(30, hex)); digests.append("7" + digest(39, hex))
+        func model(_ d: String) -> [UInt8] {
+            let u = Array(d.utf8)
+            if u.count == 32, let bytes = Hex.decode(d) { return bytes }
+            return u
+        }
+        var checked = 0
+        for a in digests {
+            for b in digests {
+                let ra = RevID("5-" + a)!, rb = RevID("5-" + b)!
+                let expected = model(a).lexicographicallyPrecedes(model(b))
+                XCTAssertEqual(ra < rb, expected, "5-\(a) < 5-\(b)")
+                checked += 1
+            }
+        }
+        XCTAssertEqual(checked, digests.count * digests.count)
+    }
+
     /// The digest's inputs, fixed by vectors computed outside Swift (Python's hashlib):
     /// SHA-1 of [length of the parent ID] + parent ID + [deleted] + canonical body. Stored
     /// and replicated revision IDs depend on these bytes never changing.

@@ -65,6 +65,24 @@ final class RevTreeTests: XCTestCase {
         XCTAssertEqual(g.winner, g10)
     }
 
+    /// CouchDB's 32-hex leaf against our 40-hex one: the winner CouchDB picks (the issue's
+    /// case), for live leaves, deleted ones, and a live leaf against a deleted higher one.
+    func testTiesBetweenCouchDBAndOurDigestsGoAsInCouchDB() {
+        let couch = "3-4dc79c95e1a2b3c4d5e6f708192a3b4c", ours = "3-748efd35aa5e1b2c3d4e5f60718293a4b5c6d7e8"
+        for deleted in [false, true] {
+            var t = RevTree()
+            let root = t.add(r("2-x"), parent: nil, deleted: false, body: nil)
+            _ = t.add(r(ours), parent: root, deleted: deleted, body: nil)
+            let c = t.add(r(couch), parent: root, deleted: deleted, body: nil)
+            XCTAssertEqual(t.winner, c, deleted ? "deleted leaves" : "live leaves")
+        }
+        var t = RevTree()
+        let root = t.add(r("2-x"), parent: nil, deleted: false, body: nil)
+        let o = t.add(r(ours), parent: root, deleted: false, body: nil)
+        _ = t.add(r(couch), parent: root, deleted: true, body: nil)
+        XCTAssertEqual(t.winner, o, "a live leaf beats a deleted one whatever the IDs")
+    }
+
     func testConflictingLeavesOrder() {
         var t = RevTree()
         let root = t.add(r("1-a"), parent: nil, deleted: false, body: nil)

@@ -263,3 +263,35 @@ final class ViewQueryTests: CBLTestCase {
         XCTAssertEqual(json, "{\"total_rows\":6,\"offset\":0,\"update_seq\":6,\"rows\":[{\"id\":\"d1\",\"key\":\"a\",\"value\":1,\"seq\":1}]}")
     }
 }
+
+/// Integers beyond 64 bits as view keys and values: they collate by their value (as the
+/// double nearest to it, as every number here does), rows show their exact digits, and
+/// key ranges find them.
+final class BigIntegerKeyTests: CBLTestCase {
+    func testBigIntegerKeysCollateByValueAndKeepTheirDigits() throws {
+        let db = try open()
+        let c = try db.defaultCollection()
+        let keys = ["\"a\"", "2e19", "18446744073709551617", "1e19", "-12345678901234567890123", "5"]
+        for (i, k) in keys.enumerated() {
+            _ = try c.put(docID: "d\(i)", json: "{\"k\":\(k),\"v\":\(k == "\"a\"" ? "0" : k)}", parent: nil)
+        }
+        let v = try keyView(c)
+        XCTAssertEqual(try rows(v).map(\.keyJSON),
+                       ["-12345678901234567890123", "5", "1e+19", "18446744073709551617", "2e+19", "\"a\""])
+        XCTAssertEqual(try ids(v, #"{"key":18446744073709551617}"#), ["d2"])
+        XCTAssertEqual(try ids(v, #"{"startkey":1.5e19,"endkey":1.9e19}"#), ["d2"])
+        XCTAssertEqual(try rows(v, #"{"key":18446744073709551617}"#).first?.valueJSON, "18446744073709551617")
+        let doc = String(decoding: try c.get(docID: "d4"), as: UTF8.self)
+        XCTAssertTrue(doc.contains(#""k":-12345678901234567890123"#), doc)
+    }
+
+    func testSumOfABigIntegerIsItsDouble() throws {
+        let db = try open()
+        let c = try db.defaultCollection()
+        _ = try c.put(docID: "a", json: #"{"k":1,"v":18446744073709551617}"#, parent: nil)
+        _ = try c.put(docID: "b", json: #"{"k":2,"v":1}"#, parent: nil)
+        let v = try keyView(c, reduce: Reducer(builtin: "_sum")!)
+        let total = try rows(v).first?.valueJSON
+        XCTAssertEqual(total.flatMap(Double.init), 18446744073709551616.0 + 1)
+    }
+}

@@ -48,6 +48,28 @@ final class PushPullTests: ReplicatorTestCase {
         XCTAssertEqual(try body(localColl, "doc")["_rev"], try body(remoteColl, "doc")["_rev"])
     }
 
+    /// A conflict between CouchDB's 32-hex leaf (on the peer) and our 40-hex one (here),
+    /// in a document holding integers beyond 64 bits: after a sync both sides have one
+    /// tree, CouchDB's winner, and every digit.
+    func testCouchDBsWinnerAndBigIntegersSurviveASyncBothWays() throws {
+        try serve()
+        func putExisting(_ c: Collection, _ json: String, _ history: [String]) throws {
+            var text = json
+            try text.withUTF8 { _ = try c.putExisting(docID: "doc", body: $0, history: history) }
+        }
+        let couch = "3-4dc79c95e1a2b3c4d5e6f708192a3b4c", ours = "3-748efd35aa5e1b2c3d4e5f60718293a4b5c6d7e8"
+        try putExisting(remoteColl, #"{"side":"couchdb","n":18446744073709551617}"#, [couch, "2-b", "1-a"])
+        try putExisting(localColl, #"{"side":"ours","n":-12345678901234567890123}"#, [ours, "2-b", "1-a"])
+        let s = try replicate()
+        XCTAssertNil(s.errorMessage)
+        XCTAssertEqual(try leaves(localColl), try leaves(remoteColl))
+        XCTAssertEqual(try body(localColl, "doc")["_rev"], .string(couch))
+        XCTAssertEqual(try body(remoteColl, "doc")["_rev"], .string(couch))
+        XCTAssertEqual(try body(localColl, "doc")["n"], .bigInteger("18446744073709551617"))
+        let pushed = try remoteColl.get(docID: "doc", revID: ours)
+        XCTAssertTrue(String(decoding: pushed, as: UTF8.self).contains(#""n":-12345678901234567890123"#))
+    }
+
     func testAttachmentsTravelBothWaysAndOnlyNewOnesAreSentAgain() throws {
         try serve()
         var big = [UInt8](repeating: 0, count: 3 << 20)

@@ -134,6 +134,42 @@ static void current_rev(cbl_collection* c, const char* id, char* out, size_t n) 
     cbl_free(json);
 }
 
+/* ---- Fidelity with CouchDB: the same winner, every digit (issue 34) ------------------ */
+
+static void test_couchdb_fidelity(void) {
+    char dir[512];
+    cbl_collection* c; cbl_db* db = setup("fidelity", dir, sizeof dir, &c);
+    /* CouchDB's 32-hex leaf against our 40-hex one of the same generation: CouchDB picks
+     * its own (the 16 bytes 0x4D.. against the text '7'..), so we must too. */
+    CHECK_JSON(cbl_collection_docs_put_existing(c,
+        "{\"new_edits\":false,\"docs\":["
+        "{\"_id\":\"m\",\"_rev\":\"3-748efd35aa5e1b2c3d4e5f60718293a4b5c6d7e8\",\"side\":\"ours\","
+        "\"_revisions\":{\"start\":3,\"ids\":[\"748efd35aa5e1b2c3d4e5f60718293a4b5c6d7e8\",\"b\",\"a\"]}},"
+        "{\"_id\":\"m\",\"_rev\":\"3-4dc79c95e1a2b3c4d5e6f708192a3b4c\",\"side\":\"couchdb\","
+        "\"_revisions\":{\"start\":3,\"ids\":[\"4dc79c95e1a2b3c4d5e6f708192a3b4c\",\"b\",\"a\"]}}]}", &J, &E),
+        "[{\"ok\":true,\"id\":\"m\",\"rev\":\"3-748efd35aa5e1b2c3d4e5f60718293a4b5c6d7e8\"},"
+        "{\"ok\":true,\"id\":\"m\",\"rev\":\"3-4dc79c95e1a2b3c4d5e6f708192a3b4c\"}]");
+    char rev[160];
+    current_rev(c, "m", rev, sizeof rev);
+    CHECK(strcmp(rev, "3-4dc79c95e1a2b3c4d5e6f708192a3b4c") == 0);
+    CHECK_JSON(cbl_doc_conflicts(c, "m", &J, &E),
+               "[\"3-4dc79c95e1a2b3c4d5e6f708192a3b4c\",\"3-748efd35aa5e1b2c3d4e5f60718293a4b5c6d7e8\"]");
+
+    /* Integers beyond 64 bits keep every digit, on a new revision and a replicated one. */
+    char* rid = NULL;
+    CHECK_ST(cbl_doc_put(c, "big", "{\"v\":18446744073709551617,\"w\":[-12345678901234567890123]}", NULL, 0, NULL,
+                         &rid, &E), CBL_OK);
+    cbl_free(rid);
+    CHECK_OUT(cbl_doc_get(c, "big", 0, &J, &E), CBL_OK,
+              has(J, "\"v\":18446744073709551617") && has(J, "\"w\":[-12345678901234567890123]"));
+    CHECK_JSON(cbl_collection_docs_put_existing(c,
+        "[{\"_id\":\"big2\",\"_rev\":\"1-0123456789abcdef0123456789abcdef\",\"v\":12345678901234567890123}]", &J, &E),
+        "[{\"ok\":true,\"id\":\"big2\",\"rev\":\"1-0123456789abcdef0123456789abcdef\"}]");
+    CHECK_JSON(cbl_doc_get(c, "big2", 0, &J, &E),
+               "{\"_id\":\"big2\",\"_rev\":\"1-0123456789abcdef0123456789abcdef\",\"v\":12345678901234567890123}");
+    RELEASE_AND_CLOSE(c, db);
+}
+
 /* ---- cbl_collection_docs_put_existing ------------------------------------------------------------ */
 
 static int reject_evil(void* ctx, const char* new_json, const char* current_json, char* message,
@@ -1209,6 +1245,7 @@ int main(int argc, char** argv) {
     int64_t instances = cbl_instance_count();
 
     test_put_existing();
+    test_couchdb_fidelity();
     test_revs_diff();
     test_open_revs();
     test_bulk_get();

@@ -44,7 +44,8 @@ public enum Hex {
     /// Whether `c` is a hex digit of either case.
     public static func isDigit(_ c: UInt8) -> Bool { nibble(c) != nil }
 
-    private static func nibble(_ c: UInt8) -> UInt8? {
+    /// The value of a hex digit of either case; nil for anything else.
+    package static func nibble(_ c: UInt8) -> UInt8? {
         switch c {
         case 0x30...0x39: return c - 0x30
         case 0x41...0x46: return c - 0x41 + 10

@@ -344,8 +344,9 @@ public struct JSONCanonicalizer {
         let start = pos
         guard let isInteger = JSONParser.scanNumber(base!, &pos, end) else { throw error("invalid number") }
         let raw = UnsafeBufferPointer(rebasing: input[start..<pos])
-        // An integer literal of at most 18 digits is already canonical (except "-0").
-        if isInteger && raw.count <= 18 {
+        // An integer literal is already canonical (except "-0"): JSON allows no leading
+        // zeros, and one beyond Int64 is kept as written (JSONValue.bigInteger).
+        if isInteger {
             if raw.count == 2 && raw[0] == UInt8(ascii: "-") && raw[1] == UInt8(ascii: "0") {
                 out.append(UInt8(ascii: "0"))
             } else {
@@ -363,12 +364,8 @@ public struct JSONCanonicalizer {
         }
         let text = String(decoding: raw, as: UTF8.self)
         var w = JSONWriter(capacity: 24)
-        if isInteger, let i = Int64(text) {
-            w.write(.int(i))
-        } else {
-            guard let d = Double(text), d.isFinite else { throw error("number out of range") }
-            w.write(.double(d))
-        }
+        guard let d = Double(text), d.isFinite else { throw error("number out of range") }
+        w.write(.double(d))
         w.bytes.withUnsafeBufferPointer { out.append($0) }
     }
 }

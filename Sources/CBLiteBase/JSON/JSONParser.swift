@@ -209,7 +209,7 @@ public struct JSONParser {
         let start = pos
         guard let isInteger = JSONParser.scanNumber(base!, &pos, end) else { throw error("invalid number") }
         let text = String(decoding: UnsafeBufferPointer(start: base! + start, count: pos - start), as: UTF8.self)
-        if isInteger, let i = Int64(text) { return .int(i) }
+        if isInteger { return Int64(text).map { .int($0) } ?? .bigInteger(text) }
         guard let d = Double(text), d.isFinite else { throw error("number out of range") }
         return .double(d)
     }

@@ -1,10 +1,14 @@
 /// A parsed JSON value. Objects keep their members in input order; the canonical form
-/// (JSONWriter.canonical) sorts them. Numbers that are integers within Int64 stay exact.
+/// (JSONWriter.canonical) sorts them. Integers stay exact: within Int64 as `int`, beyond
+/// it as `bigInteger` (CouchDB keeps such integers exactly, so a replicated body must too).
 public enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case int(Int64)
     case double(Double)
+    /// An integer literal outside Int64's range, kept as its decimal text. JSON's grammar
+    /// allows no leading zeros, so the text is already its canonical form.
+    case bigInteger(String)
     case string(String)
     case array([JSONValue])
     case object(JSONObject)
@@ -17,6 +21,15 @@ public enum JSONValue: Equatable, Sendable {
         switch self {
         case .int(let i): return i
         case .double(let d) where d.rounded() == d && abs(d) < 9.0e15: return Int64(d)
+        default: return nil
+        }
+    }
+    /// A number's value as a Double (a big integer rounded to the nearest); nil for others.
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        case .bigInteger(let text): return Double(text)
         default: return nil
         }
     }

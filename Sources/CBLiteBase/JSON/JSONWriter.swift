@@ -35,6 +35,7 @@ public struct JSONWriter {
         case .bool(let b): append(b ? "true" : "false")
         case .int(let i): appendInt(i)
         case .double(let d): writeDouble(d)
+        case .bigInteger(let text): append(text)
         case .string(let s): writeString(s)
         case .array(let items):
             bytes.append(UInt8(ascii: "["))

@@ -1,5 +1,7 @@
-/// A revision ID, "<generation>-<digest>". Ordering is the seeds' tie-break order:
-/// generation numerically, then the digest by plain ASCII bytes.
+/// A revision ID, "<generation>-<digest>". Ordered as CouchDB orders them (so every peer
+/// picks the same winner, the seeds' rule): generation numerically, then the digest as
+/// CouchDB stores it — exactly 32 hex digits as the 16 bytes they encode, any other
+/// digest as its text — compared byte by byte, a prefix before a longer one.
 public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let generation: Int
     /// "<generation>-<digest>": the stored form. It is bound, returned and sent several
@@ -83,8 +85,29 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     public static func < (a: RevID, b: RevID) -> Bool {
         if a.generation != b.generation { return a.generation < b.generation }
-        // Same generation, so the same "<generation>-" prefix: the strings order as the digests.
-        return a.string.utf8.lexicographicallyPrecedes(b.string.utf8)
+        // Same generation, so the same "<generation>-" prefix: the strings order as the
+        // digests when neither is binary (ours among themselves).
+        guard a.isBinaryDigest || b.isBinaryDigest else { return a.string.utf8.lexicographicallyPrecedes(b.string.utf8) }
+        return a.withOrderBytes { ka in b.withOrderBytes { kb in ka.lexicographicallyPrecedes(kb) } }
+    }
+
+    /// Whether CouchDB keeps the digest as bytes: exactly 32 hex digits.
+    private var isBinaryDigest: Bool {
+        let d = string.utf8.dropFirst(digestStart)
+        return d.count == 32 && d.allSatisfy { Hex.isDigit($0) }
+    }
+
+    /// The digest as CouchDB compares it: the 16 bytes of a binary digest, else its text.
+    private func withOrderBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+        var s = string
+        return s.withUTF8 { utf8 in
+            let digest = UnsafeBufferPointer(rebasing: utf8[digestStart...])
+            guard isBinaryDigest else { return body(digest) }
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { bytes in
+                for i in 0..<16 { bytes[i] = Hex.nibble(digest[2 * i])! << 4 | Hex.nibble(digest[2 * i + 1])! }
+                return body(UnsafeBufferPointer(bytes))
+            }
+        }
     }
 
     /// The ID of a new revision: generation parent+1, digest SHA-1 over the parent's ID

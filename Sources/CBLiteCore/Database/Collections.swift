@@ -110,12 +110,14 @@ extension Database {
 
     /// Every collection's ID and table (maintenance, expiration).
     func allCollectionIDs() throws -> [Int64] {
-        try store.read { conn in
-            let s = try conn.prepare("SELECT id FROM collections ORDER BY id")
-            defer { s.reset() }
-            var out: [Int64] = []
-            while try s.step() { out.append(s.int(0)) }
-            return out
-        }
+        try store.read { try collectionIDs($0) }
+    }
+
+    func collectionIDs(_ conn: Connection) throws -> [Int64] {
+        let s = try conn.prepare("SELECT id FROM collections ORDER BY id")
+        defer { s.reset() }
+        var out: [Int64] = []
+        while try s.step() { out.append(s.int(0)) }
+        return out
     }
 }

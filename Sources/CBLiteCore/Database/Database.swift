@@ -76,6 +76,7 @@ public final class Database: @unchecked Sendable {
         // Temporary attachment files a crashed writer left (live writers hold a lock on theirs).
         BlobStore(directory: AttachmentRekey.attachments(bundle), key: options.encryptionKey).cleanTemporaryFiles()
         do {
+            try db.upgradeFormat()
             try db.startExpiration()
         } catch {
             StoreRegistry.shared.release(store)

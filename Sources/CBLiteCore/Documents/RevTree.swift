@@ -32,7 +32,8 @@ public struct RevTree: Sendable {
     }
 
     /// The seeds' winner: the undeleted leaf of highest generation, else the deleted leaf
-    /// of highest generation; ties to the higher revision ID in ASCII order.
+    /// of highest generation; ties to the higher revision ID in CouchDB's order (RevID's <),
+    /// so CouchDB, PouchDB and every cblite peer pick the same one.
     public var winner: Int? { winner(among: leafIndexes) }
 
     /// The winner among `leaves` (this tree's leafIndexes, computed once by a caller that

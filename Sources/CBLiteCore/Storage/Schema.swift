@@ -1,6 +1,7 @@
 /// The SQL schema. One table per collection, one row per document.
 enum Schema {
-    static let version: Int64 = 1
+    /// The file format; FormatUpgrade brings older files to it.
+    static let version: Int64 = 2
 
     static let base = """
     CREATE TABLE IF NOT EXISTS info(key TEXT PRIMARY KEY, value) WITHOUT ROWID;

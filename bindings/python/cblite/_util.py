@@ -118,29 +118,17 @@ def call_handle(fn: Any, *args: Any) -> int:
     return out.value
 
 
-#: The integers the library stores exactly: JSON numbers are held as 64-bit signed
-#: integers when they fit, else as doubles (which would silently round larger ones).
-INT_MIN = -(1 << 63)
-INT_MAX = (1 << 63) - 1
-
-
-def check_integers(value: Any) -> None:
-    """Raises OverflowError when `value` holds an int the library cannot store exactly
-    (outside the signed 64-bit range), as ``sqlite3`` does, instead of letting it come
-    back rounded as a float; TypeError for a dict key that is not a str (JSON would make
-    a string of it). Iterative: deep documents do not hit the recursion limit."""
+def check_keys(value: Any) -> None:
+    """TypeError for a dict key that is not a str (json.dumps would make a string of it,
+    and the key would come back changed). Integers of any size need no check: the
+    library keeps every digit of one beyond 64 bits, as CouchDB does. Iterative: deep
+    documents do not hit the recursion limit."""
     stack = [value]
     while stack:
         v = stack.pop()
-        if isinstance(v, int):
-            if not INT_MIN <= v <= INT_MAX:
-                raise OverflowError(
-                    f"int {v} is outside the 64-bit range cblite stores exactly "
-                    f"[-2**63, 2**63-1]; store it as a str (or a float) instead")
-        elif isinstance(v, dict):
+        if isinstance(v, dict):
             for key in v:
                 if not isinstance(key, str):
-                    # json.dumps would silently turn 1, 1.5, True or None into a string
                     raise TypeError(f"JSON object keys must be str, not "
                                     f"{type(key).__name__} ({key!r})")
             stack.extend(v.values())
@@ -152,7 +140,7 @@ def dumps(body: Any, what: str = "JSON text") -> bytes:
     """Serialises a value for the library as compact UTF-8 JSON (every JSON argument goes
     through here). A str is taken as JSON text and bytes are passed through (both
     NUL-checked, see :func:`cstr`); anything else is serialised, after
-    :func:`check_integers` (a NUL inside a JSON string is escaped, so it arrives intact)."""
+    :func:`check_keys` (a NUL inside a JSON string is escaped, so it arrives intact)."""
     if isinstance(body, (str, bytes)):
         return cstr(body, what)
     return to_json(body)
@@ -160,8 +148,8 @@ def dumps(body: Any, what: str = "JSON text") -> bytes:
 
 def to_json(value: Any) -> bytes:
     """Any JSON-able value (a str too) as compact UTF-8 JSON, after
-    :func:`check_integers`."""
-    check_integers(value)
+    :func:`check_keys`."""
+    check_keys(value)
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"),
                       allow_nan=False).encode("utf-8", errors="surrogateescape")
 

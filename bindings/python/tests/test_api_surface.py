@@ -278,15 +278,17 @@ def test_nul_inside_json_values_is_data(coll):
 # -- integers ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("n", [2 ** 63, -(2 ** 63) - 1, 2 ** 64, 10 ** 30])
-def test_ints_beyond_64_bits_are_refused(coll, n):
-    seq = coll.last_sequence
-    for call in (lambda: coll.put({"n": n}, "d"), lambda: coll.put({"a": [{"n": n}]}, "d"),
-                 lambda: coll.put_many([{"_id": "x", "n": n}]),
-                 lambda: coll.put_local("l", {"n": n}),
-                 lambda: coll.update("d", lambda d: {"n": n})):
-        with pytest.raises(OverflowError, match="64-bit"):
-            call()
-    assert coll.last_sequence == seq and "d" not in coll
+def test_ints_beyond_64_bits_round_trip_on_every_write_path(coll, n):
+    coll.put({"n": n}, "d")
+    assert coll["d"]["n"] == n
+    coll.put({"a": [{"n": n}]}, "d", parent_rev=coll["d"]["_rev"])
+    assert coll["d"]["a"] == [{"n": n}]
+    coll.put_many([{"_id": "x", "n": n}])
+    assert coll["x"]["n"] == n
+    coll.put_local("l", {"n": n})
+    assert coll.get_local("l")["n"] == n
+    coll.update("d", lambda d: {"n": -n})
+    assert coll["d"]["n"] == -n and type(coll["d"]["n"]) is int
 
 
 @pytest.mark.parametrize("key", [1, 1.5, True, None])

@@ -881,3 +881,30 @@ def test_int64_extremes(coll):
     body = {"max64": 2 ** 63 - 1, "min64": -2 ** 63, "near": 2 ** 53 + 1}
     coll.put(body, "i64")
     assert strip_meta(coll["i64"]) == strip_meta(body)
+
+
+# ---- CouchDB fidelity: numbers and winners (issue 34) ----------------------------------
+
+BIG = [18446744073709551617, 12345678901234567890123, -12345678901234567890123, 2**63, -(2**63) - 1, 10**120]
+
+
+def test_integers_of_any_size_round_trip_exactly(coll):
+    _, rev = coll.put({"big": BIG, "one": BIG[0]}, "big")
+    doc = coll.get("big")
+    assert doc["big"] == BIG and doc["one"] == BIG[0]
+    assert all(type(n) is int for n in doc["big"])
+    # A second revision keeps them too, and a replica made from it has the same body.
+    coll.put({"_rev": rev, "big": BIG[::-1]}, "big")
+    assert coll.get("big")["big"] == BIG[::-1]
+
+
+def test_conflict_winner_is_couchdbs_between_32_and_40_hex_digests(coll):
+    couch = "3-4dc79c95e1a2b3c4d5e6f708192a3b4c"
+    ours = "3-748efd35aa5e1b2c3d4e5f60718293a4b5c6d7e8"
+    coll.put_existing("mixed", {"side": "root"}, ["2-root", "1-root"])
+    coll.put_existing("mixed", {"side": "ours"}, [ours, "2-root", "1-root"])
+    coll.put_existing("mixed", {"side": "couchdb"}, [couch, "2-root", "1-root"])
+    doc = coll.get("mixed", conflicts=True)
+    assert doc["_rev"] == couch, "CouchDB picks its 32-hex leaf (0x4D > '7'); so must we"
+    assert doc["side"] == "couchdb"
+    assert doc["_conflicts"] == [ours]

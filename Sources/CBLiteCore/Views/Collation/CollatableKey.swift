@@ -17,7 +17,8 @@ import Glibc
 /// 08 C0 45, not 9 bytes): nothing follows it, and memcmp puts a prefix first, as the
 /// zeros would have (most view keys are small integers, stored twice per index row).
 /// Numbers compare as doubles (as JavaScript and Couchbase Lite do), so integers beyond
-/// 2^53 that round to the same double are equal keys. Strings are collated once, when the
+/// 2^53 that round to the same double are equal keys; an integer beyond 64 bits collates
+/// by its value so rounded, and its row still shows the key's exact digits. Strings are collated once, when the
 /// key is encoded, by ICU's sort keys — which ICU guarantees order exactly as its
 /// comparison does. Sort keys depend on ICU's collation data, so an index records its
 /// IndexFormat (which names the collator's version when a key needed it) and is rebuilt
@@ -44,6 +45,7 @@ public enum CollatableKey {
         switch value {
         case .int(let i): appendNumber(Double(i), into: &out, trimmed: true)
         case .double(let d): appendNumber(d, into: &out, trimmed: true)
+        case .bigInteger: appendNumber(value.doubleValue!, into: &out, trimmed: true)
         default: encodeItem(value, into: &out)
         }
     }
@@ -54,6 +56,7 @@ public enum CollatableKey {
         case .bool(let b): out.append(b ? trueTag : falseTag)
         case .int(let i): appendNumber(Double(i), into: &out)
         case .double(let d): appendNumber(d, into: &out)
+        case .bigInteger: appendNumber(value.doubleValue!, into: &out)
         case .string(let s):
             out.append(string)
             ICU.shared.appendSortKey(s, to: &out)
@@ -109,7 +112,7 @@ public enum CollatableKey {
     /// (member names are strings). Decides the index's format (IndexFormat).
     static func needsCollator(_ value: JSONValue) -> Bool {
         switch value {
-        case .null, .bool, .int, .double: return false
+        case .null, .bool, .int, .double, .bigInteger: return false
         case .string, .object: return true
         case .array(let items): return items.contains(where: needsCollator)
         }
@@ -121,7 +124,7 @@ public enum CollatableKey {
         case .int(let i): return i.magnitude < 1 << 53
         case .double(let d): return isIntegral(d)
         case .array(let items): return items.allSatisfy(jsonIsRecoverable)
-        case .string, .object: return false
+        case .string, .object, .bigInteger: return false
         }
     }
 
