@@ -126,6 +126,7 @@ let package = Package(
             dependencies: [
                 "CBLiteCore",
                 "CouchWire",
+                "CBLiteReplicator",          // POST /_replicate runs cblite's own replicator
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1527,7 +1527,9 @@ void cbl_replicator_stop(cbl_replicator* replicator);
 /* ------------------------------------------------------------------------------------ */
 
 /* A running listener: other peers (another cblite, CouchDB's replicator, PouchDB, curl)
- * read, write and replicate the databases it serves. Every function is thread-safe. */
+ * read, write and replicate the databases it serves, and may ask it to replicate one of
+ * them with a peer (POST /_replicate, CouchDB's server-side replication; such jobs stop
+ * with the listener). Every function is thread-safe. */
 typedef struct cbl_server cbl_server;
 
 /* Starts a listener. config_json (NULL: all defaults) is a JSON object:

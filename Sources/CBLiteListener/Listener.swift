@@ -105,6 +105,7 @@ public final class Listener: @unchecked Sendable {
             do {
                 let ch = try bootstrap.bind(host: configuration.host, port: configuration.port).wait()
                 boundPort = ch.localAddress?.port ?? configuration.port
+                server.ownAddress = (boundPort, tls != nil, tlsCertificateSHA256)
                 Loggers.listener.info("listening on \(configuration.host):\(boundPort)\(tls == nil ? "" : " (TLS)")")
                 channel = ch
                 self.group = group
@@ -130,6 +131,7 @@ public final class Listener: @unchecked Sendable {
         // Feeds waiting for changes are not work to drain: a client whose feed ends early
         // asks again (and a client that hung up is not seen while the feed waits).
         server.activeRequests.cancelFeeds()
+        server.replications.stopAll()        // a one-shot one's request then answers
         _ = inFlight.waitIdle(timeoutMs: timeoutMs)
         connections.closeAll()
         server.activeRequests.abortAll()      // workers still waiting for a body or a change

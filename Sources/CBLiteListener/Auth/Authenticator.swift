@@ -20,6 +20,27 @@ final class Authenticator: @unchecked Sendable {
         do { return try secureRandomBytes(32) } catch { fatalError("no session key: \(error)") }
     }()
 
+    /// Tokens the listener gives its own replications (`POST /_replicate` between two of
+    /// its databases): each acts as the user who asked, until the job ends.
+    private let grants = Monitor()
+    private var grantedTokens: [String: String] = [:]
+
+    /// A new bearer token acting as `user` (loopback requests only), until `revoke`.
+    func grant(user: String) -> String {
+        let token: String
+        do { token = Hex.encode(try secureRandomBytes(32)) } catch { fatalError("no token: \(error)") }
+        grants.locked { grantedTokens[token] = user }
+        return token
+    }
+
+    func revoke(_ token: String) { _ = grants.locked { grantedTokens.removeValue(forKey: token) } }
+
+    private func grantedUser(_ header: String, remoteIsLoopback: Bool) -> String? {
+        guard remoteIsLoopback, header.hasPrefix("Bearer ") else { return nil }
+        let token = String(header.dropFirst(7))
+        return grants.locked { grantedTokens.first { constantTimeEqual(Array($0.key.utf8), Array(token.utf8)) }?.value }
+    }
+
     init(users: [String: String], allowRemoteWithoutAuth: Bool) {
         passwordDigests = users.mapValues { SHA256.hash(Array($0.utf8)) }
         self.allowRemoteWithoutAuth = allowRemoteWithoutAuth
@@ -39,6 +60,7 @@ final class Authenticator: @unchecked Sendable {
             return .failure(.forbidden("Without users configured, this listener serves loopback clients only."))
         }
         if let header = head.headers.first(name: "Authorization") {
+            if let user = grantedUser(header, remoteIsLoopback: remoteIsLoopback) { return .success(Outcome(user: user, method: "default")) }
             guard let (name, password) = Credentials.basic(header), check(name: name, password: password) else {
                 return .failure(.unauthorized())
             }

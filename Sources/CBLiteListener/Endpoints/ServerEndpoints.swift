@@ -17,6 +17,7 @@ extension Router {
     }
 
     func serverEndpoint(_ name: String, _ req: Request, _ res: ResponseWriter) throws {
+        if name == "_scheduler" { return try scheduler(req, res) }
         guard req.path.segments.count == 1 else { throw CouchError.notFound("missing") }
         switch name {
         case "_up":
@@ -38,9 +39,10 @@ extension Router {
         case "_session":
             try session(req, res)
         case "_active_tasks":
-            try requireMethod(req, [.GET, .HEAD])
-            res.sendJSON(200, .array([]))
-        case "_replicate", "_scheduler", "_config", "_node", "_cluster_setup", "_membership", "_users", "_replicator", "_dbs_info", "_reshard":
+            try activeTasks(req, res)
+        case "_replicate":
+            try replicate(req, res)
+        case "_config", "_node", "_cluster_setup", "_membership", "_users", "_replicator", "_dbs_info", "_reshard":
             throw CouchError.notImplemented("\(name) is not part of cblite's listener")
         default:
             throw CouchError(status: 400, error: "illegal_database_name",

@@ -16,6 +16,10 @@ final class ServerContext: @unchecked Sendable {
     let startTimeMicros = unixTimeMicrosNow()
     var router: Router!
     let activeRequests = ActiveRequests()
+    /// `POST /_replicate`'s jobs; stopped with the listener.
+    let replications: ServerReplications
+    /// Where this listener answers, once bound: how its own replications reach it.
+    var ownAddress: (port: Int, tls: Bool, certificateSHA256: String?) = (0, false, nil)
 
     init(configuration: ListenerConfiguration, workers: NIOThreadPool, serverUUID: String, views: ViewRegistry) {
         self.views = views
@@ -24,6 +28,7 @@ final class ServerContext: @unchecked Sendable {
         readOnly = configuration.readOnly
         authenticator = Authenticator(users: configuration.users, allowRemoteWithoutAuth: configuration.allowRemoteWithoutAuth)
         databases = DatabaseRegistry(directory: configuration.directory)
+        replications = ServerReplications(authenticator: authenticator)
         self.workers = workers
         self.serverUUID = serverUUID
     }
