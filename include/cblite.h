@@ -298,7 +298,8 @@ typedef struct cbl_db cbl_db;
  *
  * Names: lowercase ASCII letters, digits and _$()+-/ only, starting with a letter,
  * shorter than 240 bytes ('/' becomes ':' on disk, so a name never reaches outside
- * `dir`). Anything else is 400.
+ * `dir`); or "_replicator", CouchDB's database of replication documents (the listener
+ * keeps its own there). Anything else is 400.
  *
  * `dir` may be NULL for the default directory: $CBLITE_DIR if set, otherwise
  * $XDG_DATA_HOME/cblite, otherwise $HOME/.local/share/cblite (created on demand). */
@@ -538,6 +539,9 @@ CBL_WARN_UNUSED cbl_status cbl_collection_last_sequence(cbl_collection* coll, ui
  *   "_rev"     — the revision ID (in output; in input it names the parent revision),
  *   "_deleted" — true marks a tombstone (which may carry other properties),
  *   "_attachments" — attachment stubs (see "Attachments" below for the rules).
+ *   "_replication_state", "_replication_state_time", "_replication_state_reason",
+ *   "_replication_id", "_replication_stats" — kept as content (CouchDB's `_replicator`
+ *   documents carry them).
  * Any other top-level '_' property is rejected with 400.
  *
  * Document IDs: 1–1024 bytes of UTF-8 without control characters, not starting with

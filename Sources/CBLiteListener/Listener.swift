@@ -106,6 +106,7 @@ public final class Listener: @unchecked Sendable {
                 let ch = try bootstrap.bind(host: configuration.host, port: configuration.port).wait()
                 boundPort = ch.localAddress?.port ?? configuration.port
                 server.ownAddress = (boundPort, tls != nil, tlsCertificateSHA256)
+                server.replicatorDatabase.resume()     // its replications, once the port is known
                 Loggers.listener.info("listening on \(configuration.host):\(boundPort)\(tls == nil ? "" : " (TLS)")")
                 channel = ch
                 self.group = group
@@ -131,6 +132,7 @@ public final class Listener: @unchecked Sendable {
         // Feeds waiting for changes are not work to drain: a client whose feed ends early
         // asks again (and a client that hung up is not seen while the feed waits).
         server.activeRequests.cancelFeeds()
+        server.replicatorDatabase.stop()
         server.replications.stopAll()        // a one-shot one's request then answers
         _ = inFlight.waitIdle(timeoutMs: timeoutMs)
         connections.closeAll()

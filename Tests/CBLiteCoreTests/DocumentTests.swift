@@ -128,6 +128,12 @@ final class DocumentTests: CBLCollectionTestCase {
         ]
         for b in bad { assertStatus(.badRequest, try coll.put(docID: "d", json: b, parent: nil), b) }
         XCTAssertEqual(try coll.lastSequence, 0)
+        // A replication's state members (CouchDB's `_replicator` documents) are kept as content.
+        let state = #"{"_replication_state":"completed","_replication_state_time":"2026-11-28T15:37:12Z","#
+            + #""_replication_stats":{"docs_written":8},"_replication_id":"x","_replication_state_reason":"r","source":"a"}"#
+        XCTAssertNoThrow(try coll.put(docID: "job", json: state, parent: nil))
+        XCTAssertEqual(try coll.doc("job")["_replication_state"], .string("completed"))
+        XCTAssertEqual(try coll.doc("job")["_replication_stats"]?.objectValue?["docs_written"], .int(8))
         // Nested '_' properties are ordinary data.
         XCTAssertNoThrow(try coll.put(docID: "nested", json: #"{"a":{"_x":1}}"#, parent: nil))
         XCTAssertEqual(try coll.doc("nested")["a"]?.objectValue?["_x"], .int(1))

@@ -19,7 +19,7 @@ final class ServerEndpointTests: ListenerTestCase {
         let uuids = try c.request("GET", "/_uuids?count=3").object["uuids"]?.arrayValue
         XCTAssertEqual(uuids?.count, 3)
         XCTAssertEqual(Set(uuids!.compactMap(\.stringValue)).count, 3)
-        XCTAssertEqual(try c.request("GET", "/_replicate").status, 501)
+        XCTAssertEqual(try c.request("GET", "/_config").status, 501)
     }
 
     func testDatabaseLifecycle() throws {

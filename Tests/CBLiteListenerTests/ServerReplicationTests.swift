@@ -151,3 +151,74 @@ final class ServerReplicationTests: ListenerTestCase {
         XCTAssertEqual(refused.object["error"], .string("error"))
     }
 }
+
+/// CouchDB's `_replicator` database: documents that start, record and stop replications.
+final class ReplicatorDatabaseTests: ListenerTestCase {
+    private func waitFor(_ what: String, _ c: TestHTTPClient, _ condition: () throws -> Bool) throws {
+        let deadline = MonotonicTime.now().adding(milliseconds: 15_000)
+        while try !condition() {
+            guard MonotonicTime.now() < deadline else { return XCTFail("timed out waiting for \(what)") }
+            usleep(50_000)
+        }
+    }
+
+    func testAOneShotDocumentRunsAndRecordsItsEnd() throws {
+        try start()
+        let c = try client()
+        XCTAssertEqual(try c.json("PUT", "/src").status, 201)
+        XCTAssertEqual(try c.json("PUT", "/src/a", #"{"v":1}"#).status, 201)
+        let put = try c.json("PUT", "/_replicator/job1", #"{"source":"src","target":"tgt","create_target":true}"#)
+        XCTAssertEqual(put.status, 201, put.text)
+        try waitFor("the state written back", c) {
+            try c.json("GET", "/_replicator/job1").object["_replication_state"] == .string("completed")
+        }
+        let doc = try c.json("GET", "/_replicator/job1").object
+        XCTAssertEqual(doc["_replication_stats"]?.objectValue?["docs_written"], .int(1))
+        XCTAssertTrue(doc["_replication_state_time"]?.stringValue?.hasSuffix("Z") == true)
+        XCTAssertEqual(try c.json("GET", "/tgt/a").status, 200)
+        let entry = try c.json("GET", "/_scheduler/docs/_replicator/job1").object
+        XCTAssertEqual(entry["state"], .string("completed"))
+        XCTAssertEqual(entry["database"], .string("_replicator"))
+        XCTAssertEqual(entry["source"], .string("src"))
+        XCTAssertEqual(try c.json("GET", "/_scheduler/docs").object["total_rows"], .int(1))
+        XCTAssertEqual(try c.json("GET", "/_scheduler/docs/_replicator/no-such-doc").status, 404)
+        XCTAssertEqual(try c.json("GET", "/_scheduler/docs/other/x").object["reason"], .string("Invalid path"))
+        XCTAssertTrue(try c.json("GET", "/_all_dbs").json?.arrayValue?.contains(.string("_replicator")) == true)
+    }
+
+    func testInvalidDocumentsAreRefusedWithTheReason() throws {
+        try start()
+        let c = try client()
+        let bad = try c.json("PUT", "/_replicator/bad", #"{"source":"src","target":"t","continuous":"yes"}"#)
+        XCTAssertEqual(bad.status, 403, bad.text)
+        XCTAssertEqual(bad.object["reason"], .string("parameter `continuous` must be a boolean"))
+        XCTAssertEqual(try c.json("PUT", "/_replicator/bad2", #"{"source":42,"target":"x"}"#).status, 403)
+        XCTAssertEqual(try c.json("GET", "/_replicator/bad").status, 404, "nothing stored")
+    }
+
+    func testAContinuousDocumentRunsUntilDeletedAndResumesAfterARestart() throws {
+        try start()
+        var c = try client()
+        XCTAssertEqual(try c.json("PUT", "/src").status, 201)
+        let put = try c.json("PUT", "/_replicator/cont", #"{"source":"src","target":"tgt","create_target":true,"continuous":true}"#)
+        XCTAssertEqual(put.status, 201)
+        try waitFor("the job", c) { try c.json("GET", "/_scheduler/docs/_replicator/cont").object["state"] == .string("running") }
+        XCTAssertEqual(try c.json("PUT", "/src/one", #"{"v":1}"#).status, 201)
+        try waitFor("the first document", c) { try c.json("GET", "/tgt/one").status == 200 }
+
+        // Restarted: the job resumes from the document.
+        let port = listener.port
+        listener.stop()
+        listener = try Listener(configuration: #"{"directory":"\#(directory)","port":\#(port)}"#)
+        try listener.start()
+        c = try client()
+        XCTAssertEqual(try c.json("PUT", "/src/two", #"{"v":2}"#).status, 201)
+        try waitFor("the second document", c) { try c.json("GET", "/tgt/two").status == 200 }
+
+        // Deleted: it stops.
+        let rev = try XCTUnwrap(c.json("GET", "/_replicator/cont").object["_rev"]?.stringValue)
+        XCTAssertEqual(try c.json("DELETE", "/_replicator/cont?rev=\(rev)").status, 200)
+        try waitFor("the job to stop", c) { try c.json("GET", "/_active_tasks").json?.arrayValue?.isEmpty == true }
+        XCTAssertEqual(try c.json("GET", "/_scheduler/docs").object["total_rows"], .int(0))
+    }
+}

@@ -133,3 +133,49 @@ def test_between_served_databases_over_tls_with_users(serve):
     assert status == 200, body
     assert s.json("GET", "/b/x", headers=auth)[1]["v"] == 1
     assert s.json("POST", "/_replicate", {"source": "a", "target": "b"})[0] == 401
+
+
+def wait_until(what, condition, timeout=15):
+    deadline = time.time() + timeout
+    while not condition():
+        assert time.time() < deadline, "timed out waiting for " + what
+        time.sleep(0.05)
+
+
+def test_replicator_database_as_couchdb(serve):
+    """seq 23-39: jobs as `_replicator` documents, their state in the document and in
+    `_scheduler/docs`, invalid ones refused, deletion stopping them."""
+    s = serve()
+    rec = exchanges()
+    assert s.json("PUT", "/r_src")[0] == 201
+    assert s.json("PUT", "/r_src/a", {"v": 1})[0] == 201
+    status, body = s.json("PUT", "/_replicator/rec_job_1", mapped(rec[23]["request"]["body"], s))
+    assert status == rec[23]["response"]["status"] and set(body) == set(recorded_json(rec[23]))
+    wait_until("the state written back",
+               lambda: s.json("GET", "/_replicator/rec_job_1")[1].get("_replication_state") == "completed")
+    doc, want = s.json("GET", "/_replicator/rec_job_1")[1], recorded_json(rec[25])
+    assert {k for k in want if k.startswith("_replication")} == {k for k in doc if k.startswith("_replication")}
+    assert set(doc["_replication_stats"]) <= set(want["_replication_stats"])
+    status, entry = s.json("GET", "/_scheduler/docs/_replicator/rec_job_1")
+    want = recorded_json(rec[26])
+    assert status == 200 and entry["state"] == want["state"] == "completed"
+    assert set(entry) <= set(want) | {"info"}, set(entry) - set(want)
+    # A document that cannot run: CouchDB's 403 with the reason inside its Erlang term.
+    for seq in (30, 31):
+        status, body = s.json("PUT", rec[seq]["request"]["path"].replace("rec_repl_", "r_"),
+                              mapped(rec[seq]["request"]["body"], s))
+        assert (status, body["error"]) == (403, "forbidden"), body
+        assert body["reason"].strip("`") in recorded_json(rec[seq])["reason"] or seq == 30
+    # A continuous one runs until its document is deleted.
+    status, body = s.json("PUT", "/_replicator/rec_job_cont", mapped(rec[32]["request"]["body"], s))
+    assert status == 201
+    wait_until("the job", lambda: s.json("GET", "/_scheduler/docs/_replicator/rec_job_cont")[1].get("state") == "running")
+    status, docs = s.json("GET", "/_scheduler/docs/_replicator")
+    assert status == 200 and set(docs) == set(recorded_json(rec[34])) and docs["total_rows"] == 2
+    for seq in (35, 36):
+        status, body = s.json("GET", rec[seq]["request"]["path"].replace("rec_", "r_"))
+        assert (status, body) == (rec[seq]["response"]["status"], recorded_json(rec[seq])), seq
+    rev = s.json("GET", "/_replicator/rec_job_cont")[1]["_rev"]
+    status, body = s.json("DELETE", "/_replicator/rec_job_cont?rev=" + rev)
+    assert status == rec[37]["response"]["status"] == 200
+    wait_until("the job to stop", lambda: s.json("GET", "/_active_tasks")[1] == [])

@@ -2,9 +2,14 @@ import Glibc
 
 /// The seeds' database name rule, and where a database lives on disk.
 public enum DatabaseName {
+    /// CouchDB's system database describing replications (the listener's `_replicator`):
+    /// the one name allowed to start with '_'.
+    public static let replicatorDatabase = "_replicator"
+
     /// Lowercase ASCII letters, digits and _$()+-/ only, starting with a letter, shorter
-    /// than 240 bytes.
+    /// than 240 bytes; or `replicatorDatabase`.
     public static func validate(_ name: String) throws {
+        if name == replicatorDatabase { return }
         let bytes = name.utf8
         guard let first = bytes.first else { throw CBLError.badRequest("database name is empty") }
         guard bytes.count < 240 else { throw CBLError.badRequest("database name must be shorter than 240 bytes") }

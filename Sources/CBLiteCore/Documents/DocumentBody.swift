@@ -46,6 +46,9 @@ struct DocumentBody {
             attachments = a
             hasAttachments = !a.isEmpty
             return false
+        case "_replication_state", "_replication_state_time", "_replication_state_reason", "_replication_id",
+             "_replication_stats":
+            return true     // a replication's state in its `_replicator` document: stored as content, as CouchDB keeps it
         default:
             throw CBLError.badRequest("property \"\(key)\" is reserved: top-level names starting with '_' are metadata")
         }

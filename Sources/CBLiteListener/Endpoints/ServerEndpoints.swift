@@ -42,7 +42,7 @@ extension Router {
             try activeTasks(req, res)
         case "_replicate":
             try replicate(req, res)
-        case "_config", "_node", "_cluster_setup", "_membership", "_users", "_replicator", "_dbs_info", "_reshard":
+        case "_config", "_node", "_cluster_setup", "_membership", "_users", "_dbs_info", "_reshard":
             throw CouchError.notImplemented("\(name) is not part of cblite's listener")
         default:
             throw CouchError(status: 400, error: "illegal_database_name",

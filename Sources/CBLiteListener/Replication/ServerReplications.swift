@@ -23,9 +23,11 @@ final class ServerReplications: @unchecked Sendable {
         let hold: ServedDatabase
         /// The token a job between two served databases uses to reach this listener.
         let token: String?
+        /// The `_replicator` document the job runs for (nil: a `POST /_replicate` job).
+        let docID: String?
 
         init(id: String, replicator: Replicator, source: String, target: String, user: String?, continuous: Bool,
-             hold: ServedDatabase, token: String?) {
+             hold: ServedDatabase, token: String?, docID: String? = nil) {
             self.id = id
             self.replicator = replicator
             self.source = source
@@ -34,6 +36,7 @@ final class ServerReplications: @unchecked Sendable {
             self.continuous = continuous
             self.hold = hold
             self.token = token
+            self.docID = docID
         }
     }
 

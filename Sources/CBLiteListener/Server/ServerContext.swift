@@ -18,6 +18,8 @@ final class ServerContext: @unchecked Sendable {
     let activeRequests = ActiveRequests()
     /// `POST /_replicate`'s jobs; stopped with the listener.
     let replications: ServerReplications
+    /// CouchDB's `_replicator` database and its jobs.
+    private(set) var replicatorDatabase: ReplicatorDatabase!
     /// Where this listener answers, once bound: how its own replications reach it.
     var ownAddress: (port: Int, tls: Bool, certificateSHA256: String?) = (0, false, nil)
 
@@ -31,5 +33,6 @@ final class ServerContext: @unchecked Sendable {
         replications = ServerReplications(authenticator: authenticator)
         self.workers = workers
         self.serverUUID = serverUUID
+        replicatorDatabase = ReplicatorDatabase(server: self)
     }
 }

@@ -908,3 +908,14 @@ def test_conflict_winner_is_couchdbs_between_32_and_40_hex_digests(coll):
     assert doc["_rev"] == couch, "CouchDB picks its 32-hex leaf (0x4D > '7'); so must we"
     assert doc["side"] == "couchdb"
     assert doc["_conflicts"] == [ours]
+
+
+def test_replication_state_members_are_kept_as_content(coll):
+    """CouchDB's `_replicator` documents carry `_replication_*` members: stored, returned."""
+    body = {"source": "a", "target": "b", "_replication_state": "completed",
+            "_replication_state_time": "2026-11-28T15:37:12Z", "_replication_stats": {"docs_written": 8}}
+    coll.put(body, "job")
+    doc = coll.get("job")
+    assert doc["_replication_state"] == "completed" and doc["_replication_stats"] == {"docs_written": 8}
+    with pytest.raises(cblite.BadRequest):
+        coll.put({"_replication_other": 1}, "no")
