@@ -1544,6 +1544,10 @@ typedef struct cbl_server cbl_server;
  *   "users": {"name": "password", ...} — Basic auth and /_session cookies; without
  *       users only loopback clients are served unless "allow_remote_without_auth": true,
  *   "read_only": true — every write is answered 403,
+ *   "uuids": {"algorithm": "sequential" (default) | "random" | "utc_random" | "utc_id",
+ *       "utc_id_suffix": text} — CouchDB's UUID algorithms for /_uuids and POSTed
+ *       documents; values set over /_node/_local/_config are kept in the directory's
+ *       listener-config.json and take precedence,
  *   "tls": {"cert_pem_file": path, "key_pem_file": path} or {"anonymous": true,
  *       "identity_directory": path?} (a self-signed identity made once and kept there,
  *       default the served directory; see cbl_server_tls_fingerprint),

@@ -19,7 +19,7 @@ final class ServerEndpointTests: ListenerTestCase {
         let uuids = try c.request("GET", "/_uuids?count=3").object["uuids"]?.arrayValue
         XCTAssertEqual(uuids?.count, 3)
         XCTAssertEqual(Set(uuids!.compactMap(\.stringValue)).count, 3)
-        XCTAssertEqual(try c.request("GET", "/_config").status, 501)
+        XCTAssertEqual(try c.request("GET", "/_cluster_setup").status, 501)
     }
 
     func testDatabaseLifecycle() throws {
@@ -168,5 +168,85 @@ final class LifetimeTests: ListenerTestCase {
         let onClosed = Cancellation()
         ServedDatabase(db).feedStarted(onClosed)
         XCTAssertTrue(onClosed.isCancelled, "serving a closed database holds nothing")
+    }
+}
+
+/// `/_uuids` by CouchDB's algorithms, `/_membership`, `/_node/_local/_config` (values set
+/// over HTTP, kept beside the databases, the uuids ones applied at once), `_missing_revs`.
+final class ServerConfigTests: ListenerTestCase {
+    private func uuids(_ c: TestHTTPClient, _ n: Int) throws -> [String] {
+        try c.json("GET", "/_uuids?count=\(n)").object["uuids"]?.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+
+    func testUUIDAlgorithmsAndTheirHeaders() throws {
+        try start()
+        let c = try client()
+        let r = try c.json("GET", "/_uuids?count=3")
+        XCTAssertEqual(r.header("Cache-Control"), "no-cache")
+        XCTAssertEqual(r.header("Pragma"), "no-cache")
+        XCTAssertEqual(r.header("Expires"), "Mon, 01 Jan 1990 00:00:00 GMT")
+        XCTAssertNotNil(r.header("ETag"))
+        // sequential (the default): one 26-digit prefix, increasing suffixes.
+        let seq = try uuids(c, 3)
+        XCTAssertEqual(Set(seq.map { $0.prefix(26) }).count, 1, "\(seq)")
+        XCTAssertEqual(seq, seq.sorted())
+        XCTAssertTrue(seq.allSatisfy { $0.count == 32 })
+        XCTAssertEqual(try c.json("PUT", "/_node/_local/_config/uuids/algorithm", #""utc_random""#).json, .string(""))
+        let utc = try uuids(c, 2)
+        let micros = UInt64(unixTimeMicrosNow())
+        XCTAssertTrue(utc.allSatisfy { $0.count == 32 && UInt64($0.prefix(14), radix: 16).map { micros - $0 < 60_000_000 } == true }, "\(utc)")
+        XCTAssertEqual(try c.json("PUT", "/_node/_local/_config/uuids/utc_id_suffix", #""-sfx""#).status, 200)
+        XCTAssertEqual(try c.json("PUT", "/_node/_local/_config/uuids/algorithm", #""utc_id""#).json, .string("utc_random"))
+        XCTAssertTrue(try uuids(c, 2).allSatisfy { $0.hasSuffix("-sfx") && $0.count == 18 })
+        // POSTed documents are named by the algorithm too.
+        XCTAssertEqual(try c.json("PUT", "/db").status, 201)
+        XCTAssertTrue(try c.json("POST", "/db", #"{"a":1}"#).object["id"]?.stringValue?.hasSuffix("-sfx") == true)
+        XCTAssertEqual(try c.json("PUT", "/_node/_local/_config/uuids/algorithm", #""random""#).json, .string("utc_id"))
+        XCTAssertEqual(Set(try uuids(c, 3).map { $0.prefix(26) }).count, 3)
+        // Counts CouchDB refuses.
+        XCTAssertEqual(try c.json("GET", "/_uuids?count=1001").object["reason"], .string("count parameter too large"))
+        XCTAssertEqual(try c.json("GET", "/_uuids?count=abc").object["reason"], .string("count must be a positive integer"))
+        XCTAssertEqual(try c.json("GET", "/_uuids?count=0").status, 400)
+    }
+
+    func testConfigIsKeptAndAnsweredAsCouchDBDoes() throws {
+        try start()
+        var c = try client()
+        XCTAssertEqual(try c.json("GET", "/_node/_local/_config/uuids").json, .object(JSONObject()))
+        XCTAssertEqual(try c.json("GET", "/_node/_local/_config/uuids/algorithm").object["reason"], .string("unknown_config_value"))
+        XCTAssertEqual(try c.json("PUT", "/_node/_local/_config/uuids/algorithm", #""random""#).json, .string(""))
+        XCTAssertEqual(try c.json("PUT", "/_node/_local/_config/custom/anything", #""kept""#).status, 200)
+        XCTAssertEqual(try c.json("PUT", "/_node/_local/_config/uuids/algorithm", "random").object["reason"], .string("invalid UTF-8 JSON"))
+        XCTAssertEqual(try c.json("PUT", "/_node/_local/_config/uuids/algorithm", "42").object["reason"], .string("a JSON string expected"))
+        XCTAssertEqual(try c.json("PUT", "/_node/_local/_config/uuids/algorithm", #""nonsense""#).status, 400)
+        XCTAssertEqual(try c.json("PUT", "/_node/_local/_config/query_servers/x", #""/bin/true""#).status, 403)
+        XCTAssertEqual(try c.json("POST", "/_node/_local/_config/uuids/algorithm", #""random""#).status, 405)
+        XCTAssertEqual(try c.json("GET", "/_node/nonode@nohost/_config").object["error"], .string("nodedown"))
+        XCTAssertEqual(try c.json("GET", "/_node/_local").object["name"], .string("cblite@127.0.0.1"))
+        XCTAssertEqual(try c.json("GET", "/_membership").object["all_nodes"], .array([.string("cblite@127.0.0.1")]))
+        XCTAssertEqual(try c.json("PUT", "/_node/_local/_config/couchdb/max_document_size", #""100""#).status, 200)
+        // Kept beside the databases: after a restart the values (and the limit) are there.
+        listener.stop()
+        try start()
+        c = try client()
+        let all = try c.json("GET", "/_node/_local/_config").object
+        XCTAssertEqual(all["custom"], .object(JSONObject([("anything", .string("kept"))])))
+        XCTAssertEqual(all["uuids"]?.objectValue?["algorithm"], .string("random"))
+        XCTAssertEqual(try c.json("PUT", "/db").status, 201)
+        XCTAssertEqual(try c.json("PUT", "/db/big", #"{"text":"\#(String(repeating: "x", count: 200))"}"#).status, 413)
+        XCTAssertEqual(try c.json("DELETE", "/_node/_local/_config/couchdb/max_document_size").json, .string("100"))
+        XCTAssertEqual(try c.json("DELETE", "/_node/_local/_config/couchdb/max_document_size").object["reason"],
+                       .string("unknown_config_value"))
+    }
+
+    func testMissingRevsAnswersAsCouchDB() throws {
+        try start()
+        let c = try client()
+        XCTAssertEqual(try c.json("PUT", "/db").status, 201)
+        let rev = try XCTUnwrap(c.json("PUT", "/db/doc-1", #"{"a":1}"#).object["rev"]?.stringValue)
+        let r = try c.json("POST", "/db/_missing_revs", #"{"doc-1":["\#(rev)","3-aaaa"],"doc-missing":["1-ffff"]}"#)
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.object["missing_revs"]?.objectValue,
+                       JSONObject([("doc-1", .array([.string("3-aaaa")])), ("doc-missing", .array([.string("1-ffff")]))]))
     }
 }

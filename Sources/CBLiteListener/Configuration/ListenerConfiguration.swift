@@ -15,6 +15,9 @@ public struct ListenerConfiguration: Sendable {
     public var allowRemoteWithoutAuth = false
     public var tls: TLSSettings?
     public var limits = Limits()
+    /// How `/_uuids` and POSTed documents without an ID get IDs (CouchDB's `[uuids]`).
+    var uuidAlgorithm: UUIDGenerator.Algorithm = .sequential
+    var utcIDSuffix = ""
 
     public enum TLSSettings: Sendable, Equatable {
         case files(certificatePEM: String, privateKeyPEM: String)
@@ -59,6 +62,19 @@ public struct ListenerConfiguration: Sendable {
             case "allow_remote_without_auth": allowRemoteWithoutAuth = try Self.bool(v, k)
             case "tls": tls = try Self.tlsSettings(v)
             case "limits": limits = try Self.limits(v)
+            case "uuids":
+                guard let u = v.objectValue else { throw Self.bad("uuids must be an object {\"algorithm\", \"utc_id_suffix\"}") }
+                for (key, value) in u.members {
+                    switch key {
+                    case "algorithm":
+                        guard let a = UUIDGenerator.Algorithm(rawValue: try Self.string(value, "uuids.algorithm")) else {
+                            throw Self.bad("uuids.algorithm must be one of " + UUIDGenerator.Algorithm.allCases.map(\.rawValue).joined(separator: ", "))
+                        }
+                        uuidAlgorithm = a
+                    case "utc_id_suffix": utcIDSuffix = try Self.string(value, "uuids.utc_id_suffix")
+                    default: throw Self.bad("unknown key \"uuids.\(key)\"")
+                    }
+                }
             default: throw Self.bad("unknown key \"\(k)\"")
             }
         }

@@ -55,8 +55,10 @@ extension Router {
         let coll = try collection(name)
         try requireJSONContent(req)
         let bytes = try req.body.readAll(limit: limits.maxDocumentBytes)
-        _ = try parseObject(bytes)
-        let saved = try bytes.withUnsafeBufferPointer { try coll.put(docID: nil, body: $0, parent: nil) }
+        let given = try parseObject(bytes)["_id"]
+        // Without an `_id`, the configured UUID algorithm names the document (as CouchDB's).
+        let docID: String? = given == nil ? server.uuids.next() : nil
+        let saved = try bytes.withUnsafeBufferPointer { try coll.put(docID: docID, body: $0, parent: nil) }
         try sendSaved(req, res, coll, id: saved.docID, rev: saved.revID)
     }
 

@@ -11,6 +11,13 @@ extension Router {
         res.sendJSON(200, raw: RevsDiffShape.answer(try coll.revsDiff(request)))
     }
 
+    func missingRevs(_ name: String, _ req: Request, _ res: ResponseWriter) throws {
+        try requireMethod(req, [.POST])
+        let coll = try collection(name)
+        let request = try RevsDiffShape.request(try req.jsonObjectBody(limit: limits.maxBodyBytes))
+        res.sendJSON(200, raw: MissingRevsShape.answer(try coll.revsDiff(request)))
+    }
+
     func bulkDocs(_ name: String, _ req: Request, _ res: ResponseWriter) throws {
         try requireMethod(req, [.POST])
         try requireJSONContent(req)

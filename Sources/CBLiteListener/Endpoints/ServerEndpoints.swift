@@ -18,6 +18,7 @@ extension Router {
 
     func serverEndpoint(_ name: String, _ req: Request, _ res: ResponseWriter) throws {
         if name == "_scheduler" { return try scheduler(req, res) }
+        if name == "_node" { return try node(req, res) }
         guard req.path.segments.count == 1 else { throw CouchError.notFound("missing") }
         switch name {
         case "_up":
@@ -32,22 +33,90 @@ extension Router {
             let page = names.dropFirst(skip).prefix(limit)
             res.sendJSON(200, .array(page.map { .string($0) }))
         case "_uuids":
+            try uuids(req, res)
+        case "_membership":
+            // A single node, named as CouchDB names one: cluster and all nodes alike.
             try requireMethod(req, [.GET, .HEAD])
-            let count = try req.query.nonNegativeInt("count") ?? 1
-            guard count <= 1000 else { throw CouchError.forbidden("count parameter too large") }
-            res.sendJSON(200, .object(JSONObject([("uuids", .array((0..<count).map { _ in .string(Listener.randomHex(16)) }))])))
+            let node: JSONValue = .array([.string(nodeName)])
+            res.sendJSON(200, .object(JSONObject([("all_nodes", node), ("cluster_nodes", node)])))
         case "_session":
             try session(req, res)
         case "_active_tasks":
             try activeTasks(req, res)
         case "_replicate":
             try replicate(req, res)
-        case "_config", "_node", "_cluster_setup", "_membership", "_users", "_dbs_info", "_reshard":
+        case "_cluster_setup", "_users", "_dbs_info", "_reshard":
             throw CouchError.notImplemented("\(name) is not part of cblite's listener")
         default:
             throw CouchError(status: 400, error: "illegal_database_name",
                              reason: "Name: '\(name)'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.")
         }
+    }
+
+    /// This single node's name, as CouchDB names nodes.
+    var nodeName: String { "cblite@\(server.configuration.host)" }
+
+    /// `/_node/{_local|name}[/_config[/section[/key]]]`.
+    private func node(_ req: Request, _ res: ResponseWriter) throws {
+        // The path's segments keep "_local/…" together (a document's name elsewhere): split it here.
+        let s = ["_node"] + req.path.segments.dropFirst().joined(separator: "/").split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard s.count >= 2 else { throw CouchError.notFound("missing") }
+        guard s[1] == "_local" || s[1] == nodeName else {
+            throw CouchError(status: 412, error: "nodedown", reason: "\(s[1]) is down")
+        }
+        if s.count == 2 {
+            try requireMethod(req, [.GET, .HEAD])
+            return res.sendJSON(200, .object(JSONObject([("name", .string(nodeName))])))
+        }
+        guard s[2] == "_config" else { throw CouchError.notImplemented("/_node/\(s[1])/\(s[2]) is not part of cblite's listener") }
+        switch s.count {
+        case 3:
+            try requireMethod(req, [.GET, .HEAD])
+            res.sendJSON(200, server.config.all())
+        case 4:
+            try requireMethod(req, [.GET, .HEAD])
+            res.sendJSON(200, server.config.section(s[3]))
+        case 5:
+            let (section, key) = (s[3], s[4])
+            switch req.method {
+            case .GET, .HEAD:
+                guard let v = server.config.value(section, key) else { throw CouchError.notFound("unknown_config_value") }
+                res.sendJSON(200, .string(v))
+            case .PUT:
+                guard !ServerConfig.blacklisted.contains(section) else {
+                    throw CouchError.forbidden("Config section blacklisted for modification over HTTP API.")
+                }
+                let value: JSONValue
+                do { value = try req.jsonBody(limit: 64 * 1024) } catch { throw CouchError.badRequest("invalid UTF-8 JSON") }
+                guard let text = value.stringValue else { throw CouchError.badRequest("a JSON string expected") }
+                res.sendJSON(200, .string(try server.config.set(section, key, text)))
+            case .DELETE:
+                res.sendJSON(200, .string(try server.config.delete(section, key)))
+            default:
+                throw CouchError(status: 405, error: "method_not_allowed", reason: "Only GET,PUT,DELETE allowed")
+            }
+        default:
+            throw CouchError.notFound("missing")
+        }
+    }
+
+    /// `/_uuids?count=N` (1 to 1000) by the configured algorithm, never cached (CouchDB's
+    /// headers: each answer is new).
+    private func uuids(_ req: Request, _ res: ResponseWriter) throws {
+        try requireMethod(req, [.GET, .HEAD])
+        var count = 1
+        if let text = req.query["count"] {
+            guard let n = Int(text), n > 0 else { throw CouchError.badRequest("count must be a positive integer") }
+            guard n <= 1000 else { throw CouchError.badRequest("count parameter too large") }
+            count = n
+        }
+        var w = JSONWriter(canonical: false)
+        w.write(.object(JSONObject([("uuids", .array((0..<count).map { _ in .string(server.uuids.next()) }))])))
+        let body = w.bytes
+        res.sendJSON(200, raw: body, headers: [
+            ("Cache-Control", "no-cache"), ("Expires", "Mon, 01 Jan 1990 00:00:00 GMT"), ("Pragma", "no-cache"),
+            ("ETag", "\"" + Hex.encode(MD5.hash(body)) + "\""),
+        ])
     }
 
     /// CouchDB's cookie login: POST (form or JSON) sets `AuthSession`, GET tells who is

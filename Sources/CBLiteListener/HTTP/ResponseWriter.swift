@@ -74,7 +74,10 @@ final class ResponseWriter: @unchecked Sendable {
         h.add(name: "Server", value: ResponseWriter.serverHeader)
         h.add(name: "Cache-Control", value: "must-revalidate")
         if let contentType { h.add(name: "Content-Type", value: contentType) }
-        for (n, v) in extra { h.add(name: n, value: v) }
+        // An endpoint's own Cache-Control (`/_uuids`: no-cache) replaces the default one.
+        for (n, v) in extra {
+            if n.lowercased() == "cache-control" { h.replaceOrAdd(name: n, value: v) } else { h.add(name: n, value: v) }
+        }
         if !keepAlive { h.replaceOrAdd(name: "Connection", value: "close") }
         return h
     }

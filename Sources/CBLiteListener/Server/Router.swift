@@ -50,6 +50,7 @@ final class Router: @unchecked Sendable {
             case "_local_docs": return try localDocs(first, req, res)
             case "_design_docs": return try allDocs(first, req, res, designOnly: true)
             case "_revs_diff": return try revsDiff(first, req, res)
+            case "_missing_revs": return try missingRevs(first, req, res)
             case "_bulk_docs": return try bulkDocs(first, req, res)
             case "_bulk_get": return try bulkGet(first, req, res)
             case "_ensure_full_commit": return try ensureFullCommit(first, req, res)

@@ -18,6 +18,10 @@ final class ServerContext: @unchecked Sendable {
     let activeRequests = ActiveRequests()
     /// `POST /_replicate`'s jobs; stopped with the listener.
     let replications: ServerReplications
+    /// New document IDs and `/_uuids`, by the configured algorithm.
+    let uuids: UUIDGenerator
+    /// `/_node/_local/_config`.
+    let config: ServerConfig
     /// CouchDB's `_replicator` database and its jobs.
     private(set) var replicatorDatabase: ReplicatorDatabase!
     /// Where this listener answers, once bound: how its own replications reach it.
@@ -26,7 +30,23 @@ final class ServerContext: @unchecked Sendable {
     init(configuration: ListenerConfiguration, workers: NIOThreadPool, serverUUID: String, views: ViewRegistry) {
         self.views = views
         self.configuration = configuration
-        limits = configuration.limits
+        let uuids = UUIDGenerator(algorithm: configuration.uuidAlgorithm, utcIDSuffix: configuration.utcIDSuffix)
+        config = ServerConfig(directory: configuration.directory) { section, key, value in
+            guard section == "uuids" else { return }
+            switch key {
+            case "algorithm":
+                uuids.configure(algorithm: value.flatMap(UUIDGenerator.Algorithm.init) ?? configuration.uuidAlgorithm)
+            case "utc_id_suffix": uuids.configure(utcIDSuffix: value ?? configuration.utcIDSuffix)
+            default: break
+            }
+        }
+        self.uuids = uuids
+        config.applyAll()
+        // Limits set over `_config` apply from the next start (the server is sized by them).
+        var limits = configuration.limits
+        if let n = config.value("couchdb", "max_document_size").flatMap(Int.init) { limits.maxDocumentBytes = n }
+        if let n = config.value("chttpd", "max_http_request_size").flatMap(Int.init) { limits.maxBodyBytes = n }
+        self.limits = limits
         readOnly = configuration.readOnly
         authenticator = Authenticator(users: configuration.users, allowRemoteWithoutAuth: configuration.allowRemoteWithoutAuth)
         databases = DatabaseRegistry(directory: configuration.directory)

@@ -23,6 +23,16 @@ public enum RevsDiffShape {
     }
 }
 
+/// `_missing_revs` (CouchDB 1.x's `_revs_diff`, still served and used by older clients):
+/// the same request, answered `{"missing_revs": {"docid": ["rev", ...]}}` for the
+/// documents that miss some.
+public enum MissingRevsShape {
+    public static func answer(_ results: [RevsDiffResult]) -> [UInt8] {
+        let missing = results.filter { !$0.missing.isEmpty }.map { ($0.docID, JSONValue.array($0.missing.map(JSONValue.string))) }
+        return JSONWriter.ordered(.object(JSONObject([("missing_revs", .object(JSONObject(missing)))])))
+    }
+}
+
 // MARK: the replicator's side
 
 extension RevsDiffShape {

@@ -149,3 +149,17 @@ def pull_over_http(a, b):
     assert cb["doc"]["_rev"] == ca["doc"]["_rev"]
     assert cb.revs_diff(wanted) == {}
     assert cb.get_attachment("att", "t.txt") == b"hello"
+
+
+def test_uuid_algorithm_setting_and_server_side_replication(dbdir, db):
+    """The "uuids" setting (CouchDB's algorithms) and POST /_replicate between two
+    databases of the server, through cbl_server_start."""
+    db.default_collection.put({"n": 1}, doc_id="a")
+    with cblite.Server(directory=str(dbdir), uuids={"algorithm": "utc_id", "utc_id_suffix": "-py"}) as server:
+        status, body, _ = request(server, "GET", "/_uuids?count=2")
+        assert status == 200 and all(u.endswith("-py") and len(u) == 17 for u in body["uuids"])
+        status, body, _ = request(server, "POST", "/_replicate", {"source": db.name, "target": "copy", "create_target": True})
+        assert status == 200 and body["ok"] is True and body["history"][0]["docs_written"] == 1
+        assert request(server, "GET", "/copy/a")[1]["n"] == 1
+    with pytest.raises(cblite.BadRequest):
+        cblite.Server(directory=str(dbdir), uuids={"algorithm": "nonsense"})

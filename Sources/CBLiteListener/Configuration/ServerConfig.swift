@@ -1,0 +1,121 @@
+import CBLiteCore
+import CouchWire
+
+/// CouchDB's runtime configuration (`/_node/_local/_config`): sections of string values,
+/// set and deleted over HTTP, kept in `listener-config.json` beside the served databases
+/// (only in memory without a directory). As in CouchDB, only values that were set are
+/// listed. The ones cblite acts on:
+///   uuids/algorithm, uuids/utc_id_suffix    at once (`/_uuids`, POSTed documents);
+///   couchdb/max_document_size               at the next start (limits.max_document_bytes);
+///   chttpd/max_http_request_size            at the next start (limits.max_body_bytes).
+/// Any other key is kept as given. Thread-safe.
+final class ServerConfig: @unchecked Sendable {
+    static let fileName = "listener-config.json"
+    /// Sections CouchDB refuses to change over HTTP (they name programs to run).
+    static let blacklisted: Set<String> = ["query_servers", "native_query_servers"]
+
+    private let lock = Monitor()
+    private var sections: [String: [String: String]] = [:]
+    private let path: String?
+    private let applied: (_ section: String, _ key: String, _ value: String?) -> Void
+
+    /// Reads the saved values (a missing file: none; an unreadable one: none, logged).
+    init(directory: String?, applied: @escaping (String, String, String?) -> Void) {
+        path = directory.map { $0 + "/" + ServerConfig.fileName }
+        self.applied = applied
+        guard let path, FileIO.exists(path) else { return }
+        do {
+            let o = try JSONParser.parseObject(String(decoding: try FileIO.readAll(path), as: UTF8.self))
+            for (name, v) in o.members {
+                guard let keys = v.objectValue else { continue }
+                sections[name] = Dictionary(keys.members.compactMap { k, v in v.stringValue.map { (k, $0) } }, uniquingKeysWith: { $1 })
+            }
+        } catch {
+            Loggers.listener.warning("\(path): not read (\(error)); starting without saved settings")
+        }
+    }
+
+    /// Applies every saved value (at start: the ones read at once, e.g. the uuids algorithm).
+    func applyAll() {
+        let all = lock.locked { sections }
+        for (section, keys) in all { for (key, value) in keys { applied(section, key, value) } }
+    }
+
+    func value(_ section: String, _ key: String) -> String? { lock.locked { sections[section]?[key] } }
+
+    func all() -> JSONValue {
+        lock.locked {
+            .object(JSONObject(sections.keys.sorted().map { ($0, ServerConfig.json(sections[$0]!)) }))
+        }
+    }
+
+    func section(_ name: String) -> JSONValue { lock.locked { ServerConfig.json(sections[name] ?? [:]) } }
+
+    /// Sets a value; returns the previous one ("" when there was none), as CouchDB answers.
+    func set(_ section: String, _ key: String, _ value: String) throws -> String {
+        guard !ServerConfig.blacklisted.contains(section) else {
+            throw CouchError.forbidden("Config section blacklisted for modification over HTTP API.")
+        }
+        try ServerConfig.validate(section, key, value)
+        let previous: String = try lock.locked {
+            let old = sections[section]?[key]
+            sections[section, default: [:]][key] = value
+            do { try save() } catch {
+                if let old { sections[section]?[key] = old } else { sections[section]?[key] = nil }
+                throw error
+            }
+            return old ?? ""
+        }
+        applied(section, key, value)
+        return previous
+    }
+
+    /// Deletes a value; returns it. 404 `unknown_config_value` when it was not set.
+    func delete(_ section: String, _ key: String) throws -> String {
+        guard !ServerConfig.blacklisted.contains(section) else {
+            throw CouchError.forbidden("Config section blacklisted for modification over HTTP API.")
+        }
+        let previous: String = try lock.locked {
+            guard let old = sections[section]?[key] else { throw CouchError.notFound("unknown_config_value") }
+            sections[section]?[key] = nil
+            if sections[section]?.isEmpty == true { sections[section] = nil }
+            do { try save() } catch {
+                sections[section, default: [:]][key] = old
+                throw error
+            }
+            return old
+        }
+        applied(section, key, nil)
+        return previous
+    }
+
+    /// The values cblite acts on must make sense before they are kept.
+    private static func validate(_ section: String, _ key: String, _ value: String) throws {
+        switch (section, key) {
+        case ("uuids", "algorithm"):
+            guard UUIDGenerator.Algorithm(rawValue: value) != nil else {
+                throw CouchError.badRequest("uuids/algorithm must be one of "
+                                            + UUIDGenerator.Algorithm.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+        case ("couchdb", "max_document_size"), ("chttpd", "max_http_request_size"):
+            guard let n = Int(value), n > 0 else { throw CouchError.badRequest("\(section)/\(key) must be a positive integer") }
+        default:
+            break
+        }
+    }
+
+    private static func json(_ keys: [String: String]) -> JSONValue {
+        .object(JSONObject(keys.keys.sorted().map { ($0, .string(keys[$0]!)) }))
+    }
+
+    /// Written whole to a temporary file, then renamed over the old one (never half written).
+    private func save() throws {
+        guard let path else { return }
+        let text = JSONWriter.canonical(.object(JSONObject(sections.keys.sorted().map { ($0, ServerConfig.json(sections[$0]!)) })))
+        do {
+            try FileIO.writeAtomically(path, text, mode: 0o600)
+        } catch {
+            throw CouchError(status: 500, error: "unknown_error", reason: "cannot save the configuration in \(path): \(error)")
+        }
+    }
+}
