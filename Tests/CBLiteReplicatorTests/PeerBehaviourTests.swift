@@ -165,7 +165,7 @@ final class PeerBehaviourTests: ReplicatorTestCase {
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         addr.sin_port = UInt16(port).bigEndian
         guard withUnsafePointer(to: &addr, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }) == 0 else { return nil }
-        let request = Array("\(method) \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: \(headers["content-type"] ?? "application/json")\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+        let request = Array("\(method) \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: \(headers["content-type"] ?? "application/json")\r\nAccept: \(headers["accept"] ?? "application/json")\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
         _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)

@@ -1,7 +1,8 @@
 /*
  * test_replicator.c — the replicator through the real .so (cbl_replicator_*): two
  * databases, one served by a listener on a real socket, pushed to and pulled from;
- * status and document callbacks, wait, pending documents, a continuous replication
+ * status and document callbacks, wait, pending documents, failed documents kept for a
+ * retry and cleared, a continuous replication
  * stopped from its own callback, closing the database under a running replicator, and
  * bad arguments, configurations and handles.
  */
@@ -183,6 +184,35 @@ int main(void) {
     cbl_free(st);
     cbl_server_stop(locked, 1000);
 
+    /* A revision the peer refuses waits to be retried (cbl_replicator_failed_documents,
+     * "documents_to_retry"), until cleared: a document with an attachment goes as its own
+     * PUT, which a read-only listener refuses with 403. */
+    cbl_server* ro = NULL;
+    CHECK_ST(cbl_server_start("{\"port\":0,\"read_only\":true}", &ro, &E), CBL_OK);
+    CHECK_ST(cbl_server_serve(ro, "b", b, &E), CBL_OK);
+    uint16_t roport = 0;
+    CHECK_ST(cbl_server_port(ro, &roport, &E), CBL_OK);
+    char *digest = NULL, *attrev = NULL, *docrev = NULL;
+    CHECK_ST(cbl_doc_put(ac, "with-att", "{}", NULL, 0, NULL, &docrev, &E), CBL_OK);
+    CHECK_ST(cbl_db_blob_put(a, "abc", 3, &digest, &E), CBL_OK);
+    CHECK_ST(cbl_doc_set_attachment(ac, "with-att", docrev, "a.txt", "text/plain", digest, &attrev, &E), CBL_OK);
+    snprintf(config, sizeof config, "{\"url\":\"http://127.0.0.1:%u/b\",\"direction\":\"push\",\"doc_ids\":[\"with-att\"]}", (unsigned)roport);
+    CHECK_ST(cbl_replicator_start(ac, config, NULL, NULL, NULL, &r, &E), CBL_OK);
+    CHECK_ST(cbl_replicator_wait(r, 60000, &E), CBL_OK);
+    CHECK_OUT(cbl_replicator_status(r, &J, &E), CBL_OK, strstr(J, "\"documents_to_retry\":1") != NULL);
+    char expected[256];
+    snprintf(expected, sizeof expected, "[{\"direction\":\"push\",\"id\":\"with-att\",\"rev\":\"%s\"}]", attrev);
+    CHECK_OUT(cbl_replicator_failed_documents(r, &J, &E), CBL_OK, strcmp(J, expected) == 0);
+    CHECK_ST(cbl_replicator_clear_failed(r, &E), CBL_OK);
+    CHECK_OUT(cbl_replicator_failed_documents(r, &J, &E), CBL_OK, strcmp(J, "[]") == 0);
+    CHECK_OUT(cbl_replicator_status(r, &J, &E), CBL_OK, strstr(J, "\"documents_to_retry\":0") != NULL);
+    cbl_replicator_stop(r);
+    cbl_free(digest); cbl_free(attrev); cbl_free(docrev);
+    cbl_server_stop(ro, 1000);
+    CHECK_OUT(cbl_replicator_failed_documents(NULL, &J, &E), CBL_BAD_REQUEST, 1);
+    CHECK_ST(cbl_replicator_clear_failed(NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_replicator_clear_failed((cbl_replicator*)(void*)a, &E), CBL_BAD_REQUEST);
+
     /* Bad arguments and configurations: clear statuses, no handle. */
     r = (cbl_replicator*)(void*)POISON_PTR;
     CHECK_ST(cbl_replicator_start(NULL, config, NULL, NULL, NULL, &r, &E), CBL_BAD_REQUEST);
@@ -205,7 +235,7 @@ int main(void) {
     CHECK_OUT(cbl_replicator_pending_documents(NULL, &J, &E), CBL_BAD_REQUEST, 1);
     cbl_replicator_stop(NULL);
     cbl_replicator_stop((cbl_replicator*)(void*)a);   /* not a replicator: ignored, a still open */
-    CHECK(count_of(ac) == 22);
+    CHECK(count_of(ac) == 23);
     /* A pull replicator has no pending documents. */
     snprintf(config, sizeof config, "{\"url\":\"%s\",\"direction\":\"pull\"}", url);
     CHECK_ST(cbl_replicator_start(cc, config, NULL, NULL, NULL, &r, &E), CBL_OK);

@@ -164,3 +164,59 @@ def test_push_sends_what_couchdbs_replicator_sent(db, source, recordings):
             assert all(a.get("follows") or a.get("stub") for a in doc["_attachments"].values())
     finally:
         target.stop()
+
+
+def test_a_failed_document_is_retried_by_the_next_run(db, source):
+    """A document CouchDB could not give (a per-document _bulk_get error) is passed by
+    the checkpoint but kept with it: the next run, with no new change, asks for it again."""
+    source.broken = {"plain-05"}
+    first = replicate(db, source.url(), direction="pull")
+    assert "error" not in first, first
+    assert first["document_failures"] == 1 and first["documents_to_retry"] == 1
+    with pytest.raises(cblite.NotFound):
+        db.get("plain-05")
+    source.broken = set()
+    asked = len(source.changes_asked)
+    second = replicate(db, source.url(), direction="pull")
+    assert "error" not in second, second
+    assert second["documents_pulled"] == 1 and second["documents_to_retry"] == 0
+    assert db.get("plain-05")["_rev"] == recorded_rev(source, "plain-05")
+    # The feed itself had nothing new: the checkpoint had passed plain-05.
+    assert all("since=0" not in path for _, path, _ in source.changes_asked[asked:])
+    assert leaves(db) == {row["id"]: sorted(c["rev"] for c in row["changes"]) for row in recorded_rows(source, 0)}
+
+
+def test_cleared_failures_are_not_retried(db, source):
+    source.broken = {"plain-05"}
+    assert replicate(db, source.url(), direction="pull")["documents_to_retry"] == 1
+    source.broken = set()
+    r = db.replicate(source.url(), direction="pull")
+    try:
+        r.clear_failed()
+        assert r.failed_documents() == []
+        assert r.wait(timeout=60)
+        assert r.status()["documents_pulled"] == 0
+    finally:
+        r.stop()
+    with pytest.raises(cblite.NotFound):
+        db.get("plain-05")
+
+
+def test_doc_ids_pull_asks_for_those_documents_only(db, source):
+    wanted = ["plain-01", "conflicted", "deleted", "att-binary"]
+    status = replicate(db, source.url(), direction="pull", doc_ids=wanted)
+    assert "error" not in status, status
+    assert sorted(leaves(db)) == sorted(wanted)
+    # CouchDB's replicator's request: POST filter=_doc_ids with the IDs in the body.
+    for method, path, body in source.changes_asked:
+        assert method == "POST" and "filter=_doc_ids" in path, path
+        assert json.loads(body) == {"doc_ids": wanted}
+    # CouchDB's "pending" counts the unfiltered feed: the total is the documents' changes.
+    assert status["total"] == status["completed"] == 4
+
+
+def recorded_rev(source, doc_id):
+    for row in recorded_rows(source, 0):
+        if row["id"] == doc_id:
+            return row["changes"][0]["rev"]
+    return None

@@ -7,6 +7,7 @@ makes the tests slower, not flaky.
 """
 
 import ctypes
+import json
 import gc
 import logging
 import os
@@ -777,3 +778,59 @@ def test_close_the_database_from_a_callback(peers):
     assert events[-1].data["activity"] == "stopped"
     assert not local.is_open and not r.is_running
     r.stop()
+
+
+# ---- failed documents kept for a retry; empty attachments ------------------------------------
+
+def test_failed_documents_are_listed_counted_and_cleared(dbdir):
+    """A revision the peer refuses (a read-only listener answers its PUT with 403) waits
+    to be tried again: listed, counted in the status, then forgotten by clear_failed."""
+    local = cblite.Database("local", os.path.join(dbdir, "local"))
+    remote = cblite.Database("remote", os.path.join(dbdir, "remote"))
+    server = cblite.Server(read_only=True)
+    try:
+        server.serve("remote", remote)
+        local.set_attachment("with-att", "a.txt", b"abc", content_type="text/plain")
+        rev = local["with-att"]["_rev"]
+        r = local.replicate(server.url + "remote", direction="push", doc_ids=["with-att"])
+        try:
+            assert r.wait(timeout=TIMEOUT)
+            assert r.status()["documents_to_retry"] == 1
+            assert r.failed_documents() == [{"direction": "push", "id": "with-att", "rev": rev}]
+            r.clear_failed()
+            assert r.failed_documents() == [] and r.status()["documents_to_retry"] == 0
+        finally:
+            r.stop()
+        with pytest.raises(cblite.BadRequest):
+            r.failed_documents()
+        with pytest.raises(cblite.BadRequest):
+            r.clear_failed()
+    finally:
+        replicator_module.stop_all_replicators()
+        server.stop(timeout=1)
+        local.close()
+        remote.close()
+
+
+def test_a_clean_run_leaves_nothing_to_retry(peers):
+    peers.local.put({"n": 1}, "one")
+    with peers.local.replicate(peers.url, direction="push") as r:
+        assert r.wait(timeout=TIMEOUT)
+        assert r.status()["documents_to_retry"] == 0 and r.failed_documents() == []
+
+
+def test_an_empty_attachment_travels_inline(peers):
+    """An empty attachment is served as "data": "" in the JSON, never as a zero-length
+    multipart part (which CouchDB's replicator cannot read), and arrives empty."""
+    import urllib.request
+    peers.remote.set_attachment("e", "empty.txt", b"", content_type="text/plain")
+    ok(run(peers.local, peers.url, direction="pull"))
+    assert peers.local.get_attachment("e", "empty.txt") == b""
+    request = urllib.request.Request(peers.url + "/e?attachments=true", headers={"Accept": "multipart/related"})
+    with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
+        body = answer.read()
+        assert answer.headers.get_content_type() == "application/json"
+    assert json.loads(body)["_attachments"]["empty.txt"]["data"] == ""
+    peers.local.put({**peers.local["e"], "again": True}, "e")
+    ok(run(peers.local, peers.url, direction="push"))
+    assert peers.remote.get_attachment("e", "empty.txt") == b""
