@@ -70,6 +70,7 @@ class ReplayServer:
         self.received = []         # (method, path, headers dict, body bytes) of writes
         self.changes_asked = []    # (method, path, body bytes) of every _changes request
         self.broken = set()        # document IDs whose _bulk_get entry is a per-document error
+        self.extra_rows = []       # rows added to the first recorded feed (synthesised revisions)
         self.lock = threading.Lock()
         server = self
 
@@ -187,6 +188,10 @@ class ReplayServer:
                 feeds = server.rec.changes[:1] if server.phase == 1 else server.rec.changes
                 for recorded_since, recorded in feeds:
                     if recorded_since == since:
+                        if server.extra_rows and recorded_since == "0":
+                            feed = json.loads(recorded)
+                            feed["results"] += server.extra_rows
+                            recorded = json.dumps(feed).encode()
                         if qs.get("filter") != ["_doc_ids"]:
                             return self._send(200, recorded)
                         # As CouchDB (client-shapes.jsonl, POST filter=_doc_ids): the rows of

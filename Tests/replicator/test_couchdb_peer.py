@@ -220,3 +220,70 @@ def recorded_rev(source, doc_id):
         if row["id"] == doc_id:
             return row["changes"][0]["rev"]
     return None
+
+
+def test_a_revpos_0_attachment_on_a_conflict_branch_arrives(db, source):
+    """A third leaf of "conflicted" written to CouchDB with new_edits=false and an inline
+    attachment, which CouchDB stores with revpos 0: _bulk_get gives it as a stub that
+    looks older than the branch point. The pull fetches it again with its attachments
+    (CouchDB's open_revs multipart shape) instead of failing it with 412."""
+    rev = "2-fedcba9876543210fedcba9876543210"
+    recorded = source.rec.bulk_get[("conflicted", CONFLICT_OTHER)]["ok"]
+    parent = "1-" + recorded["_revisions"]["ids"][1]
+    content = b"attached inline with new_edits=false\n"
+    md5 = base64.b64encode(hashlib.md5(content).digest()).decode()
+    att = {"content_type": "text/plain", "revpos": 0, "digest": "md5-" + md5, "length": len(content)}
+    doc = {"_id": "conflicted", "_rev": rev, "branch": "third",
+           "_revisions": {"start": 2, "ids": [rev[2:], parent[2:]]}}
+    source.rec.bulk_get[("conflicted", rev)] = {"ok": dict(doc, _attachments={"note.txt": dict(att, stub=True)})}
+    outer, inner = "a" * 32, "b" * 32
+    body = json.dumps(dict(doc, _attachments={"note.txt": dict(att, follows=True)})).encode()
+    related = (b"--" + inner.encode() + b"\r\nContent-Type: application/json\r\n\r\n" + body +
+               b"\r\n--" + inner.encode() + b'\r\nContent-Disposition: attachment; filename="note.txt"\r\n'
+               b"Content-Type: text/plain\r\nContent-Length: %d\r\n\r\n" % len(content) + content +
+               b"\r\n--" + inner.encode() + b"--")
+    source.rec.open_revs[("conflicted", rev)] = (
+        'multipart/mixed; boundary="%s"' % outer,
+        b"--" + outer.encode() + b'\r\nContent-Type: multipart/related; boundary="' + inner.encode() + b'"\r\n\r\n'
+        + related + b"\r\n--" + outer.encode() + b"--")
+    source.extra_rows = [{"seq": json.loads(source.rec.changes[0][1])["last_seq"], "id": "conflicted",
+                          "changes": [{"rev": rev}]}]
+    status = replicate(db, source.url(), direction="pull")
+    assert "error" not in status and status["document_failures"] == 0, status
+    assert rev in leaves(db)["conflicted"]
+    (branch,) = db.default_collection.open_revs("conflicted", [rev], attachments=True)
+    assert base64.b64decode(branch["ok"]["_attachments"]["note.txt"]["data"]) == content
+    assert db.get("conflicted")["_rev"] == rev          # the highest of three generation-2 leaves
+    again = replicate(db, source.url(), direction="pull")
+    assert again["documents_pulled"] == 0 and again["documents_to_retry"] == 0
+
+
+def test_an_empty_attachment_served_to_couchdbs_pull(tmp_path, recordings):
+    """CouchDB's replicator asks for a document with attachments as recorded (open_revs,
+    Accept: multipart/mixed, no atts_since); it cannot read a zero-length part, so the
+    listener sends an empty attachment inline ("data": "") and no part for it."""
+    import urllib.request
+    served = cblite.Database("served", directory=str(tmp_path))
+    server = cblite.Server()
+    try:
+        server.serve("src1", served)
+        served.put({"about": "an empty attachment"}, "att-empty")
+        served.set_attachment("att-empty", "empty.txt", b"", content_type="text/plain")
+        served.set_attachment("att-empty", "full.txt", b"not empty", content_type="text/plain")
+        rev = served["att-empty"]["_rev"]
+        (asked,) = [json.loads(line)["request"] for line in open(os.path.join(recordings, "pull-by-couchdb.jsonl"), encoding="utf-8")
+                    if json.loads(line)["seq"] == 17]
+        path = asked["path"].replace("att-text", "att-empty").replace("1-1e1b6dfb2145bc326409e05b4222068f", rev)
+        headers = {k: v for k, v in asked["headers"] if k.lower() in ("accept", "user-agent")}
+        with urllib.request.urlopen(urllib.request.Request(server.url.rstrip("/") + path, headers=headers), timeout=30) as answer:
+            content_type, body = answer.headers["Content-Type"], answer.read()
+        assert content_type.startswith("multipart/mixed")
+        assert b"Content-Length: 0\r\n" not in body
+        start = body.index(b"{")
+        doc = json.JSONDecoder().raw_decode(body[start:].decode("utf-8", "replace"))[0]
+        assert doc["_attachments"]["empty.txt"]["data"] == ""
+        assert doc["_attachments"]["full.txt"].get("follows") is True
+        assert b"not empty" in body
+    finally:
+        server.stop(timeout=1)
+        served.close()
