@@ -49,9 +49,11 @@ final class PeerBehaviourTests: ReplicatorTestCase {
         let failures = events.withLock { $0.filter { $0.error != nil } }
         XCTAssertEqual(failures.map(\.docID), ["bad"])
         XCTAssertTrue(failures.first?.error?.message.contains("duplicate") == true, "\(failures)")
-        // The checkpoint moved past it: a second run asks from "2-x" and finds nothing.
+        // The checkpoint moved past it: a second run asks from "2-x" and finds nothing new,
+        // but tries "bad" again by name (FailedRevisionTests), which fails the same way.
         let again = try replicate("\"direction\":\"pull\"", url: peer.url)
         XCTAssertEqual(again.total, 0)
+        XCTAssertEqual(again.documentFailures, 1)
         XCTAssertNil(again.errorMessage)
     }
 

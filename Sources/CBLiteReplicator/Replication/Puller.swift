@@ -124,8 +124,12 @@ struct Puller {
                             toInsert.append(Collection.ExistingRevision(body: doc))
                         }
                     case .error(let id, let rev, let status, let reason):
-                        events.append(DocumentReplication(direction: .pull, docID: id, revID: rev, deleted: false,
-                                                          error: ReplicationError(httpStatus: status, message: reason, isTransient: false)))
+                        // An error that does not name its revision stands for each one asked for
+                        // (so that each is kept for a retry).
+                        for r in rev.map({ [$0] }) ?? wanted.filter({ $0.id == id }).map(\.rev) {
+                            events.append(DocumentReplication(direction: .pull, docID: id, revID: r, deleted: false,
+                                                              error: ReplicationError(httpStatus: status, message: reason, isTransient: false)))
+                        }
                     }
                 }
             } else {
@@ -209,7 +213,7 @@ struct Puller {
                 switch f {
                 case .document(let doc): out += try insert([Collection.ExistingRevision(body: doc)])
                 case .error(let id, let r, let status, let reason):
-                    out.append(DocumentReplication(direction: .pull, docID: id, revID: r, deleted: false,
+                    out.append(DocumentReplication(direction: .pull, docID: id, revID: r ?? rev, deleted: false,
                                                    error: ReplicationError(httpStatus: status, message: reason, isTransient: false)))
                 }
             }
@@ -240,7 +244,8 @@ struct Puller {
                 switch OpenRevsShape.parsePart(bytes, id: id) {
                 case .document(let doc): out += try insert([Collection.ExistingRevision(body: doc)])
                 case .error(let eid, let r, let status, let reason):
-                    out.append(DocumentReplication(direction: .pull, docID: eid, revID: r, deleted: false,
+                    // A part that does not parse names no revision: the one asked for.
+                    out.append(DocumentReplication(direction: .pull, docID: eid, revID: r ?? rev, deleted: false,
                                                    error: ReplicationError(httpStatus: status, message: reason, isTransient: false)))
                 }
             case .related(let inner, let reader):
