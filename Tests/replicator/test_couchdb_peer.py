@@ -287,3 +287,24 @@ def test_an_empty_attachment_served_to_couchdbs_pull(tmp_path, recordings):
     finally:
         server.stop(timeout=1)
         served.close()
+
+
+def test_create_target_with_a_wrong_password_leaves_nothing(tmp_path, recordings, cblite_tool):
+    """`cblite pull --create-target` refused by the peer (401) leaves no new database
+    behind; with the right password the database is made and filled."""
+    import subprocess
+    s = ReplayServer(os.path.join(recordings, "pull-by-couchdb.jsonl"), user="admin", password="right")
+    try:
+        def pull(password):
+            env = dict(os.environ, CBLITE_PASSWORD=password)
+            return subprocess.run([cblite_tool, "pull", "--dir", str(tmp_path), "made", s.url(), "--user", "admin",
+                                   "--create-target"], env=env, capture_output=True, text=True, timeout=120)
+        wrong = pull("wrong")
+        assert wrong.returncode == 1 and "401" in wrong.stdout, wrong
+        assert not (tmp_path / "made.cblite2").exists()
+        right = pull("right")
+        assert right.returncode == 0, right
+        assert (tmp_path / "made.cblite2").exists()
+        assert "documents pulled: %d" % sum(len(r["changes"]) for r in recorded_rows(s, 0)) in right.stdout
+    finally:
+        s.stop()
