@@ -162,9 +162,10 @@ test-cli: cli lib
 	Tests/cli/test_replicate.sh $(CURDIR)/$(BUILD)/bin/cblite
 
 # The replicator against a CouchDB 3.5 peer made of its recorded answers
-# (Tests/replicator/couchdb_replay.py over Tests/Fixtures/couchdb-3.5), through the bindings.
-test-replicator: lib
-	CBLITE_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SO_NAME) $(PYTHON) -m pytest -q Tests/replicator
+# (Tests/replicator/couchdb_replay.py over Tests/Fixtures/couchdb-3.5), through the bindings
+# and, for what only the tool does (a local --create-target), through `cblite`.
+test-replicator: lib cli
+	CBLITE_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SO_NAME) CBLITE_BIN=$(CURDIR)/$(BUILD)/bin/cblite $(PYTHON) -m pytest -q Tests/replicator
 
 # Installs into a temporary DESTDIR and builds a C program exactly as users would:
 # cc app.c $(pkg-config --cflags --libs cblite)

@@ -1442,7 +1442,8 @@ CBL_WARN_UNUSED cbl_status cbl_db_uuid(cbl_db* db, char** out_uuid, cbl_error* e
  * engine keeps views in code, not in design documents), JSON nested deeper than 512
  * levels, an object with a duplicate key, a body over 64 MiB — is reported as that
  * document's error (cbl_replicator_document_fn) and skipped; the replication goes on
- * and its checkpoint moves past it. */
+ * and its checkpoint moves past it, and later runs try it again
+ * (cbl_replicator_failed_documents). */
 typedef struct cbl_replicator cbl_replicator;
 
 /* Status updates: status_json is the object cbl_replicator_status returns. Called on a
@@ -1502,6 +1503,8 @@ CBL_WARN_UNUSED cbl_status cbl_replicator_start(cbl_collection* coll, const char
  *   {"activity": "connecting"|"busy"|"idle"|"offline"|"stopped",
  *    "completed": n, "total": n   (changes handled / seen so far, both directions),
  *    "documents_pushed": n, "documents_pulled": n, "document_failures": n,
+ *    "documents_to_retry": n   (failed revisions waiting to be tried again: see
+ *                               cbl_replicator_failed_documents),
  *    "error": {"status": http status (0: no answer, the network failed), "message": ..}?}
  * "error" is the failure that stopped the replication or keeps it offline; it goes away
  * when a continuous replication recovers. Errors: 400 (invalid handle). */
@@ -1520,6 +1523,25 @@ CBL_WARN_UNUSED cbl_status cbl_replicator_pending_documents(cbl_replicator* repl
  * 0. Errors: as above. */
 CBL_WARN_UNUSED cbl_status cbl_replicator_is_document_pending(cbl_replicator* replicator, const char* doc_id,
                                               int* out_pending, cbl_error* err);
+
+/* A revision that failed to replicate (the peer refused it, this database cannot store
+ * it, a transient error of that document) does not hold the replication back: the
+ * checkpoint moves past it, and the revision is kept with this database's copy of the
+ * checkpoint, to be tried again at the start of every later session and run of the
+ * same replication (same peer, direction, filter and doc_ids) until it goes through, the
+ * source no longer has it, or it is cleared. The status counts them
+ * ("documents_to_retry").
+ *
+ * The revisions waiting, read from the checkpoint when the replicator started and kept
+ * current as it runs (also after it stopped), as a JSON array of
+ * {"direction":"push"|"pull","id":..,"rev":..}. Caller frees. Errors: 400 (invalid handle). */
+CBL_WARN_UNUSED cbl_status cbl_replicator_failed_documents(cbl_replicator* replicator, char** out_json, cbl_error* err);
+
+/* Forgets the revisions waiting to be retried, both directions, in the checkpoint too:
+ * later runs do not try them again. Works on a running replicator (a retry already
+ * under way still finishes) and on a stopped one. Errors: 400 (invalid handle), 500
+ * and others of the local database (the checkpoint could not be written). */
+CBL_WARN_UNUSED cbl_status cbl_replicator_clear_failed(cbl_replicator* replicator, cbl_error* err);
 
 /* Stops the replication, waits until its threads have ended (unless called from one of
  * its callbacks, which returns at once: it stops right after), and releases the handle.

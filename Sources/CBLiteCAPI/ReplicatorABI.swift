@@ -54,6 +54,14 @@ private func replicator(_ h: OpaquePointer?) throws -> Replicator {
     outCall(out, "out_pending", empty: 0, err) { try replicator(h).isDocumentPending(try string(docID, "doc_id")) ? 1 : 0 }
 }
 
+@c @implementation public func cbl_replicator_failed_documents(_ h: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
+    jsonCall(out, err, "out_json") { try replicator(h).failedDocumentsJSON }
+}
+
+@c @implementation public func cbl_replicator_clear_failed(_ h: OpaquePointer?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) { try replicator(h).clearFailedDocuments() }
+}
+
 @c @implementation public func cbl_replicator_stop(_ h: OpaquePointer?) {
     // Only a replicator handle is released: another kind passed by mistake stays valid.
     guard let r = try? replicator(h) else { return }

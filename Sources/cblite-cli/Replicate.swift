@@ -21,6 +21,14 @@ private let replicationDiscussion = """
     {"type":"status",...} as the status changes, {"type":"document",...} for each document \
     that failed, and a final {"type":"summary",...}.
 
+    A document that fails is tried again by the next run (its revisions wait in the \
+    replication's checkpoint, counted as "to retry") until it goes through; \
+    --clear-failed forgets them first.
+
+    --filter NAME selects the documents by a named filter: pulling, the peer's \
+    (CouchDB's "ddoc/name"); pushing, one registered on the local database by the program \
+    that has it open (cbl_db_set_filter). Each --param KEY=VALUE is one of its parameters.
+
     Exit codes: 0 the replication finished (or, --continuous, was stopped by a signal) \
     with no error and no document failing; 1 it stopped with an error (401 wrong \
     credentials, 403, 404 no such database, the peer unreachable after the retries, or \
@@ -41,6 +49,15 @@ struct ReplicationOptions: ParsableArguments {
 
     @Option(name: .customLong("doc-id"), help: "Only this document (repeatable).")
     var docIDs: [String] = []
+
+    @Option(name: .long, help: "Only documents this named filter passes (the peer's when pulling, e.g. ddoc/name; a registered local one when pushing).")
+    var filter: String?
+
+    @Option(name: .customLong("param"), help: "A parameter of --filter, as KEY=VALUE (repeatable).")
+    var params: [String] = []
+
+    @Flag(name: .customLong("clear-failed"), help: "Forget the documents earlier runs failed to replicate instead of retrying them.")
+    var clearFailed = false
 
     @Option(name: .long, help: "User name; the password comes from $CBLITE_PASSWORD (or the URL, or a prompt).")
     var user: String?
@@ -119,6 +136,12 @@ private struct ReplicationRun {
 
         let out = Output(json: db.json)
         let createLocal = options.createTarget && direction != .push
+        // A database this run creates is removed again if the replication fails before
+        // writing anything into it (a wrong password must not leave an empty one behind).
+        let (name, dir) = try db.location()
+        let createdHere = try createLocal && !Database.exists(name: name, directory: dir)
+        var removeCreated = false
+        defer { if removeCreated { try? Database.delete(name: name, directory: dir) } }
         try db.withCollection(create: createLocal) { _, collection in
             let failures = FailureLog()
             let replicator: Replicator
@@ -139,6 +162,7 @@ private struct ReplicationRun {
             Log.shared.setSink { domain, level, text in out.log("cblite [\(domain)] \(level): \(text)") }
             defer { Log.shared.setSink(nil) }
 
+            if options.clearFailed { try replicator.clearFailedDocuments() }
             try replicator.start()
             var interrupted = false
             while !replicator.waitUntilStopped(timeoutMs: 200) {
@@ -157,6 +181,7 @@ private struct ReplicationRun {
             let status = replicator.status
             let failed = status.errorMessage != nil || status.documentFailures > 0 || (interrupted && !options.continuous)
             out.summary(status: status, failures: failures, interrupted: interrupted, exitCode: failed ? 1 : 0)
+            removeCreated = createdHere && status.errorMessage != nil && status.documentsPulled == 0
             if failed { throw ExitCode(1) }
         }
     }
@@ -169,6 +194,18 @@ private struct ReplicationRun {
         if options.continuous { o["continuous"] = .bool(true) }
         if options.createTarget && direction != .pull { o["create_target"] = .bool(true) }
         if !options.docIDs.isEmpty { o["doc_ids"] = .array(options.docIDs.map { .string($0) }) }
+        if let f = options.filter {
+            var params = JSONObject()
+            for p in options.params {
+                guard let eq = p.firstIndex(of: "="), eq != p.startIndex else { throw usageError("--param takes KEY=VALUE, not \(p)") }
+                params[String(p[..<eq])] = .string(String(p[p.index(after: eq)...]))
+            }
+            // The peer's filter for what comes in, a local one for what goes out.
+            if direction != .push { o["pull_filter"] = .string(f); o["pull_filter_params"] = .object(params) }
+            if direction != .pull { o["filter"] = .string(f); o["filter_params"] = .object(params) }
+        } else if !options.params.isEmpty {
+            throw usageError("--param needs --filter")
+        }
         if let n = options.batchSize { o["batch_size"] = .int(Int64(n)) }
         if let n = options.maxRetries { o["max_retries"] = .int(Int64(n)) }
         if let n = options.timeout { o["timeout_ms"] = .int(Int64(n) * 1000) }
@@ -363,6 +400,7 @@ private final class Output: @unchecked Sendable {
         if direction != .pull { parts.append("\(s.documentsPushed) pushed") }
         if direction != .push { parts.append("\(s.documentsPulled) pulled") }
         if s.documentFailures > 0 { parts.append("\(s.documentFailures) failed") }
+        if s.documentsToRetry > 0 { parts.append("\(s.documentsToRetry) to retry") }
         parts.append("\(s.completed)/\(s.total) changes")
         if let r = rates?.docs, r > 0 { parts.append(formatRate(r)) }
         if let m = s.errorMessage { parts.append("error: \(s.errorStatus == 0 ? m : "\(s.errorStatus) \(m)")") }
@@ -440,6 +478,7 @@ private final class Output: @unchecked Sendable {
             }
             let more = max(Int64(count), s.documentFailures) - Int64(first.count)
             if more > 0 { text += "    ... and \(more) more\n" }
+            if s.documentsToRetry > 0 { text += "  waiting to retry: \(s.documentsToRetry) (the next run tries them again; --clear-failed forgets them)\n" }
             if let m = s.errorMessage {
                 text += "  error: \(s.errorStatus == 0 ? m : "\(s.errorStatus) \(m)")\n"
             }

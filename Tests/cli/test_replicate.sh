@@ -153,7 +153,12 @@ class Peer(BaseHTTPRequestHandler):
     local = {}   # the checkpoints
     def do_GET(self):
         path = self.path.split("?")[0].rstrip("/")
-        if path == "/db":
+        if path == "/db/_changes":
+            # A pull: the feed's query (the filter and its parameters) written down, no rows.
+            with open(sys.argv[1], "a") as f:
+                f.write(self.path + "\n")
+            self.answer(200, {"results": [], "last_seq": "0", "pending": 0})
+        elif path == "/db":
             self.answer(200, {"db_name": "db", "update_seq": "0", "instance_start_time": "0"})
         elif path in Peer.local:
             self.answer(200, Peer.local[path])
@@ -182,7 +187,7 @@ server = ThreadingHTTPServer(("127.0.0.1", 0), Peer)
 print(server.server_address[1], flush=True)
 server.serve_forever()
 PY
-"$PYTHON" "$tmp/refusing_peer.py" >"$tmp/peer.port" &
+"$PYTHON" "$tmp/refusing_peer.py" "$tmp/peer.changes" >"$tmp/peer.port" &
 peer_pid=$!
 for _ in $(seq 1 50); do [ -s "$tmp/peer.port" ] && break; sleep 0.1; done
 peer="http://127.0.0.1:$(cat "$tmp/peer.port")/db"
@@ -194,9 +199,10 @@ check "refused: 1 pushed, 25 failures" grep -qz "documents pushed: 1.*failures: 
 check "refused: the failures list id, rev and reason" grep -q "push bad01 1-[0-9a-f]*: 403 forbidden: refused by the test peer" "$tmp/out"
 check "refused: 20 listed, and 5 more" [ "$(grep -c '^    push bad' "$tmp/out")" = 20 ]
 check "refused: ... and 5 more" grep -q "\.\.\. and 5 more" "$tmp/out"
+check "refused: 25 waiting to retry" grep -q "waiting to retry: 25" "$tmp/out"
 "$CBLITE" put --dir "$loc" refused bad26 '{"x":1}' >/dev/null
-run "$CBLITE" push --dir "$loc" refused "$peer" --json
-expect_rc 1 "push with a refused document (--json)"
+run "$CBLITE" push --dir "$loc" refused "$peer" --json --clear-failed
+expect_rc 1 "push with a refused document (--json, --clear-failed)"
 check "--json: a document line and the summary's failures" "$PYTHON" -c '
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -204,7 +210,31 @@ docs = [o for o in lines if o["type"] == "document"]
 assert [d["id"] for d in docs] == ["bad26"] and docs[0]["error"]["status"] == 403, docs
 s = lines[-1]
 assert s["document_failures"] == 1 and s["failures"][0]["id"] == "bad26" and s["exit_code"] == 1, s
+assert s["documents_to_retry"] == 1, s
 ' "$tmp/out"
+# The next run has no new change, yet offers the refused one again (its checkpoint kept it).
+run "$CBLITE" push --dir "$loc" refused "$peer" --json
+expect_rc 1 "a refused document is retried by the next run"
+check "retried: bad26 offered and refused again" "$PYTHON" -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+assert [o["id"] for o in lines if o["type"] == "document"] == ["bad26"], lines
+assert lines[-1]["documents_to_retry"] == 1 and lines[-1]["total"] == 0, lines[-1]
+' "$tmp/out"
+
+# ---- --filter NAME --param KEY=VALUE: the peer's filter for a pull ----------------------
+run "$CBLITE" pull --dir "$loc" filtered "$peer" --create-target --filter app/by_type --param type=note --param "q=a b"
+expect_rc 0 "pull --filter --param"
+check "pull --filter: the peer's feed asked with the filter and its parameters" \
+    "$PYTHON" -c '
+import sys, urllib.parse
+q = urllib.parse.parse_qs(urllib.parse.urlsplit(open(sys.argv[1]).read().splitlines()[-1]).query)
+assert q["filter"] == ["app/by_type"] and q["type"] == ["note"] and q["q"] == ["a b"], q
+' "$tmp/peer.changes"
+run "$CBLITE" pull --dir "$loc" filtered "$peer" --param type=note
+expect_rc 64 "--param without --filter"
+run "$CBLITE" pull --dir "$loc" filtered "$peer" --filter f --param novalue
+expect_rc 64 "--param without KEY="
 kill "$peer_pid"; wait "$peer_pid" 2>/dev/null || true
 peer_pid=""
 
@@ -220,6 +250,10 @@ import json, sys
 s = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
 assert s["type"] == "summary" and s["error"]["status"] == 401 and s["exit_code"] == 1, s
 ' "$tmp/out"
+# --create-target with a wrong password leaves no new database behind.
+CBLITE_PASSWORD=wrong run "$CBLITE" pull --dir "$loc" never-made "$base/copy" --user alice --create-target
+expect_rc 1 "pull --create-target, wrong password"
+check "no database left behind by a refused pull" [ ! -e "$loc/never-made.cblite2" ]
 # No credentials at all.
 env -u CBLITE_PASSWORD "$CBLITE" push --dir "$loc" src "$base/copy" >"$tmp/out" 2>"$tmp/err" </dev/null && rc=0 || rc=$?
 expect_rc 1 "no credentials"

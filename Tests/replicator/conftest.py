@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.join(REPO, "bindings", "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("CBLITE_LIBRARY", os.path.join(REPO, "build", "lib", "libcblite.so.1"))
 RECORDINGS = os.environ.get("COUCHDB_RECORDINGS") or os.path.join(REPO, "Tests", "Fixtures", "couchdb-3.5")
+CBLITE_BIN = os.environ.get("CBLITE_BIN") or os.path.join(REPO, "build", "bin", "cblite")
 
 
 @pytest.fixture
@@ -23,3 +24,11 @@ def recordings():
         pytest.fail("CouchDB recordings missing: %s (Tests/Fixtures/couchdb-3.5 is part of the repository)"
                     % RECORDINGS, pytrace=False)
     return RECORDINGS
+
+
+@pytest.fixture
+def cblite_tool():
+    """The `cblite` tool (CBLITE_BIN; default build/bin/cblite, made by `make cli`)."""
+    if not os.access(CBLITE_BIN, os.X_OK):
+        pytest.fail("the cblite tool is missing: %s (make cli)" % CBLITE_BIN, pytrace=False)
+    return CBLITE_BIN

@@ -68,6 +68,9 @@ class ReplayServer:
         self.phase = 1
         self.local_docs = {}
         self.received = []         # (method, path, headers dict, body bytes) of writes
+        self.changes_asked = []    # (method, path, body bytes) of every _changes request
+        self.broken = set()        # document IDs whose _bulk_get entry is a per-document error
+        self.extra_rows = []       # rows added to the first recorded feed (synthesised revisions)
         self.lock = threading.Lock()
         server = self
 
@@ -149,10 +152,16 @@ class ReplayServer:
                     server.local_docs[rest] = doc
                     return self._json(201, {"ok": True, "id": rest, "rev": doc["_rev"]})
                 if rest == "_changes":
-                    return self._changes(qs)
+                    with server.lock:
+                        server.changes_asked.append((method, self.path, body))
+                    return self._changes(qs, json.loads(body) if body else {})
                 if rest == "_bulk_get":
                     out = []
                     for d in json.loads(body)["docs"]:
+                        if d["id"] in server.broken:
+                            out.append({"id": d["id"], "docs": [{"error": {
+                                "id": d["id"], "rev": d.get("rev"), "error": "unknown_error", "reason": "function_clause"}}]})
+                            continue
                         hit = server.rec.bulk_get.get((d["id"], d.get("rev")))
                         out.append({"id": d["id"], "docs": [hit or {"error": {
                             "id": d["id"], "rev": d.get("rev"), "error": "not_found", "reason": "missing"}}]})
@@ -174,12 +183,23 @@ class ReplayServer:
                     return self._json(201, {"ok": True, "id": rest, "rev": qs.get("rev", ["?"])[0]})
                 return self._json(404, {"error": "not_found", "reason": "missing"})
 
-            def _changes(self, qs):
+            def _changes(self, qs, body):
                 since = qs.get("since", ["0"])[0]
                 feeds = server.rec.changes[:1] if server.phase == 1 else server.rec.changes
-                for recorded_since, body in feeds:
+                for recorded_since, recorded in feeds:
                     if recorded_since == since:
-                        return self._send(200, body)
+                        if server.extra_rows and recorded_since == "0":
+                            feed = json.loads(recorded)
+                            feed["results"] += server.extra_rows
+                            recorded = json.dumps(feed).encode()
+                        if qs.get("filter") != ["_doc_ids"]:
+                            return self._send(200, recorded)
+                        # As CouchDB (client-shapes.jsonl, POST filter=_doc_ids): the rows of
+                        # those documents, and "pending" counting the changes before the filter.
+                        feed = json.loads(recorded)
+                        rows = [r for r in feed["results"] if r["id"] in body.get("doc_ids", [])]
+                        return self._json(200, {"results": rows, "last_seq": feed["last_seq"],
+                                                "pending": len(feed["results"]) - len(rows)})
                 # Caught up: no rows, the same sequence back (opaque, verbatim).
                 return self._json(200, {"results": [], "last_seq": since if since != "0" else 0, "pending": 0})
 

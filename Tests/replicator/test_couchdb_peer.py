@@ -164,3 +164,147 @@ def test_push_sends_what_couchdbs_replicator_sent(db, source, recordings):
             assert all(a.get("follows") or a.get("stub") for a in doc["_attachments"].values())
     finally:
         target.stop()
+
+
+def test_a_failed_document_is_retried_by_the_next_run(db, source):
+    """A document CouchDB could not give (a per-document _bulk_get error) is passed by
+    the checkpoint but kept with it: the next run, with no new change, asks for it again."""
+    source.broken = {"plain-05"}
+    first = replicate(db, source.url(), direction="pull")
+    assert "error" not in first, first
+    assert first["document_failures"] == 1 and first["documents_to_retry"] == 1
+    with pytest.raises(cblite.NotFound):
+        db.get("plain-05")
+    source.broken = set()
+    asked = len(source.changes_asked)
+    second = replicate(db, source.url(), direction="pull")
+    assert "error" not in second, second
+    assert second["documents_pulled"] == 1 and second["documents_to_retry"] == 0
+    assert db.get("plain-05")["_rev"] == recorded_rev(source, "plain-05")
+    # The feed itself had nothing new: the checkpoint had passed plain-05.
+    assert all("since=0" not in path for _, path, _ in source.changes_asked[asked:])
+    assert leaves(db) == {row["id"]: sorted(c["rev"] for c in row["changes"]) for row in recorded_rows(source, 0)}
+
+
+def test_cleared_failures_are_not_retried(db, source):
+    source.broken = {"plain-05"}
+    assert replicate(db, source.url(), direction="pull")["documents_to_retry"] == 1
+    source.broken = set()
+    r = db.replicate(source.url(), direction="pull")
+    try:
+        r.clear_failed()
+        assert r.failed_documents() == []
+        assert r.wait(timeout=60)
+        assert r.status()["documents_pulled"] == 0
+    finally:
+        r.stop()
+    with pytest.raises(cblite.NotFound):
+        db.get("plain-05")
+
+
+def test_doc_ids_pull_asks_for_those_documents_only(db, source):
+    wanted = ["plain-01", "conflicted", "deleted", "att-binary"]
+    status = replicate(db, source.url(), direction="pull", doc_ids=wanted)
+    assert "error" not in status, status
+    assert sorted(leaves(db)) == sorted(wanted)
+    # CouchDB's replicator's request: POST filter=_doc_ids with the IDs in the body.
+    for method, path, body in source.changes_asked:
+        assert method == "POST" and "filter=_doc_ids" in path, path
+        assert json.loads(body) == {"doc_ids": wanted}
+    # CouchDB's "pending" counts the unfiltered feed: the total is the documents' changes.
+    assert status["total"] == status["completed"] == 4
+
+
+def recorded_rev(source, doc_id):
+    for row in recorded_rows(source, 0):
+        if row["id"] == doc_id:
+            return row["changes"][0]["rev"]
+    return None
+
+
+def test_a_revpos_0_attachment_on_a_conflict_branch_arrives(db, source):
+    """A third leaf of "conflicted" written to CouchDB with new_edits=false and an inline
+    attachment, which CouchDB stores with revpos 0: _bulk_get gives it as a stub that
+    looks older than the branch point. The pull fetches it again with its attachments
+    (CouchDB's open_revs multipart shape) instead of failing it with 412."""
+    rev = "2-fedcba9876543210fedcba9876543210"
+    recorded = source.rec.bulk_get[("conflicted", CONFLICT_OTHER)]["ok"]
+    parent = "1-" + recorded["_revisions"]["ids"][1]
+    content = b"attached inline with new_edits=false\n"
+    md5 = base64.b64encode(hashlib.md5(content).digest()).decode()
+    att = {"content_type": "text/plain", "revpos": 0, "digest": "md5-" + md5, "length": len(content)}
+    doc = {"_id": "conflicted", "_rev": rev, "branch": "third",
+           "_revisions": {"start": 2, "ids": [rev[2:], parent[2:]]}}
+    source.rec.bulk_get[("conflicted", rev)] = {"ok": dict(doc, _attachments={"note.txt": dict(att, stub=True)})}
+    outer, inner = "a" * 32, "b" * 32
+    body = json.dumps(dict(doc, _attachments={"note.txt": dict(att, follows=True)})).encode()
+    related = (b"--" + inner.encode() + b"\r\nContent-Type: application/json\r\n\r\n" + body +
+               b"\r\n--" + inner.encode() + b'\r\nContent-Disposition: attachment; filename="note.txt"\r\n'
+               b"Content-Type: text/plain\r\nContent-Length: %d\r\n\r\n" % len(content) + content +
+               b"\r\n--" + inner.encode() + b"--")
+    source.rec.open_revs[("conflicted", rev)] = (
+        'multipart/mixed; boundary="%s"' % outer,
+        b"--" + outer.encode() + b'\r\nContent-Type: multipart/related; boundary="' + inner.encode() + b'"\r\n\r\n'
+        + related + b"\r\n--" + outer.encode() + b"--")
+    source.extra_rows = [{"seq": json.loads(source.rec.changes[0][1])["last_seq"], "id": "conflicted",
+                          "changes": [{"rev": rev}]}]
+    status = replicate(db, source.url(), direction="pull")
+    assert "error" not in status and status["document_failures"] == 0, status
+    assert rev in leaves(db)["conflicted"]
+    (branch,) = db.default_collection.open_revs("conflicted", [rev], attachments=True)
+    assert base64.b64decode(branch["ok"]["_attachments"]["note.txt"]["data"]) == content
+    assert db.get("conflicted")["_rev"] == rev          # the highest of three generation-2 leaves
+    again = replicate(db, source.url(), direction="pull")
+    assert again["documents_pulled"] == 0 and again["documents_to_retry"] == 0
+
+
+def test_an_empty_attachment_served_to_couchdbs_pull(tmp_path, recordings):
+    """CouchDB's replicator asks for a document with attachments as recorded (open_revs,
+    Accept: multipart/mixed, no atts_since); it cannot read a zero-length part, so the
+    listener sends an empty attachment inline ("data": "") and no part for it."""
+    import urllib.request
+    served = cblite.Database("served", directory=str(tmp_path))
+    server = cblite.Server()
+    try:
+        server.serve("src1", served)
+        served.put({"about": "an empty attachment"}, "att-empty")
+        served.set_attachment("att-empty", "empty.txt", b"", content_type="text/plain")
+        served.set_attachment("att-empty", "full.txt", b"not empty", content_type="text/plain")
+        rev = served["att-empty"]["_rev"]
+        (asked,) = [json.loads(line)["request"] for line in open(os.path.join(recordings, "pull-by-couchdb.jsonl"), encoding="utf-8")
+                    if json.loads(line)["seq"] == 17]
+        path = asked["path"].replace("att-text", "att-empty").replace("1-1e1b6dfb2145bc326409e05b4222068f", rev)
+        headers = {k: v for k, v in asked["headers"] if k.lower() in ("accept", "user-agent")}
+        with urllib.request.urlopen(urllib.request.Request(server.url.rstrip("/") + path, headers=headers), timeout=30) as answer:
+            content_type, body = answer.headers["Content-Type"], answer.read()
+        assert content_type.startswith("multipart/mixed")
+        assert b"Content-Length: 0\r\n" not in body
+        start = body.index(b"{")
+        doc = json.JSONDecoder().raw_decode(body[start:].decode("utf-8", "replace"))[0]
+        assert doc["_attachments"]["empty.txt"]["data"] == ""
+        assert doc["_attachments"]["full.txt"].get("follows") is True
+        assert b"not empty" in body
+    finally:
+        server.stop(timeout=1)
+        served.close()
+
+
+def test_create_target_with_a_wrong_password_leaves_nothing(tmp_path, recordings, cblite_tool):
+    """`cblite pull --create-target` refused by the peer (401) leaves no new database
+    behind; with the right password the database is made and filled."""
+    import subprocess
+    s = ReplayServer(os.path.join(recordings, "pull-by-couchdb.jsonl"), user="admin", password="right")
+    try:
+        def pull(password):
+            env = dict(os.environ, CBLITE_PASSWORD=password)
+            return subprocess.run([cblite_tool, "pull", "--dir", str(tmp_path), "made", s.url(), "--user", "admin",
+                                   "--create-target"], env=env, capture_output=True, text=True, timeout=120)
+        wrong = pull("wrong")
+        assert wrong.returncode == 1 and "401" in wrong.stdout, wrong
+        assert not (tmp_path / "made.cblite2").exists()
+        right = pull("right")
+        assert right.returncode == 0, right
+        assert (tmp_path / "made.cblite2").exists()
+        assert "documents pulled: %d" % sum(len(r["changes"]) for r in recorded_rows(s, 0)) in right.stdout
+    finally:
+        s.stop()

@@ -10,7 +10,8 @@ import CouchWire
 ///
 /// A document the peer holds but this database cannot take (deeper than the JSON
 /// limit, duplicate keys, a `_design/` ID) is reported as that document's error and
-/// skipped; the rest of the batch and the replication go on.
+/// skipped; the rest of the batch and the replication go on, and the revision waits
+/// in the checkpoint's failed list (FailedRevisions) to be tried again next session.
 struct Puller {
     let task: ReplicationTask
     var local: Collection { task.local }
@@ -30,20 +31,29 @@ struct Puller {
         return .none
     }
 
+    private var filtered: Bool {
+        if case .none = filter { return false }
+        return true
+    }
+
     func run() throws {
         _ = try remote.info()
-        let checkpointer = ReplicationCheckpointer(replicationID: task.replicationID, local: local, remote: remote, localIsSource: false)
+        let checkpointer = task.makeCheckpointer()
         var since: JSONValue?
         do { since = try checkpointer.read() } catch let e as CBLError { throw ReplicationError.local(e) }
         task.status { $0.activity = .busy }
         var caughtUp = false
         var useBulkGet = true
+        // What failed before: the feed is past it, so it is asked for by name.
+        if try task.retryFailed({ try pull($0, useBulkGet: &useBulkGet) }), let since {
+            try checkpointer.save(since, stats: task.statsJSON)
+        }
         while true {
             try task.checkStopped()
             let longpoll = config.continuous && caughtUp ? config.heartbeatMs : nil
             // Caught up: waiting on the peer's longpoll is idle, not busy.
             if longpoll != nil { task.status { $0.activity = .idle } }
-            let (rows, lastSeq, pending) = try remote.changes(since: since, limit: config.batchSize, longpollMs: longpoll, filter: filter)
+            let (rows, lastSeq, peersPending) = try remote.changes(since: since, limit: config.batchSize, longpollMs: longpoll, filter: filter)
             try task.checkStopped()
             if rows.isEmpty {
                 if let lastSeq, lastSeq != since {
@@ -54,7 +64,9 @@ struct Puller {
                 caughtUp = true
                 continue
             }
-            // Progress: the peer's `pending` (CouchDB 2+) says how much follows this batch.
+            // Progress: the peer's `pending` (CouchDB 2+) says how much follows this batch,
+            // counted before any filter (CouchDB's count_changes_since): useless when filtered.
+            let pending = filtered ? nil : peersPending
             task.status { s in
                 s.activity = .busy
                 s.total = max(s.total, s.completed + Int64(rows.count) + max(0, pending ?? 0))
@@ -83,6 +95,11 @@ struct Puller {
                 revsByDoc.append((r.id, r.revs))
             }
         }
+        try pull(revsByDoc, useBulkGet: &useBulkGet)
+    }
+
+    /// The revisions of `revsByDoc` this database lacks, fetched and written.
+    private func pull(_ revsByDoc: [(docID: String, revs: [String])], useBulkGet: inout Bool) throws {
         task.stats.missingChecked += Int64(revsByDoc.reduce(0) { $0 + $1.revs.count })
         let diff: [RevsDiffResult]
         do { diff = try local.revsDiff(revsByDoc) } catch { throw ReplicationError.local(error) }
@@ -107,8 +124,12 @@ struct Puller {
                             toInsert.append(Collection.ExistingRevision(body: doc))
                         }
                     case .error(let id, let rev, let status, let reason):
-                        events.append(DocumentReplication(direction: .pull, docID: id, revID: rev, deleted: false,
-                                                          error: ReplicationError(httpStatus: status, message: reason, isTransient: false)))
+                        // An error that does not name its revision stands for each one asked for
+                        // (so that each is kept for a retry).
+                        for r in rev.map({ [$0] }) ?? wanted.filter({ $0.id == id }).map(\.rev) {
+                            events.append(DocumentReplication(direction: .pull, docID: id, revID: r, deleted: false,
+                                                              error: ReplicationError(httpStatus: status, message: reason, isTransient: false)))
+                        }
                     }
                 }
             } else {
@@ -121,7 +142,12 @@ struct Puller {
             oneByOne = wanted
         }
         task.stats.docsRead += Int64(toInsert.count)
-        events += try insert(toInsert)
+        for event in try insert(toInsert) {
+            // A stub this database cannot resolve (a peer's revpos says it is older than what
+            // is here, e.g. CouchDB's revpos 0 of an attachment given with new_edits=false):
+            // the revision again with all of its attachments.
+            if let rev = event.revID, event.error?.httpStatus == 412 { oneByOne.append((event.docID, rev, [])) } else { events.append(event) }
+        }
         for w in oneByOne {
             try task.checkStopped()
             events += try fetchAndInsert(w.id, w.rev, attsSince: w.attsSince)
@@ -152,9 +178,18 @@ struct Puller {
         }
     }
 
+    /// A revision fetched and written; when the peer left as a stub an attachment this
+    /// database lacks (its revpos not after `attsSince`, as revpos 0 never is), fetched
+    /// again with every attachment.
+    private func fetchAndInsert(_ id: String, _ rev: String, attsSince: [String]) throws -> [DocumentReplication] {
+        let events = try fetchAndInsertOnce(id, rev, attsSince: attsSince)
+        guard !attsSince.isEmpty, events.contains(where: { $0.error?.httpStatus == 412 }) else { return events }
+        return try fetchAndInsertOnce(id, rev, attsSince: [])
+    }
+
     /// `GET /db/doc?open_revs=["rev"]&revs=true&latest=true&attachments=true&atts_since=…`
     /// as `multipart/mixed` (or the JSON list a peer may answer instead).
-    private func fetchAndInsert(_ id: String, _ rev: String, attsSince: [String]) throws -> [DocumentReplication] {
+    private func fetchAndInsertOnce(_ id: String, _ rev: String, attsSince: [String]) throws -> [DocumentReplication] {
         var target = remote.url.documentPath(id) + "?revs=true&latest=true&attachments=true&open_revs="
             + PercentDecoding.encode(JSONValue.array([.string(rev)]).jsonString)
         if !attsSince.isEmpty { target += "&atts_since=" + PercentDecoding.encode(JSONValue.array(attsSince.map { .string($0) }).jsonString) }
@@ -178,7 +213,7 @@ struct Puller {
                 switch f {
                 case .document(let doc): out += try insert([Collection.ExistingRevision(body: doc)])
                 case .error(let id, let r, let status, let reason):
-                    out.append(DocumentReplication(direction: .pull, docID: id, revID: r, deleted: false,
+                    out.append(DocumentReplication(direction: .pull, docID: id, revID: r ?? rev, deleted: false,
                                                    error: ReplicationError(httpStatus: status, message: reason, isTransient: false)))
                 }
             }
@@ -209,7 +244,8 @@ struct Puller {
                 switch OpenRevsShape.parsePart(bytes, id: id) {
                 case .document(let doc): out += try insert([Collection.ExistingRevision(body: doc)])
                 case .error(let eid, let r, let status, let reason):
-                    out.append(DocumentReplication(direction: .pull, docID: eid, revID: r, deleted: false,
+                    // A part that does not parse names no revision: the one asked for.
+                    out.append(DocumentReplication(direction: .pull, docID: eid, revID: r ?? rev, deleted: false,
                                                    error: ReplicationError(httpStatus: status, message: reason, isTransient: false)))
                 }
             case .related(let inner, let reader):

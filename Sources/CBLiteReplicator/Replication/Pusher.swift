@@ -24,12 +24,16 @@ struct Pusher {
     func run() throws {
         if config.createTarget { try remote.create() }
         _ = try remote.info()
-        let checkpointer = ReplicationCheckpointer(replicationID: task.replicationID, local: local, remote: remote, localIsSource: true)
+        let checkpointer = task.makeCheckpointer()
         var since: Int64
         do { since = try checkpointer.read()?.intValue ?? 0 } catch let e as CBLError { throw ReplicationError.local(e) }
         let options = Pusher.changesOptions(config, limit: config.batchSize)
         try countRemaining(since: since, options)
         task.status { $0.activity = .busy }
+        // What failed before: the feed is past it, so it is offered by name.
+        if try task.retryFailed({ docs in try push(docs.map { ChangeEntry(sequence: 0, docID: $0.docID, revs: $0.revs, deleted: false) }) }) {
+            try checkpointer.save(.int(since), stats: task.statsJSON)
+        }
         while true {
             try task.checkStopped()
             let (entries, last) = try local.changesPage(since: since, options: options)

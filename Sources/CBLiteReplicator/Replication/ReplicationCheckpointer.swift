@@ -6,6 +6,8 @@ import CouchWire
 /// A run resumes from the source's `source_last_seq` when both copies agree on the
 /// session; otherwise from the newest session both histories share; otherwise from
 /// the start (CouchDB's rule: a copy lost on one side must not skip changes).
+/// The local copy also keeps the revisions that failed (FailedRevisions), written with
+/// the sequence they were passed at.
 final class ReplicationCheckpointer {
     let replicationID: String
     let sessionID: String
@@ -13,18 +15,21 @@ final class ReplicationCheckpointer {
     private let remote: RemoteDatabase
     /// Push: this database is the source; pull: the peer is.
     private let localIsSource: Bool
+    private let failed: FailedRevisions
     private let startTime = unixTimeNow()
     private var localRev: String?
     private var remoteRev: String?
     private var history: [JSONValue] = []
     private(set) var startSeq: JSONValue = .int(0)
     private var savedSeq: JSONValue?
+    private var savedFailed: [FailedRevisions.Entry] = []
 
-    init(replicationID: String, local: Collection, remote: RemoteDatabase, localIsSource: Bool) {
+    init(replicationID: String, local: Collection, remote: RemoteDatabase, localIsSource: Bool, failed: FailedRevisions) {
         self.replicationID = replicationID
         self.local = local
         self.remote = remote
         self.localIsSource = localIsSource
+        self.failed = failed
         var g = SystemRandomNumberGenerator()
         sessionID = Hex.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &g) })
     }
@@ -32,6 +37,7 @@ final class ReplicationCheckpointer {
     /// Reads both copies and returns the sequence to start from (nil: the beginning).
     func read() throws -> JSONValue? {
         let localLog = try readLocal()
+        savedFailed = FailedRevisions.parse(localLog?[FailedRevisions.checkpointField])
         let remoteLog = try remote.getLocal(replicationID)
         remoteRev = remoteLog?["_rev"]?.stringValue
         let (source, target) = localIsSource ? (localLog, remoteLog) : (remoteLog, localLog)
@@ -46,6 +52,36 @@ final class ReplicationCheckpointer {
     /// The local copy's sequence alone (for "which documents are pending" without the peer).
     func localSequence() throws -> JSONValue? {
         try readLocal()?["source_last_seq"]
+    }
+
+    /// The failed revisions the local copy keeps (read when a replicator is made).
+    static func failedRevisions(local: Collection, replicationID: String) throws -> [FailedRevisions.Entry] {
+        do {
+            let bytes = try local.getLocal(id: replicationID)
+            return FailedRevisions.parse(try bytes.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) }[FailedRevisions.checkpointField])
+        } catch let e as CBLError where e.status == .notFound {
+            return []
+        }
+    }
+
+    /// Writes `entries` as the local copy's failed revisions (the user cleared them),
+    /// whatever a running session wrote meanwhile; nothing when there is no checkpoint.
+    static func storeFailedRevisions(_ entries: [FailedRevisions.Entry], local: Collection, replicationID: String) throws {
+        while true {
+            let bytes: [UInt8]
+            do { bytes = try local.getLocal(id: replicationID) } catch let e as CBLError where e.status == .notFound { return }
+            var doc = try bytes.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) }
+            let rev = doc["_rev"]?.stringValue
+            doc["_id"] = nil
+            doc["_rev"] = nil
+            doc[FailedRevisions.checkpointField] = entries.isEmpty ? nil : FailedRevisions.json(entries)
+            do {
+                _ = try local.putLocal(id: replicationID, json: JSONWriter.canonicalString(.object(doc)), parent: rev)
+                return
+            } catch let e as CBLError where e.status == .conflict {
+                continue                                    // a session saved meanwhile: again on its copy
+            }
+        }
     }
 
     static func startingSequence(source: JSONObject?, target: JSONObject?) -> JSONValue? {
@@ -64,7 +100,7 @@ final class ReplicationCheckpointer {
     /// Records that every change up to `seq` is written, on both peers (the target's copy
     /// first: a source copy ahead of the target's would skip changes after a crash).
     func save(_ seq: JSONValue, stats: JSONObject) throws {
-        if savedSeq == seq { return }
+        if savedSeq == seq && savedFailed == failed.entries { return }
         var entry = JSONObject([
             ("session_id", .string(sessionID)),
             ("start_time", .int(startTime)),
@@ -82,12 +118,13 @@ final class ReplicationCheckpointer {
             ("replication_id_version", .int(1)),
             ("history", .array(newHistory)),
         ])
+        let remoteMoves = savedSeq != seq
         if localIsSource {
-            try saveRemote(doc)
+            if remoteMoves { try saveRemote(doc) }
             try saveLocal(doc)
         } else {
             try saveLocal(doc)
-            try saveRemote(doc)
+            if remoteMoves { try saveRemote(doc) }
         }
         savedSeq = seq
         Loggers.replication.debug("replication \(replicationID): checkpoint at \(JSONWriter.canonicalString(seq))")
@@ -105,14 +142,21 @@ final class ReplicationCheckpointer {
         }
     }
 
+    /// The local copy, with the failed revisions as they are when written (a clear by
+    /// the user meanwhile is what a conflict here means, and it is kept).
     private func saveLocal(_ doc: JSONObject) throws {
-        let json = JSONWriter.canonicalString(.object(doc))
+        func json() -> String {
+            var d = doc
+            savedFailed = failed.entries
+            if !savedFailed.isEmpty { d[FailedRevisions.checkpointField] = FailedRevisions.json(savedFailed) }
+            return JSONWriter.canonicalString(.object(d))
+        }
         do {
-            localRev = try local.putLocal(id: replicationID, json: json, parent: localRev)
+            localRev = try local.putLocal(id: replicationID, json: json(), parent: localRev)
         } catch let e as CBLError where e.status == .conflict {
             // Another run of the same replication wrote it meanwhile: ours is as good.
             _ = try readLocal()
-            localRev = try local.putLocal(id: replicationID, json: json, parent: localRev)
+            localRev = try local.putLocal(id: replicationID, json: json(), parent: localRev)
         }
     }
 

@@ -15,6 +15,8 @@ final class ReplicationTask: @unchecked Sendable {
     let config: ReplicatorConfiguration
     var local: Collection { replicator.collection }
     let replicationID: String
+    /// What failed in earlier batches and sessions, retried at the start of each session.
+    let failed: FailedRevisions
 
     /// Thrown inside a session when the replicator is stopping.
     struct Stopped: Error {}
@@ -28,6 +30,40 @@ final class ReplicationTask: @unchecked Sendable {
         remote = RemoteDatabase(url: config.remote, client: client, auth: config.authentication, extraHeaders: config.headers,
                                 timeoutMs: config.timeoutMs)
         replicationID = try ReplicationIdentity.id(local: replicator.collection, config: config, direction: direction)
+        failed = FailedRevisions(try ReplicationCheckpointer.failedRevisions(local: replicator.collection, replicationID: replicationID))
+    }
+
+    func makeCheckpointer() -> ReplicationCheckpointer {
+        ReplicationCheckpointer(replicationID: replicationID, local: local, remote: remote, localIsSource: direction == .push, failed: failed)
+    }
+
+    /// Tries the revisions that failed before again, grouped by document in batches, through
+    /// `move` (the session's own path, whose `record` keeps those that fail again). Returns
+    /// whether there were any. A session that fails meanwhile puts them all back.
+    func retryFailed(_ move: ([(docID: String, revs: [String])]) throws -> Void) throws -> Bool {
+        let taken = failed.takeAll()
+        guard !taken.isEmpty else { return false }
+        Loggers.replication.info("\(direction) \(config.remote.redacted): retrying \(taken.count) revision(s) that failed before")
+        do {
+            let docs = FailedRevisions.byDocument(taken)
+            for start in stride(from: 0, to: docs.count, by: config.batchSize) {
+                try checkStopped()
+                try move(Array(docs[start..<min(docs.count, start + config.batchSize)]))
+            }
+        } catch {
+            failed.restore(taken)
+            throw error
+        }
+        let waiting = Int64(failed.count)
+        status { $0.documentsToRetry = waiting }
+        return true
+    }
+
+    /// Forgets the failed revisions, here and in the local checkpoint.
+    func clearFailed() throws {
+        failed.clear()
+        status { $0.documentsToRetry = 0 }
+        try ReplicationCheckpointer.storeFailedRevisions([], local: local, replicationID: replicationID)
     }
 
     /// Wakes the thread from a wait on the peer (the connection closes) so it sees the stop.
@@ -85,10 +121,12 @@ final class ReplicationTask: @unchecked Sendable {
         let written = Int64(events.count) - failed
         stats.docsWritten += written
         stats.failures += failed
-        let pushing = direction == .push
+        self.failed.record(events)
+        let pushing = direction == .push, waiting = Int64(self.failed.count)
         status {
             if pushing { $0.documentsPushed += written } else { $0.documentsPulled += written }
             $0.documentFailures += failed
+            $0.documentsToRetry = waiting
         }
         replicator.report(events)
     }
@@ -107,8 +145,7 @@ final class ReplicationTask: @unchecked Sendable {
     }
 
     func pendingDocumentIDs() throws -> [String] {
-        let checkpointer = ReplicationCheckpointer(replicationID: replicationID, local: local, remote: remote, localIsSource: true)
-        let since = try checkpointer.localSequence()?.intValue ?? 0
+        let since = try makeCheckpointer().localSequence()?.intValue ?? 0
         return try local.changes(since: since, options: Pusher.changesOptions(config, limit: -1)).map(\.docID)
     }
 }

@@ -44,8 +44,11 @@ public final class Replicator: Service, @unchecked Sendable {
         }
         do {
             for (i, d) in directions.enumerated() {
-                tasks.append(try ReplicationTask(replicator: self, index: i, direction: d, group: group))
-                taskStatus.append(ReplicatorStatus())
+                let task = try ReplicationTask(replicator: self, index: i, direction: d, group: group)
+                tasks.append(task)
+                var s = ReplicatorStatus()
+                s.documentsToRetry = Int64(task.failed.count)
+                taskStatus.append(s)
             }
         } catch {
             try? group.syncShutdownGracefully()
@@ -124,6 +127,23 @@ public final class Replicator: Service, @unchecked Sendable {
         try pendingDocumentIDs().contains(docID)
     }
 
+    /// The revisions that failed and wait to be tried again (by the next session or run),
+    /// both directions; read from the checkpoint when the replicator is made.
+    public var failedDocuments: [DocumentReplication] {
+        tasks.flatMap { t in
+            t.failed.entries.map { DocumentReplication(direction: t.direction, docID: $0.docID, revID: $0.revID, deleted: false, error: nil) }
+        }
+    }
+
+    /// Forgets the failed revisions waiting for a retry (in the checkpoint too), before
+    /// or after a run, or during one (a retry already under way still finishes).
+    public func clearFailedDocuments() throws {
+        for t in tasks { try t.clearFailed() }
+    }
+
+    /// The failed revisions as a JSON array of {"direction","id","rev"} (see cbl_replicator_failed_documents).
+    public var failedDocumentsJSON: [UInt8] { Replicator.documentsJSON(failedDocuments) }
+
     /// The status as JSON (the C ABI's and Python's shape; see cbl_replicator_status).
     public var statusJSON: [UInt8] { JSONWriter.ordered(.object(status.json)) }
 
@@ -191,6 +211,7 @@ public final class Replicator: Service, @unchecked Sendable {
             s.documentsPushed += t.documentsPushed
             s.documentsPulled += t.documentsPulled
             s.documentFailures += t.documentFailures
+            s.documentsToRetry += t.documentsToRetry
             if s.errorMessage == nil, let m = t.errorMessage { s.errorMessage = m; s.errorStatus = t.errorStatus }
         }
         return s

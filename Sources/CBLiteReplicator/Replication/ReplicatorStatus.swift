@@ -15,6 +15,9 @@ public struct ReplicatorStatus: Sendable, Equatable {
     public var documentsPushed: Int64 = 0
     public var documentsPulled: Int64 = 0
     public var documentFailures: Int64 = 0
+    /// Failed revisions kept with the checkpoint, tried again at the next session (or run)
+    /// until they go through or are cleared (Replicator.clearFailedDocuments).
+    public var documentsToRetry: Int64 = 0
     /// The error that stopped the replication or made it go offline (nil once it recovers).
     public var errorStatus: Int = 0
     public var errorMessage: String?
@@ -22,6 +25,7 @@ public struct ReplicatorStatus: Sendable, Equatable {
     public static func == (a: ReplicatorStatus, b: ReplicatorStatus) -> Bool {
         a.activity == b.activity && a.completed == b.completed && a.total == b.total && a.documentsPushed == b.documentsPushed
             && a.documentsPulled == b.documentsPulled && a.documentFailures == b.documentFailures
+            && a.documentsToRetry == b.documentsToRetry
             && a.errorStatus == b.errorStatus && a.errorMessage == b.errorMessage
     }
 
@@ -33,6 +37,7 @@ public struct ReplicatorStatus: Sendable, Equatable {
             ("documents_pushed", .int(documentsPushed)),
             ("documents_pulled", .int(documentsPulled)),
             ("document_failures", .int(documentFailures)),
+            ("documents_to_retry", .int(documentsToRetry)),
         ])
         if let m = errorMessage { o["error"] = .object(JSONObject([("status", .int(Int64(errorStatus))), ("message", .string(m))])) }
         return o

@@ -273,6 +273,8 @@ REPLICATOR_FUNCTIONS: Dict[str, Any] = {
     "cbl_replicator_wait": (_STATUS, [_H, c_int32, _ERR]),
     "cbl_replicator_pending_documents": (_STATUS, [_H, _OUT_STR, _ERR]),
     "cbl_replicator_is_document_pending": (_STATUS, [_H, _S, POINTER(c_int), _ERR]),
+    "cbl_replicator_failed_documents": (_STATUS, [_H, _OUT_STR, _ERR]),
+    "cbl_replicator_clear_failed": (_STATUS, [_H, _ERR]),
     "cbl_replicator_stop": (None, [_H]),
 }
 

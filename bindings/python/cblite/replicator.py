@@ -387,7 +387,8 @@ class Replicator:
     def status(self) -> Dict[str, Any]:
         """The current status: ``{"activity": "connecting"|"busy"|"idle"|"offline"|
         "stopped", "completed", "total", "documents_pushed", "documents_pulled",
-        "document_failures", "error": {"status", "message"}?}`` (``error.status`` 0: the
+        "document_failures", "documents_to_retry", "error": {"status", "message"}?}``
+        (``documents_to_retry``: see :meth:`failed_documents`; ``error.status`` 0: the
         network failed, no answer). After :meth:`stop`, the last status reported."""
         handle = self._handle
         if handle is not None:
@@ -447,6 +448,20 @@ class Replicator:
         check(C.cbl_replicator_is_document_pending(self._h, cstr(doc_id, "doc_id"),
                                                    byref(out), byref(err)), err)
         return bool(out.value)
+
+    def failed_documents(self) -> List[Dict[str, Any]]:
+        """The revisions that failed to replicate and wait to be tried again by the next
+        session or run of the same replication, as ``[{"direction", "id", "rev"}, ...]``
+        (kept with the checkpoint; the status's ``documents_to_retry`` counts them).
+        Raises BadRequest once the replicator is stopped."""
+        return call_list(C.cbl_replicator_failed_documents, self._h)
+
+    def clear_failed(self) -> None:
+        """Forgets the failed revisions waiting to be retried, both directions, in the
+        checkpoint too (a retry already under way still finishes). Raises BadRequest
+        once the replicator is stopped."""
+        err = cbl_error()
+        check(C.cbl_replicator_clear_failed(self._h, byref(err)), err)
 
     def events(self, timeout: Optional[float] = None) -> Iterator[ReplicationEvent]:
         """Yields the replicator's events as they arrive — :class:`ReplicationEvent`

@@ -7,6 +7,7 @@ makes the tests slower, not flaky.
 """
 
 import ctypes
+import json
 import gc
 import logging
 import os
@@ -777,3 +778,128 @@ def test_close_the_database_from_a_callback(peers):
     assert events[-1].data["activity"] == "stopped"
     assert not local.is_open and not r.is_running
     r.stop()
+
+
+# ---- failed documents kept for a retry; empty attachments ------------------------------------
+
+class RefusingPeer:
+    """Just enough of CouchDB for a push, on 127.0.0.1: every revision is missing, and
+    _bulk_docs refuses those of `refused` (as a validate_doc_update would)."""
+
+    def __init__(self):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        self.refused = set()
+        self.offered = []                      # the document IDs of every _bulk_docs
+        self.checkpoints = {}
+        peer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _answer(self, status, obj):
+                body = json.dumps(obj).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _body(self):
+                return json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"null")
+
+            def do_GET(self):
+                path = self.path.split("?")[0]
+                if path == "/db/":
+                    return self._answer(200, {"db_name": "db", "update_seq": "0"})
+                if path in peer.checkpoints:
+                    return self._answer(200, peer.checkpoints[path])
+                self._answer(404, {"error": "not_found", "reason": "missing"})
+
+            def do_PUT(self):
+                doc = self._body()
+                peer.checkpoints[self.path] = dict(doc, _rev="0-1")
+                self._answer(201, {"ok": True, "rev": "0-1"})
+
+            def do_POST(self):
+                path, req = self.path.split("?")[0], self._body()
+                if path == "/db/_revs_diff":
+                    return self._answer(200, {k: {"missing": v} for k, v in req.items()})
+                if path == "/db/_bulk_docs":
+                    peer.offered += [d["_id"] for d in req["docs"]]
+                    return self._answer(201, [{"id": d["_id"], "rev": d["_rev"], "error": "forbidden", "reason": "not here"}
+                                              for d in req["docs"] if d["_id"] in peer.refused])
+                self._answer(404, {"error": "not_found", "reason": "missing"})
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d/db" % self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_failed_documents_wait_for_a_retry_until_cleared(peers):
+    """A revision the peer refuses waits with the checkpoint: listed, counted in the
+    status, offered again by the next run (which has no new change), and forgotten by
+    clear_failed."""
+    peer = RefusingPeer()
+    try:
+        local = peers.local
+        local.put({"n": 1}, "no")
+        rev = local["no"]["_rev"]
+        peer.refused = {"no"}
+        first = run(local, peer.url, direction="push")
+        assert first["document_failures"] == 1 and first["documents_to_retry"] == 1
+        with local.replicate(peer.url, direction="push") as r:
+            assert r.failed_documents() == [{"direction": "push", "id": "no", "rev": rev}]
+            assert r.wait(timeout=TIMEOUT)
+            assert r.status()["documents_to_retry"] == 1
+            assert peer.offered == ["no", "no"]          # offered again: the feed was past it
+            r.clear_failed()
+            assert r.failed_documents() == [] and r.status()["documents_to_retry"] == 0
+        with pytest.raises(cblite.BadRequest):
+            r.failed_documents()
+        with pytest.raises(cblite.BadRequest):
+            r.clear_failed()
+        peer.refused = set()
+        assert run(local, peer.url, direction="push")["documents_pushed"] == 0
+        assert peer.offered == ["no", "no"]              # cleared: not offered again
+        # A refusal that goes away: the next run delivers it.
+        local.put({"n": 2}, "later")
+        peer.refused = {"later"}
+        assert run(local, peer.url, direction="push")["documents_to_retry"] == 1
+        peer.refused = set()
+        again = run(local, peer.url, direction="push")
+        assert again["documents_pushed"] == 1 and again["documents_to_retry"] == 0
+        assert peer.offered[-1] == "later"
+    finally:
+        replicator_module.stop_all_replicators()
+        peer.stop()
+
+
+def test_a_clean_run_leaves_nothing_to_retry(peers):
+    peers.local.put({"n": 1}, "one")
+    with peers.local.replicate(peers.url, direction="push") as r:
+        assert r.wait(timeout=TIMEOUT)
+        assert r.status()["documents_to_retry"] == 0 and r.failed_documents() == []
+
+
+def test_an_empty_attachment_travels_inline(peers):
+    """An empty attachment is served as "data": "" in the JSON, never as a zero-length
+    multipart part (which CouchDB's replicator cannot read), and arrives empty."""
+    import urllib.request
+    peers.remote.set_attachment("e", "empty.txt", b"", content_type="text/plain")
+    ok(run(peers.local, peers.url, direction="pull"))
+    assert peers.local.get_attachment("e", "empty.txt") == b""
+    request = urllib.request.Request(peers.url + "/e?attachments=true", headers={"Accept": "multipart/related"})
+    with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
+        body = answer.read()
+        assert answer.headers.get_content_type() == "application/json"
+    assert json.loads(body)["_attachments"]["empty.txt"]["data"] == ""
+    peers.local.put({**peers.local["e"], "again": True}, "e")
+    ok(run(peers.local, peers.url, direction="push"))
+    assert peers.remote.get_attachment("e", "empty.txt") == b""
