@@ -22,7 +22,7 @@ public final class Listener: @unchecked Sendable {
     private var tlsContext: NIOSSLContext?
     private var pendingServes: [(String, Database?)] = []
     private let inFlight = InFlightRequests()
-    private let connections = ConnectionCounter()
+    private let connections = ConnectionRegistry()
     private let views = ViewRegistry()
     private var boundPort = 0
 
@@ -144,23 +144,28 @@ public final class Listener: @unchecked Sendable {
     deinit { stop(timeoutMs: 0) }
 
     private static func initialize(channel: Channel, server: ServerContext, tls: NIOSSLContext?,
-                                   connections: ConnectionCounter) -> EventLoopFuture<Void> {
-        guard connections.add(channel, max: server.limits.maxConnections) else {
-            // Over the limit: a short 503 and goodbye, without reading the request.
+                                   connections: ConnectionRegistry) -> EventLoopFuture<Void> {
+        guard connections.admit(channel, max: server.limits.maxConnections) else {
+            // Over the limit with every connection busy: a short 503 and goodbye, without reading the request.
             return channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(RejectConnectionHandler(plainText: tls == nil))
             }
         }
         channel.closeFuture.whenComplete { _ in connections.remove(channel) }
         let loopback = Listener.isLoopback(channel.remoteAddress)
-        let handler = ConnectionHandler(server: server, remoteIsLoopback: loopback)
+        let handler = ConnectionHandler(server: server, remoteIsLoopback: loopback, connections: connections)
         let activity = RawActivityHandler()
         activity.connection = handler
+        handler.raw = activity
+        var decoderLimits = NIOHTTPDecoderLimitConfiguration()
+        decoderLimits.maxHeaderFieldCount = server.limits.maxHeaderCount
         return channel.eventLoop.makeCompletedFuture {
             let sync = channel.pipeline.syncOperations
             if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
             try sync.addHandler(activity)
-            try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+            try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: false,
+                                                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: decoderLimits)
+            try sync.addHandler(ProtocolErrorHandler())
             try sync.addHandler(IdleStateHandler(allTimeout: .milliseconds(Int64(server.limits.idleTimeoutMs))))
             try sync.addHandler(handler)
         }
@@ -174,26 +179,5 @@ public final class Listener: @unchecked Sendable {
     static func randomHex(_ bytes: Int) -> String {
         var g = SystemRandomNumberGenerator()
         return Hex.encode((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &g) })
-    }
-}
-
-/// The open connections, to enforce the limit and to close them all at stop.
-final class ConnectionCounter: @unchecked Sendable {
-    private let lock = Monitor()
-    private var channels: [ObjectIdentifier: Channel] = [:]
-
-    func add(_ c: Channel, max: Int) -> Bool {
-        lock.locked {
-            guard channels.count < max else { return false }
-            channels[ObjectIdentifier(c)] = c
-            return true
-        }
-    }
-
-    func remove(_ c: Channel) { lock.locked { _ = channels.removeValue(forKey: ObjectIdentifier(c)) } }
-
-    func closeAll() {
-        let all = lock.locked { Array(channels.values) }
-        for c in all { try? c.close().wait() }
     }
 }
