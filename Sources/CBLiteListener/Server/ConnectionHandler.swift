@@ -274,7 +274,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     /// Answers from the event loop (auth, limits, malformed targets) and closes the
-    /// connection once the response is out, without reading the body.
+    /// connection once the response is out, without handling the body.
     private func answerEarly(context: ChannelHandlerContext, head: HTTPRequestHead, _ e: CouchError, headers extra: [(String, String)] = []) {
         var h = HTTPHeaders()
         h.add(name: "Server", value: ResponseWriter.serverHeader)
@@ -287,8 +287,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let status = HTTPResponseStatus(statusCode: e.status, reasonPhrase: CouchError.reasonPhrase(e.status))
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: h))), promise: nil)
         if !body.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil) }
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
         state = .discarding
+        guard let raw else {
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        raw.closeLingering()          // the body still coming must not reset the answer away
     }
 }
