@@ -16,7 +16,7 @@ public final class Listener: @unchecked Sendable {
     public let configuration: ListenerConfiguration
     private let lock = Monitor()
     private var group: MultiThreadedEventLoopGroup?
-    private var workers: NIOThreadPool?
+    private var workers: WorkerPool?
     private var channel: Channel?
     private var server: ServerContext?
     private var tlsContext: NIOSSLContext?
@@ -83,10 +83,9 @@ public final class Listener: @unchecked Sendable {
             guard channel == nil else { throw CBLError(.badRequest, "the listener is already running") }
             let limits = configuration.limits
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-            // One worker per allowed connection: a longpoll or continuous feed holds its
-            // worker while it waits, and must not starve the other connections.
-            let workers = NIOThreadPool(numberOfThreads: max(4, min(1024, limits.maxConnections)))
-            workers.start()
+            // Up to one worker per allowed connection: a longpoll or continuous feed holds
+            // its worker while it waits, and must not starve the other connections.
+            let workers = WorkerPool(maxThreads: max(4, min(1024, limits.maxConnections)))
             let server = ServerContext(configuration: configuration, workers: workers, serverUUID: Listener.randomHex(16), views: views)
             server.router = Router(server: server, inFlight: inFlight)
             for (name, db) in pendingServes { try server.databases.serve(name: name, database: db) }
@@ -111,7 +110,7 @@ public final class Listener: @unchecked Sendable {
                 self.workers = workers
                 self.server = server
             } catch {
-                try? workers.syncShutdownGracefully()
+                workers.shutdown()
                 try? group.syncShutdownGracefully()
                 throw CBLError(.badRequest, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
             }
@@ -121,7 +120,7 @@ public final class Listener: @unchecked Sendable {
     /// Stops accepting, waits up to `timeoutMs` for requests in flight, closes every
     /// connection and the databases it opened, and releases the port. Idempotent.
     public func stop(timeoutMs: Int = 5000) {
-        let (ch, group, workers, server): (Channel?, MultiThreadedEventLoopGroup?, NIOThreadPool?, ServerContext?) = lock.locked {
+        let (ch, group, workers, server): (Channel?, MultiThreadedEventLoopGroup?, WorkerPool?, ServerContext?) = lock.locked {
             defer { channel = nil; self.group = nil; self.workers = nil; self.server = nil }
             return (channel, self.group, self.workers, self.server)
         }
@@ -135,7 +134,7 @@ public final class Listener: @unchecked Sendable {
         server.activeRequests.abortAll()      // workers still waiting for a body or a change
         server.databases.stop()               // wakes feeds waiting on their databases
         _ = inFlight.waitIdle(timeoutMs: 1000)
-        try? workers.syncShutdownGracefully()
+        workers.shutdown()
         try? group.syncShutdownGracefully()
         Loggers.listener.info("stopped listening on \(configuration.host):\(port)")
         lock.locked { boundPort = 0 }

@@ -215,7 +215,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             active.remove(id: ObjectIdentifier(request))
             return
         }
-        server.workers.submit { _ in
+        server.workers.submit {
             router.handle(request, writer)
             active.remove(id: ObjectIdentifier(request))
         }

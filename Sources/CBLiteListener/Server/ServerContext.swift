@@ -10,14 +10,14 @@ final class ServerContext: @unchecked Sendable {
     let databases: DatabaseRegistry
     let views: ViewRegistry
     /// Database work runs here, never on the event loop (the engine blocks).
-    let workers: NIOThreadPool
+    let workers: WorkerPool
     /// Stable for this listener's life: the welcome's "uuid".
     let serverUUID: String
     let startTimeMicros = unixTimeMicrosNow()
     var router: Router!
     let activeRequests = ActiveRequests()
 
-    init(configuration: ListenerConfiguration, workers: NIOThreadPool, serverUUID: String, views: ViewRegistry) {
+    init(configuration: ListenerConfiguration, workers: WorkerPool, serverUUID: String, views: ViewRegistry) {
         self.views = views
         self.configuration = configuration
         limits = configuration.limits
