@@ -152,10 +152,9 @@ public final class Listener: @unchecked Sendable {
         }
         channel.closeFuture.whenComplete { _ in connections.remove(channel) }
         let loopback = Listener.isLoopback(channel.remoteAddress)
-        let handler = ConnectionHandler(server: server, remoteIsLoopback: loopback, connections: connections)
         let activity = RawActivityHandler()
+        let handler = ConnectionHandler(server: server, remoteIsLoopback: loopback, connections: connections, raw: activity)
         activity.connection = handler
-        handler.raw = activity
         var decoderLimits = NIOHTTPDecoderLimitConfiguration()
         decoderLimits.maxHeaderFieldCount = server.limits.maxHeaderCount
         return channel.eventLoop.makeCompletedFuture {

@@ -35,13 +35,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var context: ChannelHandlerContext?
 
     private let connections: ConnectionRegistry
-    /// The raw-bytes handler before the decoder, which closes connections lingering.
-    weak var raw: RawActivityHandler?
+    /// The raw-bytes handler before the decoder (which refers back to this one weakly):
+    /// it closes connections lingering.
+    private let raw: RawActivityHandler
 
-    init(server: ServerContext, remoteIsLoopback: Bool, connections: ConnectionRegistry) {
+    init(server: ServerContext, remoteIsLoopback: Bool, connections: ConnectionRegistry, raw: RawActivityHandler) {
         self.server = server
         self.remoteIsLoopback = remoteIsLoopback
         self.connections = connections
+        self.raw = raw
     }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
@@ -133,7 +135,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             body.fail(.connectionClosed)
             c.cancel()
         }
-        if let raw { raw.closeLingering() } else { context.close(promise: nil) }
+        raw.closeLingering()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -288,11 +290,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: h))), promise: nil)
         if !body.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil) }
         state = .discarding
-        guard let raw else {
-            let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
-            return
-        }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         raw.closeLingering()          // the body still coming must not reset the answer away
     }
