@@ -199,7 +199,7 @@ def test_slowloris_does_not_deny_service(serve):
     p99 = latencies[int(len(latencies) * 0.99) - 1] * 1000
     print("slowloris: %d/%d honest requests served, p99 %.1f ms" % (statuses.count(200), len(statuses), p99))
     assert statuses == [200] * len(statuses)
-    assert p99 < 500, "p99 %.1f ms" % p99
+    assert p99 < 250, "p99 %.1f ms" % p99      # ~6 ms measured; the margin is for a loaded CI machine
 
 
 def test_a_crowd_of_500_keep_alive_clients_is_served(serve):
@@ -334,7 +334,7 @@ def test_a_200_mib_attachment_uploads_over_http_in_bounded_memory(serve):
     assert int(r.getheader("Content-Length")) == size
     peak = peak_rss_mib(s)
     print("200 MiB upload: server peak RSS %.1f MiB" % peak)
-    assert peak < 100, "peak RSS %.1f MiB" % peak
+    assert peak < 80, "peak RSS %.1f MiB" % peak
     # A configured attachment limit refuses it before any byte is stored.
     small = serve("--limit", "max_attachment_bytes=1048576", directory=tempfile.mkdtemp(dir=s.directory))
     assert small.request("PUT", "/db")[0] == 201
@@ -360,5 +360,7 @@ def test_gzip_bombs_inflate_in_bounded_memory(serve):
         assert status == 413, (path, status)
     peak = peak_rss_mib(s)
     print("1 GiB gzip bombs: server peak RSS %.1f MiB (%.1f before, %.1f after)" % (peak, base, rss_mib(s)))
-    assert peak < base + 160, "peak RSS %.1f MiB" % peak
+    # Bounded by the largest JSON body limit (_bulk_docs: max_body_bytes, 64 MiB), not by the bomb.
+    assert peak < base + 100, "peak RSS %.1f MiB" % peak
+    assert rss_mib(s) < base + 40, "memory not given back: %.1f MiB" % rss_mib(s)
     assert raw(s, request("GET", "/_up")) == 200
