@@ -1,20 +1,21 @@
 import CouchWire
 import NIOCore
 
-/// Sits before the HTTP decoder. It tells the connection handler that bytes arrived, so
-/// the header timeout starts with a request's first byte; and it checks the connection's
-/// first request line, which must end in ` HTTP/1.x`: an HTTP/0.9 line or other garbage
-/// is answered 400 and closed at once, where the decoder would wait for headers that
-/// never come. (Later requests follow an HTTP/1.x one and go to the decoder unchecked:
-/// only the decoder knows where they begin.)
+/// The connection's raw bytes, before the HTTP decoder. It tells the connection handler
+/// that bytes arrived, so the header timeout starts with a request's first byte; it
+/// checks the connection's first request line, which must end in ` HTTP/1.x`: an
+/// HTTP/0.9 line or other garbage is answered 400 and closed at once, where the decoder
+/// would wait for headers that never come (later requests follow an HTTP/1.x one and go
+/// to the decoder unchecked: only the decoder knows where they begin); and it drops the
+/// input of a connection closing after an error answer (`closeLingering`).
 final class RawActivityHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     typealias OutboundOut = ByteBuffer
     weak var connection: ConnectionHandler?
 
-    /// The first line is judged once this many bytes came without its end: past that, the
-    /// decoder's own limits apply (a long target is not refused here).
+    /// A first line longer than this is left to the decoder's own limits (a long target
+    /// is not refused here).
     static let lineLimit = 8192
     /// How long a closing connection keeps reading what the client still sends.
     static let lingerMs: Int64 = 2000
