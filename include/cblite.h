@@ -1573,8 +1573,15 @@ typedef struct cbl_server cbl_server;
  *   "tls": {"cert_pem_file": path, "key_pem_file": path} or {"anonymous": true,
  *       "identity_directory": path?} (a self-signed identity made once and kept there,
  *       default the served directory; see cbl_server_tls_fingerprint),
- *   "limits": {"max_body_bytes", "max_document_bytes", "max_connections",
- *       "idle_timeout_ms", "header_timeout_ms"}.
+ *   "limits": {"max_body_bytes" (64 MiB; a request body other than an attachment's),
+ *       "max_document_bytes" (20 MiB), "max_attachment_bytes" (one attachment, streamed
+ *       to disk, alone or as a multipart/related part; default none, as CouchDB's
+ *       max_attachment_size), "max_connections" (default from the file-descriptor
+ *       limit, RLIMIT_NOFILE: a quarter, at least 128, is left for database files; at
+ *       most 4096. At the limit the connection waiting longest — idle, or still sending
+ *       its request head — is closed for a new one; 503 when all are busy),
+ *       "idle_timeout_ms" (120000), "header_timeout_ms" (5000: a request head must be
+ *       complete this long after its first byte), "max_header_count" (100; more: 431)}.
  * A collection is served as "<db>.<scope>.<collection>" (the default one as "<db>").
  * On success *out_server is a handle for the calls below; release it with
  * cbl_server_stop. Errors: 400 (malformed or unknown configuration, address in use or

@@ -16,13 +16,13 @@ public final class Listener: @unchecked Sendable {
     public let configuration: ListenerConfiguration
     private let lock = Monitor()
     private var group: MultiThreadedEventLoopGroup?
-    private var workers: NIOThreadPool?
+    private var workers: WorkerPool?
     private var channel: Channel?
     private var server: ServerContext?
     private var tlsContext: NIOSSLContext?
     private var pendingServes: [(String, Database?)] = []
     private let inFlight = InFlightRequests()
-    private let connections = ConnectionCounter()
+    private let connections = ConnectionRegistry()
     private let views = ViewRegistry()
     private var boundPort = 0
 
@@ -83,10 +83,9 @@ public final class Listener: @unchecked Sendable {
             guard channel == nil else { throw CBLError(.badRequest, "the listener is already running") }
             let limits = configuration.limits
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-            // One worker per allowed connection: a longpoll or continuous feed holds its
-            // worker while it waits, and must not starve the other connections.
-            let workers = NIOThreadPool(numberOfThreads: max(4, min(1024, limits.maxConnections)))
-            workers.start()
+            // Up to one worker per allowed connection: a longpoll or continuous feed holds
+            // its worker while it waits, and must not starve the other connections.
+            let workers = WorkerPool(maxThreads: max(4, min(1024, limits.maxConnections)))
             let server = ServerContext(configuration: configuration, workers: workers, serverUUID: Listener.randomHex(16), views: views)
             server.router = Router(server: server, inFlight: inFlight)
             for (name, db) in pendingServes { try server.databases.serve(name: name, database: db) }
@@ -113,7 +112,7 @@ public final class Listener: @unchecked Sendable {
                 self.workers = workers
                 self.server = server
             } catch {
-                try? workers.syncShutdownGracefully()
+                workers.shutdown()
                 try? group.syncShutdownGracefully()
                 throw CBLError(.badRequest, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
             }
@@ -123,7 +122,7 @@ public final class Listener: @unchecked Sendable {
     /// Stops accepting, waits up to `timeoutMs` for requests in flight, closes every
     /// connection and the databases it opened, and releases the port. Idempotent.
     public func stop(timeoutMs: Int = 5000) {
-        let (ch, group, workers, server): (Channel?, MultiThreadedEventLoopGroup?, NIOThreadPool?, ServerContext?) = lock.locked {
+        let (ch, group, workers, server): (Channel?, MultiThreadedEventLoopGroup?, WorkerPool?, ServerContext?) = lock.locked {
             defer { channel = nil; self.group = nil; self.workers = nil; self.server = nil }
             return (channel, self.group, self.workers, self.server)
         }
@@ -139,7 +138,7 @@ public final class Listener: @unchecked Sendable {
         server.activeRequests.abortAll()      // workers still waiting for a body or a change
         server.databases.stop()               // wakes feeds waiting on their databases
         _ = inFlight.waitIdle(timeoutMs: 1000)
-        try? workers.syncShutdownGracefully()
+        workers.shutdown()
         try? group.syncShutdownGracefully()
         Loggers.listener.info("stopped listening on \(configuration.host):\(port)")
         lock.locked { boundPort = 0 }
@@ -148,23 +147,27 @@ public final class Listener: @unchecked Sendable {
     deinit { stop(timeoutMs: 0) }
 
     private static func initialize(channel: Channel, server: ServerContext, tls: NIOSSLContext?,
-                                   connections: ConnectionCounter) -> EventLoopFuture<Void> {
-        guard connections.add(channel, max: server.limits.maxConnections) else {
-            // Over the limit: a short 503 and goodbye, without reading the request.
+                                   connections: ConnectionRegistry) -> EventLoopFuture<Void> {
+        guard connections.admit(channel, max: server.limits.maxConnections) else {
+            // Over the limit with every connection busy: a short 503 and goodbye, without reading the request.
             return channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(RejectConnectionHandler(plainText: tls == nil))
             }
         }
         channel.closeFuture.whenComplete { _ in connections.remove(channel) }
         let loopback = Listener.isLoopback(channel.remoteAddress)
-        let handler = ConnectionHandler(server: server, remoteIsLoopback: loopback)
         let activity = RawActivityHandler()
+        let handler = ConnectionHandler(server: server, remoteIsLoopback: loopback, connections: connections, raw: activity)
         activity.connection = handler
+        var decoderLimits = NIOHTTPDecoderLimitConfiguration()
+        decoderLimits.maxHeaderFieldCount = server.limits.maxHeaderCount
         return channel.eventLoop.makeCompletedFuture {
             let sync = channel.pipeline.syncOperations
             if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
             try sync.addHandler(activity)
-            try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+            try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: false,
+                                                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: decoderLimits)
+            try sync.addHandler(ProtocolErrorHandler())
             try sync.addHandler(IdleStateHandler(allTimeout: .milliseconds(Int64(server.limits.idleTimeoutMs))))
             try sync.addHandler(handler)
         }
@@ -178,26 +181,5 @@ public final class Listener: @unchecked Sendable {
     static func randomHex(_ bytes: Int) -> String {
         var g = SystemRandomNumberGenerator()
         return Hex.encode((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &g) })
-    }
-}
-
-/// The open connections, to enforce the limit and to close them all at stop.
-final class ConnectionCounter: @unchecked Sendable {
-    private let lock = Monitor()
-    private var channels: [ObjectIdentifier: Channel] = [:]
-
-    func add(_ c: Channel, max: Int) -> Bool {
-        lock.locked {
-            guard channels.count < max else { return false }
-            channels[ObjectIdentifier(c)] = c
-            return true
-        }
-    }
-
-    func remove(_ c: Channel) { lock.locked { _ = channels.removeValue(forKey: ObjectIdentifier(c)) } }
-
-    func closeAll() {
-        let all = lock.locked { Array(channels.values) }
-        for c in all { try? c.close().wait() }
     }
 }

@@ -42,6 +42,9 @@ struct Serve: ParsableCommand {
     @Option(name: .long, help: "HTTPS private key (PEM file).")
     var tlsKey: String?
 
+    @Option(name: .long, help: "A limit as KEY=N (repeatable), a key of the configuration's \"limits\": max_connections, header_timeout_ms, max_header_count, max_attachment_bytes, ...")
+    var limit: [String] = []
+
     @Flag(name: .long, help: "Print {\"url\", \"tls_sha256\"} and {\"stopped\": true} as JSON lines.")
     var json = false
 
@@ -69,6 +72,16 @@ struct Serve: ParsableCommand {
                 users[String(u[..<colon])] = .string(String(u[u.index(after: colon)...]))
             }
             members["users"] = .object(users)
+        }
+        if !limit.isEmpty {
+            var limits = members["limits"]?.objectValue ?? JSONObject()
+            for l in limit {
+                guard let eq = l.firstIndex(of: "="), let n = Int64(l[l.index(after: eq)...]) else {
+                    throw CBLError(.badRequest, "--limit takes KEY=N")
+                }
+                limits[String(l[..<eq])] = .int(n)
+            }
+            members["limits"] = .object(limits)
         }
         if readOnly { members["read_only"] = .bool(true) }
         if tlsAnonymous { members["tls"] = .object(JSONObject([("anonymous", .bool(true))])) }

@@ -201,15 +201,95 @@ final class SafetyTests: ListenerTestCase {
         XCTAssertEqual(try client().request("GET", "/").status, 200)
     }
 
-    func testMaxConnections() throws {
+    /// At the limit, a new connection is refused only when every open one has a request
+    /// in flight (here: bodies that have not arrived).
+    func testMaxConnectionsRefusesWhenAllAreBusy() throws {
         try start(#""limits":{"max_connections":2}"#)
+        XCTAssertEqual(try client().request("PUT", "/db").status, 201)
+        usleep(100_000)
         let a = try client(), b = try client()
-        XCTAssertEqual(try a.request("GET", "/").status, 200)
-        XCTAssertEqual(try b.request("GET", "/").status, 200)
+        for c in [a, b] { c.send("PUT /db/x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{") }
+        usleep(200_000)
         let c = try client()
         let r = try? c.readResponse()
         XCTAssertEqual(r?.status, 503)
         XCTAssertTrue(c.isClosedByServer())
+    }
+
+    /// At the limit, the connection that has waited longest — idle, or still sending its
+    /// head — makes room for a new one; busy ones are kept.
+    func testMaxConnectionsShedsTheLongestWaiting() throws {
+        try start(#""limits":{"max_connections":3}"#)
+        XCTAssertEqual(try client().request("PUT", "/db").status, 201)
+        usleep(100_000)                                 // that connection's close is seen
+        let busy = try client()
+        busy.send("PUT /db/x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{")
+        let idle = try client()
+        XCTAssertEqual(try idle.request("GET", "/_up").status, 200)
+        usleep(50_000)
+        let slow = try client()
+        slow.send("GET / HTTP/1.1\r\nHo")
+        usleep(50_000)
+        let honest = try client()
+        XCTAssertEqual(try honest.request("GET", "/_up").status, 200)
+        XCTAssertTrue(idle.isClosedByServer(timeoutMs: 1000), "the idle keep-alive connection waited longest")
+        XCTAssertEqual(try client().request("GET", "/_up").status, 200)
+        XCTAssertTrue(slow.isClosedByServer(timeoutMs: 1000), "then the slow head")
+        busy.send("\"a\":1234}")
+        XCTAssertEqual(try busy.readResponse().status, 201, "the busy one was never shed")
+    }
+
+    /// Many slow heads at the limit: every honest request is still served, at once.
+    func testSlowlorisDoesNotLockOutHonestClients() throws {
+        try start(#""limits":{"max_connections":20}"#)
+        var slow: [TestHTTPClient] = []
+        for _ in 0..<30 {
+            let c = try client()
+            c.send("GET / HTTP/1.1\r\n")
+            slow.append(c)
+        }
+        for i in 0..<20 {
+            for c in slow { c.send("X-\(i): y\r\n") }
+            let t = Clock.ms()
+            XCTAssertEqual(try client().request("GET", "/_up").status, 200)
+            XCTAssertLessThan(Clock.ms() - t, 1000)
+        }
+        XCTAssertTrue(slow[0].isClosedByServer(timeoutMs: 1000))
+    }
+
+    /// An HTTP/0.9 request line (no version), or another version, is answered at once.
+    func testNonHTTP1RequestLineIs400AtOnce() throws {
+        try start()
+        for line in ["GET /\r\n", "GET / HTTP/2.0\r\n", "\r\nGET /_up HTTP/0.9\r\n", "HELLO\n"] {
+            let c = try client(timeoutSeconds: 2)
+            c.send(line)
+            let t = Clock.ms()
+            XCTAssertEqual(try? c.readResponse().status, 400, line)
+            XCTAssertLessThan(Clock.ms() - t, 1000, line)
+            XCTAssertTrue(c.isClosedByServer(timeoutMs: 1000), line)
+        }
+        let ok = try client()
+        ok.send("\r\nGET /_up HTTP/1.0\r\n\r\n")          // a blank line before the request is allowed
+        XCTAssertEqual(try ok.readResponse().status, 200)
+    }
+
+    func testTooManyHeadersIs431() throws {
+        try start(#""limits":{"max_header_count":10}"#)
+        let many = try client()
+        many.send("GET /_up HTTP/1.1\r\n" + (0..<11).map { "X-\($0): y\r\n" }.joined() + "\r\n")
+        XCTAssertEqual(try many.readResponse().status, 431)
+        XCTAssertTrue(many.isClosedByServer())
+        let ten = try client()
+        ten.send("GET /_up HTTP/1.1\r\n" + (0..<10).map { "X-\($0): y\r\n" }.joined() + "\r\n")
+        XCTAssertEqual(try ten.readResponse().status, 200)
+    }
+
+    func testDefaultConnectionLimitFollowsTheDescriptorLimit() {
+        XCTAssertEqual(ConnectionLimit.forDescriptorLimit(1024), 768)
+        XCTAssertEqual(ConnectionLimit.forDescriptorLimit(256), 128)
+        XCTAssertEqual(ConnectionLimit.forDescriptorLimit(64), ConnectionLimit.floor)
+        XCTAssertEqual(ConnectionLimit.forDescriptorLimit(1 << 20), ConnectionLimit.ceiling)
+        XCTAssertGreaterThanOrEqual(ListenerConfiguration.Limits().maxConnections, ConnectionLimit.floor)
     }
 
     func testAnonymousTLSIdentityIsKeptAndFingerprinted() throws {

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* One request on a new connection ("Connection: close"); returns the status and copies
@@ -138,6 +139,35 @@ int main(void) {
     CHECK_OUT(cbl_server_tls_fingerprint(tls, &J, &E), CBL_OK, fp1 && strcmp(J, fp1) == 0);
     cbl_free(fp1);
     cbl_server_stop(tls, 1000);
+
+    /* The hardening limits through the ABI: a header-field cap (431 past it), and an
+     * attachment limit apart from the body limit — an attachment larger than
+     * max_body_bytes is stored, one larger than max_attachment_bytes refused (413). */
+    char limited_dir[320];
+    snprintf(limited_dir, sizeof limited_dir, "%s/limited", g_root);
+    CHECK(mkdir(limited_dir, 0755) == 0);
+    snprintf(config, sizeof config, "{\"directory\":\"%s\",\"limits\":{\"max_header_count\":4,"
+             "\"max_body_bytes\":16,\"max_attachment_bytes\":32}}", limited_dir);
+    cbl_server* limited = NULL;
+    CHECK_ST(cbl_server_start(config, &limited, &E), CBL_OK);
+    uint16_t lport = 0;
+    CHECK_ST(cbl_server_port(limited, &lport, &E), CBL_OK);
+    CHECK(http(lport, "PUT", "/db", NULL, body, sizeof body) == 201);       /* 4 header fields: within */
+    CHECK(http(lport, "PUT", "/db/doc", "{\"over\":\"sixteen\"}", body, sizeof body) == 413);
+    CHECK(http(lport, "PUT", "/db/doc/att", "{\"twenty\":\"bytes!\"}", body, sizeof body) == 201);
+    CHECK(http(lport, "PUT", "/db/doc2/att", "{\"forty\":\"bytes, more than the limit\"}", body, sizeof body) == 413);
+    cbl_server_stop(limited, 1000);
+    snprintf(config, sizeof config, "{\"directory\":\"%s\",\"limits\":{\"max_header_count\":3}}", limited_dir);
+    CHECK_ST(cbl_server_start(config, &limited, &E), CBL_OK);
+    CHECK_ST(cbl_server_port(limited, &lport, &E), CBL_OK);
+    CHECK(http(lport, "GET", "/", NULL, body, sizeof body) == 431);
+    cbl_server_stop(limited, 1000);
+    const char* bad_limits[] = {"{\"limits\":{\"max_header_count\":0}}", "{\"limits\":{\"max_attachment_bytes\":-1}}",
+                                "{\"limits\":{\"max_attachment_size\":5}}"};
+    for (size_t i = 0; i < sizeof bad_limits / sizeof bad_limits[0]; i++) {
+        cbl_server* s = NULL;
+        CHECK_ST(cbl_server_start(bad_limits[i], &s, &E), CBL_BAD_REQUEST);
+    }
 
     /* Stop: the handle is gone, the port free, a second stop and garbage are ignored. */
     cbl_server_stop(server, 2000);

@@ -134,8 +134,15 @@ public struct SHA256 {
 }
 
 /// MD5: CouchDB's attachment digests ("md5-…"); not used for security.
-public enum MD5 {
+public struct MD5 {
     public static let byteCount = 16
+    private var state = DigestState(CCRYPTO_MD5)
+
+    public init() {}
+    public mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { state.update($0) } }
+    /// The digest of everything given so far; the state is then that of a new digest.
+    public mutating func finalize() -> [UInt8] { state.finalize() }
+
     public static func hash(_ bytes: UnsafeRawBufferPointer) -> [UInt8] { DigestState.hash(CCRYPTO_MD5, bytes) }
     public static func hash(_ bytes: [UInt8]) -> [UInt8] { bytes.withUnsafeBytes { hash($0) } }
 }

@@ -49,6 +49,8 @@ public final class Monitor: @unchecked Sendable {
     }
 
     public func broadcast() { pthread_cond_broadcast(&cond) }
+    /// Wakes one waiting thread.
+    public func signal() { pthread_cond_signal(&cond) }
 
     /// How many threads wait in `wait` (tests: a broadcast from now on reaches them).
     var waiting: Int { locked { waiters } }

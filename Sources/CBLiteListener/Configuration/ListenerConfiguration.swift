@@ -26,13 +26,23 @@ public struct ListenerConfiguration: Sendable {
     }
 
     public struct Limits: Sendable, Equatable {
+        /// A request body other than an attachment's.
         public var maxBodyBytes = 64 * 1024 * 1024
         public var maxDocumentBytes = 20 * 1024 * 1024
+        /// One attachment, uploaded alone or as a part of a multipart/related document:
+        /// streamed to disk, so not bounded by memory. Default none, as CouchDB's
+        /// `max_attachment_size = infinity`.
+        public var maxAttachmentBytes = Int.max
         /// Also the number of worker threads (up to 1024): a connection runs one request
-        /// at a time, so waiting feeds never starve the other connections.
-        public var maxConnections = 128
+        /// at a time, so waiting feeds never starve the other connections. Default: sized
+        /// to the process's file-descriptor limit (ConnectionLimit).
+        public var maxConnections = ConnectionLimit.defaultMaxConnections()
         public var idleTimeoutMs = 120_000
-        public var headerTimeoutMs = 30_000
+        /// A request's head must be complete this long after its first byte, however
+        /// steadily it trickles in (slowloris).
+        public var headerTimeoutMs = 5_000
+        /// More header fields than this: 431.
+        public var maxHeaderCount = 100
         public init() {}
     }
 
@@ -112,6 +122,8 @@ public struct ListenerConfiguration: Sendable {
             case "max_connections": l.maxConnections = Int(n)
             case "idle_timeout_ms": l.idleTimeoutMs = Int(n)
             case "header_timeout_ms": l.headerTimeoutMs = Int(n)
+            case "max_attachment_bytes": l.maxAttachmentBytes = Int(n)
+            case "max_header_count": l.maxHeaderCount = Int(n)
             default: throw bad("unknown key \"limits.\(k)\"")
             }
         }

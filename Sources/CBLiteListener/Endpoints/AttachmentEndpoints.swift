@@ -71,6 +71,9 @@ extension Router {
         defer { if !finished { writer.cancel() } }
         while let chunk = try req.body.next() {      // gzip bodies arrive decoded
             try writer.write(chunk)
+            if writer.length > UInt64(limits.maxAttachmentBytes) {
+                throw CouchError.tooLarge("the attachment exceeds \(limits.maxAttachmentBytes) bytes")
+            }
         }
         let info = try writer.finish()
         finished = true

@@ -4,13 +4,14 @@ import CouchWire
 /// `PUT /{db}/{doc}` with a `multipart/related` body, as CouchDB's replicator pushes
 /// documents with attachments: the JSON part first, then one part per attachment marked
 /// `"follows": true`, each streamed into the attachment store as it arrives (gzip parts
-/// decoded on the way), so an attachment of any size passes in bounded memory.
+/// decoded on the way), so an attachment of any size passes in bounded memory. Each part
+/// must match its declared length and digest, and nothing is stored unless the whole
+/// body arrived (MultipartDocumentReader): else 400, or nothing at all for a client gone.
 extension Router {
     func putMultipartDocument(_ coll: Collection, _ docID: String, _ type: MediaType, _ req: Request, _ res: ResponseWriter) throws {
         guard let boundary = type.parameter("boundary") else { throw CouchError.badRequest("multipart/related without a boundary") }
         var parser = try MultipartParser(boundary: boundary)
-        let (product, overflow) = limits.maxBodyBytes.multipliedReportingOverflow(by: 16)
-        let reader = MultipartDocumentReader(maxDocumentBytes: limits.maxDocumentBytes, maxAttachmentBytes: overflow ? Int.max : product,
+        let reader = MultipartDocumentReader(maxDocumentBytes: limits.maxDocumentBytes, maxAttachmentBytes: limits.maxAttachmentBytes,
                                              makeWriter: coll.makeAttachmentWriter)
         while let chunk = try req.body.next() {
             for e in try parser.feed(chunk) { try reader.handle(e) }

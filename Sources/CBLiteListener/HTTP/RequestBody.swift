@@ -55,12 +55,14 @@ final class RequestBody: @unchecked Sendable {
     // MARK: worker side
 
     /// The next chunk, nil at the end of the body. Throws 413 past the limit, or when the
-    /// client went away.
+    /// client went away. A gzip body comes decoded, in pieces of at most 64 KiB, so a bomb
+    /// never inflates in memory at once.
     func next() throws -> [UInt8]? {
         guard let inflater else { return try nextRaw() }
-        while let raw = try nextRaw() {
-            let out = try inflater.inflate(raw)
-            if !out.isEmpty { return out }
+        while true {
+            if let piece = try inflater.next() { return piece }
+            guard let raw = try nextRaw() else { break }
+            try inflater.feed(raw)
         }
         try inflater.finish()
         return nil
@@ -84,13 +86,21 @@ final class RequestBody: @unchecked Sendable {
         return chunk
     }
 
-    /// The whole body, at most `limit` bytes (413 beyond).
+    /// The whole body, at most `limit` bytes (413 beyond). Chunks are joined once at the
+    /// end: growing one array by doubling would hold up to three times the limit at once
+    /// while a (gzip) body runs up to it.
     func readAll(limit: Int? = nil) throws -> [UInt8] {
-        var out: [UInt8] = []
+        var chunks: [[UInt8]] = []
+        var total = 0
         while let c = try next() {
-            out += c
-            if let limit, out.count > limit { throw CouchError.tooLarge("the request body exceeds \(limit) bytes") }
+            total += c.count
+            if let limit, total > limit { throw CouchError.tooLarge("the request body exceeds \(limit) bytes") }
+            chunks.append(c)
         }
+        if chunks.count == 1 { return chunks[0] }
+        var out: [UInt8] = []
+        out.reserveCapacity(total)
+        for c in chunks { out += c }
         return out
     }
 

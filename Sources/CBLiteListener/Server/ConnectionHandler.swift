@@ -34,9 +34,16 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var headerTimer: Scheduled<Void>?
     private var context: ChannelHandlerContext?
 
-    init(server: ServerContext, remoteIsLoopback: Bool) {
+    private let connections: ConnectionRegistry
+    /// The raw-bytes handler before the decoder (which refers back to this one weakly):
+    /// it closes connections lingering.
+    private let raw: RawActivityHandler
+
+    init(server: ServerContext, remoteIsLoopback: Bool, connections: ConnectionRegistry, raw: RawActivityHandler) {
         self.server = server
         self.remoteIsLoopback = remoteIsLoopback
+        self.connections = connections
+        self.raw = raw
     }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
@@ -85,6 +92,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         case .head(let head):
             headerTimer?.cancel()
             headerTimer = nil
+            connections.markBusy(context.channel)
             begin(context: context, head: head)
         case .body(var buffer):
             if case .active(_, let body, _, _) = state {
@@ -119,14 +127,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     /// A malformed request (NIO's decoder failed): the error handler before this one
-    /// answers 400 and closes, so the worker's response is dropped and the worker woken.
+    /// answers 400 or 431, then the connection closes (lingering, so that the answer is
+    /// not lost to a reset), so the worker's response is dropped and the worker woken.
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         if case .active(_, let body, let c, _) = state {
             currentWriter?.abandon()
             body.fail(.connectionClosed)
             c.cancel()
         }
-        context.close(promise: nil)
+        raw.closeLingering()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -159,8 +168,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
         if server.readOnly && Router.isWrite(method: head.method, path: path) {
             return answerEarly(context: context, head: head, .forbidden("This listener is read-only."))
         }
-        if let length = head.headers.first(name: "Content-Length").flatMap(Int.init), length > server.limits.maxBodyBytes {
-            return answerEarly(context: context, head: head, .tooLarge("the request body exceeds \(server.limits.maxBodyBytes) bytes"))
+        let bodyLimit = Router.bodyLimit(method: head.method, path: path, contentType: head.headers.first(name: "Content-Type"), limits: server.limits)
+        if let length = head.headers.first(name: "Content-Length").flatMap(Int.init), length > bodyLimit {
+            return answerEarly(context: context, head: head, .tooLarge("the request body exceeds \(bodyLimit) bytes"))
         }
         if let expect = head.headers.first(name: "Expect") {
             guard expect.lowercased() == "100-continue" else {
@@ -172,7 +182,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
         let encoding = head.headers.first(name: "Content-Encoding")?.lowercased() ?? "identity"
         guard encoding == "identity" || encoding == "gzip",
-              let body = try? RequestBody(maxBytes: server.limits.maxBodyBytes, gzip: encoding == "gzip") else {
+              let body = try? RequestBody(maxBytes: bodyLimit, gzip: encoding == "gzip") else {
             return answerEarly(context: context, head: head, .badContentType("Content-Encoding must be gzip or identity"))
         }
         let cancellation = Cancellation()
@@ -207,7 +217,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             active.remove(id: ObjectIdentifier(request))
             return
         }
-        server.workers.submit { _ in
+        server.workers.submit {
             router.handle(request, writer)
             active.remove(id: ObjectIdentifier(request))
         }
@@ -256,14 +266,17 @@ final class ConnectionHandler: ChannelDuplexHandler {
         // A body the handler did not read to its end would be taken for the next request.
         if !keepAlive || !bodyDone || closeAfterResponse {
             context.close(promise: nil)
-        } else if pendingRead {
+            return
+        }
+        connections.markWaiting(context.channel)
+        if pendingRead {
             pendingRead = false
             context.read()
         }
     }
 
     /// Answers from the event loop (auth, limits, malformed targets) and closes the
-    /// connection once the response is out, without reading the body.
+    /// connection once the response is out, without handling the body.
     private func answerEarly(context: ChannelHandlerContext, head: HTTPRequestHead, _ e: CouchError, headers extra: [(String, String)] = []) {
         var h = HTTPHeaders()
         h.add(name: "Server", value: ResponseWriter.serverHeader)
@@ -276,21 +289,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let status = HTTPResponseStatus(statusCode: e.status, reasonPhrase: CouchError.reasonPhrase(e.status))
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: h))), promise: nil)
         if !body.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil) }
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
         state = .discarding
-    }
-}
-
-/// Sits before the HTTP decoder and tells the connection handler that bytes arrived, so
-/// the header timeout starts with a request's first byte.
-final class RawActivityHandler: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
-    weak var connection: ConnectionHandler?
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        connection?.bytesArrived()
-        context.fireChannelRead(data)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        raw.closeLingering()          // the body still coming must not reset the answer away
     }
 }

@@ -12,10 +12,9 @@ final class RejectConnectionHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         guard plainText else { context.close(promise: nil); return }
-        let body = CouchError(status: 503, error: "service_unavailable", reason: "Too many connections.").body
-        let head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        let bytes = RawResponse.closing(CouchError(status: 503, error: "service_unavailable", reason: "Too many connections."))
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: Array(head.utf8) + body))).whenComplete { _ in channel.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: bytes))).whenComplete { _ in channel.close(promise: nil) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {}

@@ -102,6 +102,21 @@ final class Router: @unchecked Sendable {
         }
     }
 
+    /// The most a request's body may carry. Attachments stream to disk, so their uploads
+    /// are bounded by `maxAttachmentBytes` instead of the in-memory `maxBodyBytes`: a PUT of
+    /// one attachment by it alone; a multipart/related document PUT not as a whole, its JSON
+    /// part by `maxDocumentBytes` and each attachment part by `maxAttachmentBytes`
+    /// (MultipartDocumentReader).
+    static func bodyLimit(method: HTTPMethod, path: RequestPath, contentType: String?, limits: ListenerConfiguration.Limits) -> Int {
+        let s = path.segments
+        guard method == .PUT, s.count >= 2, !s[0].hasPrefix("_") else { return limits.maxBodyBytes }
+        if s.count == 2 {
+            return contentType.flatMap(MediaType.init)?.type == "multipart/related" ? Int.max : limits.maxBodyBytes
+        }
+        let attachment = !s[1].hasPrefix("_") || (s[1].hasPrefix("_design/") && !s[2].hasPrefix("_"))
+        return attachment ? limits.maxAttachmentBytes : limits.maxBodyBytes
+    }
+
     // MARK: helpers shared by the endpoints
 
     func requireMethod(_ req: Request, _ allowed: [HTTPMethod]) throws {

@@ -10,7 +10,7 @@ final class ServerContext: @unchecked Sendable {
     let databases: DatabaseRegistry
     let views: ViewRegistry
     /// Database work runs here, never on the event loop (the engine blocks).
-    let workers: NIOThreadPool
+    let workers: WorkerPool
     /// Stable for this listener's life: the welcome's "uuid".
     let serverUUID: String
     let startTimeMicros = unixTimeMicrosNow()
@@ -27,7 +27,7 @@ final class ServerContext: @unchecked Sendable {
     /// Where this listener answers, once bound: how its own replications reach it.
     var ownAddress: (port: Int, tls: Bool, certificateSHA256: String?) = (0, false, nil)
 
-    init(configuration: ListenerConfiguration, workers: NIOThreadPool, serverUUID: String, views: ViewRegistry) {
+    init(configuration: ListenerConfiguration, workers: WorkerPool, serverUUID: String, views: ViewRegistry) {
         self.views = views
         self.configuration = configuration
         let uuids = UUIDGenerator(algorithm: configuration.uuidAlgorithm, utcIDSuffix: configuration.utcIDSuffix)

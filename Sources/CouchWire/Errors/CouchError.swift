@@ -100,6 +100,7 @@ public struct CouchError: Error, Equatable, Sendable, CustomStringConvertible {
         case 415: return "Unsupported Media Type"
         case 416: return "Requested Range Not Satisfiable"
         case 417: return "Expectation Failed"
+        case 431: return "Request Header Fields Too Large"
         case 500: return "Internal Server Error"
         case 501: return "Not Implemented"
         case 503: return "Service Unavailable"

@@ -3,8 +3,12 @@ import CBLiteBase
 /// One document in a `multipart/related` body, as CouchDB writes it in both directions
 /// (a replicator's `PUT ?new_edits=false`, a peer's `open_revs` answer): the JSON part
 /// first, then one part per attachment marked `"follows": true`. Attachment parts are
-/// streamed into writers as they arrive (gzip parts decoded on the way), so an
-/// attachment of any size passes in bounded memory. Shared by the listener and the
+/// streamed into writers as they arrive (gzip parts decoded on the way, in bounded
+/// pieces), so an attachment of any size passes in bounded memory. Each part must match
+/// the length and digest its JSON declares (AttachmentPartCheck). Nothing is stored
+/// before the whole body has arrived and checked: the writers are finished by
+/// `finish()`, and cancelled (their temporary files deleted) when it is never reached —
+/// a client gone mid-body leaves nothing behind. Shared by the listener and the
 /// replicator.
 public final class MultipartDocumentReader {
     private let maxDocumentBytes: Int
@@ -15,9 +19,12 @@ public final class MultipartDocumentReader {
     private var body: JSONObject?
     private var following: [(name: String, gzip: Bool)] = []
     private var nextFollowing = 0
-    private var stored: [String: BlobInfo] = [:]
+    /// Attachment parts complete and checked, installed by `finish()`.
+    private var written: [(name: String, writer: any AttachmentSink)] = []
     private var partIndex = -1
-    private var current: (name: String, writer: any AttachmentSink, inflater: GzipInflater?)?
+    /// The attachment part being received.
+    private typealias Part = (name: String, writer: any AttachmentSink, inflater: GzipInflater?, check: AttachmentPartCheck)
+    private var current: Part?
 
     /// `makeWriter` gives a writer for each attachment (the engine's
     /// `Collection.makeAttachmentWriter`): this type does no storage I/O of its own.
@@ -27,7 +34,10 @@ public final class MultipartDocumentReader {
         self.makeWriter = makeWriter
     }
 
-    deinit { current?.writer.cancel() }
+    deinit {
+        current?.writer.cancel()
+        for w in written { w.writer.cancel() }
+    }
 
     public func handle(_ event: MultipartParser.Event) throws {
         switch event {
@@ -42,15 +52,18 @@ public final class MultipartDocumentReader {
                 json += bytes
                 if json.count > maxDocumentBytes { throw CouchError.tooLarge("the document exceeds \(maxDocumentBytes) bytes") }
             } else if let c = current {
-                try c.writer.write(c.inflater.map { try $0.inflate(bytes) } ?? bytes)
-                if c.writer.length > UInt64(maxAttachmentBytes) {
-                    throw CouchError.tooLarge("attachment \"\(c.name)\" exceeds \(maxAttachmentBytes) bytes")
+                try c.check.sent(bytes)
+                if let inflater = c.inflater {
+                    try inflater.inflate(bytes) { try write($0, c) }
+                } else {
+                    try write(bytes, c)
                 }
             }
         case .partEnd:
             if let c = current {
                 try c.inflater?.finish()
-                stored[c.name] = try c.writer.finish()
+                try c.check.finish()
+                written.append((c.name, c.writer))
                 current = nil
             }
         case .end:
@@ -63,9 +76,23 @@ public final class MultipartDocumentReader {
     public func finish() throws -> (body: JSONObject, attachments: [String: BlobInfo]) {
         guard partIndex >= 0 else { throw CouchError.badRequest("an empty multipart body") }
         try parseBodyIfNeeded()
-        let missing = following.map(\.name).filter { stored[$0] == nil }
+        guard current == nil else { throw CouchError.badRequest("the body ends inside attachment \"\(current!.name)\"") }
+        let missing = following.map(\.name).filter { name in !written.contains { $0.name == name } }
         guard missing.isEmpty else { throw CouchError.badRequest("attachment parts missing for \(missing.joined(separator: ", "))") }
+        var stored: [String: BlobInfo] = [:]
+        while !written.isEmpty {
+            let w = written.removeFirst()
+            stored[w.name] = try w.writer.finish()
+        }
         return (body!, stored)
+    }
+
+    private func write(_ content: [UInt8], _ c: Part) throws {
+        try c.check.decoded(content)
+        try c.writer.write(content)
+        if c.writer.length > UInt64(maxAttachmentBytes) {
+            throw CouchError.tooLarge("attachment \"\(c.name)\" exceeds \(maxAttachmentBytes) bytes")
+        }
     }
 
     /// Parses a JSON document body; a parse failure is the peer's 400 with the reason.
@@ -101,8 +128,10 @@ public final class MultipartDocumentReader {
             name = following[nextFollowing].name
         }
         nextFollowing += 1
+        guard !written.contains(where: { $0.name == name }) else { throw CouchError.badRequest("attachment \"\(name)\" sent twice") }
         let gzip = headers["Content-Encoding"]?.lowercased() == "gzip"
             || (headers["Content-Encoding"] == nil && following.first { $0.name == name }?.gzip == true)
-        current = (name, try makeWriter(), gzip ? try GzipInflater(maxOutput: maxAttachmentBytes) : nil)
+        let check = try AttachmentPartCheck(name: name, entry: body?["_attachments"]?.objectValue?[name]?.objectValue, gzip: gzip)
+        current = (name, try makeWriter(), gzip ? try GzipInflater(maxOutput: maxAttachmentBytes) : nil, check)
     }
 }

@@ -109,6 +109,26 @@ def test_bad_configurations(dbdir):
             cblite.Server(directory=str(dbdir), port=first.port)
 
 
+def test_hardening_limits_cross_the_abi(dbdir, db):
+    """The limits of issue 31 given from Python reach the listener: a header-count cap
+    (431), an attachment limit apart from the body limit (413 past it, and an attachment
+    larger than max_body_bytes within it), and a short header time-box."""
+    limits = {"max_header_count": 5, "max_attachment_bytes": 200_000, "max_body_bytes": 100_000, "header_timeout_ms": 300}
+    with cblite.Server(directory=str(dbdir), limits=limits) as server:
+        many = {"X-%d" % i: "y" for i in range(6)}
+        assert request(server, "GET", "/" + db.name, headers=many)[0] == 431
+        put = {"Content-Type": "application/octet-stream"}
+        assert request(server, "PUT", f"/{db.name}/d/big", b"x" * 150_000, headers=put)[0] == 201
+        assert request(server, "PUT", f"/{db.name}/e/big", b"x" * 250_000, headers=put)[0] == 413
+        assert len(db.default_collection.get_attachment("d", "big")) == 150_000
+        slow = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        slow.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")       # and never the end of the head
+        assert slow.recv(100) == b""                              # cut off by the time-box
+        slow.close()
+    with pytest.raises(cblite.BadRequest):
+        cblite.Server(directory=str(dbdir), limits={"max_header_count": 0})
+
+
 def test_two_peers_sync_over_http(dbdir):
     """Peer A serves its database; peer B pulls everything A has — revisions, a conflict,
     a tombstone, an attachment — using only HTTP to A and the replication surface on B,
