@@ -7,11 +7,12 @@ public struct JSONParser {
     /// The deepest nesting of arrays and objects taken. CouchDB has no limit below its
     /// memory; real data nests a few dozen levels, and Python's json module (a common
     /// client's) gives up near 1,000. The consumers recurse once per level (parser,
-    /// canonicalizer, writer, collation, JSONValue's == and release): measured on a
-    /// painted stack (DeepNestingTests; Tests/c's test_deep_documents for the shipped
-    /// library), a level costs at most ~5.7 KB in a debug build, so 1,000 levels fit in
-    /// 7 MiB — within the 8 MiB glibc gives every thread by default (callers', NIO event
-    /// loops', Dispatch workers') — and far less in the release library (see the C test).
+    /// canonicalizer, writer, collation, JSONValue's == and release). Measured on a
+    /// painted stack, a level of a save costs ~1.0 KB (arrays) to ~1.4 KB (objects) in the
+    /// release library (Tests/c test_deep_documents: 1.4 MB at this limit) and up to
+    /// ~5.7 KB in a debug build (DeepNestingTests): 1,000 levels fit, with room for the
+    /// callers' frames, in the 8 MiB glibc gives every thread by default — callers',
+    /// NIO event loops', Dispatch workers'.
     public static let maxDepth = 1000
 
     /// Protocol messages carry documents a few levels down (`_bulk_get`'s
