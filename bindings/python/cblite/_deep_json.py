@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from json.decoder import scanstring  # type: ignore[attr-defined]
-from json.scanner import NUMBER_RE  # type: ignore[attr-defined]
+from json.scanner import NUMBER_RE
 from typing import Any, List, Tuple, Union
 
 _SPACE = re.compile(r"[ \t\n\r]*")
