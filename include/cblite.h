@@ -544,8 +544,20 @@ CBL_WARN_UNUSED cbl_status cbl_collection_last_sequence(cbl_collection* coll, ui
  *   documents carry them).
  * Any other top-level '_' property is rejected with 400.
  *
+ * JSON (documents and every JSON argument) may nest arrays and objects up to
+ * CBL_MAX_JSON_DEPTH levels (the document object is the first); deeper is a 400 "nesting
+ * deeper than 1000", and nothing is stored. CouchDB has no limit of its own: this one is
+ * far beyond what data nests (Python's json module gives up near 1,000 levels), and
+ * every part of the library handles it within the stack a thread gets by default.
+ *
  * Document IDs: 1–1024 bytes of UTF-8 without control characters, not starting with
- * '_'. Revision IDs made here are "<generation>-<40 hex digits>": the SHA-1 digest covers
+ * '_' — except design documents, "_design/NAME" (CouchDB's reserved IDs), which are
+ * ordinary documents here: saved, read, deleted, revised and replicated like any other,
+ * listed by the all-documents query and in the changes feed. Their code (views, filters,
+ * validate_doc_update) is not run. Local documents ("_local/ID" over HTTP) are apart:
+ * cbl_local_*.
+ *
+ * Revision IDs made here are "<generation>-<40 hex digits>": the SHA-1 digest covers
  * the parent revision ID, the deletion flag and the canonical JSON of the body (keys
  * sorted by UTF-8 bytes, no insignificant whitespace, integral numbers without a
  * fraction), so the same change made on two databases gets the same revision ID.
@@ -563,6 +575,8 @@ CBL_WARN_UNUSED cbl_status cbl_collection_last_sequence(cbl_collection* coll, ui
  * Numbers: an integer is kept exactly whatever its size (one beyond 64 bits as its
  * digits, as CouchDB keeps it), so bodies replicate with every digit; a number with a
  * fraction or an exponent is a double (as in CouchDB). */
+
+#define CBL_MAX_JSON_DEPTH 1000
 
 /* Flags for cbl_doc_get / cbl_doc_get_revision. */
 #define CBL_GET_DELETED    0x01u  /* return a deleted document (tombstone) instead of 404 */
@@ -1438,9 +1452,10 @@ CBL_WARN_UNUSED cbl_status cbl_db_uuid(cbl_db* db, char** out_uuid, cbl_error* e
  * where the last one left off and nothing is lost or written twice. Conflicts stay
  * conflicts: both sides end with the same revision tree and the same winner.
  *
- * A document the peer holds but this database cannot take — a "_design/" ID (this
- * engine keeps views in code, not in design documents), JSON nested deeper than 512
- * levels, an object with a duplicate key, a body over 64 MiB — is reported as that
+ * Design documents ("_design/NAME") replicate like any other document, both ways. A
+ * document the peer holds but this database cannot take — JSON nested deeper than
+ * CBL_MAX_JSON_DEPTH levels, an object with a duplicate key, a body over 64 MiB — is
+ * reported as that
  * document's error (cbl_replicator_document_fn) and skipped; the replication goes on
  * and its checkpoint moves past it, and later runs try it again
  * (cbl_replicator_failed_documents). */

@@ -58,9 +58,10 @@ func withJSONBytes<T>(_ p: CString?, _ what: String, _ body: (UnsafeBufferPointe
     return try p.withMemoryRebound(to: UInt8.self, capacity: n) { try body(UnsafeBufferPointer(start: $0, count: n)) }
 }
 
-/// A JSON text argument, parsed: 400 when NULL or not JSON.
-func jsonValue(_ p: CString?, _ what: String) throws -> JSONValue {
-    try withJSONBytes(p, what) { try JSONParser.parse(bytes: $0) }
+/// A JSON text argument, parsed: 400 when NULL or not JSON. `message`: it holds documents
+/// (a batch), read to JSONParser.messageDepth; each is held to the document limit.
+func jsonValue(_ p: CString?, _ what: String, message: Bool = false) throws -> JSONValue {
+    try withJSONBytes(p, what) { try JSONParser.parse(bytes: $0, depthLimit: message ? JSONParser.messageDepth : JSONParser.maxDepth) }
 }
 
 /// A JSON object argument, parsed: 400 when NULL, not JSON or not an object.

@@ -28,7 +28,7 @@ private func revisionOptions(_ options: UnsafePointer<CChar>?) throws -> Revisio
                                                      _ err: ErrorOut?) -> cbl_status {
     jsonCall(out, err, "out_json") {
         let c = try collection(coll)
-        let objects = try BulkDocsShape.request(try jsonValue(docs, "docs_json"), allowArray: true).docs
+        let objects = try BulkDocsShape.request(try jsonValue(docs, "docs_json", message: true), allowArray: true).docs
         return BulkDocsShape.answer(try c.insertExistingRevisions(objects.map { Collection.ExistingRevision(body: $0) }))
     }
 }
@@ -37,7 +37,7 @@ private func revisionOptions(_ options: UnsafePointer<CChar>?) throws -> Revisio
                                              _ err: ErrorOut?) -> cbl_status {
     jsonCall(out, err, "out_json") {
         let c = try collection(coll)
-        let objects = try BulkDocsShape.request(try jsonValue(docs, "docs_json"), allowArray: true).docs
+        let objects = try BulkDocsShape.request(try jsonValue(docs, "docs_json", message: true), allowArray: true).docs
         return BulkDocsShape.answer(try c.saveDocuments(objects))
     }
 }

@@ -11,14 +11,15 @@ struct Edit: ParsableCommand {
             (exit 3, conflict). An unchanged file saves nothing. A new ID creates the document.
             """)
     @OptionGroup var db: DatabaseOptions
-    @Argument(help: "Document ID.") var docID: String
+    @Argument(help: "Document ID (_local/ID: a local document).") var docID: String
 
     func run() throws {
+        let address = DocumentAddress(docID)
         try db.withCollection { _, c in
             var parent: String?
             var body = JSONObject()
             do {
-                let current = try JSONParser.parseObject(String(decoding: try c.get(docID: docID), as: UTF8.self), what: "document")
+                let current = try JSONParser.parseObject(String(decoding: try address.read(c, options: []), as: UTF8.self), what: "document")
                 parent = current["_rev"]?.stringValue
                 for (k, v) in current.members where k != "_id" && k != "_rev" { body[k] = v }
             } catch let e as CBLError where e.status == .notFound {}
@@ -43,7 +44,7 @@ struct Edit: ParsableCommand {
                 return
             }
             do {
-                let revID = try c.put(docID: docID, json: edited, parent: parent).revID
+                let revID = try address.save(c, json: edited, parent: parent)
                 unlink(path)
                 if db.json { print(JSONObject([("id", .string(docID)), ("rev", .string(revID)), ("changed", .bool(true))]).jsonText) }
                 else { print(revID) }

@@ -113,12 +113,16 @@ struct List: ParsableCommand {
 struct Get: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print a document (or one of its revisions).")
     @OptionGroup var db: DatabaseOptions
-    @Argument(help: "Document ID.") var docID: String
+    @Argument(help: "Document ID (_local/ID: a local document).") var docID: String
     @Option(help: "A specific revision.") var rev: String?
     @Flag(help: "Show the revision tree and conflicts instead of the body.") var revs = false
     @Flag(help: "Show a deleted document.") var deleted = false
 
     func run() throws {
+        let address = DocumentAddress(docID)
+        try address.refuseForLocal("--rev", given: rev != nil)
+        try address.refuseForLocal("--revs", given: revs)
+        try address.refuseForLocal("--deleted", given: deleted)
         try db.withCollection { _, c in
             let bytes: [UInt8]
             if revs {
@@ -126,7 +130,7 @@ struct Get: ParsableCommand {
             } else if let rev {
                 bytes = try c.get(docID: docID, revID: rev, options: [.deleted])
             } else {
-                bytes = try c.get(docID: docID, options: deleted ? [.deleted, .conflicts] : [.conflicts])
+                bytes = try address.read(c, options: deleted ? [.deleted, .conflicts] : [.conflicts])
             }
             if db.json { printJSON(bytes) } else { try printPretty(bytes) }
         }
@@ -136,7 +140,7 @@ struct Get: ParsableCommand {
 struct Put: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Save a document: a new one, or a new revision with --rev (or --update).")
     @OptionGroup var db: DatabaseOptions
-    @Argument(help: "Document ID.") var docID: String
+    @Argument(help: "Document ID (_local/ID: a local document).") var docID: String
     @Argument(help: "JSON body; '-' or absent reads standard input.") var body: String?
     @Option(help: "Parent revision (the current one) for an update.") var rev: String?
     @Flag(help: "Replace the current revision, whatever it is.") var update = false
@@ -155,13 +159,9 @@ struct Put: ParsableCommand {
             text = String(decoding: data, as: UTF8.self)
         }
         let newBody = text
+        let address = DocumentAddress(docID)
         try db.withCollection(create: create) { _, c in
-            let revID: String
-            if update {
-                revID = try c.update(docID: docID) { _ in newBody }
-            } else {
-                revID = try c.put(docID: docID, json: newBody, parent: rev).revID
-            }
+            let revID = update ? try address.replace(c, json: newBody) : try address.save(c, json: newBody, parent: rev)
             if db.json { print(JSONValue.object(JSONObject([("id", .string(docID)), ("rev", .string(revID))])).jsonString) }
             else { print(revID) }
         }
@@ -171,12 +171,12 @@ struct Put: ParsableCommand {
 struct Remove: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete a document (writes a tombstone).")
     @OptionGroup var db: DatabaseOptions
-    @Argument(help: "Document ID.") var docID: String
+    @Argument(help: "Document ID (_local/ID: a local document, removed outright).") var docID: String
     @Option(help: "Revision to delete (default: the current one).") var rev: String?
 
     func run() throws {
         try db.withCollection { _, c in
-            let revID = try c.delete(docID: docID, parent: rev)
+            let revID = try DocumentAddress(docID).delete(c, parent: rev)
             if db.json { print(JSONValue.object(JSONObject([("id", .string(docID)), ("rev", .string(revID))])).jsonString) }
             else { print(revID) }
         }

@@ -86,7 +86,7 @@ final class DocumentTests: CBLCollectionTestCase {
     }
 
     func testDocumentIDRules() throws {
-        for id in ["", "_design", "_", "a\u{0}b", "tab\there", "del\u{7F}", String(repeating: "x", count: 1025)] {
+        for id in ["", "_design", "_design/", "_designx", "_Design/x", "_local/x", "_", "a\u{0}b", "tab\there", "del\u{7F}", String(repeating: "x", count: 1025)] {
             assertStatus(.badRequest, try coll.put(docID: id, json: "{}", parent: nil), id.debugDescription)
             assertStatus(.badRequest, try coll.get(docID: id), id.debugDescription)
         }
@@ -94,6 +94,51 @@ final class DocumentTests: CBLCollectionTestCase {
             XCTAssertNoThrow(try coll.put(docID: id, json: "{}", parent: nil), id)
             XCTAssertEqual(try coll.doc(id)["_id"], .string(id))
         }
+    }
+
+    /// "_design/NAME" documents (CouchDB's design documents) are ordinary documents:
+    /// revisions, attachments, deletion, the all-documents query (in ID
+    /// order: '_' sorts between upper and lower case), the changes feed, revs_diff;
+    /// only that exact prefix with a name (testDocumentIDRules).
+    func testDesignDocumentsAreOrdinaryDocuments() throws {
+        let id = "_design/app"
+        let body = #"{"language":"javascript","views":{"v":{"map":"function(doc){ emit(doc._id, 1); }"}}}"#
+        let r1 = try coll.put(docID: id, json: body, parent: nil)
+        XCTAssertEqual(try coll.doc(id)["views"]?.objectValue?["v"]?.objectValue?["map"],
+                       .string("function(doc){ emit(doc._id, 1); }"))
+        assertStatus(.conflict, try coll.put(docID: id, json: body, parent: nil))
+        let r2 = try coll.setAttachment(docID: id, parent: r1.revID, name: "index.html", contentType: "text/html",
+                                        bytes: Array("<p>".utf8))
+        XCTAssertEqual(try coll.attachmentContent(docID: id, name: "index.html"), Array("<p>".utf8))
+        XCTAssertEqual(try coll.history(docID: id, revID: nil), [r2, r1.revID])
+        _ = try coll.put(docID: "A", json: "{}", parent: nil)
+        _ = try coll.put(docID: "a", json: "{}", parent: nil)
+        XCTAssertEqual(try coll.allDocsQuery().allRows().compactMap(\.docID), ["A", id, "a"])
+        XCTAssertEqual(try coll.changes(since: 0).map(\.docID), [id, "A", "a"])
+        XCTAssertEqual(try coll.revsDiff([(id, [r2, "3-x"])]).map(\.missing), [["3-x"]])
+        // Views never see design documents (CouchDB's rule).
+        let v = try coll.view(named: "ids")
+        v.setMapReduce(map: { doc, e in e.emit(try doc.object["_id"]!, nil) }, reduce: nil, version: "1")
+        XCTAssertEqual(try v.query(QueryOptions()).allRows().compactMap(\.docID), ["a", "A"])   // view collation
+        let tomb = try coll.delete(docID: id, parent: r2)
+        assertStatus(.notFound, try coll.get(docID: id))
+        XCTAssertEqual(try coll.doc(id, [.deleted])["_rev"], .string(tomb))
+        XCTAssertEqual(try coll.allDocsQuery().allRows().compactMap(\.docID), ["A", "a"])
+    }
+
+    /// A document nested `JSONParser.maxDepth` levels is stored and read back whole; one
+    /// level more is a 400 naming the limit, and nothing is stored.
+    func testDocumentsNestedToTheLimit() throws {
+        let n = JSONParser.maxDepth
+        let members = { (d: Int) in #""a":"# + String(repeating: "[", count: d - 1) + String(repeating: "]", count: d - 1) }
+        let r = try coll.put(docID: "deep", json: "{" + members(n) + "}", parent: nil)
+        XCTAssertEqual(String(decoding: try coll.get(docID: "deep"), as: UTF8.self),
+                       #"{"_id":"deep","_rev":"\#(r.revID)","# + members(n) + "}")
+        XCTAssertThrowsError(try coll.put(docID: "deeper", json: "{" + members(n + 1) + "}", parent: nil)) {
+            XCTAssertEqual(($0 as? CBLError)?.status, .badRequest)
+            XCTAssertTrue("\($0)".contains("nesting deeper than \(n)"), "\($0)")
+        }
+        assertStatus(.notFound, try coll.get(docID: "deeper", options: [.deleted]))
     }
 
     func testConflictOnStaleParentAndExistingID() throws {

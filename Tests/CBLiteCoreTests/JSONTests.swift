@@ -107,16 +107,26 @@ final class JSONTests: XCTestCase {
         XCTAssertNoThrow(try JSONParser.parse(#"{"a":{"a":1},"b":{"a":2}}"#))
     }
 
+    /// The parser and the canonicalizer take exactly `maxDepth` levels of arrays and of
+    /// objects, and refuse one more with a message naming the limit.
     func testDepthLimit() throws {
-        XCTAssertEqual(JSONParser.maxDepth, 512)
-        let ok = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
-        XCTAssertNoThrow(try JSONParser.parse(ok))
-        let tooDeep = String(repeating: "[", count: 513) + String(repeating: "]", count: 513)
-        assertStatus(.badRequest, try JSONParser.parse(tooDeep))
-        let objs = String(repeating: "{\"a\":", count: 513) + "1" + String(repeating: "}", count: 513)
-        assertStatus(.badRequest, try JSONParser.parse(objs))
-        let objsOK = String(repeating: "{\"a\":", count: 512) + "1" + String(repeating: "}", count: 512)
-        XCTAssertNoThrow(try JSONParser.parse(objsOK))
+        let n = JSONParser.maxDepth
+        let arrays = { (d: Int) in String(repeating: "[", count: d) + String(repeating: "]", count: d) }
+        let objects = { (d: Int) in String(repeating: "{\"a\":", count: d) + "1" + String(repeating: "}", count: d) }
+        for text in [arrays(n), objects(n)] {
+            XCTAssertNoThrow(try JSONParser.parse(text))
+            var t = text
+            XCTAssertEqual(try t.withUTF8 { try JSONCanonicalizer.canonicalize($0) }, Array(text.utf8))
+        }
+        for text in [arrays(n + 1), objects(n + 1)] {
+            XCTAssertThrowsError(try JSONParser.parse(text)) {
+                XCTAssertTrue("\($0)".contains("nesting deeper than \(n)"), "\($0)")
+            }
+            var t = text
+            XCTAssertThrowsError(try t.withUTF8 { try JSONCanonicalizer.canonicalize($0) }) {
+                XCTAssertTrue("\($0)".contains("nesting deeper than \(n)"), "\($0)")
+            }
+        }
     }
 
     func testVeryDeepNestingDoesNotCrash() {

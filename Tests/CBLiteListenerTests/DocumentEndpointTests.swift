@@ -48,6 +48,47 @@ final class DocumentEndpointTests: ListenerTestCase {
         XCTAssertEqual(try c.request("GET", "/nodb/nothing").object["reason"], .string("Database does not exist."))
     }
 
+    /// Design documents are documents over HTTP as in CouchDB (rest-design.jsonl):
+    /// PUT/GET/DELETE by "_design/NAME" and "_design%2FNAME" (a GET of which is redirected
+    /// to the slash), attachments, COPY, _bulk_docs, _changes, _all_docs (which lists
+    /// them, not _local ones), _design_docs (only them).
+    func testDesignDocumentsAreStoredAsDocuments() throws {
+        try start()
+        let c = try client()
+        XCTAssertEqual(try c.request("PUT", "/db").status, 201)
+        let put = try c.json("PUT", "/db/_design/app", #"{"views":{"v":{"map":"function(doc){}"}}}"#)
+        XCTAssertEqual(put.status, 201)
+        XCTAssertEqual(put.object["id"], .string("_design/app"))
+        let rev1 = put.object["rev"]!.stringValue!
+        XCTAssertEqual(try c.json("PUT", "/db/_design/app", "{}").status, 409)
+        XCTAssertEqual(try c.request("GET", "/db/_design/app").object["_rev"], .string(rev1))
+        let redirect = try c.request("GET", "/db/_design%2Fapp?revs=true")
+        XCTAssertEqual(redirect.status, 301)
+        XCTAssertEqual(redirect.header("Location"), "/db/_design/app?revs=true")
+        let escaped = try c.json("PUT", "/db/_design%2Fother", #"{"language":"query"}"#)
+        XCTAssertEqual(escaped.object["id"], .string("_design/other"))
+        let att = try c.request("PUT", "/db/_design/app/page.html?rev=\(rev1)", headers: [("Content-Type", "text/html")],
+                                body: Array("<p>".utf8))
+        XCTAssertEqual(att.status, 201)
+        let rev2 = att.object["rev"]!.stringValue!
+        XCTAssertEqual(try c.request("GET", "/db/_design/app/page.html").body, Array("<p>".utf8))
+        let copied = try c.request("COPY", "/db/_design/app", headers: [("Destination", "_design/copy")])
+        XCTAssertEqual(copied.status, 201)
+        XCTAssertEqual(copied.object["id"], .string("_design/copy"))
+        let bulk = try c.json("POST", "/db/_bulk_docs", #"{"docs":[{"_id":"_design/bulk","v":1},{"_id":"plain"},{"_id":"_bad"}]}"#)
+        XCTAssertEqual(bulk.json?.arrayValue?.map { $0.objectValue?["ok"] == .bool(true) }, [true, true, false])
+        XCTAssertEqual(try c.json("PUT", "/db/_local/cp", "{}").status, 201)
+        func ids(_ path: String) throws -> [String] {
+            try c.request("GET", path).object["rows"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue } ?? []
+        }
+        XCTAssertEqual(try ids("/db/_all_docs"), ["_design/app", "_design/bulk", "_design/copy", "_design/other", "plain"])
+        XCTAssertEqual(try ids("/db/_design_docs"), ["_design/app", "_design/bulk", "_design/copy", "_design/other"])
+        let changed = try c.request("GET", "/db/_changes").object["results"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue }
+        XCTAssertEqual(changed, ["_design/other", "_design/app", "_design/copy", "_design/bulk", "plain"])   // by last change
+        XCTAssertEqual(try c.request("DELETE", "/db/_design/app?rev=\(rev2)").status, 200)
+        XCTAssertEqual(try c.request("GET", "/db/_design/app").object["reason"], .string("deleted"))
+    }
+
     func testMalformedJSONIs400AndNothingIsStored() throws {
         try start()
         let c = try client()

@@ -28,10 +28,13 @@ final class ViewAndFilterTests: ListenerTestCase {
         XCTAssertEqual(keyed?.compactMap { $0.objectValue?["id"]?.stringValue }, ["fig", "apple"])
         XCTAssertEqual(try c.request("GET", "/shop/_design/d/_view/nope").object["reason"], .string("missing_named_view"))
         XCTAssertEqual(try c.request("GET", "/shop/_design/d/_view/prices?limit=x").status, 400)
-        // JavaScript design documents are refused (before the engine sees them).
+        // A stored design document's JavaScript is not run: its view is a 501, not rows.
         let js = try c.json("PUT", "/shop/_design/js", #"{"views":{"v":{"map":"function(doc){emit(doc._id)}"}}}"#)
-        XCTAssertEqual(js.status, 501)
-        XCTAssertEqual(js.object["error"], .string("not_implemented"))
+        XCTAssertEqual(js.status, 201)
+        let unrun = try c.request("GET", "/shop/_design/js/_view/v")
+        XCTAssertEqual(unrun.status, 501)
+        XCTAssertEqual(unrun.object["error"], .string("not_implemented"))
+        XCTAssertEqual(try c.request("GET", "/shop/_design/js/_view/other").object["reason"], .string("missing_named_view"))
         XCTAssertEqual(try c.request("GET", "/shop/_design/plain/_show/x").status, 501)
     }
 

@@ -35,6 +35,48 @@ final class PushPullTests: ReplicatorTestCase {
         XCTAssertEqual(try replicate("\"direction\":\"pull\"").documentsPulled, 0)
     }
 
+    /// Design documents travel like any other document, both ways, with their revisions
+    /// and attachments; local documents stay where they are.
+    func testDesignDocumentsReplicateBothWaysAndLocalOnesStay() throws {
+        try serve()
+        let ddoc = #"{"views":{"v":{"map":"function(doc){ emit(doc.k); }"}},"filters":{"f":"function(doc){ return true; }"}}"#
+        let r1 = try put(remoteColl, "_design/app", ddoc)
+        _ = try remoteColl.setAttachment(docID: "_design/app", parent: r1, name: "app.js", contentType: "text/javascript",
+                                         bytes: Array("x()".utf8))
+        _ = try remoteColl.putLocal(id: "private", json: "{}", parent: nil)
+        let pulled = try replicate("\"direction\":\"pull\"")
+        XCTAssertNil(pulled.errorMessage)
+        XCTAssertEqual(pulled.documentFailures, 0)
+        XCTAssertEqual(pulled.documentsPulled, 1)
+        XCTAssertEqual(try leaves(localColl), try leaves(remoteColl))
+        XCTAssertEqual(try body(localColl, "_design/app")["filters"], try body(remoteColl, "_design/app")["filters"])
+        XCTAssertEqual(try localColl.attachmentContent(docID: "_design/app", name: "app.js"), Array("x()".utf8))
+        XCTAssertThrowsError(try localColl.getLocal(id: "private")) { XCTAssertEqual(($0 as? CBLError)?.status, .notFound) }
+        // Edited here, pushed back: the peer's tree grows by the same revision.
+        try put(localColl, "_design/app", #"{"language":"javascript"}"#, parent: try body(localColl, "_design/app")["_rev"]?.stringValue)
+        try put(localColl, "_design/new", "{}")
+        let pushed = try replicate("\"direction\":\"push\"")
+        XCTAssertNil(pushed.errorMessage)
+        XCTAssertEqual(pushed.documentsPushed, 2)
+        XCTAssertEqual(try leaves(remoteColl), try leaves(localColl))
+        XCTAssertEqual(try body(remoteColl, "_design/app")["language"], .string("javascript"))
+    }
+
+    /// A document nested to the JSON limit travels both ways (parsed, canonicalized and
+    /// written on the replicator's and the listener's threads).
+    func testADocumentNestedToTheLimitReplicatesBothWays() throws {
+        try serve()
+        let d = JSONParser.maxDepth - 1
+        let deep = #"{"a":"# + String(repeating: "[", count: d) + String(repeating: "]", count: d) + "}"
+        try put(remoteColl, "deep-remote", deep)
+        try put(localColl, "deep-local", deep)
+        let s = try replicate()
+        XCTAssertNil(s.errorMessage)
+        XCTAssertEqual(s.documentFailures, 0)
+        XCTAssertEqual(try leaves(localColl), try leaves(remoteColl))
+        XCTAssertEqual(try localColl.get(docID: "deep-remote").count, try remoteColl.get(docID: "deep-remote").count)
+    }
+
     func testConflictsMadeOnBothSidesEndAsOneTreeWithOneWinner() throws {
         try serve()
         let r1 = try put(localColl, "doc", "{\"v\":0}")

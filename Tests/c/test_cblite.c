@@ -1135,6 +1135,130 @@ static void test_update(void) {
     RELEASE_AND_CLOSE(c, db);
 }
 
+/* "_design/NAME" documents are ordinary documents: saved, read, updated, deleted, listed
+ * by the all-documents query and the changes feed. Only that prefix, and with a name. */
+static void test_design_documents(void) {
+    char dir[512], r1[128], r2[128];
+    cbl_collection* c; cbl_db* db = setup("ddoc", "ddoc", dir, sizeof dir, &c);
+    const char* body = "{\"views\":{\"v\":{\"map\":\"function(doc){ emit(doc._id); }\"}},\"filters\":{}}";
+    CHECK_ST(put(c, "_design/app", body, NULL, r1, sizeof r1), CBL_OK);
+    CHECK(generation(r1) == 1);
+    CHECK_DOC(c, "_design/app", 0, jhas(D, "_id", "\"_design/app\"") && strstr(D, "emit(doc._id)") != NULL);
+    CHECK_ST(put(c, "_design/app", body, NULL, NULL, 0), CBL_CONFLICT);
+    CHECK_ST(put(c, "_design/app", "{\"language\":\"javascript\"}", r1, r2, sizeof r2), CBL_OK);
+    CHECK_ST(put(c, "plain", "{}", NULL, NULL, 0), CBL_OK);
+    CHECK_OUT(cbl_collection_all_docs(c, NULL, &J, &E), CBL_OK,
+              jint(J, "total_rows") == 2 && strstr(J, "\"id\":\"_design/app\"") != NULL);
+    CHECK_OUT(cbl_collection_changes(c, 0, NULL, &J, &E), CBL_OK, strstr(J, "\"id\":\"_design/app\"") != NULL);
+    CHECK_OUT(cbl_doc_delete(c, "_design/app", r2, &J, &E), CBL_OK, generation(J) == 3);
+    CHECK(get(c, "_design/app", 0) == NULL && E.code == CBL_NOT_FOUND);
+    const char* bad_ids[] = {"_design", "_design/", "_designs/x", "_local/x", "_x"};
+    for (size_t i = 0; i < sizeof bad_ids / sizeof bad_ids[0]; i++) {
+        CHECK_ST(put(c, bad_ids[i], "{}", NULL, NULL, 0), CBL_BAD_REQUEST);
+        CHECK(strstr(E.message, "_design/") != NULL || strstr(E.message, "name") != NULL);
+    }
+    RELEASE_AND_CLOSE(c, db);
+}
+
+/* {"a":[[...]]} nested `depth` levels (the object is the first), or with `objects`
+ * {"a":{"a":...1}}; caller frees. */
+static char* nested_doc(int depth, int objects) {
+    size_t n = (size_t)depth - 1;
+    char* s = malloc(6 * n + 16);
+    if (!s) return NULL;
+    char* p = s;
+    p += sprintf(p, "{\"a\":");
+    for (size_t i = 0; i < n; i++) p += sprintf(p, objects ? "{\"a\":" : "[");
+    if (objects) *p++ = '1';
+    memset(p, objects ? '}' : ']', n); p += n;
+    strcpy(p, "}");
+    return s;
+}
+
+/* A document saved and read on a thread of its own (a C caller's thread, as the library
+ * meets it). */
+typedef struct { cbl_collection* c; const char* id; const char* body; cbl_status put, get; } deep_job;
+
+static void* deep_work(void* arg) {
+    deep_job* j = arg;
+    cbl_error e;
+    char* json = NULL;
+    j->put = cbl_doc_put(j->c, j->id, j->body, NULL, 0, NULL, NULL, &e);
+    j->get = cbl_doc_get(j->c, j->id, 0, &json, &e);
+    cbl_free(json);
+    return NULL;
+}
+
+/* Runs `fn` on a thread whose `size`-byte stack is painted first; returns the bytes of it
+ * the call used (the stack grows down: the painted bytes left at the bottom were not). */
+static size_t stack_used(void* (*fn)(void*), void* arg, size_t size) {
+    void* stack = NULL;
+    if (posix_memalign(&stack, 4096, size) != 0) return size;
+    unsigned char* mem = stack;
+    memset(mem, 0xA5, size);
+    pthread_attr_t attr;
+    pthread_t t;
+    pthread_attr_init(&attr);
+    pthread_attr_setstack(&attr, mem, size);
+    size_t used = size;
+    if (pthread_create(&t, &attr, fn, arg) == 0) {
+        pthread_join(t, NULL);
+        size_t untouched = 0;
+        while (untouched < size && mem[untouched] == 0xA5) untouched++;
+        used = size - untouched;
+    }
+    pthread_attr_destroy(&attr);
+    free(stack);
+    return used;
+}
+
+/* Documents nested CBL_MAX_JSON_DEPTH levels are stored and read back whole; one level
+ * more is a 400 that names the limit, and nothing is stored; in a batch, each document is
+ * held to the limit. Saved and read at the limit, the shipped library uses less than
+ * 4 MiB of the thread's stack (half the 8 MiB glibc gives a thread by default):
+ * measured on a painted stack, with the cost of a level printed. */
+static void test_deep_documents(void) {
+    char dir[512], want[64];
+    cbl_collection* c; cbl_db* db = setup("deep", "deep", dir, sizeof dir, &c);
+    char* at = nested_doc(CBL_MAX_JSON_DEPTH, 0);
+    char* over = nested_doc(CBL_MAX_JSON_DEPTH + 1, 0);
+    char* objects = nested_doc(CBL_MAX_JSON_DEPTH, 1);
+    CHECK(at && over);
+    CHECK_ST(put(c, "at-limit", at, NULL, NULL, 0), CBL_OK);
+    CHECK_DOC(c, "at-limit", 0, strstr(D, at + 1) != NULL);     /* the body's members, whole */
+    CHECK_ST(put(c, "over-limit", over, NULL, NULL, 0), CBL_BAD_REQUEST);
+    snprintf(want, sizeof want, "nesting deeper than %d", CBL_MAX_JSON_DEPTH);
+    CHECK(strstr(E.message, want) != NULL);
+    CHECK(get(c, "over-limit", CBL_GET_DELETED) == NULL && E.code == CBL_NOT_FOUND);
+    /* In a batch (one level down in its array): each document is held to the limit. */
+    size_t n = strlen(over) + 64;
+    char* batch = malloc(2 * n);
+    CHECK(batch != NULL);
+    snprintf(batch, 2 * n, "[{\"_id\":\"b-at\",\"_rev\":\"1-a\",%s,{\"_id\":\"b-over\",\"_rev\":\"1-a\",%s]",
+             at + 1, over + 1);
+    CHECK_OUT(cbl_collection_docs_put_existing(c, batch, &J, &E), CBL_OK,
+              strstr(J, "{\"ok\":true,\"id\":\"b-at\"") != NULL &&
+              strstr(J, "\"id\":\"b-over\",\"error\":\"bad_request\"") != NULL && strstr(J, want) != NULL);
+    CHECK(get(c, "b-over", CBL_GET_DELETED) == NULL);
+    free(batch);
+    deep_job shallow = {c, "on-a-thread-shallow", "{\"a\":[]}", CBL_OK, CBL_OK},
+             deep = {c, "on-a-thread-arrays", at, CBL_OK, CBL_OK},
+             deep_objects = {c, "on-a-thread-objects", objects, CBL_OK, CBL_OK};
+    size_t base = stack_used(deep_work, &shallow, 16u << 20);
+    size_t used = stack_used(deep_work, &deep, 16u << 20);
+    size_t used_objects = stack_used(deep_work, &deep_objects, 16u << 20);
+    CHECK(shallow.put == CBL_OK && shallow.get == CBL_OK && deep.put == CBL_OK && deep.get == CBL_OK);
+    CHECK(deep_objects.put == CBL_OK && deep_objects.get == CBL_OK);
+    printf("# a document nested %d levels: %zu bytes of stack in arrays (%zu a level), %zu in objects (%zu)\n",
+           CBL_MAX_JSON_DEPTH, used, (used - base) / CBL_MAX_JSON_DEPTH, used_objects,
+           (used_objects - base) / CBL_MAX_JSON_DEPTH);
+    CHECK(used < (4u << 20) && used_objects < (4u << 20));
+    free(at);
+    free(objects);
+    free(over);
+    RELEASE_AND_CLOSE(c, db);
+}
+
 #define CHECK_EXPIRATION(c, id, value) \
     do { int64_t T = -7; CHECK_ST(cbl_doc_get_expiration(c, id, &T, &E), CBL_OK); \
          check_(T == (int64_t)(value), "expiration of " id " is " #value, __FILE__, __LINE__); } while (0)
@@ -2397,6 +2521,8 @@ int main(int argc, char** argv) {
     test_conflicts();
     test_prune_compact_purge();
     test_update();
+    test_design_documents();
+    test_deep_documents();
     test_expiration_and_local();
     test_validation();
     test_changes();

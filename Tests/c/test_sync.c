@@ -272,7 +272,7 @@ static void test_put_existing(void) {
         "[{\"id\":\"no-rev\",\"error\":\"bad_request\",\"reason\":\"document \\\"no-rev\\\" has no valid \\\"_rev\\\" (new_edits=false needs one)\"},"
         "{\"id\":\"\",\"error\":\"bad_request\",\"reason\":\"document has no \\\"_id\\\" string\"},"
         "{\"id\":\"\",\"error\":\"bad_request\",\"reason\":\"document has no \\\"_id\\\" string\"},"
-        "{\"id\":\"_design\",\"error\":\"bad_request\",\"reason\":\"document ID must not start with '_'\"},"
+        "{\"id\":\"_design\",\"error\":\"bad_request\",\"reason\":\"document ID must not start with '_' (except \\\"_design/NAME\\\")\"},"
         "{\"id\":\"nul\\u0000id\",\"error\":\"bad_request\",\"reason\":\"document ID must not contain control characters\"},"
         "{\"id\":\"bad-rev\",\"error\":\"bad_request\",\"reason\":\"document \\\"bad-rev\\\" has no valid \\\"_rev\\\" (new_edits=false needs one)\"},"
         "{\"id\":\"gap\",\"error\":\"bad_request\",\"reason\":\"\\\"_revisions\\\" has a start below its number of ids, or no ids\"},"
@@ -457,7 +457,7 @@ static void test_open_revs(void) {
     /* bad input */
     CHECK_FAILS(cbl_doc_open_revs(c, NULL, NULL, NULL, &J, &E), CBL_BAD_REQUEST);
     CHECK_FAILS(cbl_doc_open_revs(c, "", NULL, NULL, &J, &E), CBL_BAD_REQUEST);
-    CHECK_FAILS(cbl_doc_open_revs(c, "_design/x", NULL, NULL, &J, &E), CBL_BAD_REQUEST);
+    CHECK_FAILS(cbl_doc_open_revs(c, "_design", NULL, NULL, &J, &E), CBL_BAD_REQUEST);
     CHECK_FAILS(cbl_doc_open_revs(c, "bad\xff", NULL, NULL, &J, &E), CBL_BAD_REQUEST);
     CHECK_FAILS(cbl_doc_open_revs(c, "ctl\x01", NULL, NULL, &J, &E), CBL_BAD_REQUEST);
     char longid[1100];
@@ -498,7 +498,7 @@ static void test_bulk_get(void) {
         "{\"id\":\"deleted\",\"docs\":[" OK_DEL_REVS "]},"
         "{\"id\":\"no-such-doc\",\"docs\":[{\"error\":{\"id\":\"no-such-doc\",\"rev\":\"undefined\",\"error\":\"not_found\",\"reason\":\"missing\"}}]},"
         "{\"id\":\"plain-01\",\"docs\":[{\"error\":{\"id\":\"plain-01\",\"rev\":\"" R_MISS "\",\"error\":\"not_found\",\"reason\":\"missing\"}}]},"
-        "{\"id\":\"_bad\",\"docs\":[{\"error\":{\"id\":\"_bad\",\"rev\":\"undefined\",\"error\":\"bad_request\",\"reason\":\"document ID must not start with '_'\"}}]},"
+        "{\"id\":\"_bad\",\"docs\":[{\"error\":{\"id\":\"_bad\",\"rev\":\"undefined\",\"error\":\"bad_request\",\"reason\":\"document ID must not start with '_' (except \\\"_design/NAME\\\")\"}}]},"
         "{\"id\":\"att-text\",\"docs\":[{\"ok\":{\"_id\":\"att-text\",\"_rev\":\"" R_ATT1 "\",\"_revisions\":{\"ids\":[\"" D_ATT1 "\"],\"start\":1},"
         "\"_attachments\":{\"readme.txt\":{\"content_type\":\"text/plain\",\"digest\":\"" HELLO_DIGEST "\",\"length\":5,\"revpos\":1,\"stub\":true}},"
         "\"type\":\"attachment\"}}]}"
@@ -557,7 +557,7 @@ static void test_docs_save(void) {
         "{\"id\":\"a\",\"error\":\"conflict\",\"reason\":\"Document update conflict.\"},"
         "{\"ok\":true,\"id\":\"a\",\"rev\":\"2-cceba90c66c32c7cc39e66573f911ec05507d5e9\"},"
         "{\"id\":\"a\",\"error\":\"conflict\",\"reason\":\"Document update conflict.\"},"
-        "{\"id\":\"_x\",\"error\":\"bad_request\",\"reason\":\"document ID must not start with '_'\"},"
+        "{\"id\":\"_x\",\"error\":\"bad_request\",\"reason\":\"document ID must not start with '_' (except \\\"_design/NAME\\\")\"},"
         "{\"id\":\"r\",\"error\":\"bad_request\",\"reason\":\"property \\\"_foo\\\" is reserved: top-level names starting with '_' are metadata\"},"
         "{\"ok\":true,\"id\":\"b\",\"rev\":\"2-6c1be02df6e1ceb60eecf2187b22070b4840981a\"}]");
     CHECK(last_seq(c) == 4);

@@ -73,6 +73,36 @@ check "revs --json is the tree" [ "$(json 'len(d["revisions"])')" = 2 ]
 run "$CBLITE" cat people.cblite2 p1 p2 --json
 check "cat prints each document" [ "$(wc -l <"$tmp/out")" = 2 ]
 
+# ---- local and design documents by their CouchDB names -------------------------------------
+run "$CBLITE" put --dir "$tmp" --create ids _local/cfg '{"mode":"a"}' --json
+expect_rc 0 "put _local/ID"
+check "put _local/ID answers the local revision" [ "$(json 'd["id"] + " " + d["rev"]')" = "_local/cfg 0-1" ]
+run "$CBLITE" get ids.cblite2 _local/cfg --json
+expect_rc 0 "get _local/ID"
+check "get _local/ID shows the local document" [ "$(json 'd["_id"] + " " + d["_rev"] + " " + d["mode"]')" = "_local/cfg 0-1 a" ]
+run "$CBLITE" put ids.cblite2 _local/cfg '{"mode":"b"}'
+expect_rc 3 "put _local/ID again without --rev"
+run "$CBLITE" put ids.cblite2 _local/cfg --rev 0-1 '{"mode":"b"}'
+check "put _local/ID --rev updates it" [ "$(cat "$tmp/out")" = "0-2" ]
+run "$CBLITE" put ids.cblite2 _local/cfg --update '{"mode":"c"}'
+check "put _local/ID --update replaces the current one" [ "$(cat "$tmp/out")" = "0-3" ]
+run "$CBLITE" get ids.cblite2 _local/cfg --revs
+expect_rc 64 "get _local/ID --revs is a usage error"
+run "$CBLITE" ls ids.cblite2 --start _ --end _~
+check "local documents are not listed" [ ! -s "$tmp/out" ]
+run "$CBLITE" rm ids.cblite2 _local/cfg
+expect_rc 0 "rm _local/ID"
+run "$CBLITE" get ids.cblite2 _local/cfg
+expect_rc 2 "a removed local document is gone"
+run "$CBLITE" put ids.cblite2 _design/app '{"views":{"v":{"map":"function(doc){}"}}}'
+expect_rc 0 "put _design/NAME"
+run "$CBLITE" get ids.cblite2 _design/app --json
+check "get _design/NAME" [ "$(json 'd["views"]["v"]["map"]')" = "function(doc){}" ]
+run "$CBLITE" ls ids.cblite2 --start _ --end _~
+check "design documents are listed" [ "$(cat "$tmp/out")" = "_design/app" ]
+run "$CBLITE" put ids.cblite2 _other '{}'
+expect_rc 4 "other IDs starting with '_' are refused"
+
 # ---- collections: mkcoll, lscoll, --collection scope.name ----------------------------------
 run "$CBLITE" mkcoll people.cblite2 app.items
 expect_rc 0 "mkcoll app.items"

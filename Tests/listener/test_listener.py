@@ -3,6 +3,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import signal
 import socket
 import threading
@@ -183,3 +184,36 @@ def test_malformed_requests_are_400_and_the_server_survives(serve):
         sock.close()
         assert reply == "" or reply.startswith("HTTP/1.1 400"), reply[:80]
     assert s.json("GET", "/_up") == (200, {"status": "ok"})
+
+
+def max_json_depth():
+    header = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          "include", "cblite.h")
+    return int(re.search(r"#define CBL_MAX_JSON_DEPTH\s+(\d+)", open(header, encoding="utf-8").read()).group(1))
+
+
+def test_documents_nested_to_the_limit(serve):
+    """A document nested CBL_MAX_JSON_DEPTH levels is stored and served whole (as text: it
+    is deeper than Python's json module reads); one level more is a 400 naming the limit."""
+    limit = max_json_depth()
+    s = serve()
+    s.request("PUT", "/db")
+    members = '"a":' + "[" * (limit - 1) + "]" * (limit - 1)
+    status, _, data = s.request("PUT", "/db/deep", "{" + members + "}", {"Content-Type": "application/json"})
+    assert status == 201, data[:200]
+    status, _, data = s.request("GET", "/db/deep")
+    assert status == 200 and data.rstrip().endswith((members + "}").encode())
+    status, _, data = s.request("PUT", "/db/deeper", '{"a":' + "[" * limit + "]" * limit + "}",
+                                {"Content-Type": "application/json"})
+    assert status == 400 and json.loads(data)["error"] == "bad_request"
+    assert ("nesting deeper than %d" % limit) in json.loads(data)["reason"]
+    assert s.request("GET", "/db/deeper")[0] == 404
+    # In _bulk_docs (two levels down in the request): each document is held to the limit.
+    docs = [('{"_id":"b-%s","_rev":"1-a",' % name) + m + "}"
+            for name, m in (("at", members), ("over", '"a":' + "[" * limit + "]" * limit))]
+    status, _, data = s.request("POST", "/db/_bulk_docs", '{"new_edits":false,"docs":[%s]}' % ",".join(docs),
+                                {"Content-Type": "application/json"})
+    assert status == 201, data[:200]
+    (failed,) = json.loads(data)                      # new_edits=false: only the failures
+    assert failed["id"] == "b-over" and ("nesting deeper than %d" % limit) in failed["reason"]
+    assert s.request("GET", "/db/b-at")[0] == 200 and s.request("GET", "/db/b-over")[0] == 404

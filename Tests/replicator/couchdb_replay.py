@@ -58,6 +58,19 @@ class Recordings:
                 self.open_revs[(doc_id, rev)] = (a["content_type"], _body(a))
 
 
+    def add_document(self, doc, seq):
+        """Serves one more document without attachments, as CouchDB answered it elsewhere in
+        the recordings (`doc` with `_id` and a generation-1 `_rev`): a row at `seq` at the end
+        of the first changes feed, and its `_bulk_get` entry."""
+        since, feed = self.changes[0]
+        body = json.loads(feed)
+        body["results"].append({"seq": seq, "id": doc["_id"], "changes": [{"rev": doc["_rev"]}]})
+        self.changes[0] = (since, json.dumps(body).encode())
+        start, digest = doc["_rev"].split("-", 1)
+        self.bulk_get[(doc["_id"], doc["_rev"])] = {
+            "ok": dict(doc, _revisions={"start": int(start), "ids": [digest]})}
+
+
 class ReplayServer:
     """Serves the recordings on 127.0.0.1 (port 0: any free one) in a thread."""
 

@@ -308,3 +308,36 @@ def test_create_target_with_a_wrong_password_leaves_nothing(tmp_path, recordings
         assert "documents pulled: %d" % sum(len(r["changes"]) for r in recorded_rows(s, 0)) in right.stdout
     finally:
         s.stop()
+
+
+def recorded_answer(recordings, name, seq):
+    for line in open(os.path.join(recordings, name), encoding="utf-8"):
+        r = json.loads(line)
+        if r["seq"] == seq:
+            return r["response"]
+    raise AssertionError("no record #%d in %s" % (seq, name))
+
+
+def test_a_design_document_in_the_source_is_pulled_and_pushed_back(db, source, recordings):
+    """A source holding a design document (CouchDB's answer for `_design/app`,
+    rest-design.jsonl #6, at a design document's changes sequence, rest-documents.jsonl
+    #215): it is stored with CouchDB's revision, nothing fails, and a push sends it back
+    with that revision."""
+    ddoc = json.loads(recorded_answer(recordings, "rest-design.jsonl", 6)["body"])
+    assert ddoc["_id"] == "_design/app" and "views" in ddoc
+    seq = json.loads(recorded_answer(recordings, "rest-documents.jsonl", 215)["body"])["results"][0]["seq"]
+    source.rec.add_document(ddoc, seq)
+    status = replicate(db, source.url(), direction="pull", document_events=True)
+    assert "error" not in status, status
+    assert status["document_failures"] == 0
+    assert db.get("_design/app") == ddoc
+    assert db.default_collection.all_docs(startkey="_design/", endkey="_design0")["rows"][0]["id"] == "_design/app"
+    target = ReplayServer(os.path.join(recordings, "pull-by-couchdb.jsonl"))
+    try:
+        assert "error" not in replicate(db, target.url(), direction="push")
+        sent = [d for method, path, headers, body in target.received if path.endswith("/_bulk_docs")
+                for d in json.loads(body)["docs"]]
+        (back,) = [d for d in sent if d["_id"] == "_design/app"]
+        assert back["_rev"] == ddoc["_rev"] and back["views"] == ddoc["views"]
+    finally:
+        target.stop()

@@ -4,15 +4,32 @@
 /// JSONSerialization needs full Foundation (+34 MB of ICU data) and Codable
 /// loses number fidelity, which revision digests depend on.
 public struct JSONParser {
-    public static let maxDepth = 512
+    /// The deepest nesting of arrays and objects taken. CouchDB has no limit below its
+    /// memory; real data nests a few dozen levels, and Python's json module (a common
+    /// client's) gives up near 1,000. The consumers recurse once per level (parser,
+    /// canonicalizer, writer, collation, JSONValue's == and release). Measured on a
+    /// painted stack, a level of a save costs ~1.0 KB (arrays) to ~1.4 KB (objects) in the
+    /// release library (Tests/c test_deep_documents: 1.4 MB at this limit) and up to
+    /// ~5.7 KB in a debug build (DeepNestingTests): 1,000 levels fit, with room for the
+    /// callers' frames, in the 8 MiB glibc gives every thread by default — callers',
+    /// NIO event loops', Dispatch workers'.
+    public static let maxDepth = 1000
+
+    /// Protocol messages carry documents a few levels down (`_bulk_get`'s
+    /// `{"results":[{"docs":[{"ok": doc}]}]}`: 5; `_bulk_docs`' `{"docs":[doc]}`: 2): they
+    /// are read to this depth, and each document in them is held to `maxDepth` where it is
+    /// stored (JSONDepth).
+    public static let messageDepth = maxDepth + 8
 
     public static func parse(_ text: String) throws -> JSONValue {
         var copy = text
         return try copy.withUTF8 { try parse(bytes: $0) }
     }
 
-    public static func parse(bytes: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
+    /// `depthLimit`: `maxDepth`, or `messageDepth` for a message that holds documents.
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>, depthLimit: Int = maxDepth) throws -> JSONValue {
         var p = JSONParser(bytes)
+        p.depthLimit = depthLimit
         p.skipSpace()
         let v = try p.value(depth: 0)
         p.skipSpace()
@@ -36,6 +53,7 @@ public struct JSONParser {
     private let base: UnsafePointer<UInt8>?
     private var pos = 0
     private let end: Int
+    private var depthLimit = JSONParser.maxDepth
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
         base = bytes.baseAddress
@@ -66,10 +84,10 @@ public struct JSONParser {
         guard let c = peek() else { throw error("unexpected end of input") }
         switch c {
         case UInt8(ascii: "{"):
-            guard depth < JSONParser.maxDepth else { throw error("nesting deeper than \(JSONParser.maxDepth)") }
+            guard depth < depthLimit else { throw error("nesting deeper than \(depthLimit)") }
             return .object(try object(depth: depth + 1))
         case UInt8(ascii: "["):
-            guard depth < JSONParser.maxDepth else { throw error("nesting deeper than \(JSONParser.maxDepth)") }
+            guard depth < depthLimit else { throw error("nesting deeper than \(depthLimit)") }
             return .array(try array(depth: depth + 1))
         case UInt8(ascii: "\""): return .string(try string())
         case UInt8(ascii: "t"): try expect("true"); return .bool(true)

@@ -51,8 +51,8 @@ extension Collection {
     private func scanChanges(since: Int64, options: ChangesOptions, _ visit: (Statement, [String]?) throws -> Void) throws -> Int64 {
         try check()
         let wantedIDs = options.docIDs.map(Set.init)
-        // doc_ids are not validated: an ID this database cannot hold (a CouchDB `_design/…`
-        // a replicator was told to copy) matches no row, where a 400 failed the whole feed.
+        // doc_ids are not validated: an ID this database cannot hold (a reserved `_…` one a
+        // replicator was told to copy) matches no row, where a 400 failed the whole feed.
         let filtering = wantedIDs != nil || options.filter != nil
         let needBody = options.includeDocs || options.allRevs || options.filter != nil
         func scan(_ filter: ChangeFilterFunction?) throws -> Int64 {

@@ -59,7 +59,9 @@ struct DocumentBody {
         self.deleted = deleted
     }
 
-    /// 1–1024 bytes of UTF-8, no control characters, not starting with '_'.
+    /// 1–1024 bytes of UTF-8, no control characters, not starting with '_' except a design
+    /// document's "_design/NAME" (CouchDB's reserved IDs: design documents are ordinary
+    /// documents for storage and replication; "_local/" ones live apart, LocalDocuments).
     static func validateDocID(_ id: String, what: String = "document ID") throws {
         // Over the contiguous bytes: the generic contains(where:) on the UTF-8 view cost
         // ~450 instructions a read (callgrind).
@@ -67,11 +69,24 @@ struct DocumentBody {
         let problem: String? = copy.withUTF8 { u in
             guard !u.isEmpty else { return "is empty" }
             guard u.count <= 1024 else { return "is longer than 1024 bytes" }
-            guard u[0] != UInt8(ascii: "_") else { return "must not start with '_'" }
+            if u[0] == UInt8(ascii: "_") {
+                guard isDesignDocID(u) else { return "must not start with '_' (except \"_design/NAME\")" }
+                guard u.count > designPrefix.utf8CodeUnitCount else { return "\"_design/\" needs a name" }
+            }
             for c in u where c < 0x20 || c == 0x7F { return "must not contain control characters" }
             return nil
         }
         if let problem { throw CBLError.badRequest("\(what) \(problem)") }
+    }
+
+    private static let designPrefix: StaticString = "_design/"
+
+    /// Whether the ID starts with "_design/" (bytes compared: CouchDB's prefix is exact).
+    static func isDesignDocID(_ u: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = designPrefix.utf8CodeUnitCount
+        guard u.count >= n else { return false }
+        for i in 0..<n where u[i] != designPrefix.utf8Start[i] { return false }
+        return true
     }
 }
 

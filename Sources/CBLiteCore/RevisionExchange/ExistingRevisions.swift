@@ -106,6 +106,7 @@ extension Collection {
     func prepareImport(_ rev: ExistingRevision, history given: [RevID]? = nil) throws -> ImportedRevision {
         guard let docID = rev.body["_id"]?.stringValue else { throw CBLError.badRequest("document has no \"_id\" string") }
         try DocumentBody.validateDocID(docID)
+        try JSONDepth.checkDocument(rev.body)            // read inside a message, deeper allowed
         guard let revText = rev.body["_rev"]?.stringValue, let revID = RevID(revText) else {
             throw CBLError.badRequest("document \"\(docID)\" has no valid \"_rev\" (new_edits=false needs one)")
         }

@@ -4,10 +4,11 @@
 extension Collection {
     /// One result per document that has at least one missing revision, in request order.
     /// A malformed revision ID, and every revision of a document ID this collection cannot
-    /// hold (`_design/…` from CouchDB), is reported missing: the peer then fails to send
-    /// that one document (CouchDB's replicator counts a write failure and goes on). A 400
+    /// hold (a reserved `_…` one other than `_design/…`), is reported missing: the peer
+    /// then fails to send that one document (CouchDB's replicator counts a write failure
+    /// and goes on). A 400
     /// for the whole request, as before, made CouchDB's replicator fail the whole batch,
-    /// again at every retry, because of one design document.
+    /// again at every retry, because of one such document.
     public func revsDiff(_ request: [(docID: String, revs: [String])]) throws -> [RevsDiffResult] {
         try check()
         return try mapMissingTable {

@@ -6,6 +6,9 @@ import NIOHTTP1
 /// multipart: `open_revs` as `multipart/mixed`, `attachments=true` as `multipart/related`.
 extension Router {
     func getDocument(_ coll: Collection, _ docID: String, _ req: Request, _ res: ResponseWriter) throws {
+        if let location = Router.designSlashLocation(req.head.uri) {
+            return res.send(status: 301, headers: [("Location", location)], contentType: nil, body: [])
+        }
         var options = try RevisionOptionsReader.read(req.query)
         if let openRevs = try req.query.openRevs() {
             // CouchDB's multipart open_revs always carries the attachments (newer than
@@ -71,5 +74,15 @@ extension Router {
     /// The JSON part then one part per following attachment, streamed from the store.
     func writeRevisionParts(_ coll: Collection, _ rev: Revision, _ mp: inout MultipartWriter, _ res: ResponseWriter) throws {
         try MultipartDocumentWriter(rev, writer: &mp, close: false).write(openBlob: coll.openBlob) { try res.write($0) }
+    }
+
+    /// CouchDB redirects a read of "/db/_design%2FNAME" to "/db/_design/NAME" (its
+    /// canonical address; writes take either form): the target with that one escape
+    /// replaced, else nil.
+    static func designSlashLocation(_ target: String) -> String? {
+        let path = target.prefix { $0 != "?" }
+        let parts = path.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].isEmpty, parts[2].lowercased().hasPrefix("_design%2f") else { return nil }
+        return "/\(parts[1])/_design/" + parts[2].dropFirst(10) + target.dropFirst(path.count)
     }
 }

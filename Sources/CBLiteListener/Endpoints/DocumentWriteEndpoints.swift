@@ -29,7 +29,6 @@ extension Router {
         }
         try requireJSONContent(req)
         let bytes = try req.body.readAll(limit: limits.maxDocumentBytes)
-        try Router.refuseJavaScript(docID, bytes)
         if try !newEdits(req) {
             let body = try parseObject(bytes)
             let rev = try insertExisting(coll, docID, body, attachments: [:])

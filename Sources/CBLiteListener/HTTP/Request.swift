@@ -34,12 +34,14 @@ final class Request: @unchecked Sendable {
         head.headers[canonicalForm: "Accept"].contains { MediaType(String($0))?.type == type }
     }
 
-    /// The body as a JSON value (400 for malformed JSON; `limit` bounds its size).
+    /// The body as a JSON value (400 for malformed JSON; `limit` bounds its size). Read
+    /// to JSONParser.messageDepth: bodies carry documents (`_bulk_docs`), each of which the
+    /// engine holds to the document limit.
     func jsonBody(limit: Int) throws -> JSONValue {
         let bytes = try body.readAll(limit: limit)
         guard !bytes.isEmpty else { throw CouchError.badRequest("the request body must be JSON") }
         do {
-            return try bytes.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }
+            return try bytes.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0, depthLimit: JSONParser.messageDepth) }
         } catch let e as CBLError {
             throw CouchError(status: 400, error: "bad_request", reason: "invalid UTF-8 JSON: \(e.message)")
         }

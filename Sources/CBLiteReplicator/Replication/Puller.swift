@@ -9,7 +9,7 @@ import CouchWire
 /// and the checkpoint moves to the batch's last sequence only after it is.
 ///
 /// A document the peer holds but this database cannot take (deeper than the JSON
-/// limit, duplicate keys, a `_design/` ID) is reported as that document's error and
+/// limit, duplicate keys, a reserved `_…` ID) is reported as that document's error and
 /// skipped; the rest of the batch and the replication go on, and the revision waits
 /// in the checkpoint's failed list (FailedRevisions) to be tried again next session.
 struct Puller {

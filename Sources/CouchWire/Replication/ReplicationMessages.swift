@@ -55,8 +55,12 @@ public enum ReplicationMessages {
 
     // MARK: parsing
 
+    /// A peer's answer, read to JSONParser.messageDepth (`_bulk_get` holds documents five
+    /// levels down; each is held to the document limit when it is stored).
     public static func parse(_ body: [UInt8], _ what: String) throws -> JSONValue {
-        do { return try body.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) } } catch let e as CBLError {
+        do {
+            return try body.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0, depthLimit: JSONParser.messageDepth) }
+        } catch let e as CBLError {
             throw CouchError(status: 502, error: "bad_gateway", reason: "the peer's \(what) answer is not valid JSON: \(e.message)")
         }
     }

@@ -20,7 +20,7 @@ this package, else the system's library search path.
 # Module layers, one public type per module; a module imports only from layers below
 # its own at run time (tests/test_layering.py checks it). A type of a higher layer that
 # a signature names is imported under TYPE_CHECKING only.
-#   0  errors, _shutdown (what must stop at exit)
+#   0  errors, _shutdown (what must stop at exit), _deep_json (JSON of any depth)
 #   1  _lib (every ctypes declaration)
 #   2  _util
 #   3  _documents, log, listeners (ListenerToken), server (Server),

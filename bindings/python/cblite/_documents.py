@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
-import json
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
+from . import _deep_json
 from ._util import dumps, json_arg
 
 #: A document as read: a dict with ``_id`` and ``_rev``.
@@ -37,7 +37,7 @@ MISSING: Any = _Missing()
 def body_dict(body: Body) -> Dict[str, Any]:
     """A body as a new dict (JSON text parsed)."""
     if isinstance(body, (str, bytes)):
-        parsed = json.loads(body)
+        parsed = _deep_json.loads(body)
         if not isinstance(parsed, dict):
             raise TypeError("a document body is a JSON object")
         return parsed

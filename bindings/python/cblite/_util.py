@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from typing import Any, Dict, List, Optional, TypeVar
 from ctypes import byref, c_int64, c_uint32, c_uint64, c_void_p
 
+from . import _deep_json
 from ._lib import cbl_error, enc, take_string
 from .errors import error_for_status
 
@@ -68,7 +68,7 @@ def call_str(fn: Any, *args: Any) -> str:
 
 def call_json(fn: Any, *args: Any) -> Any:
     """Like :func:`call_str`, parsing the result as JSON."""
-    return json.loads(call_str(fn, *args))
+    return _deep_json.loads(call_str(fn, *args))
 
 
 def call_dict(fn: Any, *args: Any) -> Dict[str, Any]:
@@ -150,8 +150,7 @@ def to_json(value: Any) -> bytes:
     """Any JSON-able value (a str too) as compact UTF-8 JSON, after
     :func:`check_keys`."""
     check_keys(value)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"),
-                      allow_nan=False).encode("utf-8", errors="surrogateescape")
+    return _deep_json.dumps(value).encode("utf-8", errors="surrogateescape")
 
 
 def cstr(value: "str | bytes | os.PathLike[str] | None", what: str = "argument") -> bytes:
@@ -166,7 +165,7 @@ def json_arg(value: Any, what: str = "argument") -> bytes:
 
 
 def loads(text: Optional[str]) -> Any:
-    return None if text is None else json.loads(text)
+    return None if text is None else _deep_json.loads(text)
 
 
 _R = TypeVar("_R", bound="ReleasableHandle")

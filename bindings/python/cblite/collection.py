@@ -13,6 +13,7 @@ from ctypes import byref, c_void_p
 from typing import (TYPE_CHECKING, Any, BinaryIO, Callable, Dict, Iterable, Iterator, List,
                     Mapping, Optional, Tuple, TypeVar, Union, overload)
 
+from . import _deep_json
 from ._documents import (MISSING, OUTPUT_ONLY, Body, BulkGetRequests, Doc, Docs, Expiration,
                          body_dict, bulk_get_request, docs_arg, rev_list, revision_options)
 from ._lib import (C, CBL_GET_CONFLICTS, CBL_GET_DELETED, CBL_GET_LOCAL_SEQ,
@@ -241,7 +242,7 @@ class Collection(ReleasableHandle):
             with CALLBACK_SCOPE:
                 try:
                     out_new_json[0] = None
-                    current = None if current_json is None else json.loads(current_json)
+                    current = None if current_json is None else _deep_json.loads(current_json)
                     new = fn(current)
                     if new is None:
                         state["cancelled"] = True
@@ -426,7 +427,7 @@ class Collection(ReleasableHandle):
                 return
             with CALLBACK_SCOPE:
                 try:
-                    each(json.loads(revision_json.decode("utf-8", errors="surrogateescape")))
+                    each(_deep_json.loads(revision_json.decode("utf-8", errors="surrogateescape")))
                 except BaseException as e:  # never let anything unwind into C
                     raised.append(e)
 
@@ -756,8 +757,8 @@ class Collection(ReleasableHandle):
                        message: int, message_size: int) -> int:
             with CALLBACK_SCOPE:
                 try:
-                    new = json.loads(new_json)
-                    current = None if current_json is None else json.loads(current_json)
+                    new = _deep_json.loads(new_json)
+                    current = None if current_json is None else _deep_json.loads(current_json)
                     verdict = fn(new, current)
                     if verdict is None or verdict is True:
                         return 1

@@ -16,6 +16,7 @@ from ctypes import byref, c_void_p
 from typing import (Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, Mapping,
                     Optional, Set, Tuple, TypeVar, Union, overload)
 
+from . import _deep_json
 from ._documents import MISSING
 from ._documents import Body as Body, BulkGetRequests as BulkGetRequests, Doc as Doc
 from ._documents import Docs as Docs, Expiration as Expiration
@@ -502,8 +503,8 @@ class Database:
         def trampoline(_context: Any, doc_json: bytes, params_json: Optional[bytes]) -> int:
             with CALLBACK_SCOPE:
                 try:
-                    doc = json.loads(doc_json.decode("utf-8", errors="surrogateescape"))
-                    params = json.loads(params_json) if params_json else {}
+                    doc = _deep_json.loads(doc_json.decode("utf-8", errors="surrogateescape"))
+                    params = _deep_json.loads(params_json) if params_json else {}
                     return 1 if fn(doc, params) else 0
                 except BaseException:  # never let anything unwind into C
                     try:
@@ -556,7 +557,7 @@ class Database:
         err = cbl_error()
         status = C.cbl_db_integrity_check(self._h, byref(out), byref(err))
         report = take_string(out)
-        problems = json.loads(report) if report else []
+        problems = _deep_json.loads(report) if report else []
         if status == 0:
             return problems
         if status == 500 and not raise_on_problem:

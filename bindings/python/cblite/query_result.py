@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from ctypes import byref, c_int, c_size_t
 from typing import Any, Dict, List, NamedTuple, Optional, Protocol, Tuple
 
+from . import _deep_json
 from ._lib import C, cbl_error, cbl_query_row
 from ._util import ReleasableHandle, call, call_json, check
 from .errors import error_for_status
@@ -26,7 +26,7 @@ def _dec(raw: Optional[bytes]) -> Optional[str]:
 
 
 def _load(raw: Optional[bytes]) -> Any:
-    return None if raw is None else json.loads(raw.decode("utf-8", errors="surrogateescape"))
+    return None if raw is None else _deep_json.loads(raw.decode("utf-8", errors="surrogateescape"))
 
 
 class Row(NamedTuple):

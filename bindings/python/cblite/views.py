@@ -42,13 +42,13 @@ it yourself.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import threading
 import types
 from ctypes import byref
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
 
+from . import _deep_json
 from ._lib import C, MAP_FN, REDUCE_FN, VIEW_FUNCTIONS, cbl_error, enc
 from ._shutdown import bury
 from ._util import (CALLBACK_SCOPE, ReleasableHandle, call, call_handle, call_json, check,
@@ -181,7 +181,7 @@ class View(ReleasableHandle):
         def map_trampoline(_ctx: Any, doc_json: bytes, emitter: int) -> None:
             with CALLBACK_SCOPE:
                 try:
-                    doc = json.loads(doc_json.decode("utf-8", errors="surrogateescape"))
+                    doc = _deep_json.loads(doc_json.decode("utf-8", errors="surrogateescape"))
                 except BaseException:
                     log.exception("cblite view %r: unreadable document", view.name)
                     return
@@ -215,8 +215,8 @@ class View(ReleasableHandle):
             with CALLBACK_SCOPE:
                 try:
                     assert callable(reduce)
-                    keys = None if keys_json is None else json.loads(keys_json.decode("utf-8"))
-                    values = json.loads(values_json.decode("utf-8"))
+                    keys = None if keys_json is None else _deep_json.loads(keys_json.decode("utf-8"))
+                    values = _deep_json.loads(values_json.decode("utf-8"))
                     out: Optional[int] = C.cbl_strdup(to_json(reduce(keys, values, bool(rereduce))))
                     return out
                 except BaseException as exc:

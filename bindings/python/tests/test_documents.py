@@ -2,6 +2,7 @@
 validators, update(), expiration and bad input."""
 
 import ctypes
+import json
 import re
 import threading
 import time
@@ -9,7 +10,7 @@ import time
 import pytest
 
 import cblite
-from cblite import _lib
+from cblite import _deep_json, _lib
 from helpers import eventually, run_with_timeout, strip_meta
 
 REV_RE = re.compile(r"^(\d+)-([0-9a-f]+)$")
@@ -129,14 +130,33 @@ def test_metadata_properties_accepted(coll):
     assert coll["n"]["inner"] == {"_private": 1}
 
 
-@pytest.mark.parametrize("bad_id", ["", "_design", "_x", "a\nb", "tab\there", "nul\x01",
-                                    "x" * 1025])
+@pytest.mark.parametrize("bad_id", ["", "_design", "_design/", "_designs/x", "_local/x", "_x",
+                                    "a\nb", "tab\there", "nul\x01", "x" * 1025])
 def test_invalid_doc_ids(coll, bad_id):
     with pytest.raises(cblite.BadRequest):
         coll.put({"a": 1}, bad_id)
     with pytest.raises((cblite.BadRequest, cblite.NotFound)):
         coll.get(bad_id)
     assert coll.count == 0
+
+
+def test_design_documents_are_ordinary_documents(coll):
+    """"_design/NAME" documents are stored, revised, listed and deleted like any other
+    (their code is not run)."""
+    ddoc = {"language": "javascript", "views": {"v": {"map": "function(doc){ emit(doc._id); }"}}}
+    doc_id, r1 = coll.put(dict(ddoc), "_design/app")
+    assert doc_id == "_design/app" and coll["_design/app"]["views"] == ddoc["views"]
+    with pytest.raises(cblite.Conflict):
+        coll.put(dict(ddoc), "_design/app")
+    _, r2 = coll.put({"_id": "_design/app", "_rev": r1, "filters": {}})
+    r3 = coll.set_attachment("_design/app", "index.html", b"<p>", content_type="text/html")
+    assert coll.get_attachment("_design/app", "index.html") == b"<p>"
+    coll.put({}, "plain")
+    assert [r["id"] for r in coll.all_docs()["rows"]] == ["_design/app", "plain"]
+    assert [r["id"] for r in coll.changes()["results"]] == ["_design/app", "plain"]
+    coll.delete("_design/app", r3)
+    assert "_design/app" not in coll and coll.count == 1
+    assert r2 != r3
 
 
 @pytest.mark.parametrize("good_id", ["x" * 1024, "é" * 512, "with space", "a/b:c",
@@ -919,3 +939,48 @@ def test_replication_state_members_are_kept_as_content(coll):
     assert doc["_replication_state"] == "completed" and doc["_replication_stats"] == {"docs_written": 8}
     with pytest.raises(cblite.BadRequest):
         coll.put({"_replication_other": 1}, "no")
+
+
+def _nested(depth):
+    """{"a": [[...]]} nested `depth` levels (the dict is the first), built without recursion."""
+    inner: list = []
+    for _ in range(depth - 2):
+        inner = [inner]
+    return {"a": inner}
+
+
+def _depth(value):
+    depth, level = 0, [value]
+    while level:
+        depth += 1
+        level = [v for x in level for v in (x.values() if isinstance(x, dict) else x)
+                 if isinstance(v, (dict, list))]
+    return depth
+
+
+def test_documents_nested_to_the_limit_round_trip(coll):
+    """The library's limit is beyond Python's json module (RecursionError near 1,000 levels):
+    the bindings read and write such documents anyway, as dicts and as JSON text, on any
+    thread; one level more is the library's 400, and nothing is stored."""
+    limit = _lib.CBL_MAX_JSON_DEPTH
+    text = "{\"a\":" + "[" * (limit - 1) + "]" * (limit - 1) + "}"
+    with pytest.raises(RecursionError):               # what the bindings work around
+        json.loads(text)
+    doc = _nested(limit)
+    assert _depth(doc) == limit
+    coll.put(doc, "deep")
+    got = coll["deep"]
+    same = lambda a, b: _deep_json.dumps(a) == _deep_json.dumps(b)   # == recurses as json does
+    assert _depth(got) == limit and same(got["a"], doc["a"])
+    coll.put(text, "deep-text")
+    assert same(coll["deep-text"]["a"], doc["a"])
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(same(coll.get("deep")["a"], doc["a"])))
+    t.start()
+    t.join()
+    assert seen == [True]
+    with pytest.raises(cblite.BadRequest, match="nesting deeper than %d" % limit):
+        coll.put(_nested(limit + 1), "too-deep")
+    with pytest.raises(cblite.BadRequest, match="nesting deeper than %d" % limit):
+        coll.put("{\"a\":" + "[" * limit + "]" * limit + "}", "too-deep")
+    assert "too-deep" not in coll

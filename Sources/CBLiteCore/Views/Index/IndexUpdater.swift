@@ -148,7 +148,7 @@ struct IndexUpdater {
             defer { spare = chunk }
             for e in chunk.entries {
                 batch.beginDocument(id: chunk.bytes(e.id), sequence: e.sequence)
-                if !e.deleted { try map(MapDocument(chunk, e), emitter) }
+                if e.mapped { try map(MapDocument(chunk, e), emitter) }
             }
             let docs = chunk.entries
             upTo = docs.count < View.chunkSize ? collLast : docs.last!.sequence

@@ -1,7 +1,7 @@
 import Glibc
 
 /// A chunk of documents read for mapping: per document its sequence, whether it is
-/// deleted, and ranges of one buffer holding its ID, revision ID and JSON (followed by a
+/// mapped, and ranges of one buffer holding its ID, revision ID and JSON (followed by a
 /// 0 byte) — rendered straight from the columns, with no allocation per document.
 ///
 /// The buffer is raw memory grown by doubling, written through a pointer: appending to
@@ -10,7 +10,8 @@ import Glibc
 final class MapChunk {
     struct Entry {
         let sequence: Int64
-        let deleted: Bool
+        /// Not deleted and not a design document: CouchDB's views never see those.
+        let mapped: Bool
         let id: Range<Int>, rev: Range<Int>, json: Range<Int>
     }
 
@@ -75,12 +76,12 @@ final class MapChunk {
         }
         let none = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
         while try s.step() {
-            // The ID and revision are never empty; a deleted document's body is not read.
+            // The ID and revision are never empty; an unmapped document's body is not read.
             let id = s.borrowedNonEmpty(0) ?? none, rev = s.borrowedNonEmpty(3) ?? none
-            let deleted = DocFlags(rawValue: s.int(2)).contains(.deleted)
+            let mapped = !DocFlags(rawValue: s.int(2)).contains(.deleted) && !DocumentBody.isDesignDocID(id)
             let idRange = chunk.append(id), revRange = chunk.append(rev)
             var json = chunk.count..<chunk.count
-            if !deleted {
+            if mapped {
                 let body = s.borrowedBytes(4)
                 if let n = DocumentJSON.plainLength(docID: id, rev: rev, deleted: false, body: body) {
                     DocumentJSON.writePlain(at: chunk.reserve(n), docID: id, rev: rev, deleted: false, body: body)
@@ -93,7 +94,7 @@ final class MapChunk {
                 }
             }
             chunk.appendByte(0)
-            chunk.entries.append(Entry(sequence: s.int(1), deleted: deleted, id: idRange, rev: revRange, json: json))
+            chunk.entries.append(Entry(sequence: s.int(1), mapped: mapped, id: idRange, rev: revRange, json: json))
         }
         return chunk
     }

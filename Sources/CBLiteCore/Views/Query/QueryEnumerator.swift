@@ -203,10 +203,12 @@ public final class QueryEnumerator: @unchecked Sendable {
 
     /// The same JSON handed to `sink` in pieces of about `chunkBytes` (a listener streams
     /// them, so a response of any size is written in bounded memory); `updateSeq: false`
-    /// leaves out "update_seq" (CouchDB's `_all_docs` gives it only when asked).
-    public func writeJSON(updateSeq: Bool = true, chunkBytes: Int = 64 * 1024, to sink: ([UInt8]) throws -> Void) throws {
+    /// leaves out "update_seq" (CouchDB's `_all_docs` gives it only when asked);
+    /// `offset: false` writes it null (CouchDB's `_all_docs` with `keys`).
+    public func writeJSON(updateSeq: Bool = true, offset withOffset: Bool = true, chunkBytes: Int = 64 * 1024,
+                          to sink: ([UInt8]) throws -> Void) throws {
         var w = JSONWriter(capacity: chunkBytes == .max ? 1024 : chunkBytes + 4096)
-        w.append("{\"total_rows\":\(totalRows),\"offset\":\(offset),")
+        w.append("{\"total_rows\":\(totalRows),\"offset\":\(withOffset ? String(offset) : "null"),")
         if updateSeq { w.append("\"update_seq\":\(lastSequence),") }
         w.append("\"rows\":[")
         var first = true
