@@ -1,0 +1,111 @@
+import XCTest
+import Glibc
+@testable import CBLiteCore
+
+#if CBLITE_FAULT_INJECTION
+/// Every write point of FaultWorkload failed in turn, by the fault injector (SQLite's VFS
+/// shim and the attachment store's FaultPoint, one counter): the N-th write, sync,
+/// truncate, rename or directory creation fails as a full disk (ENOSPC, and every later
+/// one too until space is back) or as a transient I/O error (EIO, that one only), for N
+/// over all of them. Each time: the failures are 507 (disk full) or 500 (I/O error) and
+/// nothing else, no acknowledged write is lost, the integrity check finds nothing, the
+/// same handle writes again once the fault is gone, and so does the reopened file.
+final class FaultInjectionTests: CBLTestCase {
+    override func tearDown() {
+        FaultInjector.disarm()
+        super.tearDown()
+    }
+
+    /// The fault points the workload passes (counted with nothing failing).
+    private func countPoints(options: String?) throws -> Int {
+        let db = try open("count", options: options)
+        FaultInjector.arm(failAt: 0, errno: 0, sticky: false)
+        let w = FaultWorkload(db)
+        w.run()
+        let n = FaultInjector.count
+        FaultInjector.disarm()
+        XCTAssertEqual(w.ledger.failures.map { "\($0.step): \($0.error)" }, [], "the workload without faults")
+        XCTAssertEqual(FaultWorkload.problems(db, w.ledger), [])
+        try db.close()
+        return n
+    }
+
+    /// Runs the sweep; returns (points swept, points whose fault surfaced as an error).
+    @discardableResult
+    private func sweep(errno code: Int32, sticky: Bool, expected: Status, options: String? = nil,
+                       file: StaticString = #filePath, line: UInt = #line) throws -> (swept: Int, surfaced: Int) {
+        let points = try countPoints(options: options)
+        XCTAssertGreaterThan(points, 40, "the workload's write points", file: file, line: line)
+        var surfaced = 0
+        for n in 1...points {
+            let name = "n\(n)"
+            let db = try open(name, options: options)
+            FaultInjector.arm(failAt: n, errno: code, sticky: sticky)
+            let w = FaultWorkload(db)
+            w.run()
+            let injected = FaultInjector.injected
+            FaultInjector.disarm()
+            let at = "fault at point \(n) of \(points) (\(String(cString: strerror(code))), \(sticky ? "sticky" : "once"))"
+            XCTAssertGreaterThanOrEqual(injected, 1, at, file: file, line: line)
+            if !w.ledger.failures.isEmpty { surfaced += 1 }
+            for f in w.ledger.failures where f.error.status != expected {
+                XCTFail("\(at): \(f.step) failed with \(f.error), expected \(expected.rawValue)", file: file, line: line)
+            }
+            XCTAssertEqual(FaultWorkload.problems(db, w.ledger), [], at, file: file, line: line)
+            // Space is back: the same handle writes again, no reopening.
+            if let e = w.writeAgain() { XCTFail("\(at): writing again failed: \(e)", file: file, line: line) }
+            XCTAssertEqual(FaultWorkload.problems(db, w.ledger), [], "\(at), after writing again", file: file, line: line)
+            try db.close()
+            let reopened = try open(name, options: options)
+            XCTAssertEqual(FaultWorkload.problems(reopened, w.ledger), [], "\(at), reopened", file: file, line: line)
+            try reopened.delete()
+        }
+        print("fault sweep (\(String(cString: strerror(code))), \(sticky ? "sticky" : "once")\(options == nil ? "" : ", " + options!)): "
+              + "\(points) fault points swept, \(points) survived, \(surfaced) surfaced as an error")
+        return (points, surfaced)
+    }
+
+    func testDiskFullAtEveryWritePoint() throws {
+        try sweep(errno: ENOSPC, sticky: true, expected: .insufficientStorage)
+    }
+
+    func testIOErrorAtEveryWritePoint() throws {
+        try sweep(errno: EIO, sticky: false, expected: .internalError)
+    }
+
+    /// An encrypted database: other attachment files (sealed chunks), pages through the codec.
+    func testDiskFullAtEveryWritePointEncrypted() throws {
+        try sweep(errno: ENOSPC, sticky: true, expected: .insufficientStorage,
+                  options: #"{"encryption_key":{"raw_hex":"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"}}"#)
+    }
+
+    /// A page cache of a few pages: SQLite writes pages out in the middle of transactions,
+    /// where a failure makes it roll the whole transaction back by itself. The engine's
+    /// transaction must then fail as a whole (its commit included), never commit the rest.
+    func testIOErrorWithPagesWrittenMidTransaction() throws {
+        let db = try open()
+        try db.store.exclusive { conn in try conn.exec("PRAGMA cache_size = 2") }
+        let c = try db.defaultCollection()
+        let big = String(repeating: "x", count: 3000)
+        _ = try c.put(docID: "kept", json: #"{"n":0}"#, parent: nil)
+        FaultInjector.arm(failAt: 3, errno: EIO, sticky: false)
+        try db.begin()
+        var failed: CBLError?
+        for i in 0..<40 {
+            do { _ = try c.put(docID: "t\(i)", json: #"{"s":"\#(big)"}"#, parent: nil) } catch let e as CBLError { failed = failed ?? e }
+        }
+        XCTAssertGreaterThanOrEqual(FaultInjector.injected, 1)
+        FaultInjector.disarm()
+        XCTAssertEqual(failed?.status, .internalError)
+        XCTAssertThrowsError(try db.commit(), "a commit after SQLite rolled the transaction back") { e in
+            XCTAssertEqual((e as? CBLError)?.status, .internalError)
+        }
+        XCTAssertEqual(db.store.transactionDepth, 0)
+        XCTAssertEqual(try c.count, 1, "nothing of the lost transaction committed")
+        assertSound(db)
+        _ = try c.put(docID: "after", json: #"{"n":1}"#, parent: nil)
+        XCTAssertEqual(try c.count, 2)
+        assertSound(db)
+    }
+}
+#endif
