@@ -21,11 +21,14 @@ enum FileSystem {
     static func isOutOfSpace(_ code: Int32) -> Bool { code == ENOSPC || code == EDQUOT }
 
     /// The error of a write, sync, rename or mkdir that just failed (errno set): 507 when
-    /// the disk is full (the caller may retry once space is freed), else 500.
+    /// the disk is full (the caller may retry once space is freed), 403 when the folder or
+    /// file system became read-only (as SQLite's SQLITE_READONLY), else 500.
     static func writeFailure(_ what: String) -> CBLError {
         let code = errno
         let message = "\(what): \(String(cString: strerror(code)))"
-        return isOutOfSpace(code) ? CBLError(.insufficientStorage, "disk full: " + message) : .internalError(message)
+        if isOutOfSpace(code) { return CBLError(.insufficientStorage, "disk full: " + message) }
+        if code == EROFS || code == EACCES || code == EPERM { return CBLError(.forbidden, "read-only: " + message) }
+        return .internalError(message)
     }
 
     /// mkdir -p.
