@@ -342,7 +342,8 @@ CBL_WARN_UNUSED cbl_status cbl_default_directory(char** out_path, cbl_error* err
  * Errors: 400 (bad name or options; dir is ""), 404 (absent, or dir missing, and
  * create=false or read_only), 401 (encrypted and no key or a wrong one given, or a key
  * given for a plain database), 406 (open in this process with the other read_only
- * setting), 503 (locked), 500 (I/O; dir cannot be created), 500 with detail
+ * setting), 503 (locked), 500 (I/O; dir cannot be created), 403 (dir cannot be created:
+ * a read-only file system or no permission), 500 with detail
  * CBL_DETAIL_NOT_A_DATABASE (not a database, or one whose header is damaged — told
  * apart from an encrypted one by the file's bytes; also an existing bundle whose
  * database file is empty or missing: never silently replaced by a new database). */

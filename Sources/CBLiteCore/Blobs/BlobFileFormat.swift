@@ -129,7 +129,7 @@ final class BlobFile {
         while left > 0 {
             let n = FaultPoint.call(.write) { Glibc.write(fd, p, left) }
             if n < 0 && errno == EINTR { continue }
-            // A write of 0 bytes (or a short one, then 0) is the kernel's way of saying ENOSPC.
+            // write() taking nothing of a non-empty buffer: no room left for it.
             if n == 0 { errno = ENOSPC }
             guard n > 0 else { throw FileSystem.writeFailure("write error on \(path)") }
             p += n
