@@ -72,6 +72,12 @@ final class DiskFullTests: CBLTestCase {
         for (what, write) in more {
             XCTAssertThrowsError(try write(), what) { e in XCTAssertEqual((e as? CBLError)?.status, .insufficientStorage, "\(what): \(e)") }
         }
+        // A new database cannot be made either, and leaves nothing behind that would stop
+        // its creation later.
+        XCTAssertThrowsError(try Database.open(name: "new", directory: disk, options: OpenOptions())) { e in
+            XCTAssertEqual((e as? CBLError)?.status, .insufficientStorage, "\(e)")
+        }
+        XCTAssertFalse(try Database.exists(name: "new", directory: disk))
         for (id, rev) in acked { XCTAssertEqual(try FaultWorkload.object(try c.get(docID: id))["_rev"]?.stringValue, rev) }
         assertSound(db)
         // Space back: the same handle, no reopening.
@@ -80,6 +86,7 @@ final class DiskFullTests: CBLTestCase {
         _ = try c.setAttachment(docID: "att", parent: nil, name: "a", contentType: nil, bytes: FaultWorkload.content(100_000, seed: 3))
         XCTAssertEqual(try c.count, Int64(acked.count + 2))
         assertSound(db)
+        try Database.open(name: "new", directory: disk, options: OpenOptions()).close()
         try db.close()
         let again = try Database.open(name: "full", directory: disk, options: OpenOptions())
         defer { try? again.close() }

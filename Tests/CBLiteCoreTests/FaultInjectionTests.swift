@@ -79,6 +79,65 @@ final class FaultInjectionTests: CBLTestCase {
                   options: #"{"encryption_key":{"raw_hex":"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"}}"#)
     }
 
+    /// The checkpoint copying the WAL into the database file, failed at each of its write
+    /// points (and at each of the commit's before it) with the disk staying full: the
+    /// commit is acknowledged or fails with 507, a failed copy is only counted (the commit
+    /// that ran it was acknowledged already), nothing acknowledged is lost, and once space
+    /// is back the next copy empties the log.
+    func testDiskFullDuringTheWALCheckpoint() throws {
+        var sweptPoints = 0
+        for n in 0... {
+            let path = dir + "/cp\(n).sqlite3"
+            let writer = try Connection(path: path, create: true, busyTimeoutMs: 5000)
+            try writer.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; CREATE TABLE t(x BLOB)")
+            let cp = WALCheckpointer(label: "test", threshold: 20) { try Connection(path: path, create: false, busyTimeoutMs: 5000) }
+            cp.attach(to: writer)
+            cp.stop()                                           // commits copy themselves: one thread, a fixed order
+            try FaultInjectionTests.insert(writer, rows: 15)
+            FaultInjector.arm(failAt: n, errno: ENOSPC, sticky: true)     // n = 0: count the points
+            var acked = 15
+            do {
+                try FaultInjectionTests.insert(writer, rows: 15)
+                acked += 15
+            } catch let e as CBLError {
+                XCTAssertEqual(e.status, .insufficientStorage, "point \(n): \(e)")
+                try? writer.exec("ROLLBACK")
+            }
+            let points = FaultInjector.count
+            FaultInjector.disarm()
+            if n == 0 {
+                XCTAssertEqual(cp.counts.failures, 0)
+                XCTAssertGreaterThan(cp.counts.inline, 0, "the second commit ran a checkpoint")
+                sweptPoints = points
+            } else {
+                XCTAssertEqual(cp.counts.failures, acked == 30 ? 1 : 0, "point \(n): a failed copy is counted")
+            }
+            XCTAssertEqual(try writer.queryInt("SELECT count(*) FROM t"), Int64(acked), "point \(n)")
+            XCTAssertEqual(try writer.queryString("PRAGMA integrity_check"), "ok", "point \(n)")
+            // Space back: the next commit's copy succeeds.
+            let before = cp.counts
+            try FaultInjectionTests.insert(writer, rows: 25)
+            try writer.exec("INSERT INTO t VALUES (1)")
+            XCTAssertGreaterThan(cp.counts.inline, before.inline, "point \(n)")
+            XCTAssertEqual(cp.counts.failures, before.failures, "point \(n)")
+            XCTAssertEqual(try writer.queryInt("SELECT count(*) FROM t"), Int64(acked + 26), "point \(n)")
+            writer.close()
+            let reopened = try Connection(path: path, create: false, busyTimeoutMs: 5000)
+            XCTAssertEqual(try reopened.queryInt("SELECT count(*) FROM t"), Int64(acked + 26), "point \(n), reopened")
+            XCTAssertEqual(try reopened.queryString("PRAGMA integrity_check"), "ok", "point \(n), reopened")
+            reopened.close()
+            if n > 0 && n >= sweptPoints { break }
+        }
+        XCTAssertGreaterThan(sweptPoints, 10)
+        print("fault sweep (WAL checkpoint, No space left on device, sticky): \(sweptPoints) fault points swept, \(sweptPoints) survived")
+    }
+
+    /// One transaction of `rows` rows of about 3,000 bytes.
+    private static func insert(_ c: Connection, rows: Int) throws {
+        try c.exec("BEGIN; WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < \(rows)) "
+                   + "INSERT INTO t SELECT randomblob(3000) FROM s; COMMIT")
+    }
+
     /// A page cache of a few pages: SQLite writes pages out in the middle of transactions,
     /// where a failure makes it roll the whole transaction back by itself. The engine's
     /// transaction must then fail as a whole (its commit included), never commit the rest.

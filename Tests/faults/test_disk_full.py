@@ -14,7 +14,7 @@ BODY = {"s": "x" * 8000}
 def test_c_abi_reports_507_and_writes_again_once_space_is_freed(small_disk):
     fill(os.path.join(small_disk, "filler"), 400_000)
     db = cblite.Database("full", small_disk)
-    coll = db.default_collection()
+    coll = db.default_collection
     acked = {}
     error = None
     for i in range(1000):
@@ -46,7 +46,7 @@ def test_c_abi_reports_507_and_writes_again_once_space_is_freed(small_disk):
     assert db.integrity_check() == []
     db.close()
     with cblite.Database("full", small_disk) as again:
-        assert len(again.default_collection()) == len(acked) + 2
+        assert len(again.default_collection) == len(acked) + 2
         assert again.integrity_check() == []
 
 
@@ -81,6 +81,8 @@ def test_listener_answers_507_and_serves_again_once_space_is_freed(small_disk):
             acked.append("d%d" % i)
         assert status == 507, (status, body)
         assert json.loads(body)["error"] == "insufficient_storage"
+        status, body = _request(port, "PUT", "/newdb")
+        assert status == 507, (status, body)
         # An attachment upload, standalone and inside a multipart document, is a 507 too.
         status, body = _request(port, "PUT", "/db/att/a.bin", os.urandom(600_000),
                                 {"Content-Type": "application/octet-stream"})
@@ -92,12 +94,13 @@ def test_listener_answers_507_and_serves_again_once_space_is_freed(small_disk):
         assert _request(port, "GET", "/_all_dbs")[0] == 200
         os.unlink(os.path.join(small_disk, "filler"))
         assert _request(port, "PUT", "/db/after", json.dumps(BODY))[0] == 201
+        assert _request(port, "PUT", "/newdb")[0] == 201
         status, _ = _request(port, "PUT", "/db/att/a.bin", b"z" * 100_000, {"Content-Type": "application/octet-stream"})
         assert status == 201
         assert _request(port, "GET", "/db/att/a.bin")[1] == b"z" * 100_000
     with cblite.Database("db", small_disk, create=False) as db:
         assert db.integrity_check() == []
-        assert len(db.default_collection()) == len(acked) + 3
+        assert len(db.default_collection) == len(acked) + 3
 
 
 def test_listener_on_a_directory_made_read_only(small_disk):
@@ -123,3 +126,35 @@ def test_listener_on_a_directory_made_read_only(small_disk):
             subprocess.run(["umount", small_disk], check=False)
         status, _ = _request(port, "PUT", "/db/att/a.bin", b"q" * 10_000, {"Content-Type": "application/octet-stream"})
         assert status == 201
+
+
+def test_replication_into_a_full_disk_stops_with_507_and_completes_later(small_disk, tmp_path):
+    """A pull into a database on a disk that fills up: the replication stops with 507
+    (the target's documents and checkpoint as they were), and a new run once space is
+    freed brings everything."""
+    source = cblite.Database("source", str(tmp_path / "src"))
+    src = source.default_collection
+    with source.transaction():
+        for i in range(300):
+            src.put(dict(BODY), "d%03d" % i)
+    target = cblite.Database("target", small_disk)
+    with cblite.Server() as server:
+        server.serve("source", source)
+        fill(os.path.join(small_disk, "filler"), 600_000)
+        with target.replicate(server.url + "source", direction="pull") as r:
+            r.wait(timeout=60)
+            status = r.status()
+        assert status["activity"] == "stopped", status
+        assert status.get("error", {}).get("status") == 507, status
+        assert target.integrity_check() == []
+        pulled = len(target.default_collection)
+        assert pulled < 300, pulled
+        os.unlink(os.path.join(small_disk, "filler"))
+        with target.replicate(server.url + "source", direction="pull") as r:
+            r.wait(timeout=60)
+            status = r.status()
+        assert "error" not in status, status
+        assert len(target.default_collection) == 300
+        assert target.integrity_check() == []
+    target.close()
+    source.close()
