@@ -17,8 +17,9 @@ final class FaultInjectionTests: CBLTestCase {
     }
 
     /// The fault points the workload passes (counted with nothing failing).
-    private func countPoints(options: String?) throws -> Int {
+    private func countPoints(options: String?, cachePages: Int?) throws -> Int {
         let db = try open("count", options: options)
+        try limitCache(db, cachePages)
         FaultInjector.arm(failAt: 0, errno: 0, sticky: false)
         let w = FaultWorkload(db)
         w.run()
@@ -32,14 +33,16 @@ final class FaultInjectionTests: CBLTestCase {
 
     /// Runs the sweep; returns (points swept, points whose fault surfaced as an error).
     @discardableResult
-    private func sweep(errno code: Int32, sticky: Bool, expected: Status, options: String? = nil,
+    /// `cachePages`: the writer's page cache, in pages (nil: as opened).
+    private func sweep(errno code: Int32, sticky: Bool, expected: Status, options: String? = nil, cachePages: Int? = nil,
                        file: StaticString = #filePath, line: UInt = #line) throws -> (swept: Int, surfaced: Int) {
-        let points = try countPoints(options: options)
+        let points = try countPoints(options: options, cachePages: cachePages)
         XCTAssertGreaterThan(points, 40, "the workload's write points", file: file, line: line)
         var surfaced = 0
         for n in 1...points {
             let name = "n\(n)"
             let db = try open(name, options: options)
+            try limitCache(db, cachePages)
             FaultInjector.arm(failAt: n, errno: code, sticky: sticky)
             let w = FaultWorkload(db)
             w.run()
@@ -60,9 +63,15 @@ final class FaultInjectionTests: CBLTestCase {
             XCTAssertEqual(FaultWorkload.problems(reopened, w.ledger), [], "\(at), reopened", file: file, line: line)
             try reopened.delete()
         }
-        print("fault sweep (\(String(cString: strerror(code))), \(sticky ? "sticky" : "once")\(options == nil ? "" : ", " + options!)): "
+        print("fault sweep (\(String(cString: strerror(code))), \(sticky ? "sticky" : "once")\(options == nil ? "" : ", " + options!)"
+              + "\(cachePages.map { ", a page cache of \($0) pages" } ?? "")): "
               + "\(points) fault points swept, \(points) survived, \(surfaced) surfaced as an error")
         return (points, surfaced)
+    }
+
+    private func limitCache(_ db: Database, _ pages: Int?) throws {
+        guard let pages else { return }
+        try db.store.exclusive { conn in try conn.exec("PRAGMA cache_size = \(pages)") }
     }
 
     func testDiskFullAtEveryWritePoint() throws {
@@ -136,6 +145,16 @@ final class FaultInjectionTests: CBLTestCase {
     private static func insert(_ c: Connection, rows: Int) throws {
         try c.exec("BEGIN; WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < \(rows)) "
                    + "INSERT INTO t SELECT randomblob(3000) FROM s; COMMIT")
+    }
+
+    /// With a page cache of two pages SQLite writes pages to the WAL in the middle of
+    /// transactions too, where a failure makes it roll the whole transaction back.
+    func testIOErrorAtEveryWritePointWithATinyPageCache() throws {
+        try sweep(errno: EIO, sticky: false, expected: .internalError, cachePages: 2)
+    }
+
+    func testDiskFullAtEveryWritePointWithATinyPageCache() throws {
+        try sweep(errno: ENOSPC, sticky: true, expected: .insufficientStorage, cachePages: 2)
     }
 
     /// A page cache of a few pages: SQLite writes pages out in the middle of transactions,
