@@ -87,6 +87,15 @@ def test_listener_answers_507_and_serves_again_once_space_is_freed(small_disk):
         status, body = _request(port, "PUT", "/db/att/a.bin", os.urandom(600_000),
                                 {"Content-Type": "application/octet-stream"})
         assert status == 507, (status, body)
+        data = os.urandom(600_000)
+        meta = {"_attachments": {"a.bin": {"follows": True, "content_type": "application/octet-stream",
+                                           "length": len(data)}}}
+        multipart = (b"--xyz\r\nContent-Type: application/json\r\n\r\n" + json.dumps(meta).encode()
+                     + b"\r\n--xyz\r\n\r\n" + data + b"\r\n--xyz--")
+        status, body = _request(port, "PUT", "/db/mp", multipart,
+                                {"Content-Type": 'multipart/related; boundary="xyz"'})
+        assert status == 507, (status, body)
+        assert _request(port, "GET", "/db/mp")[0] == 404
         # Reads go on, and so does the rest of the server.
         assert _request(port, "GET", "/db/first")[0] == 200
         for doc_id in acked:
