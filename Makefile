@@ -1,7 +1,8 @@
 # cblite — build, test, install.
 #   make            release libcblite.so (build/lib) and the `cblite` tool (build/bin)
 #   make test       everything CI runs: Swift tests, the C test programs, pytest, install check,
-#                   the short reliability runs (crash, stress, hostile input), the listener from
+#                   the short reliability runs (crash, stress, hostile input), disk full and I/O
+#                   errors at every write point (test-faults), the listener from
 #                   outside (HTTP/TLS, CouchDB's recorded exchanges) and the PyPI CouchDB client's suite,
 #                   the replicator against CouchDB's recorded answers and through the tool, and a
 #                   bounded ASan + TSan run over the C test programs (test-sanitize-short)
@@ -88,6 +89,7 @@ test: deps $(AMALGAMATION) all
 	$(MAKE) test-python
 	$(MAKE) test-install
 	$(MAKE) test-reliability
+	$(MAKE) test-faults
 	$(MAKE) test-listener
 	$(MAKE) test-couchdb-client
 	$(MAKE) test-listener-library
@@ -96,8 +98,9 @@ test: deps $(AMALGAMATION) all
 	$(MAKE) test-sanitize-short
 	@echo "make test: all levels passed"
 
+# The fault sweeps and the real disk-full tests run once, in test-faults.
 test-swift: $(AMALGAMATION)
-	$(SWIFT) test
+	$(SWIFT) test --skip 'CBLiteCoreTests.(FaultInjectionTests|DiskFullTests)'
 
 $(BUILD)/tests/%: Tests/c/%.c Tests/c/check.h include/cblite.h $(BUILD)/lib/$(SO_REAL)
 	@mkdir -p $(BUILD)/tests
@@ -207,6 +210,7 @@ uninstall:
 
 -include bench/bench.mk
 -include Tests/reliability/reliability.mk
+-include Tests/faults/faults.mk
 
 clean:
 	rm -rf $(BUILD) .build

@@ -31,6 +31,11 @@ let sqlcipherDefines: [CSetting] = [
     .unsafeFlags(["-fvisibility=hidden", "-O2", "-Wno-everything"]),
 ]
 
+// Test builds (debug) carry the fault injector (Sources/CSQLCipher/include/cblite_faults.h):
+// a VFS shim and the attachment store's fault points, absent from release builds.
+let faultInjectionC: CSetting = .define("CBLITE_FAULT_INJECTION", .when(configuration: .debug))
+let faultInjection: SwiftSetting = .define("CBLITE_FAULT_INJECTION", .when(configuration: .debug))
+
 let package = Package(
     name: "cblite",
     platforms: [.macOS(.v14)],
@@ -56,9 +61,10 @@ let package = Package(
             // sqlite_unit.c is the amalgamation (sqlite3.c) with cblite/result_row.c,
             // index_rows.c and page_crypto.c, which read SQLite's and SQLCipher's own
             // structures, in one translation unit. cblite/README.md: what each file relies on.
-            sources: ["sqlite_unit.c", "cblite/codec_shim.c", "cblite/adaptive_mutex.c", "cblite/kept_read_locks.c"],
+            sources: ["sqlite_unit.c", "cblite/codec_shim.c", "cblite/adaptive_mutex.c", "cblite/kept_read_locks.c",
+                      "cblite/fault_injection.c"],
             publicHeadersPath: "include",
-            cSettings: sqlcipherDefines,
+            cSettings: sqlcipherDefines + [faultInjectionC],
             linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("m")]
         ),
         // SHA-1/SHA-256/MD5, HMAC, HKDF, AES-256-GCM, random bytes and P-256 ECDSA on the
@@ -97,7 +103,7 @@ let package = Package(
             ],
             // Runtime exclusivity checks cost ~5% of a read (measured with callgrind);
             // debug builds, which the tests use, keep them.
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)), faultInjection]
         ),
         .target(
             name: "CBLiteCAPI",
@@ -156,7 +162,8 @@ let package = Package(
             name: "CBLiteCoreTests",
             dependencies: ["CBLiteCore"],
             // Databases written by earlier versions (read by CryptoCompatibilityTests via #filePath).
-            exclude: ["Fixtures"]
+            exclude: ["Fixtures"],
+            swiftSettings: [faultInjection]
         ),
         .testTarget(
             name: "CouchWireTests",

@@ -10,14 +10,17 @@
  *    the return value and a human-readable message on failure. `err` may always be NULL.
  *
  *  - Errors. The comment of every function that returns a cbl_status lists what it can
- *    return besides CBL_OK, and when: "Errors: 404 (no such document), 503, 500". Three
+ *    return besides CBL_OK, and when: "Errors: 404 (no such document), 503, 500". Four
  *    causes are shared by many calls and are not repeated in the parentheses:
  *      400  a NULL required argument or out-parameter, a string that is not UTF-8, an
  *           invalid handle (see Handles), or a handle whose database handle has been
  *           closed (a collection, a view, a result made from one);
  *      404  on a call taking a collection handle (or a view or result made from one): the
  *           collection has been deleted;
- *      500  a storage failure: I/O error, disk full, a corrupt or replaced file.
+ *      500  a storage failure: I/O error, a corrupt or replaced file;
+ *      507  the disk (or the quota) is full: on any call that writes. The failed call
+ *           wrote nothing, every write acknowledged before it stays, and the same handle
+ *           writes again once space is freed (no need to reopen).
  *    A list that names 400 or 404 also means these; causes in parentheses add to them.
  *    503 means the busy timeout passed (see cbl_db_open) and is listed where it applies.
  *    A function that returns void cannot fail; one that returns a value directly says
@@ -203,6 +206,7 @@ typedef int32_t cbl_status;
 #define CBL_INTERNAL_ERROR     500   /* storage failure or an unexpected condition */
 #define CBL_NOT_IMPLEMENTED    501   /* feature not available in this build */
 #define CBL_BUSY               503   /* the database stayed locked longer than the busy timeout */
+#define CBL_INSUFFICIENT_STORAGE 507 /* disk or quota full (WebDAV's 507): nothing written, retry once space is freed */
 
 #define CBL_ERROR_MESSAGE_SIZE 512
 
@@ -339,7 +343,8 @@ CBL_WARN_UNUSED cbl_status cbl_default_directory(char** out_path, cbl_error* err
  * Errors: 400 (bad name or options; dir is ""), 404 (absent, or dir missing, and
  * create=false or read_only), 401 (encrypted and no key or a wrong one given, or a key
  * given for a plain database), 406 (open in this process with the other read_only
- * setting), 503 (locked), 500 (I/O; dir cannot be created), 500 with detail
+ * setting), 503 (locked), 500 (I/O; dir cannot be created), 403 (dir cannot be created:
+ * a read-only file system or no permission), 500 with detail
  * CBL_DETAIL_NOT_A_DATABASE (not a database, or one whose header is damaged — told
  * apart from an encrypted one by the file's bytes; also an existing bundle whose
  * database file is empty or missing: never silently replaced by a new database). */

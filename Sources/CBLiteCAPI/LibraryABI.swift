@@ -5,7 +5,7 @@ import Glibc
 nonisolated(unsafe) private let versionString: UnsafeMutablePointer<CChar> = strdup(CBLiteVersion.string)!
 nonisolated(unsafe) private let statusNames: [Int32: UnsafeMutablePointer<CChar>] = {
     var d: [Int32: UnsafeMutablePointer<CChar>] = [:]
-    for code: Int32 in [0, 400, 401, 403, 404, 406, 409, 412, 500, 501, 503] {
+    for code: Int32 in [0, 400, 401, 403, 404, 406, 409, 412, 500, 501, 503, 507] {
         d[code] = strdup(Status(rawValue: code)!.name)!
     }
     return d

@@ -204,6 +204,7 @@ static void test_library(void) {
     CHECK(cbl_status_name(CBL_OK) != NULL && cbl_status_name(CBL_OK)[0] != '\0');
     CHECK(strcmp(cbl_status_name(CBL_CONFLICT), cbl_status_name(CBL_NOT_FOUND)) != 0);
     CHECK(cbl_status_name(12345) != NULL);
+    CHECK(strcmp(cbl_status_name(CBL_INSUFFICIENT_STORAGE), "insufficient storage") == 0);
     /* Default directory: $CBLITE_DIR, else $XDG_DATA_HOME/cblite, else ~/.local/share/cblite */
     char dbuf[512], xbuf[512], want[600];
     subdir("envdir", dbuf, sizeof dbuf);

@@ -39,7 +39,7 @@ static void check_status(const char* fn, cbl_status st, const cbl_error* e) {
     switch (st) {
     case CBL_OK: case CBL_BAD_REQUEST: case CBL_UNAUTHORIZED: case CBL_FORBIDDEN: case CBL_NOT_FOUND:
     case CBL_NOT_ACCEPTABLE: case CBL_CONFLICT: case CBL_PRECONDITION_FAILED: case CBL_INTERNAL_ERROR:
-    case CBL_NOT_IMPLEMENTED: case CBL_BUSY: break;
+    case CBL_NOT_IMPLEMENTED: case CBL_BUSY: case CBL_INSUFFICIENT_STORAGE: break;
     default: die(fn, st, e);
     }
     if (e->code != st) die("err.code differs from the status", st, e);

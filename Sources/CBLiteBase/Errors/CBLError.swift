@@ -12,6 +12,10 @@ public enum Status: Int32, Sendable {
     case internalError = 500
     case notImplemented = 501
     case busy = 503
+    /// The disk (or the user's quota) is full: WebDAV's 507. Nothing of the failed call
+    /// was written; what was acknowledged before stays, and writes succeed again once
+    /// space is freed.
+    case insufficientStorage = 507
 
     public var name: String {
         switch self {
@@ -26,6 +30,7 @@ public enum Status: Int32, Sendable {
         case .internalError: return "internal error"
         case .notImplemented: return "not implemented"
         case .busy: return "busy"
+        case .insufficientStorage: return "insufficient storage"
         }
     }
 }

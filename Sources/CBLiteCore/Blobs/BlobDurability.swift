@@ -37,13 +37,13 @@ enum BlobDurability {
     /// fdatasync: the file's bytes and what is needed to read them (its size, its blocks).
     static func dataSync(_ fd: Int32, path: String) throws {
         try testHook?(.fileSync(path))
-        try retryingInterrupts("fdatasync", path) { fdatasync(fd) }
+        try retryingInterrupts("fdatasync", path) { FaultPoint.call(.sync) { fdatasync(fd) } }
     }
 
     /// fsync: the file's bytes and all its metadata.
     static func fullSync(_ fd: Int32, path: String) throws {
         try testHook?(.fileSync(path))
-        try retryingInterrupts("fsync", path) { fsync(fd) }
+        try retryingInterrupts("fsync", path) { FaultPoint.call(.sync) { fsync(fd) } }
     }
 
     static func rename(_ from: String, _ to: String) throws {
@@ -57,7 +57,7 @@ enum BlobDurability {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw CBLError.internalError("cannot open \(path) to sync it: \(FileSystem.errnoMessage())") }
         defer { close(fd) }
-        try retryingInterrupts("fsync", path) { fsync(fd) }
+        try retryingInterrupts("fsync", path) { FaultPoint.call(.sync) { fsync(fd) } }
     }
 
     /// Whether syncfs() is available (Linux, glibc 2.14+).
@@ -69,14 +69,15 @@ enum BlobDurability {
     static func syncFileSystem(_ fd: Int32, path: String) throws {
         try testHook?(.fileSystemSync(path))
         guard let f = syncfsFunction else { throw CBLError.internalError("syncfs is not available") }
-        try retryingInterrupts("syncfs", path) { f(fd) }
+        try retryingInterrupts("syncfs", path) { FaultPoint.call(.sync) { f(fd) } }
     }
 
-    /// Runs a sync call again when a signal interrupted it; any other failure is a 500.
+    /// Runs a sync call again when a signal interrupted it; any other failure is a 500
+    /// (507 for ENOSPC: a file system that allocates at write-back, NFS).
     private static func retryingInterrupts(_ name: String, _ path: String, _ call: () -> Int32) throws {
         while call() != 0 {
             if errno == EINTR { continue }
-            throw CBLError.internalError("\(name) failed on \(path): \(FileSystem.errnoMessage())")
+            throw FileSystem.writeFailure("\(name) failed on \(path)")
         }
     }
 

@@ -97,7 +97,7 @@ final class BlobFile {
     /// Creates a new file (it must not exist) for reading and writing.
     static func create(_ path: String) throws -> BlobFile {
         let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CBLError.internalError("cannot create \(path): \(FileSystem.errnoMessage())") }
+        guard fd >= 0 else { throw FileSystem.writeFailure("cannot create \(path)") }
         return BlobFile(fd: fd, path: path)
     }
 
@@ -127,9 +127,11 @@ final class BlobFile {
         guard var p = bytes.baseAddress else { return }
         var left = bytes.count
         while left > 0 {
-            let n = Glibc.write(fd, p, left)
+            let n = FaultPoint.call(.write) { Glibc.write(fd, p, left) }
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw CBLError.internalError("write error on \(path): \(FileSystem.errnoMessage())") }
+            // write() taking nothing of a non-empty buffer: no room left for it.
+            if n == 0 { errno = ENOSPC }
+            guard n > 0 else { throw FileSystem.writeFailure("write error on \(path)") }
             p += n
             left -= n
         }

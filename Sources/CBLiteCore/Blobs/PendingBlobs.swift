@@ -57,8 +57,8 @@ final class PendingBlobs {
         try store.ensureDirectories()
         while true {
             let dir = store.tempDirectory + "/txn-" + FileSystem.uuid() + PendingBlobs.suffix
-            guard mkdir(dir, 0o755) == 0 else {
-                throw CBLError.internalError("cannot create \(dir): \(FileSystem.errnoMessage())")
+            guard FaultPoint.call(.create, { mkdir(dir, 0o755) }) == 0 else {
+                throw FileSystem.writeFailure("cannot create \(dir)")
             }
             let fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             guard fd >= 0 else {

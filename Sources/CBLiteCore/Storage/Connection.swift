@@ -153,7 +153,7 @@ public final class Connection {
             // The SQL goes to the log, not into the message people read.
             let code = sqlite3_extended_errcode(db), message = String(cString: sqlite3_errmsg(db))
             Loggers.storage.debug("SQLite error \(code) (\(message)) preparing: \(sql)")
-            throw SQLiteError.make(code, message)
+            throw SQLiteError.last(db, code, message)
         }
         return Statement(stmt, self)
     }
@@ -188,7 +188,7 @@ public final class Connection {
         if rc != SQLITE_OK {
             let message = errmsg.map { String(cString: $0) } ?? "error"
             sqlite3_free(errmsg)
-            throw SQLiteError.make(sqlite3_extended_errcode(db), message)
+            throw SQLiteError.last(db, sqlite3_extended_errcode(db), message)
         }
     }
 

@@ -90,7 +90,7 @@ public final class Statement {
             let message = String(cString: sqlite3_errmsg(connection.db))
             let code = sqlite3_extended_errcode(connection.db)
             sqlite3_reset(handle)
-            throw SQLiteError.make(code, message)
+            throw SQLiteError.last(connection.db, code, message)
         }
     }
 

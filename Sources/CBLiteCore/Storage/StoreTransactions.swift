@@ -84,6 +84,7 @@ extension Store {
         if let state, let watching { watching.noteOwn(state.changes) }
         do {
             if let state {
+                if let lost = state.lostTo { throw lost }
                 try state.flushCollectionMeta(writer)
                 // Attachment files put in the transaction become durable before the
                 // COMMIT that may name them (group commit: Blobs/PendingBlobs.swift).
@@ -124,17 +125,23 @@ extension Store {
     /// skip the savepoint's two extra statements on the hot path of batched saves.
     func write<T>(savepoint: Bool = true, timeoutMs: Int? = nil, _ body: (Connection, TransactionState) throws -> T) throws -> T {
         if ownedByCurrentThread, let state = txn {
-            if !savepoint { return try body(writer, state) }
-            let snapshot = state.snapshot()
-            try writer.prepare("SAVEPOINT op").run()
+            if let lost = state.lostTo { throw lost }
             do {
-                let r = try body(writer, state)
-                try writer.prepare("RELEASE op").run()
-                return r
+                if !savepoint { return try body(writer, state) }
+                let snapshot = state.snapshot()
+                try writer.prepare("SAVEPOINT op").run()
+                do {
+                    let r = try body(writer, state)
+                    try writer.prepare("RELEASE op").run()
+                    return r
+                } catch {
+                    try? writer.exec("ROLLBACK TO op")
+                    try? writer.exec("RELEASE op")
+                    state.restore(snapshot)
+                    throw error
+                }
             } catch {
-                try? writer.exec("ROLLBACK TO op")
-                try? writer.exec("RELEASE op")
-                state.restore(snapshot)
+                noteRollback(state, after: error)
                 throw error
             }
         }
@@ -148,6 +155,15 @@ extension Store {
         }
         try commit()
         return r
+    }
+
+    /// After a failed operation inside a transaction: when SQLite rolled the whole
+    /// transaction back (it does on an I/O error or a full disk), the transaction is lost.
+    private func noteRollback(_ state: TransactionState, after error: Error) {
+        guard !writer.isInTransaction, state.lostTo == nil else { return }
+        let e = CBLError.wrapping(error)
+        state.lostTo = CBLError(e.status, "the transaction was rolled back by this failure: \(e.message); abort it", detail: e.detail)
+        Loggers.storage.warning("\(filePath): transaction lost: \(e)")
     }
 
     /// Runs `body` on the writer connection outside any transaction (VACUUM, checks).

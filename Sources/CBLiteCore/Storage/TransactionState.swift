@@ -10,6 +10,11 @@ final class TransactionState {
     /// Attachment files put in this transaction: synced and installed by the commit
     /// before COMMIT, deleted by a rollback (Blobs/PendingBlobs.swift).
     var pendingBlobs: PendingBlobs?
+    /// Set when SQLite rolled the whole transaction back by itself (an I/O error or a full
+    /// disk while writing a page out mid-transaction; SQLite's "automatic rollback"): the
+    /// operations done in it are gone, and later statements would each commit alone.
+    /// Every later operation and the commit fail with it, until the caller aborts.
+    var lostTo: CBLError?
 
     /// Every collection's counters touched in this transaction.
     var metas: [Int64: CollectionMeta] {

@@ -17,6 +17,20 @@ enum FileSystem {
 
     static func errnoMessage() -> String { String(cString: strerror(errno)) }
 
+    /// ENOSPC or EDQUOT: the disk, or the user's quota, is full.
+    static func isOutOfSpace(_ code: Int32) -> Bool { code == ENOSPC || code == EDQUOT }
+
+    /// The error of a write, sync, rename or mkdir that just failed (errno set): 507 when
+    /// the disk is full (the caller may retry once space is freed), 403 when the folder or
+    /// file system became read-only (as SQLite's SQLITE_READONLY), else 500.
+    static func writeFailure(_ what: String) -> CBLError {
+        let code = errno
+        let message = "\(what): \(String(cString: strerror(code)))"
+        if isOutOfSpace(code) { return CBLError(.insufficientStorage, "disk full: " + message) }
+        if code == EROFS || code == EACCES || code == EPERM { return CBLError(.forbidden, "read-only: " + message) }
+        return .internalError(message)
+    }
+
     /// mkdir -p.
     static func createDirectory(_ path: String) throws {
         if isDirectory(path) { return }
@@ -27,8 +41,8 @@ enum FileSystem {
         for end in stride(from: 1, through: bytes.count, by: 1)
         where bytes[end - 1] != slash && (end == bytes.count || bytes[end] == slash) {
             let prefix = String(decoding: bytes[..<end], as: UTF8.self)
-            if !isDirectory(prefix) && mkdir(prefix, 0o755) != 0 && errno != EEXIST {
-                throw CBLError.internalError("cannot create directory \(prefix): \(errnoMessage())")
+            if !isDirectory(prefix) && FaultPoint.call(.create, { mkdir(prefix, 0o755) }) != 0 && errno != EEXIST {
+                throw writeFailure("cannot create directory \(prefix)")
             }
         }
     }
@@ -96,16 +110,16 @@ enum FileSystem {
             var off = 0
             while off < n {
                 let w = buf.withUnsafeBytes { write(dst, $0.baseAddress! + off, n - off) }
-                guard w > 0 else { throw CBLError.internalError("write error on \(to): \(errnoMessage())") }
+                guard w > 0 else { throw writeFailure("write error on \(to)") }
                 off += w
             }
         }
-        guard fsync(dst) == 0 else { throw CBLError.internalError("fsync failed on \(to): \(errnoMessage())") }
+        guard fsync(dst) == 0 else { throw writeFailure("fsync failed on \(to)") }
     }
 
     static func rename(_ from: String, _ to: String) throws {
-        guard Glibc.rename(from, to) == 0 else {
-            throw CBLError.internalError("cannot rename \(from) to \(to): \(errnoMessage())")
+        guard FaultPoint.call(.rename, { Glibc.rename(from, to) }) == 0 else {
+            throw writeFailure("cannot rename \(from) to \(to)")
         }
     }
 

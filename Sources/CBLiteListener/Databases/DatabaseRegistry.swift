@@ -52,14 +52,25 @@ final class DatabaseRegistry: @unchecked Sendable {
     /// The hold on the open database `name` (opening a directory database on first use).
     func served(_ name: String) throws -> ServedDatabase {
         try DatabaseRegistry.validate(name)
+        var gone: ServedDatabase?
+        defer { if let gone { try? gone.database.close() } }       // outside the lock: it ends the feeds
         return try lock.locked {
             guard !stopped else { throw CouchError(status: 503, error: "service_unavailable", reason: "The listener is stopping.") }
             if let held = given[name] {
                 guard !held.database.isClosed else { throw CouchError.databaseNotFound }
                 return held
             }
-            if let held = opened[name], !held.database.isClosed { return held }
-            guard let directory, (try? Database.exists(name: name, directory: directory)) == true else { throw CouchError.databaseNotFound }
+            let onDisk = directory.map { (try? Database.exists(name: name, directory: $0)) == true } ?? false
+            if let held = opened[name], !held.database.isClosed {
+                if onDisk { return held }
+                // Its file left the served directory (deleted, moved, the directory gone):
+                // the handle would go on writing into a file nobody sees again. Closed
+                // and forgotten; the name is a 404 like any absent database.
+                opened[name] = nil
+                gone = held
+                Loggers.listener.warning("served database \(name): its file is gone from \(directory ?? ""); closed")
+            }
+            guard let directory, onDisk else { throw CouchError.databaseNotFound }
             var options = OpenOptions()
             options.create = false
             let held = ServedDatabase(try Database.open(name: name, directory: directory, options: options))
@@ -69,7 +80,8 @@ final class DatabaseRegistry: @unchecked Sendable {
     }
 
     /// Whether the URL database name's database is open already (given, or opened by an
-    /// earlier request): finding its collection then touches no file.
+    /// earlier request): finding its collection then opens no file (served() only checks
+    /// that the file is still there).
     func isOpen(_ urlName: String) -> Bool {
         guard let dbName = try? DatabaseRegistry.split(urlName).db else { return false }
         return lock.locked {

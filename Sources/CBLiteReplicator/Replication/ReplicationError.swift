@@ -43,6 +43,7 @@ public struct ReplicationError: Error, Sendable, CustomStringConvertible {
         case 409: status = .conflict
         case 412: status = .preconditionFailed
         case 501: status = .notImplemented
+        case 507: status = .insufficientStorage
         default: status = .internalError
         }
         return CBLError(status, message)

@@ -1,6 +1,7 @@
 /* See ../include/cblite_sqlcipher.h. Compiled with the amalgamation's defines. */
 #include "pinned_sqlite.h"
 #include "cblite_sqlcipher.h"
+#include "cblite_faults.h"
 
 int cblite_sqlcipher_key(sqlite3* db, const void* key, int length) {
     return sqlite3_key(db, key, length);
@@ -19,5 +20,10 @@ int cblite_sqlite_configure(void) {
      * SQLCipher's provider can only be changed once SQLite is initialized. */
     int locks = cblite_sqlite_keep_read_locks();
     int crypto = cblite_sqlcipher_keep_crypto_contexts();
+#ifdef CBLITE_FAULT_INJECTION
+    /* Test builds: every connection through the fault-injecting VFS (inert until armed). */
+    int faults = cblite_faults_install();
+    if (faults != SQLITE_OK) return faults;
+#endif
     return locks != SQLITE_OK ? locks : crypto;
 }

@@ -64,6 +64,7 @@ public struct CouchError: Error, Equatable, Sendable, CustomStringConvertible {
         case .internalError: self.init(status: 500, error: "unknown_error", reason: e.message)
         case .notImplemented: self.init(status: 501, error: "not_implemented", reason: e.message)
         case .busy: self.init(status: 503, error: "service_unavailable", reason: e.message)
+        case .insufficientStorage: self.init(status: 507, error: "insufficient_storage", reason: e.message)
         }
     }
 
@@ -104,6 +105,7 @@ public struct CouchError: Error, Equatable, Sendable, CustomStringConvertible {
         case 500: return "Internal Server Error"
         case 501: return "Not Implemented"
         case 503: return "Service Unavailable"
+        case 507: return "Insufficient Storage"
         default: return "Unknown"
         }
     }

@@ -39,8 +39,8 @@ from .server import Server
 from .replicator import ReplicationEvent, Replicator
 from .attachments import BlobReader, BlobWriter
 from .errors import (BadRequest, Busy, CBLiteError, Conflict, DatabaseDamaged, Forbidden,
-                     InternalError, NotAcceptable, NotFound, NotImplemented_, PreconditionFailed,
-                     Unauthorized, error_for_status)
+                     InsufficientStorage, InternalError, NotAcceptable, NotFound, NotImplemented_,
+                     PreconditionFailed, Unauthorized, error_for_status)
 from .listeners import Change, ListenerToken, live_listener_count, remove_all_listeners
 from . import aio, models, views
 from .models import Model, ModelTypeError
@@ -61,7 +61,7 @@ __all__ = [
     "LiveQuery", "code_version", "views", "models", "aio", "Model", "ModelTypeError",
     "CBLiteError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "NotAcceptable",
     "Conflict", "PreconditionFailed", "InternalError", "NotImplemented_",
-    "Busy", "DatabaseDamaged", "error_for_status",
+    "Busy", "InsufficientStorage", "DatabaseDamaged", "error_for_status",
     "LogDomain", "LogLevel", "set_log_level", "get_log_level", "set_log_callback",
     "get_log_callback", "version", "version_number", "storage_versions", "instance_count", "status_name",
     "default_directory", "library_path", "missing_functions", "live_listener_count",

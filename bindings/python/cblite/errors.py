@@ -97,10 +97,17 @@ class Busy(CBLiteError):
     code = 503
 
 
+class InsufficientStorage(CBLiteError):
+    """507: the disk (or the quota) is full. Nothing of the failed call was written,
+    everything acknowledged before stays, and the same handle writes again once space
+    is freed."""
+    code = 507
+
+
 STATUS_CLASSES = {
     cls.code: cls for cls in (BadRequest, Unauthorized, Forbidden, NotFound, NotAcceptable,
                               Conflict, PreconditionFailed, InternalError, NotImplemented_,
-                              Busy)
+                              Busy, InsufficientStorage)
 }
 
 

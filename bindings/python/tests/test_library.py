@@ -114,8 +114,9 @@ def test_free_and_strdup():
 
 def test_status_names():
     assert cblite.status_name(404).lower() == "not found"
-    for code in (0, 400, 401, 403, 406, 409, 412, 500, 501, 503):
+    for code in (0, 400, 401, 403, 406, 409, 412, 500, 501, 503, 507):
         assert cblite.status_name(code)
+    assert cblite.status_name(507) == "insufficient storage"
 
 
 def test_instance_count_is_an_int():
@@ -163,7 +164,8 @@ def test_exception_classes():
                       (403, cblite.Forbidden), (404, cblite.NotFound),
                       (406, cblite.NotAcceptable), (409, cblite.Conflict),
                       (412, cblite.PreconditionFailed), (500, cblite.InternalError),
-                      (501, cblite.NotImplemented), (503, cblite.Busy)]:
+                      (501, cblite.NotImplemented), (503, cblite.Busy),
+                      (507, cblite.InsufficientStorage)]:
         exc = cblite.error_for_status(code, "msg")
         assert type(exc) is cls and isinstance(exc, cblite.CBLiteError)
         assert exc.code == code and exc.message == "msg"

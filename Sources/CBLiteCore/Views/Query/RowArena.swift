@@ -92,7 +92,7 @@ final class RowArena {
             guard rc == SQLITE_ROW else {
                 let message = String(cString: sqlite3_errmsg(s.connection.db))
                 sqlite3_reset(s.handle)
-                throw SQLiteError.make(rc, message)
+                throw SQLiteError.last(s.connection.db, rc, message)
             }
             guard pendingOut != 0 else { continue }
             pending = 1                          // the current row did not fit: grow, then copy it
