@@ -39,7 +39,8 @@ final class ReplicatorDatabase: @unchecked Sendable {
         if monitor.locked({ stopped || (collection != nil && hold?.database.isClosed == false) }) { return }
         forgetClosed()
         if !server.databases.exists(Self.name) {
-            guard server.databases.directory != nil else { throw CouchError.databaseNotFound }
+            // Made only where a database may be made: a directory, and not a read-only listener.
+            guard server.databases.directory != nil, !server.readOnly else { throw CouchError.databaseNotFound }
             do { try server.databases.create(Self.name) } catch let e as CouchError where e.status == 412 {}
         }
         let (c, held) = try server.databases.collectionAndHold(Self.name)

@@ -91,7 +91,7 @@ final class Router: @unchecked Sendable {
         case .POST:
             let s = path.segments
             if s.first == "_session" { return false }
-            if s.count == 2, ["_all_docs", "_changes", "_revs_diff", "_bulk_get", "_ensure_full_commit", "_design_docs"].contains(s[1]) {
+            if s.count == 2, ["_all_docs", "_changes", "_revs_diff", "_missing_revs", "_bulk_get", "_ensure_full_commit", "_design_docs"].contains(s[1]) {
                 return false
             }
             if s.count == 4 && s[2] == "_view" { return false }
