@@ -36,11 +36,12 @@ final class ReplicatorDatabase: @unchecked Sendable {
     /// Opens (making it when missing) and watches the database; idempotent. 404 when the
     /// listener has no directory to keep it in.
     func open() throws {
+        // A read-only listener serves the database as it is (if it exists) and runs none of it.
+        if server.readOnly { return }
         if monitor.locked({ stopped || (collection != nil && hold?.database.isClosed == false) }) { return }
         forgetClosed()
         if !server.databases.exists(Self.name) {
-            // Made only where a database may be made: a directory, and not a read-only listener.
-            guard server.databases.directory != nil, !server.readOnly else { throw CouchError.databaseNotFound }
+            guard server.databases.directory != nil else { throw CouchError.databaseNotFound }
             do { try server.databases.create(Self.name) } catch let e as CouchError where e.status == 412 {}
         }
         let (c, held) = try server.databases.collectionAndHold(Self.name)
