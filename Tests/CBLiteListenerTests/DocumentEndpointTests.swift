@@ -75,8 +75,13 @@ final class DocumentEndpointTests: ListenerTestCase {
         let copied = try c.request("COPY", "/db/_design/app", headers: [("Destination", "_design/copy")])
         XCTAssertEqual(copied.status, 201)
         XCTAssertEqual(copied.object["id"], .string("_design/copy"))
-        let bulk = try c.json("POST", "/db/_bulk_docs", #"{"docs":[{"_id":"_design/bulk","v":1},{"_id":"plain"},{"_id":"_bad"}]}"#)
-        XCTAssertEqual(bulk.json?.arrayValue?.map { $0.objectValue?["ok"] == .bool(true) }, [true, true, false])
+        // An illegal ID fails the whole request, as CouchDB's (nothing written).
+        let illegal = try c.json("POST", "/db/_bulk_docs", #"{"docs":[{"_id":"plain"},{"_id":"_bad"}]}"#)
+        XCTAssertEqual(illegal.status, 400)
+        XCTAssertEqual(illegal.object["error"], .string("illegal_docid"))
+        XCTAssertEqual(try c.json("GET", "/db/plain").status, 404)
+        let bulk = try c.json("POST", "/db/_bulk_docs", #"{"docs":[{"_id":"_design/bulk","v":1},{"_id":"plain"}]}"#)
+        XCTAssertEqual(bulk.json?.arrayValue?.map { $0.objectValue?["ok"] == .bool(true) }, [true, true])
         XCTAssertEqual(try c.json("PUT", "/db/_local/cp", "{}").status, 201)
         func ids(_ path: String) throws -> [String] {
             try c.request("GET", path).object["rows"]?.arrayValue?.compactMap { $0.objectValue?["id"]?.stringValue } ?? []

@@ -56,7 +56,8 @@ final class ViewAndFilterTests: ListenerTestCase {
         let rows = try c.request("GET", "/db/_changes?filter=by/color&color=red").object["results"]?.arrayValue
         XCTAssertEqual(rows?.compactMap { $0.objectValue?["id"]?.stringValue }, ["a", "c"])
         XCTAssertEqual(try c.request("GET", "/db/_changes?filter=unknown").status, 404)
-        XCTAssertEqual(try c.request("GET", "/db/_changes?filter=_view").status, 501)
+        XCTAssertEqual(try c.request("GET", "/db/_changes?filter=_view").object["reason"], .string("`view` filter parameter is not provided."))
+        XCTAssertEqual(try c.request("GET", "/db/_changes?filter=_view&view=d/v").status, 501, "a JavaScript view")
     }
 
     func testGzipRequestBodies() throws {

@@ -1253,7 +1253,9 @@ static void test_deep_documents(void) {
     printf("# a document nested %d levels: %zu bytes of stack in arrays (%zu a level), %zu in objects (%zu)\n",
            CBL_MAX_JSON_DEPTH, used, (used - base) / CBL_MAX_JSON_DEPTH, used_objects,
            (used_objects - base) / CBL_MAX_JSON_DEPTH);
-    CHECK(used < (4u << 20) && used_objects < (4u << 20));
+    /* The library as shipped; a sanitized build (CBLITE_SANITIZED, set by the reliability
+     * runs) inflates every frame, so the bound says nothing there. */
+    if (!getenv("CBLITE_SANITIZED")) CHECK(used < (4u << 20) && used_objects < (4u << 20));
     free(at);
     free(objects);
     free(over);

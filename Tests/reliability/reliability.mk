@@ -98,7 +98,7 @@ test-reliability: reliability-bins
 # scratch path (never .build); the C programs are compiled with the toolchain's clang so
 # the sanitizer runtimes match; the debug .so loads the Swift runtime from SWIFT_RTLIB.
 SAN_SWIFT_SOURCES := $(shell find Sources -name '*.swift' -o -name '*.c' -o -name '*.h' 2>/dev/null) Package.swift include/cblite.h
-SAN_RUN_ENV  = LD_LIBRARY_PATH=$(SWIFT_RTLIB) REL_TMPDIR=$(REL_TMPDIR)
+SAN_RUN_ENV  = LD_LIBRARY_PATH=$(SWIFT_RTLIB) REL_TMPDIR=$(REL_TMPDIR) CBLITE_SANITIZED=1
 SAN_CFLAGS   = -std=c99 -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer -fuse-ld=lld -Iinclude -I$(REL_DIR)
 TSAN_SUPP    = $(REL_DIR)/tsan.supp
 TSAN_SUPP_ALL = $(TSAN_SUPP)
@@ -128,11 +128,13 @@ $(eval $(call SAN_VARIANT,tsan,thread))
 
 # Runs a list of programs, keeps going, fails at the end if any failed.
 #   $(1) = label, $(2) = environment, $(3) = commands separated by ';;'
+# With a 64 MiB main stack: sanitizers inflate every frame (ASan's redzones), and a
+# document nested to CBL_MAX_JSON_DEPTH recurses once per level (8 MiB ran out under ASan).
 define SAN_RUN
 	@fails=0; IFS=$$'\n'; for cmd in $$(echo "$(3)" | sed 's/;;/\n/g'); do \
 	  cmd=$$(echo "$$cmd" | sed 's/^ *//'); [ -z "$$cmd" ] && continue; \
 	  echo "== $(1): $$cmd"; \
-	  if ! env $(2) bash -c "$$cmd" > $(REL_OUT)/$(1).out 2>&1; then fails=$$((fails+1)); echo "FAILED ($(1)): $$cmd"; \
+	  if ! env $(2) bash -c "ulimit -s 65536 2>/dev/null; $$cmd" > $(REL_OUT)/$(1).out 2>&1; then fails=$$((fails+1)); echo "FAILED ($(1)): $$cmd"; \
 	    grep -E 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|SUMMARY|definitely lost|FAILED' $(REL_OUT)/$(1).out | head -20; \
 	    cp $(REL_OUT)/$(1).out $(REL_OUT)/$(1).failed-$$fails.log; echo "   full log: $(REL_OUT)/$(1).failed-$$fails.log"; \
 	  else grep -E '[0-9]+ passed, [0-9]+ failed' $(REL_OUT)/$(1).out | tail -1; \

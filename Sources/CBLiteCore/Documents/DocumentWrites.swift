@@ -5,10 +5,13 @@ extension Collection {
     public struct SaveResult: Sendable { public let docID: String; public let revID: String }
 
     /// Saves a new revision. See cbl_doc_put in include/cblite.h for the rules.
+    /// `givenIDWins`: CouchDB's REST rule — the URL's ID names the document and an `_id` in
+    /// the body is ignored (cbl_doc_put's rule, without it: they must match).
     public func put(docID givenID: String?, body bodyBytes: UnsafeBufferPointer<UInt8>, parent givenParent: String?,
-                    allowConflict: Bool = false) throws -> SaveResult {
+                    allowConflict: Bool = false, givenIDWins: Bool = false) throws -> SaveResult {
         try check()
         var body = try DocumentBody.parse(bytes: bodyBytes)     // parsed before taking the lock
+        if givenIDWins && givenID != nil { body.docID = nil }
         return try put(docID: givenID, body: &body, parent: givenParent, allowConflict: allowConflict)
     }
 

@@ -29,6 +29,7 @@ extension Router {
             }
         }
         if req.method == .POST {
+            try requireJSONContent(req)
             let body = try req.jsonObjectBody(limit: limits.maxBodyBytes)
             if let keys = body["keys"] {
                 guard keys.arrayValue != nil else { throw CouchError.badRequest("`keys` member must be an array.") }

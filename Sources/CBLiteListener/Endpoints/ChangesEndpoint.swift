@@ -91,7 +91,7 @@ extension Router {
             }
             if !events { try? res.write(ChangesWriter.continuousEnd(lastSeq: p.since)) }
         default:
-            throw CouchError.badRequest("Supported `feed` types: normal, continuous, longpoll, eventsource")
+            throw CouchError.badRequest("Supported `feed` types: normal, continuous, live, longpoll, eventsource")
         }
     }
 
@@ -119,6 +119,7 @@ extension Router {
             if !bytes.isEmpty { body = try parseObject(bytes) }
         }
         p.feed = q["feed"] ?? "normal"
+        if p.feed == "live" { p.feed = "continuous" }           // CouchDB's other name for it
         // An EventSource client resumes from the last event it saw.
         let lastEventID = p.feed == "eventsource" ? try req.header("Last-Event-ID").map { try Since($0) } : nil
         switch try q.since() ?? body["since"].map({ try Since(json: $0) }) ?? lastEventID ?? .sequence(0) {
@@ -136,7 +137,10 @@ extension Router {
         }
         if let hb = q["heartbeat"] {
             if hb == "true" { p.heartbeatMs = 60_000 } else if hb != "false" {
-                guard let n = Int(hb), n > 0 else { throw CouchError.badRequest("heartbeat must be a positive number of milliseconds") }
+                guard let n = Int(hb) else {
+                    throw CouchError.badRequest("Invalid heartbeat value. Expecting a positive integer value (in milliseconds).")
+                }
+                guard n > 0 else { throw CouchError.badRequest("The heartbeat value should be a positive integer (in milliseconds).") }
                 p.heartbeatMs = n
             }
         }
@@ -152,6 +156,8 @@ extension Router {
                 }
                 guard let ids else { throw CouchError.badRequest("filter=_doc_ids needs doc_ids") }
                 p.options.docIDs = ids
+            case "_view" where q["view"] == nil:
+                throw CouchError.badRequest("`view` filter parameter is not provided.")
             case "_design", "_view", "_selector":
                 throw CouchError.notImplemented("filter=\(filter) is not supported by cblite")
             default:

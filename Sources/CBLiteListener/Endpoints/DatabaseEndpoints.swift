@@ -16,7 +16,7 @@ extension Router {
             res.sendJSON(201, .object(JSONObject([("ok", .bool(true))])), headers: [("Location", "/" + PercentDecoding.encode(name))])
         case .DELETE:
             if req.query.has("rev") {
-                throw CouchError.badRequest("You tried to DELETE a database with a ?rev= parameter. Did you mean to DELETE a document instead?")
+                throw CouchError.badRequest("You tried to DELETE a database with a ?=rev parameter. Did you mean to DELETE a document instead?")
             }
             try databases.delete(name)
             res.sendJSON(200, .object(JSONObject([("ok", .bool(true))])))
@@ -60,7 +60,7 @@ extension Router {
 
     func compact(_ name: String, _ req: Request, _ res: ResponseWriter) throws {
         try requireMethod(req, [.POST])
-        try requireJSONContent(req)
+        guard req.contentType?.isJSON == true else { throw CouchError.badContentType("Content-Type must be application/json") }
         let coll = try collection(name)
         try coll.database.compact()
         res.sendJSON(202, .object(JSONObject([("ok", .bool(true))])))

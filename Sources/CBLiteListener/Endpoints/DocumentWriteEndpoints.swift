@@ -27,15 +27,15 @@ extension Router {
         if let type = req.contentType, type.type == "multipart/related" {
             return try putMultipartDocument(coll, docID, type, req, res)
         }
-        try requireJSONContent(req)
+        // Any other Content-Type is read as JSON, as CouchDB does for a PUT (not for a POST).
         let bytes = try req.body.readAll(limit: limits.maxDocumentBytes)
         if try !newEdits(req) {
             let body = try parseObject(bytes)
             let rev = try insertExisting(coll, docID, body, attachments: [:])
             return sendSaved(res, coll, id: docID, rev: rev)
         }
-        let parent = req.query["rev"] ?? ifMatch(req)
-        let saved = try bytes.withUnsafeBufferPointer { try coll.put(docID: docID, body: $0, parent: parent) }
+        let parent = try requestedRev(req)
+        let saved = try bytes.withUnsafeBufferPointer { try coll.put(docID: docID, body: $0, parent: parent, givenIDWins: true) }
         try sendSaved(req, res, coll, id: saved.docID, rev: saved.revID)
     }
 
@@ -62,8 +62,11 @@ extension Router {
     }
 
     func deleteDocument(_ coll: Collection, _ docID: String, _ req: Request, _ res: ResponseWriter) throws {
-        // CouchDB needs the revision being deleted; without one it is a conflict.
-        guard let rev = req.query["rev"] ?? ifMatch(req) else { throw CouchError.conflict }
+        // CouchDB needs the revision being deleted; without one it is a conflict (a missing document: 404).
+        guard let rev = try requestedRev(req) else {
+            if (try? coll.revision(docID: docID, revID: nil, options: RevisionOptions())) == nil { throw CouchError.notFound("missing") }
+            throw CouchError.conflict
+        }
         let newRev = try coll.delete(docID: docID, parent: rev)
         sendSaved(res, coll, id: docID, rev: newRev, status: 200)
     }
@@ -86,6 +89,13 @@ extension Router {
         w.writeObject(body)
         let saved = try w.bytes.withUnsafeBufferPointer { try coll.put(docID: destID, body: $0, parent: destRev) }
         sendSaved(res, coll, id: saved.docID, rev: saved.revID)
+    }
+
+    /// The revision a write names: `?rev=` or `If-Match` (400 when both are given and differ).
+    func requestedRev(_ req: Request) throws -> String? {
+        let query = req.query["rev"], etag = ifMatch(req)
+        if let query, let etag, query != etag { throw CouchError.badRequest("Document rev and etag have different values") }
+        return query ?? etag
     }
 
     func ifMatch(_ req: Request) -> String? {

@@ -23,9 +23,8 @@ extension Router {
         try requireJSONContent(req)
         let coll = try collection(name)
         let request = try BulkDocsShape.request(.object(try req.jsonObjectBody(limit: limits.maxBodyBytes)))
-        if request.allOrNothing {
-            throw CouchError.notImplemented("all_or_nothing is not supported (CouchDB 2+ dropped it too): send the documents without it")
-        }
+        if request.allOrNothing { return res.sendJSON(417, raw: BulkDocsShape.allOrNothingAnswer(request)) }
+        try BulkDocsShape.checkWholeRequest(request)
         if request.newEdits ?? true {
             res.sendJSON(201, raw: BulkDocsShape.answer(try coll.saveDocuments(request.docs)))
         } else {

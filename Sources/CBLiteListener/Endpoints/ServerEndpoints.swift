@@ -45,12 +45,36 @@ extension Router {
             try activeTasks(req, res)
         case "_replicate":
             try replicate(req, res)
-        case "_cluster_setup", "_users", "_dbs_info", "_reshard":
+        case "_dbs_info":
+            try dbsInfo(req, res)
+        case "_cluster_setup", "_users", "_reshard":
             throw CouchError.notImplemented("\(name) is not part of cblite's listener")
         default:
             throw CouchError(status: 400, error: "illegal_database_name",
                              reason: "Name: '\(name)'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.")
         }
+    }
+
+    /// `_dbs_info`: POST `{"keys": [names]}` (at most 100, as CouchDB), or GET for every
+    /// database; each `{"key", "info"}` or `{"key", "error": "not_found"}`.
+    private func dbsInfo(_ req: Request, _ res: ResponseWriter) throws {
+        try requireMethod(req, [.GET, .HEAD, .POST])
+        var names = databases.allNames()
+        if req.method == .POST {
+            try requireJSONContent(req)
+            guard let keys = try req.jsonObjectBody(limit: 1024 * 1024)["keys"]?.arrayValue,
+                  keys.allSatisfy({ $0.stringValue != nil }) else {
+                throw CouchError.badRequest("`keys` member must exist.")
+            }
+            guard keys.count <= 100 else { throw CouchError.badRequest("`keys` member must be at most 100 names") }
+            names = keys.compactMap(\.stringValue)
+        }
+        res.sendJSON(200, .array(try names.map { name in
+            guard let coll = try? collection(name) else {
+                return .object(JSONObject([("key", .string(name)), ("error", .string("not_found"))]))
+            }
+            return .object(JSONObject([("key", .string(name)), ("info", .object(try databaseInfo(name, coll)))]))
+        }))
     }
 
     /// This single node's name, as CouchDB names nodes.

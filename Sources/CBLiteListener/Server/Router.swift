@@ -78,6 +78,7 @@ final class Router: @unchecked Sendable {
         if second.hasPrefix("_design/") && s.count >= 3 && s[2].hasPrefix("_") {
             throw CouchError.notImplemented("Design document functions other than views (\(s[2])) need JavaScript, which cblite does not run.")
         }
+        if second.hasPrefix("_local/") { throw CouchError.badRequest("_local documents do not accept attachments.") }
         if second.hasPrefix("_") && !second.hasPrefix("_design/") { throw CouchError.notFound("missing") }
         return try attachment(first, second, s[2...].joined(separator: "/"), req, res)
     }
@@ -91,6 +92,7 @@ final class Router: @unchecked Sendable {
         case .POST:
             let s = path.segments
             if s.first == "_session" { return false }
+            if s.count == 1 && s[0] == "_dbs_info" { return false }
             if s.count == 2, ["_all_docs", "_changes", "_revs_diff", "_missing_revs", "_bulk_get", "_ensure_full_commit", "_design_docs"].contains(s[1]) {
                 return false
             }

@@ -97,7 +97,7 @@ public enum Since: Equatable, Sendable {
         if t.hasPrefix("\"") && t.hasSuffix("\"") && t.count >= 2 { t = t.dropFirst().dropLast() }   // JSON string form
         let digits = t.prefix { $0.isASCII && $0.isNumber }
         guard !digits.isEmpty, let n = Int64(digits), digits.count == t.count || t.dropFirst(digits.count).first == "-" else {
-            throw CBLError(.badRequest, "invalid since sequence \(text)")
+            throw CBLError(.badRequest, "Malformed sequence supplied in 'since' parameter.")
         }
         self = .sequence(n)
     }
@@ -106,7 +106,7 @@ public enum Since: Equatable, Sendable {
         switch json {
         case .int(let i) where i >= 0: self = .sequence(i)
         case .string(let s): try self.init(s)
-        default: throw CBLError(.badRequest, "invalid since sequence")
+        default: throw CBLError(.badRequest, "Malformed sequence supplied in 'since' parameter.")
         }
     }
 }

@@ -26,6 +26,31 @@ public enum BulkDocsShape {
             allOrNothing: try object?["all_or_nothing"].map { try $0.boolOption("all_or_nothing") } ?? false)
     }
 
+    /// What CouchDB refuses for the whole request over HTTP before writing anything: an
+    /// illegal document ID anywhere (`illegal_docid`), and with `new_edits: false` a
+    /// document without `_rev` or `_revisions`.
+    public static func checkWholeRequest(_ request: Request) throws {
+        for doc in request.docs {
+            if let id = doc["_id"] {
+                guard let s = id.stringValue else { throw CouchError(status: 400, error: "illegal_docid", reason: "Document id must be a string") }
+                if s.hasPrefix("_") && !s.hasPrefix("_design/") {
+                    throw CouchError(status: 400, error: "illegal_docid", reason: "Only reserved document ids may start with underscore.")
+                }
+            }
+            if request.newEdits == false && doc["_rev"] == nil && doc["_revisions"] == nil {
+                throw CouchError.badRequest("When `new_edits: false`, the document needs `_rev` or `_revisions` specified")
+            }
+        }
+    }
+
+    /// CouchDB 3's answer to `all_or_nothing` (417): every document refused alike.
+    public static func allOrNothingAnswer(_ request: Request) -> [UInt8] {
+        JSONWriter.ordered(.array(request.docs.map { doc in
+            .object(JSONObject([("id", doc["_id"] ?? .null), ("rev", .string("0-")), ("error", .string("not_implemented")),
+                                ("reason", .string("all_or_nothing is not supported"))]))
+        }))
+    }
+
     /// `[{"ok":true,"id","rev"} | {"id","rev"?,"error","reason"}, ...]`; with
     /// `failuresOnly` (CouchDB's answer to `new_edits: false`) only the failures.
     public static func answer(_ results: [WriteResult], failuresOnly: Bool = false) -> [UInt8] {
