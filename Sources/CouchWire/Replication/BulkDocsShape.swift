@@ -33,7 +33,7 @@ public enum BulkDocsShape {
         for doc in request.docs {
             if let id = doc["_id"] {
                 guard let s = id.stringValue else { throw CouchError(status: 400, error: "illegal_docid", reason: "Document id must be a string") }
-                if s.hasPrefix("_") && !s.hasPrefix("_design/") {
+                if s.hasPrefix("_") && !s.hasPrefix("_design/") && !s.hasPrefix("_local/") {
                     throw CouchError(status: 400, error: "illegal_docid", reason: "Only reserved document ids may start with underscore.")
                 }
             }
