@@ -204,9 +204,16 @@ int main(void) {
     check_same_answer(port, "POST", "/notes/_bulk_get", older, ans);
     CHECK_ST(cbl_doc_open_revs(c, "p1", NULL, "{\"revs\":true,\"meta\":true,\"atts_since\":[\"1-0\"]}", &ans, &E), CBL_OK);
     check_same_answer(port, "GET", "/notes/p1?open_revs=all&revs=true&meta=true&atts_since=%5B%221-0%22%5D", NULL, ans);
-    const char* save = "{\"docs\":[{\"_id\":\"n1\",\"v\":1},{\"_id\":\"_bad\"},{\"_id\":\"p1\",\"_rev\":\"1-zz\"}]}";
-    CHECK_ST(cbl_collection_docs_save(c, save, &ans, &E), CBL_OK);                /* conflicts and errors only: nothing written */
+    const char* save = "{\"docs\":[{\"_id\":\"n1\",\"v\":1},{\"_id\":\"p1\",\"_rev\":\"1-zz\"}]}";
+    CHECK_ST(cbl_collection_docs_save(c, save, &ans, &E), CBL_OK);                /* conflicts only: nothing written */
     check_same_answer(port, "POST", "/notes/_bulk_docs", save, ans);
+    /* An illegal ID: the ABI answers that document's error; over HTTP, as CouchDB, the whole
+     * request fails with 400 illegal_docid and nothing is written. */
+    const char* illegal = "{\"docs\":[{\"_id\":\"n2\",\"v\":1},{\"_id\":\"_bad\"}]}";
+    static char illegal_body[4096];
+    CHECK(http(port, "POST", "/notes/_bulk_docs", illegal, illegal_body, sizeof illegal_body) == 400);
+    CHECK(strstr(illegal_body, "\"illegal_docid\"") != NULL);
+    CHECK(http(port, "GET", "/notes/n2", NULL, illegal_body, sizeof illegal_body) == 404);
     cbl_free(r1);
 
     cbl_server_stop(server, 2000);
