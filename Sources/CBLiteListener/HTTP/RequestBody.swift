@@ -1,3 +1,4 @@
+import Glibc
 import CBLiteCore
 import CouchWire
 
@@ -86,12 +87,32 @@ final class RequestBody: @unchecked Sendable {
         return chunk
     }
 
+    /// Bodies this large give their memory back to the system once read (readAll).
+    static let trimThreshold = 8 << 20
+
+    /// glibc's malloc_trim, looked up at run time (Swift's Glibc module does not export
+    /// <malloc.h>; another C library simply has none and nothing is trimmed).
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+        guard let symbol = dlsym(nil, "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+    }()
+
     /// The whole body, at most `limit` bytes (413 beyond). Chunks are joined once at the
     /// end: growing one array by doubling would hold up to three times the limit at once
     /// while a (gzip) body runs up to it.
     func readAll(limit: Int? = nil) throws -> [UInt8] {
         var chunks: [[UInt8]] = []
         var total = 0
+        defer {
+            // A large body (a gzip bomb refused at the limit among them) leaves its pieces
+            // free in the malloc arenas of the threads that read it, where glibc keeps them:
+            // hand them back to the system, so one such request does not raise the process's
+            // memory for good.
+            if total >= RequestBody.trimThreshold {
+                chunks = []
+                _ = RequestBody.mallocTrim?(0)
+            }
+        }
         while let c = try next() {
             total += c.count
             if let limit, total > limit { throw CouchError.tooLarge("the request body exceeds \(limit) bytes") }
