@@ -12,19 +12,12 @@ final class FailedRevisionTests: ReplicatorTestCase {
     /// and `open_revs` answered by `docs` (id -> JSON of the revision), `_local` kept.
     func couchLikePeer(rows: String, pending: Int? = nil, docs: @escaping @Sendable (String) -> String?,
                        openRevs: (@Sendable (String, String) -> [UInt8]?)? = nil) throws -> FakePeer {
-        let local = LockedValue<[String: String]>([:])
+        let local = FakeLocalDocuments()
         return try FakePeer { method, target, body, _ in
             let path = target.split(separator: "?").first.map(String.init) ?? target
             switch (method, path) {
             case ("GET", "/db/"): return FakePeer.response(200, #"{"db_name":"db","update_seq":"9-x"}"#)
-            case ("GET", _) where path.hasPrefix("/db/_local/"):
-                if let d = local.withLock({ $0[path] }) { return FakePeer.response(200, d) }
-                return FakePeer.response(404, #"{"error":"not_found","reason":"missing"}"#)
-            case ("PUT", _) where path.hasPrefix("/db/_local/"):
-                var doc = String(decoding: body, as: UTF8.self)
-                doc.removeLast()
-                local.withLock { $0[path] = doc + #","_rev":"0-1"}"# }
-                return FakePeer.response(201, #"{"ok":true,"id":"x","rev":"0-1"}"#)
+            case (_, _) where path.hasPrefix("/db/_local/"): return local.answer(method, path, body)
             case (_, "/db/_changes"):
                 if target.contains("since=9-x") { return FakePeer.response(200, #"{"results":[],"last_seq":"9-x","pending":0}"#) }
                 return FakePeer.response(200, #"{"results":[\#(rows)],"last_seq":"9-x"\#(pending.map { ",\"pending\":\($0)" } ?? "")}"#)

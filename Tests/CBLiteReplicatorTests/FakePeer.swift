@@ -114,3 +114,24 @@ extension Substring {
         return s
     }
 }
+
+/// The `_local` documents (the replicator's checkpoints) a scripted peer keeps: GET and
+/// PUT under `/db/_local/`, as CouchDB answers them.
+final class FakeLocalDocuments: Sendable {
+    private let docs = LockedValue<[String: String]>([:])
+
+    func answer(_ method: String, _ path: String, _ body: [UInt8]) -> [UInt8] {
+        switch method {
+        case "GET":
+            if let d = docs.withLock({ $0[path] }) { return FakePeer.response(200, d) }
+            return FakePeer.response(404, #"{"error":"not_found","reason":"missing"}"#)
+        case "PUT":
+            var doc = String(decoding: body, as: UTF8.self)
+            doc.removeLast()
+            docs.withLock { $0[path] = doc + #","_rev":"0-1"}"# }
+            return FakePeer.response(201, #"{"ok":true,"id":"x","rev":"0-1"}"#)
+        default:
+            return FakePeer.response(405, #"{"error":"method_not_allowed","reason":"Only GET,PUT allowed"}"#)
+        }
+    }
+}

@@ -13,19 +13,12 @@ final class PeerBehaviourTests: ReplicatorTestCase {
     func testADocumentThisEngineRefusesIsReportedAloneAndTheRestArrives() throws {
         let good = #"{"_id":"good","_rev":"1-aaaa","_revisions":{"start":1,"ids":["aaaa"]},"v":1}"#
         let bad = #"{"_id":"bad","_rev":"1-bbbb","_revisions":{"start":1,"ids":["bbbb"]},"v":1,"v":2}"#
-        let local = LockedValue<[String: String]>([:])
+        let local = FakeLocalDocuments()
         let peer = try FakePeer { method, target, body, _ in
             let path = target.split(separator: "?").first.map(String.init) ?? target
             switch (method, path) {
             case ("GET", "/db/"): return FakePeer.response(200, #"{"db_name":"db","update_seq":"2-x"}"#)
-            case ("GET", _) where path.hasPrefix("/db/_local/"):
-                if let d = local.withLock({ $0[path] }) { return FakePeer.response(200, d) }
-                return FakePeer.response(404, #"{"error":"not_found","reason":"missing"}"#)
-            case ("PUT", _) where path.hasPrefix("/db/_local/"):
-                var doc = String(decoding: body, as: UTF8.self)
-                doc.removeLast()
-                local.withLock { $0[path] = doc + #","_rev":"0-1"}"# }
-                return FakePeer.response(201, #"{"ok":true,"id":"x","rev":"0-1"}"#)
+            case (_, _) where path.hasPrefix("/db/_local/"): return local.answer(method, path, body)
             case ("GET", "/db/_changes"):
                 if target.contains("since=%222-x%22") || target.contains("since=2-x") { return FakePeer.response(200, #"{"results":[],"last_seq":"2-x"}"#) }
                 return FakePeer.response(200, #"{"results":[{"seq":"1-x","id":"good","changes":[{"rev":"1-aaaa"}]},{"seq":"2-x","id":"bad","changes":[{"rev":"1-bbbb"}]}],"last_seq":"2-x"}"#)

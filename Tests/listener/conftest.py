@@ -97,6 +97,26 @@ class Server:
             conn.close()
         return result
 
+    def put_streamed(self, path, chunks, size, timeout=120):
+        """PUTs `size` bytes handed over piece by piece (never whole in memory), checks the
+        201, and returns the open connection for what the test asks next."""
+        conn = self.connection(timeout=timeout)
+        conn.putrequest("PUT", path)
+        conn.putheader("Content-Type", "application/octet-stream")
+        conn.putheader("Content-Length", str(size))
+        conn.endheaders()
+        for chunk in chunks:
+            conn.send(chunk)
+        r = conn.getresponse()
+        assert r.status == 201, r.read()
+        r.read()
+        return conn
+
+    def memory_mib(self, field="VmRSS"):
+        """The server's resident memory now (VmRSS) or at its peak so far (VmHWM), in MiB."""
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            return int(next(l for l in f if l.startswith(field)).split()[1]) / 1024
+
     def json(self, method, path, body=None, headers=None):
         status, h, data = self.request(method, path, body, headers)
         return status, (json.loads(data) if data.strip() else None)

@@ -132,17 +132,6 @@ def test_wrong_credentials_are_401_and_do_not_leak(serve):
 # attack and their p99, clients served out of 500, the server's peak RSS under a gzip bomb and
 # a 200 MiB upload.
 
-def peak_rss_mib(server):
-    """The server's peak resident memory so far (VmHWM), in MiB."""
-    with open("/proc/%d/status" % server.proc.pid) as f:
-        return int(next(l for l in f if l.startswith("VmHWM")).split()[1]) / 1024
-
-
-def rss_mib(server):
-    with open("/proc/%d/status" % server.proc.pid) as f:
-        return int(next(l for l in f if l.startswith("VmRSS")).split()[1]) / 1024
-
-
 def raise_fd_limit(wanted):
     """This process's (and so the server's) descriptor limit, raised towards `wanted`."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -317,22 +306,13 @@ def test_a_200_mib_attachment_uploads_over_http_in_bounded_memory(serve):
     assert s.request("PUT", "/db")[0] == 201
     size = 200 << 20
     block = os.urandom(1 << 20)
-    conn = s.connection(timeout=120)
-    conn.putrequest("PUT", "/db/big/blob.bin")
-    conn.putheader("Content-Type", "application/octet-stream")
-    conn.putheader("Content-Length", str(size))
-    conn.endheaders()
-    for _ in range(size >> 20):
-        conn.send(block)
-    r = conn.getresponse()
-    assert r.status == 201, r.read()
-    r.read()
+    conn = s.put_streamed("/db/big/blob.bin", (block for _ in range(size >> 20)), size)
     conn.request("HEAD", "/db/big/blob.bin")
     r = conn.getresponse()
     r.read()
     conn.close()
     assert int(r.getheader("Content-Length")) == size
-    peak = peak_rss_mib(s)
+    peak = s.memory_mib("VmHWM")
     print("200 MiB upload: server peak RSS %.1f MiB" % peak)
     assert peak < 80, "peak RSS %.1f MiB" % peak
     # A configured attachment limit refuses it before any byte is stored.
@@ -353,14 +333,14 @@ def test_gzip_bombs_inflate_in_bounded_memory(serve):
     s = serve()
     assert s.request("PUT", "/db")[0] == 201
     bomb = gzip_bomb(1 << 30)
-    base = rss_mib(s)
+    base = s.memory_mib()
     for path in ["/db/bomb", "/db/_bulk_docs", "/db/bomb2"]:
         method = "POST" if path.endswith("_bulk_docs") else "PUT"
         status = raw(s, request(method, path, bomb, [("Content-Type", "application/json"), ("Content-Encoding", "gzip")]), read_timeout=60)
         assert status == 413, (path, status)
-    peak = peak_rss_mib(s)
-    print("1 GiB gzip bombs: server peak RSS %.1f MiB (%.1f before, %.1f after)" % (peak, base, rss_mib(s)))
+    peak = s.memory_mib("VmHWM")
+    print("1 GiB gzip bombs: server peak RSS %.1f MiB (%.1f before, %.1f after)" % (peak, base, s.memory_mib()))
     # Bounded by the largest JSON body limit (_bulk_docs: max_body_bytes, 64 MiB), not by the bomb.
     assert peak < base + 100, "peak RSS %.1f MiB" % peak
-    assert rss_mib(s) < base + 40, "memory not given back: %.1f MiB" % rss_mib(s)
+    assert s.memory_mib() < base + 40, "memory not given back: %.1f MiB" % s.memory_mib()
     assert raw(s, request("GET", "/_up")) == 200

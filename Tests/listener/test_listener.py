@@ -147,16 +147,7 @@ def test_large_attachment_is_streamed_in_bounded_memory(serve):
             digest.update(block)
             yield block
 
-    conn = s.connection(timeout=120)
-    conn.putrequest("PUT", "/db/big/blob.bin")
-    conn.putheader("Content-Type", "application/octet-stream")
-    conn.putheader("Content-Length", str(size))
-    conn.endheaders()
-    for chunk in body():
-        conn.send(chunk)
-    r = conn.getresponse()
-    assert r.status == 201, r.read()
-    r.read()
+    conn = s.put_streamed("/db/big/blob.bin", body(), size)
     conn.request("GET", "/db/big/blob.bin")
     r = conn.getresponse()
     assert int(r.getheader("Content-Length")) == size
@@ -169,9 +160,8 @@ def test_large_attachment_is_streamed_in_bounded_memory(serve):
     conn.close()
     assert back.hexdigest() == digest.hexdigest()
     # The server's peak resident memory stays well under the attachment's size.
-    with open("/proc/%d/status" % s.proc.pid) as f:
-        hwm_kb = int(next(l for l in f if l.startswith("VmHWM")).split()[1])
-    assert hwm_kb * 1024 < size, "peak RSS %d MB for a %d MB attachment" % (hwm_kb >> 10, size >> 20)
+    peak = s.memory_mib("VmHWM")
+    assert peak < size >> 20, "peak RSS %d MB for a %d MB attachment" % (peak, size >> 20)
 
 
 def test_malformed_requests_are_400_and_the_server_survives(serve):

@@ -8,8 +8,12 @@
 ///            the current revision, with a new sequence (views and replications see it).
 extension Database {
     func upgradeFormat() throws {
+        if store.formatIsCurrent.withLock({ $0 }) { return }
         let schemaSQL = "SELECT value FROM info WHERE key='schema'"
-        guard try store.read({ try $0.queryInt(schemaSQL) }) ?? 0 < Schema.version else { return }
+        guard try store.read({ try $0.queryInt(schemaSQL) }) ?? 0 < Schema.version else {
+            store.formatIsCurrent.withLock { $0 = true }
+            return
+        }
         try store.write(timeoutMs: busyTimeoutMs) { conn, txn in
             let version = try conn.queryInt(schemaSQL) ?? 0
             guard version < Schema.version else { return }     // another handle or process did it
@@ -22,6 +26,7 @@ extension Database {
             }
             try conn.exec("UPDATE info SET value=\(Schema.version) WHERE key='schema'")
         }
+        store.formatIsCurrent.withLock { $0 = true }
     }
 }
 

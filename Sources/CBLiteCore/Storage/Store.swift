@@ -33,6 +33,9 @@ public final class Store: @unchecked Sendable {
     /// the change watcher reads it under `monitor` (so `monitor` cannot guard it).
     let keyState: LockedValue<EncryptionKey?>
     var key: EncryptionKey? { keyState.withLock { $0 } }
+    /// Set once the file is known to be at Schema.version (FormatUpgrade): later opens of
+    /// the same file in this process skip the check.
+    let formatIsCurrent = LockedValue(false)
     let monitor = Monitor()                 // guards the fields below
     var owner: ThreadID?
     /// `owner`'s pthread_t (0: none), set with it under the lock and read without it: only
@@ -99,6 +102,7 @@ public final class Store: @unchecked Sendable {
             try writer.exec(Schema.base)
             if try writer.queryInt("SELECT value FROM info WHERE key='schema'") == nil {
                 try writer.exec("INSERT INTO info(key, value) VALUES ('schema', \(Schema.version)), ('max_rev_tree_depth', 20)")
+                formatIsCurrent.withLock { $0 = true }         // a new file: nothing to upgrade
             }
             // A stable identity for peers (checkpoints, the listener's database info).
             try writer.prepare("INSERT OR IGNORE INTO info(key, value) VALUES ('uuid', '\(FileSystem.uuid())')").run()

@@ -17,28 +17,51 @@ final class ServerConfig: @unchecked Sendable {
     private let lock = Monitor()
     private var sections: [String: [String: String]] = [:]
     private let path: String?
-    private let applied: (_ section: String, _ key: String, _ value: String?) -> Void
+    /// The start configuration: what a deleted value falls back to.
+    private let start: ListenerConfiguration
+    private let uuids: UUIDGenerator
 
-    /// Reads the saved values (a missing file: none; an unreadable one: none, logged).
-    init(directory: String?, applied: @escaping (String, String, String?) -> Void) {
-        path = directory.map { $0 + "/" + ServerConfig.fileName }
-        self.applied = applied
-        guard let path, FileIO.exists(path) else { return }
+    /// Reads the saved values (a missing file: none; an unreadable one: none, logged) and
+    /// applies the ones that act at once to `uuids`.
+    init(start: ListenerConfiguration, uuids: UUIDGenerator) {
+        self.start = start
+        self.uuids = uuids
+        path = start.directory.map { $0 + "/" + ServerConfig.fileName }
+        sections = path.map(ServerConfig.load) ?? [:]
+        for (key, value) in sections["uuids"] ?? [:] { apply("uuids", key, value) }
+    }
+
+    private static func load(_ path: String) -> [String: [String: String]] {
+        guard FileIO.exists(path) else { return [:] }
         do {
             let o = try JSONParser.parseObject(String(decoding: try FileIO.readAll(path), as: UTF8.self))
-            for (name, v) in o.members {
-                guard let keys = v.objectValue else { continue }
-                sections[name] = Dictionary(keys.members.compactMap { k, v in v.stringValue.map { (k, $0) } }, uniquingKeysWith: { $1 })
-            }
+            return Dictionary(o.members.compactMap { name, v in
+                v.objectValue.map { keys in
+                    (name, Dictionary(keys.members.compactMap { k, v in v.stringValue.map { (k, $0) } }, uniquingKeysWith: { $1 }))
+                }
+            }, uniquingKeysWith: { $1 })
         } catch {
             Loggers.listener.warning("\(path): not read (\(error)); starting without saved settings")
+            return [:]
         }
     }
 
-    /// Applies every saved value (at start: the ones read at once, e.g. the uuids algorithm).
-    func applyAll() {
-        let all = lock.locked { sections }
-        for (section, keys) in all { for (key, value) in keys { applied(section, key, value) } }
+    /// The start configuration's limits with the ones set over `_config` (they size the
+    /// server, so they apply from the next start).
+    var limits: ListenerConfiguration.Limits {
+        var limits = start.limits
+        if let n = value("couchdb", "max_document_size").flatMap(Int.init) { limits.maxDocumentBytes = n }
+        if let n = value("chttpd", "max_http_request_size").flatMap(Int.init) { limits.maxBodyBytes = n }
+        return limits
+    }
+
+    /// A value that acts at once takes effect (nil: deleted, back to the start configuration's).
+    private func apply(_ section: String, _ key: String, _ value: String?) {
+        switch (section, key) {
+        case ("uuids", "algorithm"): uuids.configure(algorithm: value.flatMap(UUIDGenerator.Algorithm.init) ?? start.uuidAlgorithm)
+        case ("uuids", "utc_id_suffix"): uuids.configure(utcIDSuffix: value ?? start.utcIDSuffix)
+        default: break
+        }
     }
 
     func value(_ section: String, _ key: String) -> String? { lock.locked { sections[section]?[key] } }
@@ -66,7 +89,7 @@ final class ServerConfig: @unchecked Sendable {
             }
             return old ?? ""
         }
-        applied(section, key, value)
+        apply(section, key, value)
         return previous
     }
 
@@ -85,7 +108,7 @@ final class ServerConfig: @unchecked Sendable {
             }
             return old
         }
-        applied(section, key, nil)
+        apply(section, key, nil)
         return previous
     }
 

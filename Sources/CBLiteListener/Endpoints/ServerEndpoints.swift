@@ -82,8 +82,7 @@ extension Router {
 
     /// `/_node/{_local|name}[/_config[/section[/key]]]`.
     private func node(_ req: Request, _ res: ResponseWriter) throws {
-        // The path's segments keep "_local/…" together (a document's name elsewhere): split it here.
-        let s = ["_node"] + req.path.segments.dropFirst().joined(separator: "/").split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let s = req.path.segments
         guard s.count >= 2 else { throw CouchError.notFound("missing") }
         guard s[1] == "_local" || s[1] == nodeName else {
             throw CouchError(status: 412, error: "nodedown", reason: "\(s[1]) is down")

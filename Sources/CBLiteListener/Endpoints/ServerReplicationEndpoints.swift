@@ -24,18 +24,15 @@ extension Router {
         let job = try ReplicationPlanner(server: server).job(request, user: req.user)
         let (running, started) = try server.replications.start(job)
         if request.continuous { return res.sendJSON(started ? 202 : 200, ReplicateShape.job(running.id)) }
-        let startTime = unixTimeMicrosNow() / 1_000_000
         while !running.replicator.waitUntilStopped(timeoutMs: 500) {
             if req.cancellation.isCancelled { running.replicator.stop() }    // the client went away
         }
         server.replications.remove(running)
         let status = running.replicator.status
-        if let message = status.errorMessage { throw ServerReplicationError.couchError(status.errorStatus, message, job: running) }
+        if let message = status.errorMessage { throw ServerReplicationTask.failure(status.errorStatus, message) }
         res.sendJSON(200, ReplicateShape.completed(ReplicateShape.Run(
-            sessionID: Listener.randomHex(16), startTime: HTTPDate.imfFixdate(startTime),
-            endTime: HTTPDate.imfFixdate(unixTimeMicrosNow() / 1_000_000), revisionsChecked: status.completed,
-            documentsRead: status.documentsPushed + status.documentsPulled + status.documentFailures,
-            documentsWritten: status.documentsPushed + status.documentsPulled, writeFailures: status.documentFailures)))
+            sessionID: Listener.randomHex(16), startTime: HTTPDate.imfFixdate(running.startedOn),
+            endTime: HTTPDate.imfFixdate(unixTimeMicrosNow() / 1_000_000), counts: ServerReplicationTask.counts(status))))
     }
 
     /// `_active_tasks`: one entry per running replication.
@@ -92,19 +89,32 @@ extension Router {
 
 /// How a job looks in `_active_tasks` and `_scheduler/jobs`.
 enum ServerReplicationTask {
-    /// The counters CouchDB reports, from the replicator's status.
+    /// The replicator's status as CouchDB counts: a revision handled is one checked; a
+    /// document pushed, pulled or failed is one read, and written unless it failed.
+    static func counts(_ s: ReplicatorStatus) -> ReplicateShape.Counts {
+        ReplicateShape.Counts(revisionsChecked: s.completed, documentsRead: s.documentsPushed + s.documentsPulled + s.documentFailures,
+                              documentsWritten: s.documentsPushed + s.documentsPulled, writeFailures: s.documentFailures)
+    }
+
+    /// The counters CouchDB reports for a running job.
     static func info(_ job: ServerReplications.Job) -> JSONObject {
         let s = job.replicator.status
-        var o = JSONObject([
-            ("revisions_checked", .int(s.completed)),
-            ("missing_revisions_found", .int(s.documentsPushed + s.documentsPulled + s.documentFailures)),
-            ("docs_read", .int(s.documentsPushed + s.documentsPulled + s.documentFailures)),
-            ("docs_written", .int(s.documentsPushed + s.documentsPulled)),
-            ("doc_write_failures", .int(s.documentFailures)),
-            ("changes_pending", s.total >= s.completed ? .int(s.total - s.completed) : .null),
-        ])
+        var o = JSONObject(counts(s).members)
+        o["changes_pending"] = s.total >= s.completed ? .int(s.total - s.completed) : .null
         if let message = s.errorMessage { o["error"] = .string(message) }
         return o
+    }
+
+    /// A one-shot replication that failed, as CouchDB answers it.
+    static func failure(_ status: Int, _ message: String) -> CouchError {
+        switch status {
+        case 401, 403:
+            return CouchError(status: 401, error: "unauthorized", reason: "unauthorized to access or create database: \(message)")
+        case 404:
+            return CouchError(status: 500, error: "db_not_found", reason: "could not open \(message)")
+        default:
+            return CouchError(status: 500, error: "error", reason: message)
+        }
     }
 
     static func schedulerJob(_ job: ServerReplications.Job) -> JSONObject {
@@ -120,19 +130,5 @@ enum ServerReplicationTask {
             ])),
             ("state", .string(state)), ("start_time", .string(started)),
         ])
-    }
-}
-
-/// A one-shot replication that failed, as CouchDB answers it.
-enum ServerReplicationError {
-    static func couchError(_ status: Int, _ message: String, job: ServerReplications.Job) -> CouchError {
-        switch status {
-        case 401, 403:
-            return CouchError(status: 401, error: "unauthorized", reason: "unauthorized to access or create database: \(message)")
-        case 404:
-            return CouchError(status: 500, error: "db_not_found", reason: "could not open \(message)")
-        default:
-            return CouchError(status: 500, error: "error", reason: message)
-        }
     }
 }

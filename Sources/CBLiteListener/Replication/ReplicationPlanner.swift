@@ -36,6 +36,10 @@ struct ReplicationPlanner {
         return name
     }
 
+    /// A side as `_active_tasks` and `_scheduler` show it: a served database's name, or the
+    /// peer's URL without credentials; nil for a URL that is not one.
+    func display(_ e: ReplicateShape.Endpoint) -> String? { (try? side(e)).map(display) }
+
     private func display(_ side: Side) -> String {
         switch side {
         case .local(let name): return name
@@ -78,7 +82,7 @@ struct ReplicationPlanner {
             // Two served databases: push from the source to this listener's own URL, as
             // the user who asked (a token the listener grants for the job's life).
             let own = server.ownAddress
-            remote = try RemoteURL("\(own.tls ? "https" : "http")://127.0.0.1:\(own.port)/\(ReplicationPlanner.pathSegment(t))")
+            remote = try RemoteURL("\(own.tls ? "https" : "http")://127.0.0.1:\(own.port)/\(PercentDecoding.encode(t))")
             if let user, server.authenticator.requiresAuth { token = server.authenticator.grant(user: user) }
             (localName, direction) = (s, .push)
         case (.remote, .remote):
@@ -112,18 +116,5 @@ struct ReplicationPlanner {
         }
         return ServerReplications.Job(id: try jobID(r), replicator: replicator, source: display(source), target: display(target),
                                       user: user, continuous: r.continuous, hold: hold, token: token, docID: docID)
-    }
-
-    /// A database name as one path segment (names may hold '/', '+', '$', '(' and ')').
-    static func pathSegment(_ name: String) -> String {
-        var out = ""
-        for b in name.utf8 {
-            if (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || b == UInt8(ascii: "_") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") {
-                out.unicodeScalars.append(Unicode.Scalar(b))
-            } else {
-                out += "%" + Hex.encode([b]).uppercased()
-            }
-        }
-        return out
     }
 }

@@ -130,7 +130,7 @@ final class ReplicatorDatabase: @unchecked Sendable {
     private func reconcile(_ docID: String) throws {
         guard let c = monitor.locked({ collection }) else { return }
         let doc = (try? c.get(docID: docID)).flatMap { bytes in bytes.withUnsafeBufferPointer { try? JSONParser.parseObject(bytes: $0) } }
-        let running = server.replications.all().first { $0.docID == docID }
+        let running = server.replications.job(forDocument: docID)
         guard let doc else {            // deleted or purged: its replication stops
             if let running { _ = server.replications.cancel(running.id) }
             monitor.locked { specs[docID] = nil }
@@ -166,7 +166,7 @@ final class ReplicatorDatabase: @unchecked Sendable {
     /// A document's one-shot job stopped: its end goes into the document.
     private func finished(_ docID: String) {
         guard !monitor.locked({ stopped }),
-              let job = server.replications.all().first(where: { $0.docID == docID && $0.replicator.status.activity == .stopped })
+              let job = server.replications.job(forDocument: docID), job.replicator.status.activity == .stopped
         else { return }
         server.replications.remove(job)
         let status = job.replicator.status
@@ -224,13 +224,8 @@ final class ReplicatorDatabase: @unchecked Sendable {
               let doc = bytes.withUnsafeBufferPointer({ try? JSONParser.parseObject(bytes: $0) }) else { return nil }
         let job = jobs.first { $0.docID == docID }
         let request = try? ReplicateShape.request(Self.specification(doc))
-        func show(_ e: ReplicateShape.Endpoint?) -> JSONValue {
-            switch e {
-            case .local(let name)?: return .string(name)
-            case .remote(let url, _, _, _)?: return .string((try? RemoteURL(url).redacted) ?? url)
-            case nil: return .null
-            }
-        }
+        let planner = ReplicationPlanner(server: server)
+        func show(_ e: ReplicateShape.Endpoint?) -> JSONValue { e.flatMap(planner.display).map { .string($0) } ?? .null }
         var o = JSONObject([("database", .string(Self.name)), ("doc_id", .string(docID)),
                             ("id", job.map { .string($0.id) } ?? .null),
                             ("source", show(request?.source)), ("target", show(request?.target))])

@@ -74,6 +74,9 @@ final class ServerReplications: @unchecked Sendable {
 
     func job(_ id: String) -> Job? { lock.locked { jobs[id] } }
 
+    /// The job a `_replicator` document runs, if any.
+    func job(forDocument docID: String) -> Job? { lock.locked { jobs.values.first { $0.docID == docID } } }
+
     /// Every job, by ID (continuous ones that stopped on an error stay until cancelled,
     /// so `_scheduler/jobs` shows why).
     func all() -> [Job] { lock.locked { jobs.values.sorted { $0.id < $1.id } } }

@@ -30,23 +30,9 @@ final class ServerContext: @unchecked Sendable {
     init(configuration: ListenerConfiguration, workers: WorkerPool, serverUUID: String, views: ViewRegistry) {
         self.views = views
         self.configuration = configuration
-        let uuids = UUIDGenerator(algorithm: configuration.uuidAlgorithm, utcIDSuffix: configuration.utcIDSuffix)
-        config = ServerConfig(directory: configuration.directory) { section, key, value in
-            guard section == "uuids" else { return }
-            switch key {
-            case "algorithm":
-                uuids.configure(algorithm: value.flatMap(UUIDGenerator.Algorithm.init) ?? configuration.uuidAlgorithm)
-            case "utc_id_suffix": uuids.configure(utcIDSuffix: value ?? configuration.utcIDSuffix)
-            default: break
-            }
-        }
-        self.uuids = uuids
-        config.applyAll()
-        // Limits set over `_config` apply from the next start (the server is sized by them).
-        var limits = configuration.limits
-        if let n = config.value("couchdb", "max_document_size").flatMap(Int.init) { limits.maxDocumentBytes = n }
-        if let n = config.value("chttpd", "max_http_request_size").flatMap(Int.init) { limits.maxBodyBytes = n }
-        self.limits = limits
+        uuids = UUIDGenerator(algorithm: configuration.uuidAlgorithm, utcIDSuffix: configuration.utcIDSuffix)
+        config = ServerConfig(start: configuration, uuids: uuids)
+        limits = config.limits
         readOnly = configuration.readOnly
         authenticator = Authenticator(users: configuration.users, allowRemoteWithoutAuth: configuration.allowRemoteWithoutAuth)
         databases = DatabaseRegistry(directory: configuration.directory)

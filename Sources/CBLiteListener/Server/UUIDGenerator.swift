@@ -17,7 +17,6 @@ final class UUIDGenerator: @unchecked Sendable {
     private var utcIDSuffix: String
     private var prefix = ""
     private var counter: UInt32 = 0
-    private var rng = SystemRandomNumberGenerator()
 
     init(algorithm: Algorithm = .sequential, utcIDSuffix: String = "") {
         self.algorithm = algorithm
@@ -38,10 +37,10 @@ final class UUIDGenerator: @unchecked Sendable {
             case .random:
                 return randomHex(32)
             case .sequential:
-                let step = UInt32.random(in: 1...0xFFE, using: &rng)
+                let step = UInt32.random(in: 1...0xFFE)
                 if prefix.isEmpty || counter + step > 0xFFF000 {
                     prefix = randomHex(26)
-                    counter = UInt32.random(in: 0...0xFFF, using: &rng)
+                    counter = UInt32.random(in: 0...0xFFF)
                 } else {
                     counter += step
                 }
@@ -54,9 +53,7 @@ final class UUIDGenerator: @unchecked Sendable {
         }
     }
 
-    private func randomHex(_ digits: Int) -> String {
-        String(Hex.encode((0..<(digits + 1) / 2).map { _ in UInt8.random(in: 0...255, using: &rng) }).prefix(digits))
-    }
+    private func randomHex(_ digits: Int) -> String { String(Listener.randomHex((digits + 1) / 2).prefix(digits)) }
 
     private func hex(_ value: UInt64, digits: Int) -> String {
         let text = String(value, radix: 16)

@@ -22,8 +22,10 @@ public struct RequestPath: Equatable, Sendable {
             }
             segs.append(s)
         }
-        // Re-join "_design/x" and "_local/x" after the database name.
-        if segs.count >= 3 && (segs[1] == "_design" || segs[1] == "_local") {
+        // Re-join "_design/x" and "_local/x" after a database name (not after a server
+        // endpoint such as `/_node/_local/_config`; `_replicator` is a database).
+        if segs.count >= 3 && (segs[1] == "_design" || segs[1] == "_local")
+            && (!segs[0].hasPrefix("_") || segs[0] == "_replicator") {
             segs = [segs[0], segs[1] + "/" + segs[2]] + segs[3...]
         }
         segments = segs

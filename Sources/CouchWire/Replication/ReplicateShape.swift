@@ -114,25 +114,40 @@ public enum ReplicateShape {
 
     // MARK: answers
 
-    /// One run's line of `history` (CouchDB's names; the counts the replicator keeps).
-    public struct Run: Sendable {
-        public var sessionID: String
-        public var startTime: String
-        public var endTime: String
+    /// What a replication did, in the counts CouchDB reports.
+    public struct Counts: Sendable {
         public var revisionsChecked: Int64
         public var documentsRead: Int64
         public var documentsWritten: Int64
         public var writeFailures: Int64
 
-        public init(sessionID: String, startTime: String, endTime: String, revisionsChecked: Int64,
-                    documentsRead: Int64, documentsWritten: Int64, writeFailures: Int64) {
-            self.sessionID = sessionID
-            self.startTime = startTime
-            self.endTime = endTime
+        public init(revisionsChecked: Int64, documentsRead: Int64, documentsWritten: Int64, writeFailures: Int64) {
             self.revisionsChecked = revisionsChecked
             self.documentsRead = documentsRead
             self.documentsWritten = documentsWritten
             self.writeFailures = writeFailures
+        }
+
+        /// As `_active_tasks`, `_scheduler` and `_replication_stats` name them.
+        public var members: [(key: String, value: JSONValue)] {
+            [("revisions_checked", .int(revisionsChecked)), ("missing_revisions_found", .int(documentsRead)),
+             ("docs_read", .int(documentsRead)), ("docs_written", .int(documentsWritten)),
+             ("doc_write_failures", .int(writeFailures))]
+        }
+    }
+
+    /// One run's line of `history`.
+    public struct Run: Sendable {
+        public var sessionID: String
+        public var startTime: String
+        public var endTime: String
+        public var counts: Counts
+
+        public init(sessionID: String, startTime: String, endTime: String, counts: Counts) {
+            self.sessionID = sessionID
+            self.startTime = startTime
+            self.endTime = endTime
+            self.counts = counts
         }
     }
 
@@ -140,18 +155,19 @@ public enum ReplicateShape {
     /// "history":[…]}`.
     public static func completed(_ run: Run) -> JSONValue {
         var o = JSONObject([("ok", .bool(true))])
-        if run.revisionsChecked == 0 { o["no_changes"] = .bool(true) }
+        let c = run.counts
+        if c.documentsRead == 0 { o["no_changes"] = .bool(true) }      // CouchDB: nothing to copy (however much was checked)
         o["session_id"] = .string(run.sessionID)
         o["replication_id_version"] = .int(4)
         o["history"] = .array([.object(JSONObject([
             ("session_id", .string(run.sessionID)),
             ("start_time", .string(run.startTime)),
             ("end_time", .string(run.endTime)),
-            ("missing_checked", .int(run.revisionsChecked)),
-            ("missing_found", .int(run.documentsRead)),
-            ("docs_read", .int(run.documentsRead)),
-            ("docs_written", .int(run.documentsWritten)),
-            ("doc_write_failures", .int(run.writeFailures)),
+            ("missing_checked", .int(c.revisionsChecked)),
+            ("missing_found", .int(c.documentsRead)),
+            ("docs_read", .int(c.documentsRead)),
+            ("docs_written", .int(c.documentsWritten)),
+            ("doc_write_failures", .int(c.writeFailures)),
         ]))])
         return .object(o)
     }
