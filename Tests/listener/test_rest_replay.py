@@ -1,18 +1,8 @@
-"""CouchDB 3.5's answers to the REST API (Tests/Fixtures/couchdb-3.5/rest-documents.jsonl),
-replayed in order against `cblite serve`: every request gets CouchDB's status, except the
-ones listed in DIFFERENCES with cblite's status and why (the README's table says the same).
-Revision IDs are our own digests: each one CouchDB answered is mapped to ours as the
-answers come, and later requests name ours. Feeds the recording client cut off itself
-(continuous, eventsource without a timeout) are not replayed."""
-import base64
-import json
-import re
-
-import pytest
-
-from conftest import recording
-
-REV = re.compile(r"\d+-[0-9a-f]{32}")
+"""CouchDB 3.5's answers to the document API (Tests/Fixtures/couchdb-3.5/rest-documents.jsonl),
+replayed in order against `cblite serve` (rest_replay.py): every request gets CouchDB's status,
+except the ones listed in DIFFERENCES with cblite's status and why (the README's table says the
+same)."""
+from rest_replay import Replay
 
 # seq -> (cblite's status, why). Every entry is checked too.
 DIFFERENCES = {
@@ -39,58 +29,7 @@ DIFFERENCES = {
 }
 
 
-def replayable(rec):
-    q = rec["request"]["path"]
-    if rec.get("end") != "complete":
-        return False                 # the recording client hung up on a feed
-    return not (("feed=continuous" in q or "feed=eventsource" in q) and "timeout=" not in q)
-
-
 def test_documents_replay_as_couchdb(serve):
-    s = serve()
-    revs = {}
-
-    def ours(text):
-        return REV.sub(lambda m: revs.get(m.group(0), m.group(0)), text) if text else text
-
-    def learn(want, got):
-        if isinstance(want, dict) and isinstance(got, dict):
-            for k in want:
-                if k in got:
-                    learn(want[k], got[k])
-        elif isinstance(want, list) and isinstance(got, list):
-            for a, b in zip(want, got):
-                learn(a, b)
-        elif isinstance(want, str) and isinstance(got, str) and REV.fullmatch(want) and want != got \
-                and re.fullmatch(r"\d+-[0-9a-f]+", got):
-            revs[want] = got
-
-    mismatches, seen = [], set()
-    for rec in recording("rest-documents.jsonl"):
-        if not replayable(rec):
-            continue
-        q, want = rec["request"], rec["response"]
-        body = q.get("body")
-        if body is not None:
-            body = base64.b64decode(body) if q.get("body_encoding") == "base64" else ours(body).encode()
-        headers = {k: ours(v) for k, v in q["headers"]
-                   if k.lower() not in ("host", "content-length", "authorization", "cookie", "connection")}
-        conn = s.connection(timeout=20)
-        conn.request(q["method"], ours(q["path"]), body=body, headers=headers)
-        r = conn.getresponse()
-        data = r.read()
-        conn.close()
-        try:
-            learn(json.loads(want["body"]), json.loads(data))
-        except (TypeError, ValueError):
-            pass
-        expected = DIFFERENCES.get(rec["seq"], (want["status"], None))[0]
-        if rec["seq"] in DIFFERENCES:
-            seen.add(rec["seq"])
-        if r.status != expected:
-            mismatches.append("seq %d %s %s: CouchDB %d, expected %d, got %d %s" % (
-                rec["seq"], q["method"], q["path"][:70], want["status"], expected, r.status, data[:160]))
-        if rec["seq"] >= 236:
-            break                     # _security from 237 on: per-database security is a later step
+    # _security from 237 on: per-database security is replayed with its own section.
+    mismatches = Replay(serve(), "rest-documents.jsonl", DIFFERENCES).run(last=236)
     assert not mismatches, "\n".join(mismatches)
-    assert seen == set(DIFFERENCES), "listed differences not replayed: %s" % sorted(set(DIFFERENCES) - seen)
