@@ -95,7 +95,7 @@ bench: lib $(AMALGAMATION) bench-bins
 	  --cblite $(BENCH_OUT)/bench_cblite --baseline $(BENCH_OUT)/bench_sqlite \
 	  --data $(BENCH_OUT)/data --json $(BENCH_RESULTS) --commit "$(BENCH_COMMIT)" \
 	  --lib $(BUILD)/lib/$(SO_NAME) --lib-stripped $(BENCH_OUT)/libcblite.stripped.so
-	@echo "bench: the listener (issue 10) — _bulk_docs and GET by ID against the C API, $(BENCH_LISTENER_N) docs, $(BENCH_RUNS) runs"
+	@echo "bench: the listener (issues 10, 33) — _bulk_docs and GET by ID against the C API, then 1, 8, 64 concurrent clients, $(BENCH_LISTENER_N) docs, $(BENCH_RUNS) runs"
 	$(BENCH_OUT)/bench_listener --n $(BENCH_LISTENER_N) --runs $(BENCH_RUNS) --dir $(BENCH_OUT)/listener-data
 	@echo "bench: replication (issue 11) — push to and pull from a listener over loopback, $(BENCH_REPLICATION_N) docs, $(BENCH_RUNS) runs"
 	$(BENCH_OUT)/bench_replication --n $(BENCH_REPLICATION_N) --runs $(BENCH_RUNS) --dir $(BENCH_OUT)/replication-data

@@ -7,6 +7,12 @@
  *   read:  every document by ID, in the workload's shuffled order — cbl_doc_get /
  *          GET /{db}/{id} on one keep-alive connection
  *
+ *   concurrent: 1, 8 and 64 keep-alive clients at once (threads, one connection each), each
+ *          doing GETs of random documents with one _bulk_docs of 10 new documents in every
+ *          10 requests; CONCURRENT_REQUESTS requests in all per level, split evenly.
+ *          Requests/s and GET / _bulk_docs p50 and p99 latencies, beside the same clients
+ *          against the do-nothing server (the machine's ceiling at that concurrency).
+ *
  * Usage: bench_listener --n N --dir DIR [--runs R]
  * Prints per run, then the medians:
  *   listener <what> <ms> <docs_per_s>
@@ -28,6 +34,14 @@
 #include <sys/socket.h>
 #include <pthread.h>
 #include <unistd.h>
+
+enum {
+    BENCH_MAX_CLIENTS = 64,
+    BENCH_CONCURRENT_REQUESTS = 12800,  /* per concurrency level and run: divisible by 1, 8, 64 */
+    BENCH_LOAD_BULK = 10,               /* documents per _bulk_docs of the concurrent load */
+};
+static const int bench_client_counts[] = { 1, 8, 64 };
+#define BENCH_LEVELS ((int)(sizeof bench_client_counts / sizeof bench_client_counts[0]))
 
 static cbl_error err;
 
@@ -155,48 +169,80 @@ static int request(conn* c, const char* method, const char* path, const char* bo
 }
 
 /* ---- the loopback baseline: the same client against a server that does nothing ------- */
-/* A thread answering every request on one connection with a fixed 200, so the report can
- * separate the listener's own cost from the machine's TCP round trip. */
-static int echo_listen_fd;
-
-static void* echo_serve(void* arg) {
-    (void)arg;
-    int fd = accept(echo_listen_fd, NULL, NULL);
-    if (fd < 0) return NULL;
+/* Threads answering every request (bodies read by their Content-Length) with a fixed 200,
+ * one per connection, so the report can separate the listener's own cost from the
+ * machine's TCP round trip at the same concurrency. */
+static void* echo_connection(void* arg) {
+    int fd = (int)(intptr_t)arg;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
-    char buf[8192];
-    size_t len = 0;
+    size_t cap = 1 << 16, len = 0;
+    char* buf = malloc(cap);
     while (1) {
-        ssize_t r = read(fd, buf + len, sizeof buf - len);
+        if (cap - len < 4096) buf = realloc(buf, cap *= 2);
+        ssize_t r = read(fd, buf + len, cap - len);
         if (r <= 0) break;
         len += (size_t)r;
         char* end;
-        while ((end = memmem(buf, len, "\r\n\r\n", 4)) != NULL) {     /* GETs: no body */
-            size_t used = (size_t)(end + 4 - buf);
+        while ((end = memmem(buf, len, "\r\n\r\n", 4)) != NULL) {
+            size_t head = (size_t)(end + 4 - buf), body = 0;
+            char* cl = memmem(buf, head, "Content-Length:", 15);
+            if (cl) body = (size_t)atol(cl + 15);
+            if (len < head + body) break;                 /* the body is still coming */
             send_all(fd, resp, sizeof resp - 1);
-            memmove(buf, buf + used, len - used);
-            len -= used;
+            memmove(buf, buf + head + body, len - head - body);
+            len -= head + body;
         }
     }
+    free(buf);
     close(fd);
     return NULL;
 }
 
-/* Per-request milliseconds of `n` GETs against the do-nothing server. */
-static double loopback_ms(long n) {
-    echo_listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+typedef struct echo_server {
+    int fd, connections;
+    uint16_t port;
+    pthread_t acceptor, threads[BENCH_MAX_CLIENTS];
+} echo_server;
+
+static void* echo_accept(void* arg) {
+    echo_server* e = arg;
+    for (int k = 0; k < e->connections; k++) {
+        int fd = accept(e->fd, NULL, NULL);
+        if (fd < 0) bench_die("loopback baseline: accept failed");
+        pthread_create(&e->threads[k], NULL, echo_connection, (void*)(intptr_t)fd);
+    }
+    return NULL;
+}
+
+/* Starts a do-nothing server for `connections` connections on a free loopback port. */
+static void echo_start(echo_server* e, int connections) {
+    e->connections = connections;
+    e->fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {0};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t alen = sizeof a;
-    if (bind(echo_listen_fd, (struct sockaddr*)&a, sizeof a) != 0 || listen(echo_listen_fd, 1) != 0 ||
-        getsockname(echo_listen_fd, (struct sockaddr*)&a, &alen) != 0) bench_die("loopback baseline: bind failed");
-    pthread_t t;
-    pthread_create(&t, NULL, echo_serve, NULL);
+    if (bind(e->fd, (struct sockaddr*)&a, sizeof a) != 0 || listen(e->fd, 128) != 0 ||
+        getsockname(e->fd, (struct sockaddr*)&a, &alen) != 0) bench_die("loopback baseline: bind failed");
+    e->port = ntohs(a.sin_port);
+    pthread_create(&e->acceptor, NULL, echo_accept, e);
+}
+
+/* After the clients closed their connections. */
+static void echo_stop(echo_server* e) {
+    pthread_join(e->acceptor, NULL);
+    for (int k = 0; k < e->connections; k++) pthread_join(e->threads[k], NULL);
+    close(e->fd);
+}
+
+/* Per-request milliseconds of `n` GETs against the do-nothing server. */
+static double loopback_ms(long n) {
+    echo_server e;
+    echo_start(&e, 1);
     conn c;
-    conn_open(&c, ntohs(a.sin_port));
+    conn_open(&c, e.port);
     double t0 = bench_now_ms();
     for (long k = 0; k < n; k++) {
         if (request(&c, "GET", "/x", NULL, 0, NULL, NULL) != 200) bench_die("loopback baseline: bad answer");
@@ -204,9 +250,119 @@ static double loopback_ms(long n) {
     double ms = bench_now_ms() - t0;
     close(c.fd);
     free(c.buf);
-    pthread_join(t, NULL);
-    close(echo_listen_fd);
+    echo_stop(&e);
     return ms;
+}
+
+/* ---- concurrent keep-alive clients ----------------------------------------------------- */
+typedef struct load_client {
+    uint16_t port;
+    long first_new;             /* the first ID number of its new documents (its own range) */
+    long n_docs, requests;
+    int against_listener;       /* 0: the do-nothing server (answers 200 to everything) */
+    pthread_barrier_t* start;
+    double *get_us, *bulk_us;   /* latencies, one per request of each kind */
+    long gets, bulks;
+} load_client;
+
+static void* load_run(void* arg) {
+    load_client* l = arg;
+    char* json = malloc((size_t)BENCH_LOAD_BULK * (BENCH_BODY_SIZE + BENCH_ID_SIZE + 16) + 64);
+    conn c;
+    conn_open(&c, l->port);
+    uint64_t lcg = 42 + (uint64_t)l->first_new;
+    long next_new = l->first_new;
+    int ok_bulk = l->against_listener ? 201 : 200;           /* the do-nothing server answers 200 */
+    pthread_barrier_wait(l->start);
+    for (long r = 0; r < l->requests; r++) {
+        double t = bench_now_ms();
+        if (r % 10 == 9) {
+            size_t len = bench_batch_json(json + 8, next_new, next_new + BENCH_LOAD_BULK);
+            next_new += BENCH_LOAD_BULK;
+            memcpy(json, "{\"docs\":", 8);
+            json[8 + len] = '}';
+            char* body = NULL;
+            int st = request(&c, "POST", "/http/_bulk_docs", json, 9 + len, &body, NULL);
+            if (st != ok_bulk || strstr(body, "\"error\"")) bench_die("concurrent _bulk_docs: %d %.200s", st, body);
+            free(body);
+            l->bulk_us[l->bulks++] = (bench_now_ms() - t) * 1000.0;
+        } else {
+            lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+            char id[BENCH_ID_SIZE], path[64];
+            bench_doc_id(id, (long)((lcg >> 33) % (uint64_t)l->n_docs));
+            snprintf(path, sizeof path, "/http/%s", id);
+            int st = request(&c, "GET", path, NULL, 0, NULL, NULL);
+            if (st != 200) bench_die("concurrent GET %s: %d", path, st);
+            l->get_us[l->gets++] = (bench_now_ms() - t) * 1000.0;
+        }
+    }
+    close(c.fd);
+    free(c.buf);
+    free(json);
+    return NULL;
+}
+
+static int cmp_double(const void* a, const void* b) {
+    double x = *(const double*)a, y = *(const double*)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The q-quantile (0..1) of v[0..n-1] (sorts v). */
+static double quantile(double* v, long n, double q) {
+    if (n <= 0) return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    long i = (long)(q * (double)(n - 1) + 0.5);
+    return v[i];
+}
+
+typedef struct load_result { double rps, get_p50, get_p99, bulk_p50, bulk_p99; } load_result;
+
+/* `clients` threads, CONCURRENT_REQUESTS requests in all, against `port`; their new
+ * documents are numbered from `first_new` (a range no other level uses). */
+static load_result load(uint16_t port, int clients, long n_docs, long first_new, int against_listener) {
+    load_client ls[BENCH_MAX_CLIENTS];
+    pthread_t threads[BENCH_MAX_CLIENTS];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, (unsigned)clients + 1);
+    long per = BENCH_CONCURRENT_REQUESTS / clients;
+    for (int k = 0; k < clients; k++) {
+        ls[k] = (load_client){ .port = port, .first_new = first_new + k * 1000000L, .n_docs = n_docs, .requests = per,
+                               .against_listener = against_listener, .start = &start,
+                               .get_us = malloc(sizeof(double) * (size_t)per),
+                               .bulk_us = malloc(sizeof(double) * (size_t)per) };
+        pthread_create(&threads[k], NULL, load_run, &ls[k]);
+    }
+    pthread_barrier_wait(&start);
+    double t0 = bench_now_ms();
+    for (int k = 0; k < clients; k++) pthread_join(threads[k], NULL);
+    double ms = bench_now_ms() - t0;
+    pthread_barrier_destroy(&start);
+    double* gets = malloc(sizeof(double) * (size_t)(per * clients));
+    double* bulks = malloc(sizeof(double) * (size_t)(per * clients));
+    long ng = 0, nb = 0;
+    for (int k = 0; k < clients; k++) {
+        memcpy(gets + ng, ls[k].get_us, sizeof(double) * (size_t)ls[k].gets);
+        memcpy(bulks + nb, ls[k].bulk_us, sizeof(double) * (size_t)ls[k].bulks);
+        ng += ls[k].gets;
+        nb += ls[k].bulks;
+        free(ls[k].get_us);
+        free(ls[k].bulk_us);
+    }
+    load_result r = { .rps = (double)(per * clients) / ms * 1000.0,
+                      .get_p50 = quantile(gets, ng, 0.50), .get_p99 = quantile(gets, ng, 0.99),
+                      .bulk_p50 = quantile(bulks, nb, 0.50), .bulk_p99 = quantile(bulks, nb, 0.99) };
+    free(gets);
+    free(bulks);
+    return r;
+}
+
+/* The same clients against the do-nothing server. */
+static load_result load_loopback(int clients) {
+    echo_server e;
+    echo_start(&e, clients);
+    load_result r = load(e.port, clients, 1, 0, 0);
+    echo_stop(&e);
+    return r;
 }
 
 /* ---- the measured work ------------------------------------------------------------- */
@@ -229,6 +385,7 @@ int main(int argc, char** argv) {
     char* json = malloc((size_t)BENCH_BATCH * (BENCH_BODY_SIZE + BENCH_ID_SIZE + 16) + 16);
     long* order = bench_read_order(n);
     double capi_w[99], http_w[99], capi_r[99], http_r[99], echo_r[99];
+    load_result served_load[BENCH_LEVELS][99], echo_load[BENCH_LEVELS][99];
 
     for (int run = 0; run < runs; run++) {
         bench_remove_tree(dir);
@@ -298,9 +455,19 @@ int main(int argc, char** argv) {
 
         echo_r[run] = loopback_ms(n);
 
+        /* concurrent: the listener then the do-nothing server, at each level */
+        for (int lv = 0; lv < BENCH_LEVELS; lv++) {
+            served_load[lv][run] = load(port, bench_client_counts[lv], n, 100000000L * (lv + 1), 1);
+            echo_load[lv][run] = load_loopback(bench_client_counts[lv]);
+            printf("run %d: %d clients: %.0f req/s (loopback %.0f), GET p99 %.0f us, _bulk_docs p99 %.0f us\n",
+                   run + 1, bench_client_counts[lv], served_load[lv][run].rps, echo_load[lv][run].rps,
+                   served_load[lv][run].get_p99, served_load[lv][run].bulk_p99);
+        }
+
         uint64_t count = 0;
         ck(cbl_collection_count(served, &count, &err), "cbl_collection_count");
-        if ((long)count != n) bench_check("listener", "served database holds %llu documents, expected %ld", (unsigned long long)count, n);
+        long added = BENCH_LEVELS * (BENCH_CONCURRENT_REQUESTS / 10) * BENCH_LOAD_BULK;   /* the concurrent load's */
+        if ((long)count != n + added) bench_check("listener", "served database holds %llu documents, expected %ld", (unsigned long long)count, n + added);
         close(c.fd);
         free(c.buf);
         cbl_server_stop(server, 5000);
@@ -324,6 +491,24 @@ int main(int argc, char** argv) {
      * nothing), and what the listener adds above it and above the C API's read. */
     printf("listener loopback_roundtrip_us %.1f\n", er * 1000.0 / n);
     printf("listener overhead_above_loopback_us %.1f\n", (hr - cr - er) * 1000.0 / n);
+    /* Medians of each figure over the runs; "ceiling" is the same clients against the
+     * do-nothing server in the same run (what the machine's loopback allows). */
+    for (int lv = 0; lv < BENCH_LEVELS; lv++) {
+        double v[6][99];
+        for (int r = 0; r < runs; r++) {
+            load_result a = served_load[lv][r];
+            v[0][r] = a.rps; v[1][r] = a.get_p50; v[2][r] = a.get_p99; v[3][r] = a.bulk_p50; v[4][r] = a.bulk_p99;
+            v[5][r] = echo_load[lv][r].rps;
+        }
+        double rps = bench_median(v[0], runs), ceiling = bench_median(v[5], runs);
+        printf("listener concurrent_%d_rps %.0f\n", bench_client_counts[lv], rps);
+        printf("listener concurrent_%d_get_p50_us %.0f\n", bench_client_counts[lv], bench_median(v[1], runs));
+        printf("listener concurrent_%d_get_p99_us %.0f\n", bench_client_counts[lv], bench_median(v[2], runs));
+        printf("listener concurrent_%d_bulk_p50_us %.0f\n", bench_client_counts[lv], bench_median(v[3], runs));
+        printf("listener concurrent_%d_bulk_p99_us %.0f\n", bench_client_counts[lv], bench_median(v[4], runs));
+        printf("listener concurrent_%d_loopback_rps %.0f\n", bench_client_counts[lv], ceiling);
+        printf("listener concurrent_%d_share_of_loopback %.3f\n", bench_client_counts[lv], rps / ceiling);
+    }
     bench_remove_tree(dir);
     free(json);
     free(order);
