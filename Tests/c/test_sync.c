@@ -278,7 +278,7 @@ static void test_put_existing(void) {
         "{\"id\":\"gap\",\"error\":\"bad_request\",\"reason\":\"\\\"_revisions\\\" has a start below its number of ids, or no ids\"},"
         "{\"id\":\"other\",\"error\":\"bad_request\",\"reason\":\"\\\"_revisions\\\" does not start with \\\"_rev\\\" (2-b)\"},"
         "{\"id\":\"shape\",\"error\":\"bad_request\",\"reason\":\"\\\"_revisions\\\" must be {\\\"start\\\": number, \\\"ids\\\": [strings]}\"},"
-        "{\"id\":\"stub\",\"rev\":\"1-s\",\"error\":\"file_exists\",\"reason\":\"attachment \\\"x\\\" of \\\"stub\\\" is a stub, but this database does not hold its content\"},"
+        "{\"id\":\"stub\",\"rev\":\"1-s\",\"error\":\"missing_stub\",\"reason\":\"Invalid attachment stub in stub for x\"},"
         "{\"id\":\"b64\",\"error\":\"bad_request\",\"reason\":\"attachment \\\"n\\\": \\\"data\\\" is not valid base64\"},"
         "{\"id\":\"reserved\",\"rev\":\"1-a\",\"error\":\"bad_request\",\"reason\":\"property \\\"_foo\\\" is reserved: top-level names starting with '_' are metadata\"},"
         "{\"id\":\"delflag\",\"rev\":\"1-a\",\"error\":\"bad_request\",\"reason\":\"\\\"_deleted\\\" must be a boolean\"},"

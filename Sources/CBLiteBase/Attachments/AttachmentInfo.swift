@@ -7,24 +7,30 @@ public struct AttachmentInfo: Sendable, Equatable {
     /// The generation of the revision where this content first appeared under this name
     /// on the revision's branch.
     public let revpos: Int
+    /// The MD5 of the content (CouchDB's digest); nil for attachments stored before it
+    /// was kept (Collection.couchMD5 computes it then).
+    public let md5: [UInt8]?
 
-    public init(name: String, contentType: String, digest: BlobDigest, length: UInt64, revpos: Int) {
+    public init(name: String, contentType: String, digest: BlobDigest, length: UInt64, revpos: Int, md5: [UInt8]? = nil) {
         self.name = name
         self.contentType = contentType
         self.digest = digest
         self.length = length
         self.revpos = revpos
+        self.md5 = md5
     }
 
-    /// The stub written into the document: {"content_type","digest","length","revpos","stub":true}.
+    /// The stub written into the document:
+    /// {"content_type","digest","length","md5","revpos","stub":true}.
     package var stub: JSONValue {
-        .object(JSONObject([
+        var members: [(String, JSONValue)] = [
             ("content_type", .string(contentType)),
             ("digest", .string(digest.string)),
             ("length", .int(Int64(clamping: length))),
-            ("revpos", .int(Int64(revpos))),
-            ("stub", .bool(true)),
-        ]))
+        ]
+        if let md5 { members.append(("md5", .string(CouchDigest.string(md5)))) }
+        members += [("revpos", .int(Int64(revpos))), ("stub", .bool(true))]
+        return .object(JSONObject(members))
     }
 }
 
@@ -32,9 +38,12 @@ public struct AttachmentInfo: Sendable, Equatable {
 public struct BlobInfo: Hashable, Sendable {
     public let digest: BlobDigest
     public let length: UInt64
+    /// The MD5 of the content, known when this content was just written.
+    public let md5: [UInt8]?
 
-    package init(digest: BlobDigest, length: UInt64) {
+    package init(digest: BlobDigest, length: UInt64, md5: [UInt8]? = nil) {
         self.digest = digest
         self.length = length
+        self.md5 = md5
     }
 }

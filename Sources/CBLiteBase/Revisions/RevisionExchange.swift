@@ -34,6 +34,9 @@ public struct RevisionOptions: Sendable {
     public var revsInfo = false
     /// `_local_seq`: the document's sequence.
     public var localSeq = false
+    /// Attachment stubs in CouchDB's form (`digest` its "md5-…"), as the listener and the
+    /// replicator show them to CouchDB peers; else the engine's ("sha1-…" and "md5").
+    public var couchDigests = false
 
     public init() {}
 }

@@ -113,6 +113,7 @@ extension Collection {
         if options.attachments != .stubs, !node.deleted {
             (body, following) = try withAttachmentContent(body, tree: tree, index: index, options: options)
         }
+        if options.couchDigests && !node.deleted { body = try couchDocumentJSON(body) }     // Blobs/
         let json = DocumentJSON.render(docID: row.docID, rev: node.rev.string, deleted: node.deleted, body: body,
                                        extras: metadata(tree: tree, index: index, row: row, options: options))
         return Revision(docID: row.docID, revID: node.rev.string, deleted: node.deleted, json: json,

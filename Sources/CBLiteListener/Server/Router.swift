@@ -79,7 +79,9 @@ final class Router: @unchecked Sendable {
             throw CouchError.notImplemented("Design document functions other than views (\(s[2])) need JavaScript, which cblite does not run.")
         }
         if second.hasPrefix("_local/") { throw CouchError.badRequest("_local documents do not accept attachments.") }
-        if second.hasPrefix("_") && !second.hasPrefix("_design/") { throw CouchError.notFound("missing") }
+        if second.hasPrefix("_") && !second.hasPrefix("_design/") {
+            throw CouchError(status: 400, error: "illegal_docid", reason: "Only reserved document ids may start with underscore.")
+        }
         return try attachment(first, second, s[2...].joined(separator: "/"), req, res)
     }
 
