@@ -80,10 +80,21 @@ final class Router: @unchecked Sendable {
         }
         if second.hasPrefix("_local/") { throw CouchError.badRequest("_local documents do not accept attachments.") }
         if second.hasPrefix("_") && !second.hasPrefix("_design/") {
+            // Under a database endpoint: a path it does not serve. Else an attachment URL of
+            // an illegal document ID, CouchDB's 400.
+            if Router.databaseEndpointNames.contains(second) { throw CouchError.notFound("missing") }
             throw CouchError(status: 400, error: "illegal_docid", reason: "Only reserved document ids may start with underscore.")
         }
         return try attachment(first, second, s[2...].joined(separator: "/"), req, res)
     }
+
+    /// CouchDB's database endpoints (`/db/_name`), which are never document IDs.
+    static let databaseEndpointNames: Set<String> = [
+        "_all_docs", "_design_docs", "_local_docs", "_changes", "_bulk_docs", "_bulk_get", "_revs_diff",
+        "_missing_revs", "_purge", "_purged_infos", "_purged_infos_limit", "_revs_limit", "_security",
+        "_compact", "_view_cleanup", "_ensure_full_commit", "_find", "_index", "_explain", "_temp_view",
+        "_shards", "_sync_shards", "_partition", "_design", "_local",
+    ]
 
     /// Whether a request changes something (refused by a read-only listener). POSTs that
     /// only read (`_all_docs` with keys, `_changes`, `_revs_diff`, `_bulk_get`,
