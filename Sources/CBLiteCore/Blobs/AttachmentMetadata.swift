@@ -108,7 +108,7 @@ enum Attachments {
                 case "digest":
                     guard let s = v.stringValue else { throw CBLError.badRequest("\(what): \"digest\" must be a string") }
                     if CouchDigest.parse(s) == nil { input.digest = try BlobDigest.parse(s, what: "\(what): digest") }
-                case "md5", "encoding", "encoded_length":
+                case "md5", "encoding", "encoded_length", "encoded_digest":
                     continue
                 case "length":
                     guard let n = v.intValue, n >= 0 else { throw CBLError.badRequest("\(what): \"length\" must be a non-negative integer") }
@@ -154,9 +154,12 @@ enum Attachments {
                   let length = e["length"]?.intValue, let revpos = e["revpos"]?.intValue else {
                 throw CBLError.internalError("stored metadata of attachment \"\(name)\" is damaged")
             }
+            let encoded = e["encoded_digest"]?.stringValue.flatMap(BlobDigest.init).flatMap { d in
+                e["encoded_length"]?.intValue.map { EncodedAttachment(digest: d, length: UInt64(max(0, $0))) }
+            }
             return AttachmentInfo(name: name, contentType: e["content_type"]?.stringValue ?? defaultContentType,
                                   digest: digest, length: UInt64(max(0, length)), revpos: Int(revpos),
-                                  md5: e["md5"]?.stringValue.flatMap(CouchDigest.parse))
+                                  md5: e["md5"]?.stringValue.flatMap(CouchDigest.parse), encoded: encoded)
         }
     }
 

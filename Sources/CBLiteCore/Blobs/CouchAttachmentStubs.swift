@@ -8,9 +8,10 @@ extension Collection {
     }
 
     /// A document's JSON (a stored body or a rendered revision) with each `_attachments`
-    /// entry's `digest` in CouchDB's form and our `md5` member dropped; the same bytes
-    /// when it has no attachments.
-    public func couchDocumentJSON(_ json: [UInt8]) throws -> [UInt8] {
+    /// entry's `digest` in CouchDB's form and our own members (`md5`, `encoded_digest`)
+    /// dropped; `encoding` and `encoded_length` kept only with `encodingInfo` or on an
+    /// entry that follows (its part is sent encoded). The same bytes without attachments.
+    public func couchDocumentJSON(_ json: [UInt8], encodingInfo: Bool = false) throws -> [UInt8] {
         guard Attachments.contains(json, "\"_attachments\"") else { return json }
         var o = try json.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) }
         guard let atts = o["_attachments"]?.objectValue else { return json }
@@ -23,6 +24,11 @@ extension Collection {
             let md5 = try e["md5"]?.stringValue.flatMap(CouchDigest.parse) ?? blobStore.md5(of: digest)
             e["digest"] = .string(CouchDigest.string(md5))
             e["md5"] = nil
+            e["encoded_digest"] = nil
+            if !encodingInfo && e["follows"]?.boolValue != true {
+                e["encoding"] = nil
+                e["encoded_length"] = nil
+            }
             out.members.append((name, .object(e)))
         }
         o["_attachments"] = .object(out)

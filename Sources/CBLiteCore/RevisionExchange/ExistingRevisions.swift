@@ -191,13 +191,13 @@ extension Collection {
         }
         if known == 0 { return false }
         var object = rev.body
-        var md5s = rev.knownMD5
+        var forms: [BlobDigest: CouchForm] = [:]
         if let atts = object["_attachments"]?.objectValue {
-            object["_attachments"] = .object(try resolveStubs(atts, docID: docID, tree: tree, anchor: anchor, md5s: &md5s))
+            object["_attachments"] = .object(try resolveStubs(atts, docID: docID, tree: tree, anchor: anchor, forms: &forms))
         }
         let parsed = try JSONWriter.canonical(.object(object)).withUnsafeBufferPointer { try DocumentBody.parse(bytes: $0) }
-        let body = try withResolvedAttachments(parsed, docID: docID, parent: nil, docHasAttachments: false,
-                                               generation: revs[0].generation, imported: true, knownMD5: md5s)   // Blobs/
+        let body = try withResolvedAttachments(parsed, docID: docID, parent: nil, docHasAttachments: false, generation: revs[0].generation,
+                                               imported: true, contentMD5s: rev.knownMD5, knownForms: forms)   // Blobs/
         var parent = anchor
         for i in stride(from: known - 1, through: 0, by: -1) {
             parent = tree.add(revs[i], parent: parent, deleted: i == 0 ? body.deleted : false,
@@ -218,7 +218,7 @@ extension Collection {
     /// the same name and revpos is other content (it was changed at that generation on
     /// that branch), and taking it silently attached the wrong bytes.
     private func resolveStubs(_ atts: JSONObject, docID: String, tree: RevTree, anchor: Int?,
-                              md5s: inout [BlobDigest: [UInt8]]) throws -> JSONObject {
+                              forms: inout [BlobDigest: CouchForm]) throws -> JSONObject {
         var out = atts
         var candidates: [AttachmentInfo]? = nil
         for (i, (name, entry)) in atts.members.enumerated() {
@@ -239,7 +239,7 @@ extension Collection {
                 e["length"] = .int(Int64(clamping: found.length))
                 e["revpos"] = .int(Int64(found.revpos))
                 if e["content_type"] == nil { e["content_type"] = .string(found.contentType) }
-                if let md5 = found.md5 { md5s[found.digest] = md5 }
+                if let form = CouchForm(found) { forms[found.digest] = form }
             } else if let ourDigest, blobStore.contains(ourDigest) {
                 e["digest"] = .string(ourDigest.string)
                 e["length"] = nil

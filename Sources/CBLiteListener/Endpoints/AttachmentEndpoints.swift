@@ -33,8 +33,18 @@ extension Router {
         let info = try missingAttachmentAsCouchDB(coll, docID) { try coll.attachment(docID: docID, name: attName, revID: req.query["rev"]) }
         // CouchDB's ETag: the quoted base64 MD5 of the content.
         let etag = CouchDigest.etag(try coll.couchMD5(info))
-        var headers = [("ETag", etag), ("Accept-Ranges", "bytes"), ("Content-Security-Policy", "sandbox")]
+        var headers = [("ETag", etag), ("Accept-Ranges", info.encoded == nil ? "bytes" : "none"), ("Content-Security-Policy", "sandbox")]
         if req.header("If-None-Match") == etag { return res.send(status: 304, headers: headers, contentType: nil, body: []) }
+        if let encoded = info.encoded {
+            // Kept gzip-encoded (CouchDB's compressible types): that form to a client that
+            // takes gzip, else decoded; a Range is ignored, as CouchDB does.
+            let gzip = Router.acceptsGzip(req.header("Accept-Encoding"))
+            if gzip { headers.append(("Content-Encoding", "gzip")) }
+            let (digest, length) = gzip ? (encoded.digest, encoded.length) : (info.digest, info.length)
+            res.begin(status: 200, headers: headers, contentType: info.contentType, contentLength: length)
+            guard req.method != .HEAD else { return }
+            return try copyBlob(coll, digest, from: 0, count: length, res)
+        }
         // CouchDB's range rules: a malformed Range is ignored, an unsatisfiable one is 416,
         // several ranges answer multipart/byteranges.
         var ranges: [(UInt64, UInt64)] = []
@@ -52,7 +62,7 @@ extension Router {
             guard req.method != .HEAD else { return }
             for (s, e) in ranges {
                 try res.write(mp.beginPart([("Content-Type", info.contentType), ("Content-Range", "bytes \(s)-\(e)/\(info.length)")]))
-                try copyAttachment(coll, docID, attName, req, from: s, count: e - s + 1, res)
+                try copyBlob(coll, info.digest, from: s, count: e - s + 1, res)
             }
             return try res.write(mp.close())
         }
@@ -63,14 +73,22 @@ extension Router {
         }
         res.begin(status: status, headers: headers, contentType: info.contentType, contentLength: count)
         guard req.method != .HEAD else { return }
-        try copyAttachment(coll, docID, attName, req, from: start, count: count, res)
+        try copyBlob(coll, info.digest, from: start, count: count, res)
     }
 
-    /// Streams `count` bytes of the attachment from offset `start`.
-    private func copyAttachment(_ coll: Collection, _ docID: String, _ attName: String, _ req: Request,
-                                from start: UInt64, count: UInt64, _ res: ResponseWriter) throws {
+    /// Whether an `Accept-Encoding` takes gzip (listed without `q=0`).
+    static func acceptsGzip(_ header: String?) -> Bool {
+        guard let header else { return false }
+        return header.split(separator: ",").contains { item in
+            let parts = item.split(separator: ";").map { $0.trimmingSpaces.lowercased() }
+            return parts.first == "gzip" && !parts.dropFirst().contains { $0 == "q=0" || $0 == "q=0.0" || $0 == "q=0.00" || $0 == "q=0.000" }
+        }
+    }
+
+    /// Streams `count` bytes of stored content from offset `start`.
+    private func copyBlob(_ coll: Collection, _ digest: BlobDigest, from start: UInt64, count: UInt64, _ res: ResponseWriter) throws {
         guard count > 0 else { return }
-        let reader = try coll.openAttachment(docID: docID, name: attName, revID: req.query["rev"])
+        let reader = try coll.openBlob(digest)
         defer { reader.close() }
         try reader.seek(to: start)
         var left = count
