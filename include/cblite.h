@@ -756,7 +756,10 @@ CBL_WARN_UNUSED cbl_status cbl_local_list(cbl_collection* coll, int include_docs
  *
  * "digest" is the content's address here. "md5" is CouchDB's digest of it, kept beside
  * (the listener and the replicator show it to CouchDB peers as their "digest"); stubs
- * written before it was kept lack it. Both are set by the library.
+ * written before it was kept lack it. A database served by the listener also keeps a
+ * gzip form of CouchDB's compressible types ("encoding": "gzip", "encoded_length",
+ * "encoded_digest": that form's own stored content; "md5" is then of that form, as
+ * CouchDB's). All of these are set by the library; reads here always give the content.
  *
  * Content is addressed by its digest, so equal content is stored once whatever the
  * number of documents and names that refer to it. It is written to a temporary file and

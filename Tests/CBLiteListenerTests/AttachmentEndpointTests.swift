@@ -1,4 +1,5 @@
 import CBLiteBase
+import CouchWire
 import XCTest
 @testable import CBLiteListener
 
@@ -58,5 +59,81 @@ final class AttachmentEndpointTests: ListenerTestCase {
         XCTAssertTrue(two.header("Content-Type")?.hasPrefix("multipart/byteranges; boundary=") == true)
         XCTAssertTrue(String(decoding: two.body, as: UTF8.self).contains("Content-Range: bytes 4-5/100"))
         XCTAssertEqual(try c.request("GET", "/db/d/b.bin", headers: [("Range", "bytes=500-")]).status, 416)
+    }
+
+    func testCompressibleTypesAreKeptGzipEncodedAsCouchDB() throws {
+        try start()
+        let c = try client()
+        XCTAssertEqual(try c.request("PUT", "/db").status, 201)
+        let text = Array(String(repeating: "The quick brown fox jumps over the lazy dog.\n", count: 50).utf8)
+        let rev = try c.request("PUT", "/db/d/r.txt", headers: [("Content-Type", "text/plain")], body: text).object["rev"]!.stringValue!
+        XCTAssertEqual(try c.request("PUT", "/db/d/b.bin?rev=\(rev)", headers: [("Content-Type", "application/octet-stream")], body: text).status, 201)
+        let stubs = try c.request("GET", "/db/d?att_encoding_info=true").object["_attachments"]!.objectValue!
+        let r = stubs["r.txt"]!.objectValue!
+        XCTAssertEqual(r["encoding"], .string("gzip"))
+        let encodedLength = try XCTUnwrap(r["encoded_length"]?.intValue)
+        XCTAssertLessThan(encodedLength, Int64(text.count))
+        XCTAssertNil(stubs["b.bin"]!.objectValue!["encoding"])
+        XCTAssertNil(try c.request("GET", "/db/d").object["_attachments"]!.objectValue!["r.txt"]!.objectValue!["encoding"])
+        // Decoded for a client that does not take gzip (a Range ignored); the stored form for one that does.
+        let plain = try c.request("GET", "/db/d/r.txt", headers: [("Range", "bytes=0-3")])
+        XCTAssertEqual(plain.status, 200)
+        XCTAssertEqual(plain.body, text)
+        XCTAssertEqual(plain.header("Accept-Ranges"), "none")
+        let gz = try c.request("GET", "/db/d/r.txt", headers: [("Accept-Encoding", "gzip")])
+        XCTAssertEqual(gz.header("Content-Encoding"), "gzip")
+        XCTAssertEqual(Int64(gz.body.count), encodedLength)
+        XCTAssertEqual(r["digest"], .string("md5-" + Base64.encode(MD5.hash(gz.body))), "CouchDB's digest: the MD5 of what it stores")
+        XCTAssertEqual(gz.header("ETag"), plain.header("ETag"))
+        let inflater = try GzipInflater(maxOutput: 1 << 20)
+        var back: [UInt8] = []
+        try inflater.inflate(gz.body) { back += $0 }
+        XCTAssertEqual(back, text)
+        // Inline data is the content, or its gzip form for X-CouchDB-Send-Encoded-Atts.
+        let inline = try c.request("GET", "/db/d?attachments=true").object["_attachments"]!.objectValue!["r.txt"]!.objectValue!
+        XCTAssertEqual(inline["data"], .string(Base64.encode(text)))
+        let sent = try c.request("GET", "/db/d?attachments=true", headers: [("X-CouchDB-Send-Encoded-Atts", "true")])
+            .object["_attachments"]!.objectValue!["r.txt"]!.objectValue!
+        XCTAssertEqual(sent["data"], .string(Base64.encode(gz.body)))
+        XCTAssertEqual(sent["encoding"], .string("gzip"))
+
+        // The [attachments] settings: compression off from then on.
+        XCTAssertEqual(try c.json("PUT", "/_node/_local/_config/attachments/compression_level", #""0""#).status, 200)
+        XCTAssertEqual(try c.json("PUT", "/_node/_local/_config/attachments/compression_level", #""12""#).status, 400)
+        let d2 = try c.request("PUT", "/db/d2/r.txt", headers: [("Content-Type", "text/plain")], body: text)
+        XCTAssertEqual(d2.status, 201)
+        XCTAssertNil(try c.request("GET", "/db/d2?att_encoding_info=true").object["_attachments"]!.objectValue!["r.txt"]!.objectValue!["encoding"])
+    }
+
+    func testFormUploadAndFeedsInCouchDBsForm() throws {
+        try start()
+        let c = try client()
+        XCTAssertEqual(try c.request("PUT", "/db").status, 201)
+        let rev1 = try c.json("PUT", "/db/page", #"{"title":"t"}"#).object["rev"]!.stringValue!
+        // A browser form: _rev, then a file in the _attachments field.
+        let b = "----form7d1a"
+        let form = Array(("--\(b)\r\nContent-Disposition: form-data; name=\"_rev\"\r\n\r\n\(rev1)\r\n"
+            + "--\(b)\r\nContent-Disposition: form-data; name=\"_attachments\"; filename=\"photo.png\"\r\nContent-Type: image/png\r\n\r\n"
+            + "PNGDATA\r\n--\(b)--\r\n").utf8)
+        let posted = try c.request("POST", "/db/page", headers: [("Content-Type", "multipart/form-data; boundary=\(b)")], body: form)
+        XCTAssertEqual(posted.status, 201)
+        XCTAssertTrue(posted.object["rev"]?.stringValue?.hasPrefix("2-") == true)
+        let doc = try c.request("GET", "/db/page").object
+        XCTAssertEqual(doc["title"], .string("t"))
+        XCTAssertEqual(doc["_attachments"]?.objectValue?["photo.png"]?.objectValue?["content_type"], .string("image/png"))
+        XCTAssertEqual(try c.request("GET", "/db/page/photo.png").body, Array("PNGDATA".utf8))
+        XCTAssertEqual(try c.request("POST", "/db/page", headers: [("Content-Type", "application/json")], body: Array("{}".utf8)).status, 415)
+
+        // _all_docs and _changes with include_docs: CouchDB's digests, and the content with attachments=true.
+        let md5 = JSONValue.string("md5-" + Base64.encode(MD5.hash(Array("PNGDATA".utf8))))
+        let all = try c.request("GET", "/db/_all_docs?include_docs=true").object["rows"]!.arrayValue!
+        XCTAssertEqual(all[0].objectValue?["doc"]?.objectValue?["_attachments"]?.objectValue?["photo.png"]?.objectValue?["digest"], md5)
+        let allInline = try c.request("GET", "/db/_all_docs?include_docs=true&attachments=true").object["rows"]!.arrayValue!
+        XCTAssertEqual(allInline[0].objectValue?["doc"]?.objectValue?["_attachments"]?.objectValue?["photo.png"]?.objectValue?["data"],
+                       .string(Base64.encode(Array("PNGDATA".utf8))))
+        let changes = try c.request("GET", "/db/_changes?include_docs=true&attachments=true").object["results"]!.arrayValue!
+        let att = changes[0].objectValue?["doc"]?.objectValue?["_attachments"]?.objectValue?["photo.png"]?.objectValue
+        XCTAssertEqual(att?["digest"], md5)
+        XCTAssertEqual(att?["data"], .string(Base64.encode(Array("PNGDATA".utf8))))
     }
 }

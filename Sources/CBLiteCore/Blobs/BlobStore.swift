@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 
 /// The content-addressed attachment store of a database: one file per distinct content
@@ -222,9 +223,22 @@ public struct BlobStore: Sendable {
         }
     }
 
-    /// The MD5 of stored content (CouchDB's digest), read through: for content whose
-    /// stubs were written before the MD5 was kept beside the SHA-1.
+    /// MD5s read through, by content: a pure function of it, so shared by every store.
+    private static let md5Memo = Mutex<[BlobDigest: [UInt8]]>([:])
+
+    /// The MD5 of stored content (CouchDB's digest), read through once per process: for
+    /// content whose stubs were written before the MD5 was kept beside the SHA-1.
     public func md5(of digest: BlobDigest) throws -> [UInt8] {
+        if let known = BlobStore.md5Memo.withLock({ $0[digest] }) { return known }
+        let md5 = try readMD5(of: digest)
+        BlobStore.md5Memo.withLock { memo in
+            if memo.count >= 4096 { memo.removeAll() }          // bounded: older stubs only
+            memo[digest] = md5
+        }
+        return md5
+    }
+
+    private func readMD5(of digest: BlobDigest) throws -> [UInt8] {
         let reader = try openReader(digest)
         defer { reader.close() }
         var h = MD5()

@@ -124,6 +124,10 @@ final class Router: @unchecked Sendable {
     /// (MultipartDocumentReader).
     static func bodyLimit(method: HTTPMethod, path: RequestPath, contentType: String?, limits: ListenerConfiguration.Limits) -> Int {
         let s = path.segments
+        // A form's file upload (POST /db/doc): each file part bounded on its own.
+        if method == .POST, s.count == 2, !s[0].hasPrefix("_"), contentType.flatMap(MediaType.init)?.type == "multipart/form-data" {
+            return Int.max
+        }
         guard method == .PUT, s.count >= 2, !s[0].hasPrefix("_") else { return limits.maxBodyBytes }
         if s.count == 2 {
             return contentType.flatMap(MediaType.init)?.type == "multipart/related" ? Int.max : limits.maxBodyBytes
