@@ -751,7 +751,15 @@ CBL_WARN_UNUSED cbl_status cbl_local_list(cbl_collection* coll, int include_docs
  *
  *   "_attachments": {"photo.jpg": {"content_type": "image/jpeg",
  *                                  "digest": "sha1-<base64 of the SHA-1 of the content>",
- *                                  "length": 1234, "revpos": 2, "stub": true}}
+ *                                  "length": 1234, "md5": "md5-<base64 of its MD5>",
+ *                                  "revpos": 2, "stub": true}}
+ *
+ * "digest" is the content's address here. "md5" is CouchDB's digest of it, kept beside
+ * (the listener and the replicator show it to CouchDB peers as their "digest"); stubs
+ * written before it was kept lack it. A database served by the listener also keeps a
+ * gzip form of CouchDB's compressible types ("encoding": "gzip", "encoded_length",
+ * "encoded_digest": that form's own stored content; "md5" is then of that form, as
+ * CouchDB's). All of these are set by the library; reads here always give the content.
  *
  * Content is addressed by its digest, so equal content is stored once whatever the
  * number of documents and names that refer to it. It is written to a temporary file and
@@ -788,13 +796,17 @@ CBL_WARN_UNUSED cbl_status cbl_local_list(cbl_collection* coll, int include_docs
  *    "application/octet-stream". "revpos" is set by the library: the generation where
  *    the content first appeared under that name on this branch (cbl_doc_put_existing
  *    keeps a given revpos from 1 to the revision's generation).
- *  - accepted entry properties: content_type, digest, length, revpos, stub, data;
- *    anything else is 400.
+ *  - CouchDB's stub forms: {"stub": true} alone, or with CouchDB's "md5-…" digest,
+ *    names the parent revision's attachment of that name (and revpos, when given);
+ *    412 "Invalid attachment stub in <doc> for <name>" when it has none.
+ *  - accepted entry properties: content_type, digest, length, revpos, stub, data, and
+ *    md5, encoding, encoded_length (ignored: what reads show); anything else is 400.
  *  - a body WITHOUT an "_attachments" key keeps the parent revision's attachments as they
  *    are (a body-only update copies no data); "_attachments": {} removes them all. A
  *    deletion (tombstone) keeps none.
  *
- * Names: 1–255 bytes of UTF-8 without control characters (NUL included); they are JSON
+ * Names: 1–255 bytes of UTF-8 without control characters (NUL included), not starting
+ * with '_' (reserved, as in CouchDB); they are JSON
  * keys only and never become file paths ("../x" is just a name). Content types:
  * "type/subtype" (MIME tokens), optionally with "; name=value" parameters, at most 255
  * bytes. Anything else is 400.

@@ -33,7 +33,9 @@ final class AttachmentTests: CBLTestCase {
         XCTAssertEqual(s["revpos"], .int(2))
         XCTAssertEqual(s["stub"], .bool(true))
         XCTAssertNil(s["data"])
-        XCTAssertEqual(s.members.count, 5)
+        // CouchDB's digest kept beside ours: the MD5 of the content.
+        XCTAssertEqual(s["md5"], .string("md5-" + Base64.encode(MD5.hash(content))))
+        XCTAssertEqual(s.members.count, 6)
         XCTAssertEqual(try c.attachmentNames(docID: "d"), ["photo.jpg"])
         XCTAssertEqual(try c.attachmentContent(docID: "d", name: "photo.jpg"), content)
         XCTAssertEqual(try c.attachment(docID: "d", name: "photo.jpg").revpos, 2)
@@ -337,13 +339,16 @@ final class AttachmentTests: CBLTestCase {
         let c = try db.defaultCollection()
         let d = try db.blobStore.put(Array("x".utf8)).digest.string
         for bad in [#"{"_attachments":[]}"#, #"{"_attachments":null}"#, #"{"_attachments":{"a":1}}"#,
-                    #"{"_attachments":{"a":{}}}"#, #"{"_attachments":{"a":{"stub":true}}}"#,
+                    #"{"_attachments":{"a":{}}}"#,
                     #"{"_attachments":{"a":{"digest":"md5-abc"}}}"#, #"{"_attachments":{"a":{"digest":1}}}"#,
                     #"{"_attachments":{"a":{"digest":"\#(d)","length":-1}}}"#,
                     #"{"_attachments":{"a":{"digest":"\#(d)","revpos":"1"}}}"#,
-                    #"{"_attachments":{"a":{"digest":"\#(d)","follows":true}}}"#,
-                    #"{"_attachments":{"a":{"digest":"\#(d)","encoding":"gzip"}}}"#] {
+                    #"{"_attachments":{"a":{"digest":"\#(d)","follows":true}}}"#] {
             assertStatus(.badRequest, try c.put(docID: "d", json: bad, parent: nil), bad)
+        }
+        // CouchDB's stub forms on a new document name nothing: 412 missing_stub, its reason.
+        for stub in [#"{"_attachments":{"a":{"stub":true}}}"#, #"{"_attachments":{"a":{"stub":true,"digest":"md5-AAAAAAAAAAAAAAAAAAAAAA=="}}}"#] {
+            assertStatus(.preconditionFailed, try c.put(docID: "d", json: stub, parent: nil), stub)
         }
         XCTAssertEqual(try c.lastSequence, 0)
         // A given revpos is ignored by a local save (the engine sets it).

@@ -360,7 +360,8 @@ final class ReplicationTests: CBLCollectionTestCase {
                              #""type":"attachment","_attachments":{"readme.txt":{"content_type":"text/plain","revpos":1,"digest":"md5-0iQKX1Z9sM7xF8XA5kl3qA==","data":"\#(Base64.encode(text))"}}"#))
         let stub = try attStub("att-text", "readme.txt")
         XCTAssertEqual(stub, JSONObject([("content_type", .string("text/plain")), ("digest", .string(BlobDigest.of(text).string)),
-                                         ("length", .int(Int64(text.count))), ("revpos", .int(1)), ("stub", .bool(true))]))
+                                         ("length", .int(Int64(text.count))), ("md5", .string("md5-" + Base64.encode(MD5.hash(text)))),
+                                         ("revpos", .int(1)), ("stub", .bool(true))]))
         XCTAssertEqual(try coll.attachmentContent(docID: "att-text", name: "readme.txt"), text)
         // Gzip-encoded inline data is refused clearly (the peer must send it decoded).
         let err = try insertError(peerDoc("gz", ["1-a"],
@@ -398,10 +399,10 @@ final class ReplicationTests: CBLCollectionTestCase {
         XCTAssertEqual(Set(infos.map(\.name)), ["notes.txt", "data.bin"])
         let bin = try XCTUnwrap(infos.first { $0.name == "data.bin" })
         XCTAssertEqual(bin, AttachmentInfo(name: "data.bin", contentType: "application/octet-stream", digest: BlobDigest.of(data),
-                                           length: 71_680, revpos: 1))
+                                           length: 71_680, revpos: 1, md5: MD5.hash(data)))
         let nt = try XCTUnwrap(infos.first { $0.name == "notes.txt" })
         XCTAssertEqual(nt, AttachmentInfo(name: "notes.txt", contentType: "text/plain", digest: BlobDigest.of(notes),
-                                          length: UInt64(notes.count), revpos: 2))
+                                          length: UInt64(notes.count), revpos: 2, md5: MD5.hash(notes)))
         XCTAssertEqual(try coll.attachmentContent(docID: "att-binary", name: "data.bin"), data)
         XCTAssertEqual(try coll.attachmentContent(docID: "att-binary", name: "notes.txt"), notes)
         let stub = try attStub("att-binary", "notes.txt")
@@ -463,7 +464,8 @@ final class ReplicationTests: CBLCollectionTestCase {
         let digest = try db.blobStore.put(content).digest.string
         try insertOK(peerDoc("d", ["3-c", "2-b", "1-a"], #""_attachments":{"x":{"digest":"\#(digest)","content_type":"text/plain","revpos":0}}"#))
         XCTAssertEqual(try attStub("d", "x"), JSONObject([("content_type", .string("text/plain")), ("digest", .string(digest)),
-                                                        ("length", .int(Int64(content.count))), ("revpos", .int(3)), ("stub", .bool(true))]))
+                                                        ("length", .int(Int64(content.count))), ("md5", .string("md5-" + Base64.encode(MD5.hash(content)))),
+                                                        ("revpos", .int(3)), ("stub", .bool(true))]))
         try insertOK(peerDoc("d", ["4-d", "3-c"], #""_attachments":{"x":{"digest":"\#(digest)","revpos":2}}"#))
         XCTAssertEqual(try attStub("d", "x")["revpos"], .int(2), "a peer's revpos within the generation is kept")
         // Content not held: 412; a digest that is not ours and no stub: 400.

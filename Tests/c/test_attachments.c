@@ -283,6 +283,42 @@ static void test_set_and_read(void) {
     RELEASE_AND_CLOSE(c, db);
 }
 
+/* CouchDB's digest kept beside ours: each stub carries "md5" ("md5-<base64>" of the
+ * content) while "digest" stays our SHA-1 address; CouchDB's stub forms ({"stub":true}
+ * alone, an "md5-" digest) name the parent's attachment of that name (412 otherwise);
+ * names starting with '_' are refused, as CouchDB does. */
+static void test_couchdb_digests(void) {
+    char dir[512], r1[128], r2[128];
+    cbl_collection* c; cbl_db* db = setup("couchdigests", dir, sizeof dir, &c);
+    CHECK_ST(put(c, "doc", "{\"_attachments\":{\"a.txt\":{\"content_type\":\"text/plain\",\"data\":\"aGk=\"}}}",
+                 NULL, r1, sizeof r1), CBL_OK);
+    char* json = get(c, "doc");
+    CHECK(json && strstr(json, "\"md5\":\"md5-SfaKXIST7CwL9ImCHCH8Ow==\"") != NULL);   /* MD5 of "hi" */
+    CHECK(json && strstr(json, "\"digest\":\"sha1-") != NULL);
+    cbl_free(json);
+    /* a read body saves back as it is; {"stub":true} alone and an md5- digest keep it */
+    CHECK_ST(put(c, "doc", "{\"v\":2,\"_attachments\":{\"a.txt\":{\"stub\":true}}}", r1, r2, sizeof r2), CBL_OK);
+    CHECK_ST(put(c, "doc", "{\"v\":3,\"_attachments\":{\"a.txt\":{\"stub\":true,\"digest\":\"md5-AAAAAAAAAAAAAAAAAAAAAA==\",\"revpos\":1}}}",
+                 r2, r1, sizeof r1), CBL_OK);
+    void* bytes = NULL; size_t n = 0;
+    CHECK_ST(cbl_doc_get_attachment(c, "doc", "a.txt", &bytes, &n, &E), CBL_OK);
+    CHECK(n == 2 && bytes && memcmp(bytes, "hi", 2) == 0);
+    cbl_free(bytes);
+    json = get(c, "doc");
+    CHECK(json && strstr(json, "\"md5\":\"md5-SfaKXIST7CwL9ImCHCH8Ow==\"") != NULL && strstr(json, "\"revpos\":1") != NULL);
+    cbl_free(json);
+    /* a stub of another revpos, of an unknown name, on a new document: 412 missing_stub */
+    CHECK_ST(put(c, "doc", "{\"_attachments\":{\"a.txt\":{\"stub\":true,\"revpos\":99}}}", r1, NULL, 0), CBL_PRECONDITION_FAILED);
+    CHECK(strstr(E.message, "Invalid attachment stub in doc for a.txt") != NULL);
+    CHECK_ST(put(c, "doc", "{\"_attachments\":{\"b.txt\":{\"stub\":true}}}", r1, NULL, 0), CBL_PRECONDITION_FAILED);
+    CHECK_ST(put(c, "new", "{\"_attachments\":{\"a.txt\":{\"stub\":true}}}", NULL, NULL, 0), CBL_PRECONDITION_FAILED);
+    /* neither data nor a stub; a reserved name */
+    CHECK_ST(put(c, "doc", "{\"_attachments\":{\"a.txt\":{\"content_type\":\"text/plain\"}}}", r1, NULL, 0), CBL_BAD_REQUEST);
+    CHECK_ST(put(c, "doc", "{\"_attachments\":{\"_a.txt\":{\"data\":\"aGk=\"}}}", r1, NULL, 0), CBL_BAD_REQUEST);
+    CHECK(strstr(E.message, "starts with prohibited character '_'") != NULL);
+    RELEASE_AND_CLOSE(c, db);
+}
+
 /* A revision can never refer to content the store does not have. */
 static void test_missing_content(void) {
     char dir[512], r1[128];
@@ -814,6 +850,7 @@ int main(int argc, char** argv) {
 
     test_blob_store();
     test_set_and_read();
+    test_couchdb_digests();
     test_missing_content();
     test_inherit_and_remove();
     test_streaming();

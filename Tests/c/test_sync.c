@@ -45,6 +45,7 @@
 #define R_P1  "1-0c822adc66f98458333e775f90a93a6b"
 #define R_MISS "9-00000000000000000000000000000009"
 #define HELLO_DIGEST "sha1-qvTGHdzF6KLavt4PO0gs2a6pQ00="   /* SHA-1 of "hello" */
+#define HELLO_MD5 "md5-XUFAKrxLKna5cZ2REBfFkg=="              /* its MD5: CouchDB's digest, kept beside */
 
 /* Six revisions in one call: the conflicted document (rev 1, then two rev-2 leaves),
  * a tombstone with its history, a document with an inline attachment, a plain one.
@@ -198,9 +199,9 @@ static void test_put_existing(void) {
     CHECK_ST(cbl_doc_get_attachment(c, "att-text", "readme.txt", &bytes, &n, &E), CBL_OK);
     CHECK(n == 5 && bytes && memcmp(bytes, "hello", 5) == 0);
     cbl_free(bytes);
-    /* a peer's MD5 digest is replaced by ours */
+    /* a peer's MD5 digest is replaced by ours; the content's MD5 is kept beside it */
     CHECK_OUT(cbl_doc_get(c, "att-text", 0, &J, &E), CBL_OK,
-              has(J, "\"digest\":\"" HELLO_DIGEST "\"") && !strstr(J, "md5-"));
+              has(J, "\"digest\":\"" HELLO_DIGEST "\"") && has(J, "\"md5\":\"" HELLO_MD5 "\""));
 
     /* a revision already held: success, nothing changes (no new sequence) */
     CHECK_JSON(cbl_collection_docs_put_existing(c,
@@ -278,7 +279,7 @@ static void test_put_existing(void) {
         "{\"id\":\"gap\",\"error\":\"bad_request\",\"reason\":\"\\\"_revisions\\\" has a start below its number of ids, or no ids\"},"
         "{\"id\":\"other\",\"error\":\"bad_request\",\"reason\":\"\\\"_revisions\\\" does not start with \\\"_rev\\\" (2-b)\"},"
         "{\"id\":\"shape\",\"error\":\"bad_request\",\"reason\":\"\\\"_revisions\\\" must be {\\\"start\\\": number, \\\"ids\\\": [strings]}\"},"
-        "{\"id\":\"stub\",\"rev\":\"1-s\",\"error\":\"file_exists\",\"reason\":\"attachment \\\"x\\\" of \\\"stub\\\" is a stub, but this database does not hold its content\"},"
+        "{\"id\":\"stub\",\"rev\":\"1-s\",\"error\":\"missing_stub\",\"reason\":\"Invalid attachment stub in stub for x\"},"
         "{\"id\":\"b64\",\"error\":\"bad_request\",\"reason\":\"attachment \\\"n\\\": \\\"data\\\" is not valid base64\"},"
         "{\"id\":\"reserved\",\"rev\":\"1-a\",\"error\":\"bad_request\",\"reason\":\"property \\\"_foo\\\" is reserved: top-level names starting with '_' are metadata\"},"
         "{\"id\":\"delflag\",\"rev\":\"1-a\",\"error\":\"bad_request\",\"reason\":\"\\\"_deleted\\\" must be a boolean\"},"
@@ -427,10 +428,10 @@ static void test_open_revs(void) {
     /* attachments: inline data, or stubs for what the caller has (atts_since) */
     const char* inline_att =
         "[{\"ok\":{\"_id\":\"att-text\",\"_rev\":\"" R_ATT1 "\",\"_attachments\":{\"readme.txt\":{\"content_type\":\"text/plain\","
-        "\"data\":\"aGVsbG8=\",\"digest\":\"" HELLO_DIGEST "\",\"length\":5,\"revpos\":1}},\"type\":\"attachment\"}}]";
+        "\"data\":\"aGVsbG8=\",\"digest\":\"" HELLO_DIGEST "\",\"length\":5,\"md5\":\"" HELLO_MD5 "\",\"revpos\":1}},\"type\":\"attachment\"}}]";
     const char* stub_att =
         "[{\"ok\":{\"_id\":\"att-text\",\"_rev\":\"" R_ATT1 "\",\"_attachments\":{\"readme.txt\":{\"content_type\":\"text/plain\","
-        "\"digest\":\"" HELLO_DIGEST "\",\"length\":5,\"revpos\":1,\"stub\":true}},\"type\":\"attachment\"}}]";
+        "\"digest\":\"" HELLO_DIGEST "\",\"length\":5,\"md5\":\"" HELLO_MD5 "\",\"revpos\":1,\"stub\":true}},\"type\":\"attachment\"}}]";
     CHECK_JSON(cbl_doc_open_revs(c, "att-text", NULL, "{\"attachments\":true}", &J, &E), inline_att);
     CHECK_JSON(cbl_doc_open_revs(c, "att-text", NULL, NULL, &J, &E), stub_att);
     CHECK_JSON(cbl_doc_open_revs(c, "att-text", NULL, "{\"attachments\":false}", &J, &E), stub_att);
@@ -444,7 +445,7 @@ static void test_open_revs(void) {
         "[{\"ok\":true,\"id\":\"att-text\",\"rev\":\"2-bbbb\"}]");
     CHECK_OUT(cbl_doc_open_revs(c, "att-text", "[\"2-bbbb\"]", "{\"attachments\":true,\"atts_since\":[\"" R_ATT1 "\"]}", &J, &E),
               CBL_OK, has(J, "\"notes.txt\":{\"content_type\":\"text/plain\",\"data\":\"bm90ZXM=\"")
-                      && has(J, "\"readme.txt\":{\"content_type\":\"text/plain\",\"digest\":\"" HELLO_DIGEST "\",\"length\":5,\"revpos\":1,\"stub\":true}")
+                      && has(J, "\"readme.txt\":{\"content_type\":\"text/plain\",\"digest\":\"" HELLO_DIGEST "\",\"length\":5,\"md5\":\"" HELLO_MD5 "\",\"revpos\":1,\"stub\":true}")
                       && has(J, "\"revpos\":2"));
     /* an unknown document: 404 when all leaves are asked for, "missing" entries otherwise */
     CHECK_FAILS(cbl_doc_open_revs(c, "no-such-doc", NULL, NULL, &J, &E), CBL_NOT_FOUND);
@@ -500,7 +501,7 @@ static void test_bulk_get(void) {
         "{\"id\":\"plain-01\",\"docs\":[{\"error\":{\"id\":\"plain-01\",\"rev\":\"" R_MISS "\",\"error\":\"not_found\",\"reason\":\"missing\"}}]},"
         "{\"id\":\"_bad\",\"docs\":[{\"error\":{\"id\":\"_bad\",\"rev\":\"undefined\",\"error\":\"bad_request\",\"reason\":\"document ID must not start with '_' (except \\\"_design/NAME\\\")\"}}]},"
         "{\"id\":\"att-text\",\"docs\":[{\"ok\":{\"_id\":\"att-text\",\"_rev\":\"" R_ATT1 "\",\"_revisions\":{\"ids\":[\"" D_ATT1 "\"],\"start\":1},"
-        "\"_attachments\":{\"readme.txt\":{\"content_type\":\"text/plain\",\"digest\":\"" HELLO_DIGEST "\",\"length\":5,\"revpos\":1,\"stub\":true}},"
+        "\"_attachments\":{\"readme.txt\":{\"content_type\":\"text/plain\",\"digest\":\"" HELLO_DIGEST "\",\"length\":5,\"md5\":\"" HELLO_MD5 "\",\"revpos\":1,\"stub\":true}},"
         "\"type\":\"attachment\"}}]}"
         "]}");
     /* latest, without options, empty */

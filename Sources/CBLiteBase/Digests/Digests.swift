@@ -139,6 +139,7 @@ public struct MD5 {
     private var state = DigestState(CCRYPTO_MD5)
 
     public init() {}
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) { state.update(bytes) }
     public mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { state.update($0) } }
     /// The digest of everything given so far; the state is then that of a new digest.
     public mutating func finalize() -> [UInt8] { state.finalize() }

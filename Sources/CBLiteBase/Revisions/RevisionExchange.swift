@@ -34,6 +34,16 @@ public struct RevisionOptions: Sendable {
     public var revsInfo = false
     /// `_local_seq`: the document's sequence.
     public var localSeq = false
+    /// Attachment stubs in CouchDB's form (`digest` its "md5-…"), as the listener and the
+    /// replicator show them to CouchDB peers; else the engine's ("sha1-…" and "md5").
+    public var couchDigests = false
+    /// With `couchDigests`: stubs and inline entries show `encoding` and `encoded_length`
+    /// of content kept gzip-encoded (CouchDB's `att_encoding_info`; following entries
+    /// always do, their parts being sent encoded).
+    public var attEncodingInfo = false
+    /// Inline `data` of content kept gzip-encoded is that gzip form, with its encoding
+    /// shown (CouchDB's `X-CouchDB-Send-Encoded-Atts: true`).
+    public var sendEncodedAttachments = false
 
     public init() {}
 }

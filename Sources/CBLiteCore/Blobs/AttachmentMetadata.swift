@@ -8,6 +8,11 @@ struct AttachmentInput: Sendable {
     var revpos: Int?
     /// Inline content ("data", base64), written to the store before the save.
     var data: [UInt8]?
+    /// A stub without a digest of ours (`{"stub": true}` alone, or CouchDB's "md5-…"):
+    /// it names the parent revision's attachment of that name (CouchDB's rule).
+    var stubByName = false
+    /// The content's MD5, when the engine just wrote it (never taken from a caller).
+    var md5: [UInt8]?
 }
 
 /// Validation and (de)serialization of attachment metadata.
@@ -21,6 +26,10 @@ enum Attachments {
     static func validateName(_ name: String) throws {
         let u = name.utf8
         guard !u.isEmpty else { throw CBLError.badRequest("attachment name is empty") }
+        // CouchDB's rule and reason: names starting with "_" are reserved.
+        guard u.first != UInt8(ascii: "_") else {
+            throw CBLError.badRequest("Attachment name '\(name.prefix(255))' starts with prohibited character '_'")
+        }
         guard u.count <= maxNameBytes else { throw CBLError.badRequest("attachment name is longer than \(maxNameBytes) bytes") }
         guard !u.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
             throw CBLError.badRequest("attachment name must not contain control characters")
@@ -78,8 +87,10 @@ enum Attachments {
     }
 
     /// Validates `_attachments` of a body to save: an object of name -> entry, each entry
-    /// with "data" (base64) or "digest", and optionally "content_type", "length",
-    /// "revpos" (set by the engine), "stub".
+    /// with "data" (base64), a "digest" of ours, or `"stub": true` (CouchDB's form: by
+    /// name, its "md5-…" digest not needed), and optionally "content_type", "length",
+    /// "revpos" (set by the engine). What reads give besides ("md5", "encoding",
+    /// "encoded_length") is accepted and ignored, so a read body saves back as it is.
     static func parseInput(_ value: JSONValue) throws -> [AttachmentInput] {
         guard let members = value.objectValue?.members else { throw CBLError.badRequest("\"_attachments\" must be an object") }
         return try members.map { name, entry in
@@ -96,7 +107,9 @@ enum Attachments {
                     input.contentType = s
                 case "digest":
                     guard let s = v.stringValue else { throw CBLError.badRequest("\(what): \"digest\" must be a string") }
-                    input.digest = try BlobDigest.parse(s, what: "\(what): digest")
+                    if CouchDigest.parse(s) == nil { input.digest = try BlobDigest.parse(s, what: "\(what): digest") }
+                case "md5", "encoding", "encoded_length", "encoded_digest":
+                    continue
                 case "length":
                     guard let n = v.intValue, n >= 0 else { throw CBLError.badRequest("\(what): \"length\" must be a non-negative integer") }
                     input.length = UInt64(n)
@@ -109,8 +122,9 @@ enum Attachments {
                     guard let b = v.boolValue else { throw CBLError.badRequest("\(what): \"stub\" must be a boolean") }
                     stub = b
                 case "data":
-                    guard let s = v.stringValue else { throw CBLError.badRequest("\(what): \"data\" must be a base64 string") }
-                    guard let bytes = Base64.decode(s.utf8) else { throw CBLError.badRequest("\(what): \"data\" is not valid base64") }
+                    guard let s = v.stringValue, let bytes = Base64.decode(s.utf8) else {
+                        throw CBLError.badRequest("Invalid attachment data for \(name.prefix(255))")   // CouchDB's reason
+                    }
                     input.data = bytes
                 default:
                     throw CBLError.badRequest("\(what): unsupported property \"\(key.prefix(40))\"")
@@ -118,7 +132,8 @@ enum Attachments {
             }
             if stub && input.data != nil { throw CBLError.badRequest("\(what): a stub carries no \"data\"") }
             if input.data == nil && input.digest == nil {
-                throw CBLError.badRequest("\(what) needs \"data\" or a \"digest\" of stored content")
+                guard stub else { throw CBLError.badRequest("Invalid attachment data for \(name.prefix(255))") }
+                input.stubByName = true
             }
             if let data = input.data, let n = input.length, n != UInt64(data.count) {
                 throw CBLError.badRequest("\(what): \"length\" \(n) differs from the data's \(data.count) bytes")
@@ -139,8 +154,12 @@ enum Attachments {
                   let length = e["length"]?.intValue, let revpos = e["revpos"]?.intValue else {
                 throw CBLError.internalError("stored metadata of attachment \"\(name)\" is damaged")
             }
+            let encoded = e["encoded_digest"]?.stringValue.flatMap(BlobDigest.init).flatMap { d in
+                e["encoded_length"]?.intValue.map { EncodedAttachment(digest: d, length: UInt64(max(0, $0))) }
+            }
             return AttachmentInfo(name: name, contentType: e["content_type"]?.stringValue ?? defaultContentType,
-                                  digest: digest, length: UInt64(max(0, length)), revpos: Int(revpos))
+                                  digest: digest, length: UInt64(max(0, length)), revpos: Int(revpos),
+                                  md5: e["md5"]?.stringValue.flatMap(CouchDigest.parse), encoded: encoded)
         }
     }
 
@@ -151,7 +170,12 @@ enum Attachments {
         return JSONWriter.canonical(.object(o))
     }
 
-    private static func contains(_ haystack: [UInt8], _ needle: StaticString) -> Bool {
+    /// CouchDB's 412 for a stub that names no attachment of the parent revision.
+    static func missingStub(docID: String, name: String) -> CBLError {
+        CBLError(.preconditionFailed, "Invalid attachment stub in \(docID) for \(name)")
+    }
+
+    static func contains(_ haystack: [UInt8], _ needle: StaticString) -> Bool {
         let n = needle.utf8CodeUnitCount
         guard haystack.count >= n else { return false }
         let first = needle.utf8Start[0]

@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 
 /// The content-addressed attachment store of a database: one file per distinct content
@@ -183,7 +184,7 @@ public struct BlobStore: Sendable {
             // Already stored: check the claim without writing anything.
             let actual = BlobDigest.of(bytes)
             guard actual == expected else { throw digestMismatch(expected: expected, actual: actual) }
-            return BlobInfo(digest: actual, length: UInt64(bytes.count))
+            return BlobInfo(digest: actual, length: UInt64(bytes.count), md5: MD5.hash(bytes))
         }
         // Inside a transaction the file is written in its group folder at once (no move).
         let w = try BlobWriter(store: self, expected: expected, group: try transactionGroup())
@@ -220,6 +221,33 @@ public struct BlobStore: Sendable {
             w.cancel()
             throw error
         }
+    }
+
+    /// MD5s read through, by content: a pure function of it, so shared by every store.
+    private static let md5Memo = Mutex<[BlobDigest: [UInt8]]>([:])
+
+    /// The MD5 of stored content (CouchDB's digest), read through once per process: for
+    /// content whose stubs were written before the MD5 was kept beside the SHA-1.
+    public func md5(of digest: BlobDigest) throws -> [UInt8] {
+        if let known = BlobStore.md5Memo.withLock({ $0[digest] }) { return known }
+        let md5 = try readMD5(of: digest)
+        BlobStore.md5Memo.withLock { memo in
+            if memo.count >= 4096 { memo.removeAll() }          // bounded: older stubs only
+            memo[digest] = md5
+        }
+        return md5
+    }
+
+    private func readMD5(of digest: BlobDigest) throws -> [UInt8] {
+        let reader = try openReader(digest)
+        defer { reader.close() }
+        var h = MD5()
+        while true {
+            let chunk = try reader.read(max: BlobStore.chunkSize)
+            if chunk.isEmpty { break }
+            h.update(chunk)
+        }
+        return h.finalize()
     }
 
     func digestMismatch(expected: BlobDigest, actual: BlobDigest) -> CBLError {

@@ -17,6 +17,7 @@ public final class BlobWriter: AttachmentSink, @unchecked Sendable {
     private var encoder: (any BlobFileEncoder)?
     private let tempPath: String
     private var hasher = SHA1()
+    private var md5 = MD5()                 // CouchDB's digest, kept beside ours
     private var count: UInt64 = 0
     private var result: BlobInfo?
 
@@ -62,6 +63,7 @@ public final class BlobWriter: AttachmentSink, @unchecked Sendable {
                 throw error
             }
             hasher.update(bytes)
+            md5.update(bytes)
             count += UInt64(bytes.count)
         }
     }
@@ -102,7 +104,7 @@ public final class BlobWriter: AttachmentSink, @unchecked Sendable {
                     file.close()
                     try store.syncDirectory()
                 }
-                let info = BlobInfo(digest: digest, length: count)
+                let info = BlobInfo(digest: digest, length: count, md5: md5.finalize())
                 result = info
                 return info
             } catch {

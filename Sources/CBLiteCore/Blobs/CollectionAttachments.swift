@@ -184,7 +184,10 @@ extension Database {
                 try DocumentStore(collectionID: id).forEachRow(conn, .withAttachments) { row in
                     for node in try row.tree().0.nodes {
                         guard let body = node.body else { continue }
-                        for a in try Attachments.stored(inBody: body) { referenced.insert(a.digest) }
+                        for a in try Attachments.stored(inBody: body) {
+                            referenced.insert(a.digest)
+                            if let e = a.encoded { referenced.insert(e.digest) }     // its gzip form
+                        }
                     }
                 }
             }

@@ -314,6 +314,14 @@ public final class Database: @unchecked Sendable {
 
     // MARK: settings
 
+    private let compression = Mutex<AttachmentCompression?>(nil)
+    /// Which attachments get a gzip form kept beside them when attached, for CouchDB
+    /// peers (nil: none, the default; the listener sets it on what it serves).
+    public var attachmentCompression: AttachmentCompression? {
+        get { compression.withLock { $0 } }
+        set { compression.withLock { $0 = newValue } }
+    }
+
     public var maxRevTreeDepth: Int {
         get throws {
             try checkOpen()

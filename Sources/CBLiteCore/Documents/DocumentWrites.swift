@@ -158,7 +158,7 @@ extension Collection {
                          parent: RevID?, allowConflict: Bool, row preloaded: DocumentRow? = nil) throws -> RevID {
         if parent == nil && preloaded == nil {
             // Creating: try the insert first; an existing row (live or tombstone) is rare.
-            let body = try withResolvedAttachments(body, parent: nil, docHasAttachments: false, generation: 1)   // Blobs/
+            let body = try withResolvedAttachments(body, docID: docID, parent: nil, docHasAttachments: false, generation: 1)   // Blobs/
             let rev = RevID.make(parent: nil, deleted: body.deleted, canonicalBody: body.canonical)
             if store.validators.hasValidators(id) {
                 if let row = try docStore.row(conn, docID: docID) {
@@ -243,7 +243,7 @@ extension Collection {
             guard row.deleted else { throw CBLError.conflict("document \"\(docID)\" already exists") }
             parentIndex = current
         }
-        let body = try withResolvedAttachments(body, parent: tree.nodes[parentIndex], docHasAttachments: row.flags.contains(.hasAttachments),
+        let body = try withResolvedAttachments(body, docID: docID, parent: tree.nodes[parentIndex], docHasAttachments: row.flags.contains(.hasAttachments),
                                                generation: tree.nodes[parentIndex].rev.generation + 1)   // Blobs/
         let rev = RevID.make(parent: tree.nodes[parentIndex].rev, deleted: body.deleted, canonicalBody: body.canonical)
         if tree.index(of: rev) != nil {

@@ -33,6 +33,8 @@ extension Collection {
         let history: [RevID]
         /// Content plus `_deleted` and `_attachments` (stubs still unresolved).
         var body: JSONObject
+        /// The MD5s of the content just stored for it (inline or streamed).
+        var knownMD5: [BlobDigest: [UInt8]] = [:]
     }
 
     /// Properties CouchDB documents may carry that describe a read, not content:
@@ -112,19 +114,21 @@ extension Collection {
         }
         let history = try given ?? rev.body["_revisions"].map { try RevisionHistory.parse($0, rev: revID) } ?? [revID]
         var body = JSONObject()
+        var md5s: [BlobDigest: [UInt8]] = [:]
         for (k, v) in rev.body.members {
             switch k {
             case "_id", "_rev", "_revisions": continue
             case _ where Collection.readOnlyMetadata.contains(k): continue
-            case "_attachments": body[k] = .object(try normalizeIncomingAttachments(v, follows: rev.attachments))
+            case "_attachments": body[k] = .object(try normalizeIncomingAttachments(v, follows: rev.attachments, md5s: &md5s))
             default: body.members.append((k, v))
             }
         }
-        return ImportedRevision(docID: docID, history: history, body: body)
+        return ImportedRevision(docID: docID, history: history, body: body, knownMD5: md5s)
     }
 
     /// Writes inline data and takes streamed content for `follows`; leaves stubs marked.
-    private func normalizeIncomingAttachments(_ value: JSONValue, follows: [String: BlobInfo]) throws -> JSONObject {
+    private func normalizeIncomingAttachments(_ value: JSONValue, follows: [String: BlobInfo],
+                                              md5s: inout [BlobDigest: [UInt8]]) throws -> JSONObject {
         guard let entries = value.objectValue else { throw CBLError.badRequest("\"_attachments\" must be an object") }
         var out = JSONObject()
         for (name, entry) in entries.members {
@@ -143,6 +147,7 @@ extension Collection {
                 e["stub"] = nil
                 e["digest"] = .string(info.digest.string)
                 e["length"] = .int(Int64(clamping: info.length))
+                md5s[info.digest] = info.md5
             } else if let data = e["data"] {
                 // Stored before the write transaction; a peer's digest (MD5) is replaced by ours.
                 guard let text = data.stringValue, let bytes = Base64.decode(text.utf8) else {
@@ -152,6 +157,7 @@ extension Collection {
                 e["data"] = nil
                 e["digest"] = .string(info.digest.string)
                 e["length"] = .int(Int64(clamping: info.length))
+                md5s[info.digest] = info.md5
             } else if e["stub"]?.boolValue == true {
                 e["stub"] = .bool(true)                   // resolved against the tree
             } else if e["digest"] != nil {
@@ -185,12 +191,13 @@ extension Collection {
         }
         if known == 0 { return false }
         var object = rev.body
+        var forms: [BlobDigest: CouchForm] = [:]
         if let atts = object["_attachments"]?.objectValue {
-            object["_attachments"] = .object(try resolveStubs(atts, docID: docID, tree: tree, anchor: anchor))
+            object["_attachments"] = .object(try resolveStubs(atts, docID: docID, tree: tree, anchor: anchor, forms: &forms))
         }
         let parsed = try JSONWriter.canonical(.object(object)).withUnsafeBufferPointer { try DocumentBody.parse(bytes: $0) }
-        let body = try withResolvedAttachments(parsed, parent: nil, docHasAttachments: false,
-                                               generation: revs[0].generation, imported: true)   // Blobs/
+        let body = try withResolvedAttachments(parsed, docID: docID, parent: nil, docHasAttachments: false, generation: revs[0].generation,
+                                               imported: true, contentMD5s: rev.knownMD5, knownForms: forms)   // Blobs/
         var parent = anchor
         for i in stride(from: known - 1, through: 0, by: -1) {
             parent = tree.add(revs[i], parent: parent, deleted: i == 0 ? body.deleted : false,
@@ -210,7 +217,8 @@ extension Collection {
     /// holds (CouchDB looks only at the newest of them). Another branch's attachment of
     /// the same name and revpos is other content (it was changed at that generation on
     /// that branch), and taking it silently attached the wrong bytes.
-    private func resolveStubs(_ atts: JSONObject, docID: String, tree: RevTree, anchor: Int?) throws -> JSONObject {
+    private func resolveStubs(_ atts: JSONObject, docID: String, tree: RevTree, anchor: Int?,
+                              forms: inout [BlobDigest: CouchForm]) throws -> JSONObject {
         var out = atts
         var candidates: [AttachmentInfo]? = nil
         for (i, (name, entry)) in atts.members.enumerated() {
@@ -231,11 +239,12 @@ extension Collection {
                 e["length"] = .int(Int64(clamping: found.length))
                 e["revpos"] = .int(Int64(found.revpos))
                 if e["content_type"] == nil { e["content_type"] = .string(found.contentType) }
+                if let form = CouchForm(found) { forms[found.digest] = form }
             } else if let ourDigest, blobStore.contains(ourDigest) {
                 e["digest"] = .string(ourDigest.string)
                 e["length"] = nil
             } else {
-                throw CBLError(.preconditionFailed, "attachment \"\(name.prefix(80))\" of \"\(docID)\" is a stub, but this database does not hold its content")
+                throw Attachments.missingStub(docID: docID, name: name)      // CouchDB's 412
             }
             e["stub"] = nil
             out.members[i].value = .object(e)

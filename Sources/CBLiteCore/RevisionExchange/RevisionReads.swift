@@ -113,6 +113,9 @@ extension Collection {
         if options.attachments != .stubs, !node.deleted {
             (body, following) = try withAttachmentContent(body, tree: tree, index: index, options: options)
         }
+        if options.couchDigests && !node.deleted {                                          // Blobs/
+            body = try couchDocumentJSON(body, encodingInfo: options.attEncodingInfo || options.sendEncodedAttachments)
+        }
         let json = DocumentJSON.render(docID: row.docID, rev: node.rev.string, deleted: node.deleted, body: body,
                                        extras: metadata(tree: tree, index: index, row: row, options: options))
         return Revision(docID: row.docID, revID: node.rev.string, deleted: node.deleted, json: json,
@@ -136,7 +139,10 @@ extension Collection {
             }
             e["stub"] = nil
             switch options.attachments {
-            case .inline: e["data"] = .string(Base64.encode(try blobStore.read(info.digest)))
+            case .inline:
+                // The gzip form when the client takes it (X-CouchDB-Send-Encoded-Atts), else the content.
+                let encoded = options.sendEncodedAttachments ? info.encoded : nil
+                e["data"] = .string(Base64.encode(try blobStore.read(encoded?.digest ?? info.digest)))
             // An empty one inline: CouchDB's multipart reader cannot take a zero-length part
             // (its replicator stalls until its time-out), and it costs nothing in the JSON.
             case .follows where info.length == 0: e["data"] = .string(""); entries.append((info.name, .object(e))); continue

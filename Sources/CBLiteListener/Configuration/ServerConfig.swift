@@ -8,6 +8,8 @@ import CouchWire
 ///   uuids/algorithm, uuids/utc_id_suffix    at once (`/_uuids`, POSTed documents);
 ///   couchdb/max_document_size               at the next start (limits.max_document_bytes);
 ///   chttpd/max_http_request_size            at the next start (limits.max_body_bytes).
+///   attachments/compression_level, attachments/compressible_types
+///                                           at once, for attachments attached from then on.
 /// Any other key is kept as given. Thread-safe.
 final class ServerConfig: @unchecked Sendable {
     static let fileName = "listener-config.json"
@@ -55,9 +57,25 @@ final class ServerConfig: @unchecked Sendable {
         return limits
     }
 
+    /// Told when the attachments section changes (the served databases' compression).
+    var attachmentsChanged: (@Sendable (AttachmentCompression) -> Void)? {
+        get { lock.locked { changeHandler } }
+        set { lock.locked { changeHandler = newValue } }
+    }
+    private var changeHandler: (@Sendable (AttachmentCompression) -> Void)?
+
+    /// CouchDB's `[attachments]` settings, its defaults unless set.
+    var attachmentCompression: AttachmentCompression {
+        AttachmentCompression(level: value("attachments", "compression_level").flatMap(Int.init) ?? AttachmentCompression.defaultLevel,
+                              types: value("attachments", "compressible_types") ?? AttachmentCompression.defaultTypes,
+                              compressor: GzipDeflater())
+    }
+
     /// A value that acts at once takes effect (nil: deleted, back to the start configuration's).
     private func apply(_ section: String, _ key: String, _ value: String?) {
         switch (section, key) {
+        case ("attachments", "compression_level"), ("attachments", "compressible_types"):
+            attachmentsChanged?(attachmentCompression)
         case ("uuids", "algorithm"): uuids.configure(algorithm: value.flatMap(UUIDGenerator.Algorithm.init) ?? start.uuidAlgorithm)
         case ("uuids", "utc_id_suffix"): uuids.configure(utcIDSuffix: value ?? start.utcIDSuffix)
         default: break
@@ -120,6 +138,8 @@ final class ServerConfig: @unchecked Sendable {
                 throw CouchError.badRequest("uuids/algorithm must be one of "
                                             + UUIDGenerator.Algorithm.allCases.map(\.rawValue).joined(separator: ", "))
             }
+        case ("attachments", "compression_level"):
+            guard let n = Int(value), (0...9).contains(n) else { throw CouchError.badRequest("attachments/compression_level must be 0 to 9") }
         case ("couchdb", "max_document_size"), ("chttpd", "max_http_request_size"):
             guard let n = Int(value), n > 0 else { throw CouchError.badRequest("\(section)/\(key) must be a positive integer") }
         default:

@@ -15,6 +15,25 @@ final class DatabaseRegistry: @unchecked Sendable {
 
     init(directory: String?) { self.directory = directory }
 
+    private var compression: AttachmentCompression?
+    /// CouchDB's attachment compression on every database served (ServerConfig's).
+    var attachmentCompression: AttachmentCompression? {
+        get { lock.locked { compression } }
+        set {
+            let held: [ServedDatabase] = lock.locked {
+                compression = newValue
+                return Array(given.values) + Array(opened.values)
+            }
+            for h in held { h.database.attachmentCompression = newValue }
+        }
+    }
+
+    /// A database about to be served, under the lock: with the served databases' settings.
+    private func serving(_ database: Database) -> ServedDatabase {
+        database.attachmentCompression = compression
+        return ServedDatabase(database)
+    }
+
     /// Splits a URL database name into (database, scope, collection).
     static func split(_ urlName: String) throws -> (db: String, scope: String?, collection: String?) {
         if !urlName.isEmpty && !urlName.utf8.contains(UInt8(ascii: ".")) { return (urlName, nil, nil) }  // the common case, on every request
@@ -40,7 +59,7 @@ final class DatabaseRegistry: @unchecked Sendable {
     func serve(name: String, database: Database?) throws {
         try DatabaseName.validate(name)
         let released: ServedDatabase? = lock.locked {
-            defer { given[name] = database.map(ServedDatabase.init) }
+            defer { given[name] = database.map(serving) }
             return given[name]
         }
         released?.release()
@@ -73,7 +92,7 @@ final class DatabaseRegistry: @unchecked Sendable {
             guard let directory, onDisk else { throw CouchError.databaseNotFound }
             var options = OpenOptions()
             options.create = false
-            let held = ServedDatabase(try Database.open(name: name, directory: directory, options: options))
+            let held = serving(try Database.open(name: name, directory: directory, options: options))
             opened[name] = held
             return held
         }
@@ -121,7 +140,7 @@ final class DatabaseRegistry: @unchecked Sendable {
                 throw CouchError.forbidden("This listener serves given databases only; it cannot create one.")
             }
             if (try? Database.exists(name: dbName, directory: directory)) == true { throw CouchError.databaseExists }
-            opened[dbName] = ServedDatabase(try Database.open(name: dbName, directory: directory))
+            opened[dbName] = serving(try Database.open(name: dbName, directory: directory))
         }
     }
 

@@ -44,7 +44,19 @@ extension Router {
         let result = try coll.allDocsQuery(QueryOptions(object: options))
         res.begin(status: 200)
         // A keys query has no place in the index to count from: CouchDB's offset is null.
-        try result.writeJSON(updateSeq: try q.bool("update_seq", default: false), offset: options["keys"] == nil) {
+        // Documents as CouchDB's peers read them: attachment digests in CouchDB's form, and
+        // with `attachments=true` their content inline.
+        var docOptions = RevisionOptions()
+        if try q.bool("attachments", default: false) { docOptions.attachments = .inline }
+        try couchAttachmentOptions(&docOptions, req)
+        let document: (UnsafeBufferPointer<UInt8>) throws -> [UInt8] = { doc in
+            let json = Array(doc)
+            guard docOptions.attachments == .inline else { return try coll.couchDocumentJSON(json, encodingInfo: docOptions.attEncodingInfo) }
+            let o = try JSONParser.parseObject(bytes: doc)
+            guard o["_attachments"] != nil, let id = o["_id"]?.stringValue else { return json }
+            return try coll.revision(docID: id, revID: o["_rev"]?.stringValue, options: docOptions).json
+        }
+        try result.writeJSON(updateSeq: try q.bool("update_seq", default: false), offset: options["keys"] == nil, document: document) {
             try res.write($0)
         }
         try res.write([10])

@@ -10,10 +10,12 @@ extension Router {
             return res.send(status: 301, headers: [("Location", location)], contentType: nil, body: [])
         }
         var options = try RevisionOptionsReader.read(req.query)
+        try couchAttachmentOptions(&options, req)
         if let openRevs = try req.query.openRevs() {
             // CouchDB's multipart open_revs always carries the attachments (newer than
-            // atts_since), as following parts: what its replicator relies on.
-            let wantsMultipart = req.accepts("multipart/mixed")
+            // atts_since), as following parts: what its replicator relies on. It answers
+            // multipart/mixed unless the client takes JSON only.
+            let wantsMultipart = !req.acceptsJSONOnly
             if wantsMultipart { options.attachments = .follows }
             let revs: [String]? = { if case .revs(let r) = openRevs { return r } else { return nil } }()
             let results = try coll.openRevs(docID: docID, revs: revs, options: options)
@@ -33,10 +35,12 @@ extension Router {
             return
         }
         if wantsRelated && !rev.followingAttachments.isEmpty {
+            // Sent with its length, as CouchDB does (the parts in the document's order).
             var mp = MultipartWriter()
-            res.begin(status: 200, headers: etag, contentType: mp.contentType("related"))
-            try writeRevisionParts(coll, rev, &mp, res)
-            try res.write(mp.close())
+            let body = MultipartDocumentWriter(rev, writer: &mp)
+            res.begin(status: 200, headers: etag, contentType: mp.contentType("related"), contentLength: body.length)
+            guard req.method != .HEAD else { return }
+            try body.write(openBlob: coll.openBlob) { try res.write($0) }
             return
         }
         res.sendJSON(200, raw: rev.json, headers: etag)
@@ -74,6 +78,14 @@ extension Router {
     /// The JSON part then one part per following attachment, streamed from the store.
     func writeRevisionParts(_ coll: Collection, _ rev: Revision, _ mp: inout MultipartWriter, _ res: ResponseWriter) throws {
         try MultipartDocumentWriter(rev, writer: &mp, close: false).write(openBlob: coll.openBlob) { try res.write($0) }
+    }
+
+    /// Attachments in CouchDB's form: its digests, `att_encoding_info`, and inline data
+    /// gzip-encoded for a client that sends `X-CouchDB-Send-Encoded-Atts: true`.
+    func couchAttachmentOptions(_ options: inout RevisionOptions, _ req: Request) throws {
+        options.couchDigests = true
+        options.attEncodingInfo = try req.query.bool("att_encoding_info", default: false)
+        options.sendEncodedAttachments = req.header("X-CouchDB-Send-Encoded-Atts")?.lowercased() == "true"
     }
 
     /// CouchDB redirects a read of "/db/_design%2FNAME" to "/db/_design/NAME" (its

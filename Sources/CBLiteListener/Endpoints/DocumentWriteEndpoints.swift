@@ -12,7 +12,8 @@ extension Router {
         case .PUT: try putDocument(coll, docID, req, res)
         case .DELETE: try deleteDocument(coll, docID, req, res)
         case .init(rawValue: "COPY"): try copyDocument(coll, docID, req, res)
-        default: throw CouchError.methodNotAllowed("GET,HEAD,PUT,DELETE,COPY")
+        case .POST: try postFormAttachments(coll, docID, req, res)          // a browser's file upload
+        default: throw CouchError.methodNotAllowed("GET,HEAD,PUT,DELETE,COPY,POST")
         }
     }
 

@@ -39,6 +39,7 @@ extension Router {
         let coll = try collection(name)
         let requests = try BulkGetShape.request(try req.jsonObjectBody(limit: limits.maxBodyBytes))
         var options = try RevisionOptionsReader.read(req.query)
+        try couchAttachmentOptions(&options, req)
         let multipart = req.accepts("multipart/mixed")
         if multipart {
             if options.attachments == .inline { options.attachments = .follows }

@@ -34,6 +34,13 @@ final class Request: @unchecked Sendable {
         head.headers[canonicalForm: "Accept"].contains { MediaType(String($0))?.type == type }
     }
 
+    /// Whether every type the client accepts is `application/json` (CouchDB then answers
+    /// `open_revs` as JSON; no `Accept`, or any other type, gets its multipart form).
+    var acceptsJSONOnly: Bool {
+        let types = head.headers[canonicalForm: "Accept"].map { MediaType(String($0))?.type }
+        return !types.isEmpty && types.allSatisfy { $0 == "application/json" }
+    }
+
     /// The body as a JSON value (400 for malformed JSON; `limit` bounds its size). Read
     /// to JSONParser.messageDepth: bodies carry documents (`_bulk_docs`), each of which the
     /// engine holds to the document limit.

@@ -79,9 +79,22 @@ final class Router: @unchecked Sendable {
             throw CouchError.notImplemented("Design document functions other than views (\(s[2])) need JavaScript, which cblite does not run.")
         }
         if second.hasPrefix("_local/") { throw CouchError.badRequest("_local documents do not accept attachments.") }
-        if second.hasPrefix("_") && !second.hasPrefix("_design/") { throw CouchError.notFound("missing") }
+        if second.hasPrefix("_") && !second.hasPrefix("_design/") {
+            // Under a database endpoint: a path it does not serve. Else an attachment URL of
+            // an illegal document ID, CouchDB's 400.
+            if Router.databaseEndpointNames.contains(second) { throw CouchError.notFound("missing") }
+            throw CouchError(status: 400, error: "illegal_docid", reason: "Only reserved document ids may start with underscore.")
+        }
         return try attachment(first, second, s[2...].joined(separator: "/"), req, res)
     }
+
+    /// CouchDB's database endpoints (`/db/_name`), which are never document IDs.
+    static let databaseEndpointNames: Set<String> = [
+        "_all_docs", "_design_docs", "_local_docs", "_changes", "_bulk_docs", "_bulk_get", "_revs_diff",
+        "_missing_revs", "_purge", "_purged_infos", "_purged_infos_limit", "_revs_limit", "_security",
+        "_compact", "_view_cleanup", "_ensure_full_commit", "_find", "_index", "_explain", "_temp_view",
+        "_shards", "_sync_shards", "_partition", "_design", "_local",
+    ]
 
     /// Whether a request changes something (refused by a read-only listener). POSTs that
     /// only read (`_all_docs` with keys, `_changes`, `_revs_diff`, `_bulk_get`,
@@ -111,6 +124,10 @@ final class Router: @unchecked Sendable {
     /// (MultipartDocumentReader).
     static func bodyLimit(method: HTTPMethod, path: RequestPath, contentType: String?, limits: ListenerConfiguration.Limits) -> Int {
         let s = path.segments
+        // A form's file upload (POST /db/doc): each file part bounded on its own.
+        if method == .POST, s.count == 2, !s[0].hasPrefix("_"), contentType.flatMap(MediaType.init)?.type == "multipart/form-data" {
+            return Int.max
+        }
         guard method == .PUT, s.count >= 2, !s[0].hasPrefix("_") else { return limits.maxBodyBytes }
         if s.count == 2 {
             return contentType.flatMap(MediaType.init)?.type == "multipart/related" ? Int.max : limits.maxBodyBytes

@@ -36,6 +36,8 @@ final class ServerContext: @unchecked Sendable {
         readOnly = configuration.readOnly
         authenticator = Authenticator(users: configuration.users, allowRemoteWithoutAuth: configuration.allowRemoteWithoutAuth)
         databases = DatabaseRegistry(directory: configuration.directory)
+        databases.attachmentCompression = config.attachmentCompression
+        config.attachmentsChanged = { [databases] in databases.attachmentCompression = $0 }
         replications = ServerReplications(authenticator: authenticator)
         self.workers = workers
         self.serverUUID = serverUUID

@@ -74,6 +74,7 @@ struct Pusher {
                 o.revisions = true
                 o.attachments = .follows
                 o.attsSince = d.possibleAncestors
+                o.couchDigests = true              // the peer checks the parts by CouchDB's MD5
                 let revision: Revision
                 do {
                     revision = try local.revision(docID: entry.docID, revID: rev, options: o)

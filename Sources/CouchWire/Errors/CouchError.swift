@@ -60,7 +60,9 @@ public struct CouchError: Error, Equatable, Sendable, CustomStringConvertible {
             self.init(status: 404, error: "not_found", reason: reason)
         case .notAcceptable: self.init(status: 406, error: "not_acceptable", reason: e.message)
         case .conflict: self.init(status: 409, error: "conflict", reason: "Document update conflict.")
-        case .preconditionFailed: self.init(status: 412, error: "file_exists", reason: e.message)
+        case .preconditionFailed:
+            // The engine's stub refusal carries CouchDB's reason; its error name is missing_stub.
+            self.init(status: 412, error: e.message.hasPrefix("Invalid attachment stub in ") ? "missing_stub" : "file_exists", reason: e.message)
         case .internalError: self.init(status: 500, error: "unknown_error", reason: e.message)
         case .notImplemented: self.init(status: 501, error: "not_implemented", reason: e.message)
         case .busy: self.init(status: 503, error: "service_unavailable", reason: e.message)

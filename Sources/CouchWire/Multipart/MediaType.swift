@@ -75,7 +75,7 @@ public struct MediaType: Equatable, Sendable {
 
 extension StringProtocol {
     /// Without leading and trailing spaces and tabs.
-    var trimmingSpaces: String {
+    package var trimmingSpaces: String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         guard let start = firstIndex(where: { !isSpace($0) }) else { return "" }
         let end = lastIndex(where: { !isSpace($0) })!

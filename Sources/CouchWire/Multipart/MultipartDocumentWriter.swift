@@ -19,11 +19,15 @@ public struct MultipartDocumentWriter {
     public init(_ revision: Revision, writer mp: inout MultipartWriter, close: Bool = true) {
         var pieces: [Piece] = [.bytes(mp.part([("Content-Type", "application/json")], revision.json))]
         for att in revision.followingAttachments {
-            pieces.append(.bytes(mp.beginPart([
+            // Content kept gzip-encoded is sent so, as CouchDB sends it (its JSON entry says
+            // so and its digest is the MD5 of that form).
+            var headers = [
                 ("Content-Disposition", "attachment; filename=\"\(MultipartDocumentWriter.quoted(att.name))\""),
                 ("Content-Type", att.contentType),
-                ("Content-Length", String(att.length)),
-            ])))
+                ("Content-Length", String(att.encoded?.length ?? att.length)),
+            ]
+            if att.encoded != nil { headers.append(("Content-Encoding", "gzip")) }
+            pieces.append(.bytes(mp.beginPart(headers)))
             pieces.append(.attachment(att))
         }
         if close { pieces.append(.bytes(mp.close())) }
@@ -35,7 +39,7 @@ public struct MultipartDocumentWriter {
         pieces.reduce(0) { n, p in
             switch p {
             case .bytes(let b): return n + UInt64(b.count)
-            case .attachment(let a): return n + a.length
+            case .attachment(let a): return n + (a.encoded?.length ?? a.length)
             }
         }
     }
@@ -49,7 +53,7 @@ public struct MultipartDocumentWriter {
             case .bytes(let b):
                 try sink(b)
             case .attachment(let att):
-                let reader = try openBlob(att.digest)
+                let reader = try openBlob(att.encoded?.digest ?? att.digest)
                 defer { reader.close() }
                 while true {
                     let chunk = try reader.read(max: 64 * 1024)

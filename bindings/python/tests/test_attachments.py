@@ -21,6 +21,10 @@ def digest_of(data: bytes) -> str:
     return "sha1-" + base64.b64encode(hashlib.sha1(data).digest()).decode()
 
 
+def md5_of(data: bytes) -> str:
+    return "md5-" + base64.b64encode(hashlib.md5(data).digest()).decode()
+
+
 def blob_files(db):
     d = os.path.join(db.path, "attachments")
     return sorted(f for f in os.listdir(d) if f.endswith(".blob")) if os.path.isdir(d) else []
@@ -60,9 +64,10 @@ def test_set_get_and_stub(coll, db):
     assert r2.startswith("2-")
     doc = coll["doc"]
     assert doc["title"] == "photo"
+    # "digest" stays our SHA-1 content address; "md5" is CouchDB's digest, kept beside it.
     assert doc["_attachments"] == {"photo.jpg": {
         "content_type": "image/jpeg", "digest": digest_of(content), "length": len(content),
-        "revpos": 2, "stub": True}}
+        "md5": md5_of(content), "revpos": 2, "stub": True}}
     assert coll.attachment_names("doc") == ["photo.jpg"]
     assert coll.get_attachment("doc", "photo.jpg") == content
     assert coll.attachments("doc")["photo.jpg"]["length"] == len(content)
@@ -96,7 +101,13 @@ def test_inline_data_becomes_a_stub(coll):
     doc = coll["withatt"]
     assert doc["v"] == 1
     assert doc["_attachments"]["a.txt"] == {"content_type": "text/plain", "digest": digest_of(b"hi"),
-                                            "length": 2, "revpos": 1, "stub": True}
+                                            "length": 2, "md5": md5_of(b"hi"), "revpos": 1, "stub": True}
+    # a read body saves back as it is; CouchDB's {"stub": true} alone keeps the attachment
+    coll.put(dict(doc, v=2), "withatt")
+    coll.put({"_rev": coll["withatt"]["_rev"], "v": 3, "_attachments": {"a.txt": {"stub": True}}}, "withatt")
+    assert coll.get_attachment("withatt", "a.txt") == b"hi"
+    with pytest.raises(cblite.PreconditionFailed):
+        coll.put({"_attachments": {"a.txt": {"stub": True}}}, "new-with-stub")
     assert coll.get_attachment("withatt", "a.txt") == b"hi"
     for bad in ({"a": {"data": "not base64!"}}, {"a": {"data": "aGk=", "length": 5}},
                 {"a": {}}, {"a": {"digest": "md5-xyz"}}, {"a": {"data": "aGk=", "bogus": 1}}, "x"):

@@ -53,8 +53,9 @@ CA_REVS = {**CA, "_revisions": {"start": 2, "ids": [D_CA, D_C1]}}
 CB_REVS = {**CB, "_revisions": {"start": 2, "ids": [D_CB, D_C1]}}
 DEL_REVS = {"_id": "deleted", "_rev": R_DEL, "_deleted": True,
             "_revisions": {"start": 2, "ids": [D_DEL2, D_DEL1]}}
+HELLO_MD5 = "md5-XUFAKrxLKna5cZ2REBfFkg=="    # CouchDB's digest of "hello", kept beside ours
 ATT_STUB = {"readme.txt": {"content_type": "text/plain", "digest": HELLO_DIGEST, "length": 5,
-                           "revpos": 1, "stub": True}}
+                           "md5": HELLO_MD5, "revpos": 1, "stub": True}}
 
 
 @pytest.fixture
@@ -192,7 +193,7 @@ def test_put_existing_revisions_per_document_errors(seeded, coll):
     ])
     assert [(r["id"], r.get("error")) for r in results] == [
         ("no-rev", "bad_request"), ("", "bad_request"), ("_design", "bad_request"),
-        ("nul\x00id", "bad_request"), ("gap", "bad_request"), ("stub", "file_exists"),
+        ("nul\x00id", "bad_request"), ("gap", "bad_request"), ("stub", "missing_stub"),
         ("b64", "bad_request"), ("reserved", "bad_request"), ("good", None)]
     assert all(r["reason"] for r in results if "error" in r)
     assert results[-1] == {"ok": True, "id": "good", "rev": "1-600d"}

@@ -205,7 +205,9 @@ public final class QueryEnumerator: @unchecked Sendable {
     /// them, so a response of any size is written in bounded memory); `updateSeq: false`
     /// leaves out "update_seq" (CouchDB's `_all_docs` gives it only when asked);
     /// `offset: false` writes it null (CouchDB's `_all_docs` with `keys`).
+    /// `document`: each `doc` as the caller shows it (the listener's CouchDB form of attachments).
     public func writeJSON(updateSeq: Bool = true, offset withOffset: Bool = true, chunkBytes: Int = 64 * 1024,
+                          document: ((UnsafeBufferPointer<UInt8>) throws -> [UInt8])? = nil,
                           to sink: ([UInt8]) throws -> Void) throws {
         var w = JSONWriter(capacity: chunkBytes == .max ? 1024 : chunkBytes + 4096)
         w.append("{\"total_rows\":\(totalRows),\"offset\":\(withOffset ? String(offset) : "null"),")
@@ -216,7 +218,12 @@ public final class QueryEnumerator: @unchecked Sendable {
         while try next(into: &r) {
             if !first { w.append(",") }
             first = false
-            r.write(&w, includeDocs: includeDocs)
+            if includeDocs, let document, let doc = r.doc {
+                var shown = r
+                try document(doc).withUnsafeBufferPointer { shown.doc = $0; shown.write(&w, includeDocs: true) }
+            } else {
+                r.write(&w, includeDocs: includeDocs)
+            }
             if w.bytes.count >= chunkBytes {
                 try sink(w.bytes)
                 w = JSONWriter(capacity: chunkBytes + 4096)
