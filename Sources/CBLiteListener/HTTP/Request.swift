@@ -8,19 +8,22 @@ final class Request: @unchecked Sendable {
     let path: RequestPath
     let query: QueryParameters
     let body: RequestBody
-    /// The authenticated user (nil: none configured, or an anonymous request).
-    let user: String?
+    /// Who the request acts as (Authenticator); `user` is its name (nil: anonymous, or a
+    /// listener without users).
+    let userCtx: UserContext
+    var user: String? { userCtx.name }
+    /// "cookie" or "default" (Basic), as `/_session` reports it; nil when anonymous.
     let authenticatedBy: String?
     /// Set by the connection when the client goes away, so long feeds stop.
     let cancellation: Cancellation
 
     init(head: HTTPRequestHead, path: RequestPath, query: QueryParameters, body: RequestBody,
-         user: String?, authenticatedBy: String?, cancellation: Cancellation) {
+         userCtx: UserContext, authenticatedBy: String?, cancellation: Cancellation) {
         self.head = head
         self.path = path
         self.query = query
         self.body = body
-        self.user = user
+        self.userCtx = userCtx
         self.authenticatedBy = authenticatedBy
         self.cancellation = cancellation
     }

@@ -163,7 +163,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         switch server.authenticator.authenticate(head: head, path: path, remoteIsLoopback: remoteIsLoopback) {
         case .success(let o): auth = o
         case .failure(let e):
-            return answerEarly(context: context, head: head, e, headers: e.status == 401 ? [("WWW-Authenticate", "Basic realm=\"cblite\"")] : [])
+            return answerEarly(context: context, head: head, e, headers: e.status == 401 ? server.authenticator.challenge(head) : [])
         }
         if server.readOnly && Router.isWrite(method: head.method, path: path) {
             return answerEarly(context: context, head: head, .forbidden("This listener is read-only."))
@@ -203,7 +203,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             }
         }
         currentWriter = writer
-        let request = Request(head: head, path: path, query: query, body: body, user: auth.user,
+        let request = Request(head: head, path: path, query: query, body: body, userCtx: auth.userCtx,
                               authenticatedBy: auth.method, cancellation: cancellation)
         let router: Router = server.router
         let active = server.activeRequests
