@@ -97,7 +97,7 @@ def test_passwords_are_hashed_in_the_configuration(serve, workdir):
     assert s.json("GET", "/_all_dbs")[0] == 401
     assert s.json("GET", "/_all_dbs", headers=root)[0] == 200
     # PUT a plain password into _config/admins: the previous value is answered, the hash kept.
-    assert s.json("PUT", "/_node/_local/_config/admins/ops", "0ps", headers=root) == (200, "")
+    assert s.json("PUT", "/_node/_local/_config/admins/ops", json.dumps("0ps"), headers=root) == (200, "")
     status, value = s.json("GET", "/_node/_local/_config/admins/ops", headers=root)
     assert value.startswith("-pbkdf2:sha256-") and "0ps" not in value
     assert s.json("GET", "/_all_dbs", headers=basic("ops", "0ps"))[0] == 200

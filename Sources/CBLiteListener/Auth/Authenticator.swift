@@ -83,9 +83,12 @@ final class Authenticator: @unchecked Sendable {
         return UserContext(name: name, roles: account.roles)
     }
 
-    /// The user a granted token or an account's name acts as.
+    /// The user a granted token acts as: the account's roles; the `_replicator` database's
+    /// jobs without an `owner` act as the listener itself, a server admin (that database is
+    /// the server admins' unless its `_security` says otherwise).
     private func userContext(_ name: String) -> UserContext {
-        UserContext(name: name, roles: account(name)?.roles ?? [])
+        if let account = account(name) { return UserContext(name: name, roles: account.roles) }
+        return UserContext(name: name, roles: name == ReplicatorDatabase.name ? [UserContext.adminRole] : [])
     }
 
     // MARK: requests
