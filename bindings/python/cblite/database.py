@@ -359,7 +359,8 @@ class Database:
     def security(self) -> Optional[Dict[str, Any]]:
         """The database's ``_security`` object (CouchDB's ``{"admins": {"names", "roles"},
         "members": {...}}``, which the listener enforces), or None when none was ever set."""
-        return json.loads(call_str(C.cbl_db_security, self._h))
+        value: Optional[Dict[str, Any]] = json.loads(call_str(C.cbl_db_security, self._h))
+        return value
 
     @security.setter
     def security(self, value: Mapping[str, Any]) -> None:
