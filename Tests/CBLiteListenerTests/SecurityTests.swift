@@ -203,6 +203,34 @@ final class SecurityTests: ListenerTestCase {
         XCTAssertEqual(try status("GET", "/_all_dbs", basic("h", sha256)), 401)
     }
 
+    func testPasswordsAreVerifiedOffTheEventLoopOnce() throws {
+        var c = ListenerConfiguration()
+        c.users = ["h": PasswordHash.make("pw", iterations: 1000).text]
+        let auth = Authenticator(configuration: c, config: ServerConfig(start: c, uuids: UUIDGenerator()))
+        func outcome(_ password: String) -> Authenticator.Outcome? {
+            var head = HTTPRequestHeadLike.make("/_all_dbs")
+            head.headers.add(name: "Authorization", value: basic("h", password).1)
+            return try? auth.authenticate(head: head, path: .init(target: "/_all_dbs"), remoteIsLoopback: true).get()
+        }
+        // Not verified yet: left to the worker (a PBKDF2 on the event loop would stall its connections).
+        XCTAssertEqual(outcome("pw")?.unverified?.name, "h")
+        XCTAssertEqual(outcome("pw")?.userCtx, .anonymous)
+        XCTAssertEqual(outcome("pw")?.unverified?.password, "pw", "for the worker to verify")
+        XCTAssertNil(auth.check(name: "h", password: "wrong"))
+        XCTAssertEqual(auth.check(name: "h", password: "pw"), UserContext(name: "h", roles: ["_admin"]))
+        // Verified once: known at once on the event loop, the wrong one still unverified.
+        XCTAssertNil(outcome("pw")?.unverified)
+        XCTAssertEqual(outcome("pw")?.userCtx.name, "h")
+        XCTAssertNotNil(outcome("other")?.unverified)
+        // An unknown user needs no hashing: refused at once.
+        var head = HTTPRequestHeadLike.make("/")
+        head.headers.add(name: "Authorization", value: basic("nobody", "pw").1)
+        guard case .failure(let e) = auth.authenticate(head: head, path: try .init(target: "/"), remoteIsLoopback: true) else {
+            return XCTFail("an unknown user was let through")
+        }
+        XCTAssertEqual(e.status, 401)
+    }
+
     func testWWWAuthenticateOnlyWhenAsked() throws {
         try start(users)
         XCTAssertEqual(try status("PUT", "/db", admin), 201)

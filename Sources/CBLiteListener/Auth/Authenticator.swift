@@ -12,7 +12,15 @@ import NIOHTTP1
 /// admin ("admin party"), loopback clients only unless the configuration opts in to remote
 /// ones.
 final class Authenticator: @unchecked Sendable {
-    struct Outcome { let userCtx: UserContext; let method: String? }
+    struct Outcome {
+        let userCtx: UserContext
+        let method: String?
+        /// Basic credentials of a known user whose password was not verified before: a
+        /// PBKDF2 (tens of ms) is too slow for the event loop, so the request's worker
+        /// verifies them (`check`) before anything else (Router.authorize), its body held
+        /// until then.
+        var unverified: (name: String, password: String)? = nil
+    }
 
     /// What a login checks: the password's hash, and the roles it gives.
     struct Account { let hash: PasswordHash; let roles: [String] }
@@ -71,15 +79,22 @@ final class Authenticator: @unchecked Sendable {
         return config.value("admins", name).flatMap(PasswordHash.init).map { Account(hash: $0, roles: [UserContext.adminRole]) }
     }
 
-    /// The user `name` is when `password` is theirs; nil otherwise.
+    /// The user `name` is when `password` is theirs; nil otherwise. A PBKDF2 unless the
+    /// password was verified before.
     func check(name: String, password: String) -> UserContext? {
         guard let account = account(name) else { return nil }
-        let hashText = account.hash.text
-        let tag = HMACSHA256.authenticationCode(Array(password.utf8), key: cacheKey)
-        let known = verified.locked { verifiedPasswords[name] }
-        if let known, known.hash == hashText, constantTimeEqual(known.tag, tag) { return UserContext(name: name, roles: account.roles) }
+        if let user = knownUser(name, password, account) { return user }
         guard account.hash.verify(password) else { return nil }
-        verified.locked { verifiedPasswords[name] = (hashText, tag) }
+        verified.locked { verifiedPasswords[name] = (account.hash.text, tag(password)) }
+        return UserContext(name: name, roles: account.roles)
+    }
+
+    private func tag(_ password: String) -> [UInt8] { HMACSHA256.authenticationCode(Array(password.utf8), key: cacheKey) }
+
+    /// The user, when this password was verified against the account's current hash (one HMAC).
+    private func knownUser(_ name: String, _ password: String, _ account: Account) -> UserContext? {
+        guard let known = verified.locked({ verifiedPasswords[name] }), known.hash == account.hash.text,
+              constantTimeEqual(known.tag, tag(password)) else { return nil }
         return UserContext(name: name, roles: account.roles)
     }
 
@@ -110,10 +125,11 @@ final class Authenticator: @unchecked Sendable {
                 return .success(Outcome(userCtx: userContext(name), method: "default"))
             }
             if header.split(separator: " ", maxSplits: 1).first?.lowercased() == "basic" {
-                guard let (name, password) = Credentials.basic(header), let user = check(name: name, password: password) else {
+                guard let (name, password) = Credentials.basic(header), let account = account(name) else {
                     return .failure(.unauthorized())
                 }
-                return .success(Outcome(userCtx: user, method: "default"))
+                if let user = knownUser(name, password, account) { return .success(Outcome(userCtx: user, method: "default")) }
+                return .success(Outcome(userCtx: .anonymous, method: "default", unverified: (name, password)))
             }
             // Another scheme (a Bearer token not granted here: cblite has no JWT handler) is
             // no credential, as for CouchDB's default handler.

@@ -2,7 +2,8 @@ import CBLiteCore
 import CouchWire
 import NIOHTTP1
 
-/// What a user may do, by CouchDB 3's rules (chttpd_auth_request.erl and couch_db.erl),
+/// Basic credentials the event loop left unverified are verified here first (a PBKDF2).
+/// Then what a user may do, by CouchDB 3's rules (chttpd_auth_request.erl and couch_db.erl),
 /// checked before a request's endpoint runs (Router.handle) and, for design documents
 /// inside a body, by the endpoints that write them (`mayWriteDesignDocuments`):
 /// - server admins (role `_admin`) may do everything;
@@ -19,6 +20,10 @@ extension Router {
     private static let openServerEndpoints: Set<String> = ["_up", "_uuids", "_session"]
 
     func authorize(_ req: Request) throws {
+        if let c = req.unverifiedCredentials {
+            guard let user = server.authenticator.check(name: c.name, password: c.password) else { throw CouchError.unauthorized() }
+            req.authenticated(as: user)
+        }
         let user = req.userCtx
         if user.isServerAdmin { return }
         let s = req.path.segments

@@ -10,7 +10,9 @@ final class Request: @unchecked Sendable {
     let body: RequestBody
     /// Who the request acts as (Authenticator); `user` is its name (nil: anonymous, or a
     /// listener without users).
-    let userCtx: UserContext
+    private(set) var userCtx: UserContext
+    /// Basic credentials the worker verifies first (Authenticator.Outcome.unverified).
+    private(set) var unverifiedCredentials: (name: String, password: String)?
     var user: String? { userCtx.name }
     /// "cookie" or "default" (Basic), as `/_session` reports it; nil when anonymous.
     let authenticatedBy: String?
@@ -18,14 +20,22 @@ final class Request: @unchecked Sendable {
     let cancellation: Cancellation
 
     init(head: HTTPRequestHead, path: RequestPath, query: QueryParameters, body: RequestBody,
-         userCtx: UserContext, authenticatedBy: String?, cancellation: Cancellation) {
+         userCtx: UserContext, unverified: (name: String, password: String)? = nil, authenticatedBy: String?,
+         cancellation: Cancellation) {
         self.head = head
         self.path = path
         self.query = query
         self.body = body
         self.userCtx = userCtx
+        unverifiedCredentials = unverified
         self.authenticatedBy = authenticatedBy
         self.cancellation = cancellation
+    }
+
+    /// The credentials were verified: the request acts as `user` from now on.
+    func authenticated(as user: UserContext) {
+        userCtx = user
+        unverifiedCredentials = nil
     }
 
     var method: HTTPMethod { head.method }

@@ -190,7 +190,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         body.onDrained = { [weak self] in loop.execute { self?.resumeReading() } }
         requestCount += 1
         let id = requestCount
-        let quick = isQuickRead(head, path: path, query: query)
+        let quick = auth.unverified == nil && isQuickRead(head, path: path, query: query)
         // A quick read has no body (isQuickRead checks): its response may end before the
         // request's `.end` arrives, and must not be taken for one that left a body unread.
         state = .active(id: id, body: body, cancellation: cancellation, bodyDone: quick)
@@ -203,7 +203,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             }
         }
         currentWriter = writer
-        let request = Request(head: head, path: path, query: query, body: body, userCtx: auth.userCtx,
+        let request = Request(head: head, path: path, query: query, body: body, userCtx: auth.userCtx, unverified: auth.unverified,
                               authenticatedBy: auth.method, cancellation: cancellation)
         let router: Router = server.router
         let active = server.activeRequests
