@@ -8,8 +8,8 @@ import CouchWire
 ///   uuids/algorithm, uuids/utc_id_suffix    at once (`/_uuids`, POSTed documents);
 ///   couchdb/max_document_size               at the next start (limits.max_document_bytes);
 ///   chttpd/max_http_request_size            at the next start (limits.max_body_bytes);
-///   admins/NAME                             at once: a server admin (ServerSecurity);
-///   chttpd_auth/secret, chttpd_auth/timeout at once: session cookies (ServerSecurity);
+///   admins/NAME                             at once: a server admin (Authenticator);
+///   chttpd_auth/secret, chttpd_auth/timeout at once: session cookies (Authenticator);
 ///   chttpd/WWW-Authenticate                 at once: the challenge sent with a 401;
 ///   couchdb/default_security                at once: `admin_only` or `everyone`, the
 ///                                           `_security` of a database that has none.
