@@ -414,6 +414,22 @@ CBL_WARN_UNUSED cbl_status cbl_db_last_sequence(cbl_db* db, uint64_t* out_sequen
 CBL_WARN_UNUSED cbl_status cbl_db_max_rev_tree_depth(cbl_db* db, uint32_t* out_depth, cbl_error* err);
 CBL_WARN_UNUSED cbl_status cbl_db_set_max_rev_tree_depth(cbl_db* db, uint32_t depth, cbl_error* err);
 
+/* The database's `_security` object, as CouchDB keeps one and the listener enforces it:
+ * {"admins": {"names": [...], "roles": [...]}, "members": {"names": [...], "roles": [...]}}.
+ * Database admins (by name or role) may write design documents and the object itself;
+ * members may read and write documents; when `members` names nobody and no role, every
+ * user is a member; a server admin (role "_admin") is both, always. One object for all the
+ * database's collections. cbl_db_security gives the object as stored (its members in
+ * their order, unknown ones kept), or "null" when none was ever set (the listener then
+ * applies its `[couchdb] default_security`). Caller frees *out_json. Errors: 400 (closed,
+ * out_json NULL), 500.
+ * cbl_db_set_security replaces it: `json` is an object whose `admins` and `members`
+ * (each optional; `readers` stands for `members`, CouchDB 1.x's name) are objects whose
+ * `names` and `roles` (each optional) are arrays of strings. Errors: 400 (not JSON, not
+ * that shape), 503 (busy), 500. Thread-safe. */
+CBL_WARN_UNUSED cbl_status cbl_db_security(cbl_db* db, char** out_json, cbl_error* err);
+CBL_WARN_UNUSED cbl_status cbl_db_set_security(cbl_db* db, const char* json, cbl_error* err);
+
 /* Transactions. Begin and end on the same thread; nested begins fold into the outermost
  * (only the outermost commit writes). abort rolls everything back, notifications
  * included, and ends the whole nesting. Errors: 406 (commit/abort without begin, or from
@@ -1595,8 +1611,16 @@ typedef struct cbl_server cbl_server;
  *   "port": 0 (default: any free port; read it back with cbl_server_port) to 65535,
  *   "directory": serve every database of this directory (opened on demand, closed at
  *       stop); databases can also be served by handle with cbl_server_serve,
- *   "users": {"name": "password", ...} — Basic auth and /_session cookies; without
- *       users only loopback clients are served unless "allow_remote_without_auth": true,
+ *   "users": {"name": "password" | {"password": "...", "roles": ["..."]}, ...} — Basic
+ *       auth and /_session cookies (CouchDB's AuthSession). A name with a password alone
+ *       is a server admin; with "roles", a user with those roles (a server admin only
+ *       with the role "_admin"). A password may be given as CouchDB's hash
+ *       ("-pbkdf2:sha256-KEY,SALT,ITERATIONS" or "-pbkdf2-KEY,SALT,ITERATIONS"); one
+ *       given in clear is kept only hashed. The server admins of the directory's
+ *       listener-config.json ("[admins]", /_node/_local/_config/admins, kept hashed)
+ *       count too. Each database's _security object (cbl_db_security) says who else may
+ *       use it, as CouchDB 3 enforces it. Without any user every client is a server
+ *       admin, and only loopback clients are served unless "allow_remote_without_auth": true,
  *   "read_only": true — every write is answered 403,
  *   "uuids": {"algorithm": "sequential" (default) | "random" | "utc_random" | "utc_id",
  *       "utc_id_suffix": text} — CouchDB's UUID algorithms for /_uuids and POSTed

@@ -94,6 +94,17 @@ import CCBLite
     abiCall(err) { try database(db).setMaxRevTreeDepth(Int(depth)) }
 }
 
+@c @implementation public func cbl_db_security(_ db: OpaquePointer?, _ out: OutString?, _ err: ErrorOut?) -> cbl_status {
+    outCall(out, "out_json", empty: nil, err) { cString(try database(db).securityObject?.jsonText ?? "null") }
+}
+
+@c @implementation public func cbl_db_set_security(_ db: OpaquePointer?, _ json: UnsafePointer<CChar>?, _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) {
+        let d = try database(db)
+        try d.setSecurityObject(try SecurityObject(json: try string(json, "json")))
+    }
+}
+
 @c @implementation public func cbl_db_begin(_ db: OpaquePointer?, _ err: ErrorOut?) -> cbl_status {
     abiCall(err) { try database(db).begin() }
 }

@@ -18,7 +18,7 @@ public final class Listener: @unchecked Sendable {
     private var group: MultiThreadedEventLoopGroup?
     private var workers: WorkerPool?
     private var channel: Channel?
-    private var server: ServerContext?
+    private(set) var server: ServerContext?
     private var tlsContext: NIOSSLContext?
     private var pendingServes: [(String, Database?)] = []
     private let inFlight = InFlightRequests()

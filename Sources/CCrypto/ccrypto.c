@@ -149,6 +149,15 @@ int ccrypto_hmac_sha256(const void *key, size_t key_len, const void *data, size_
     return HMAC(md, NONNULL(key), (int)key_len, NONNULL(data), len, out, &out_len) != NULL && out_len == 32;
 }
 
+int ccrypto_pbkdf2_hmac(ccrypto_digest_alg alg, const void *password, size_t password_len, const void *salt,
+                        size_t salt_len, unsigned iterations, uint8_t *out, size_t out_len) {
+    const EVP_MD *md = md_for(alg);
+    if (md == NULL || alg == CCRYPTO_MD5 || password_len > INT_MAX || salt_len > INT_MAX || out_len > INT_MAX
+        || iterations == 0 || iterations > INT_MAX) return 0;
+    return PKCS5_PBKDF2_HMAC(NONNULL(password), (int)password_len, NONNULL(salt), (int)salt_len, (int)iterations,
+                             md, (int)out_len, out) == 1;
+}
+
 int ccrypto_hkdf_sha256(const void *ikm, size_t ikm_len, const void *salt, size_t salt_len,
                         const void *info, size_t info_len, uint8_t *out, size_t out_len) {
     EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);

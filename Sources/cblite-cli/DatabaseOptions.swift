@@ -116,6 +116,12 @@ enum Secrets {
         return String(cString: p)
     }
 
+    /// A user's password for a server: $CBLITE_PASSWORD, else asked on the terminal (`serve
+    /// --user`, and `push`/`pull`/`sync --user` when neither the URL nor the environment gives one).
+    static func userPassword(_ user: String) -> String? {
+        env("CBLITE_PASSWORD") ?? prompt("Password for \(user): ")
+    }
+
     static func databaseKey(password: Bool, raw: Bool, envPrefix: String = "CBLITE_DB", what: String = "") throws -> EncryptionKey? {
         if password && raw { throw ToolError.usage("give --password or --key, not both") }
         if password {

@@ -231,7 +231,7 @@ private struct ReplicationRun {
             // An explicit password wins: the URL's for the URL's user, $CBLITE_PASSWORD for --user.
             let given = options.user == nil || options.user == parsed.user
                 ? parsed.password ?? envPassword : envPassword ?? parsed.password
-            guard let password = given ?? promptPassword(user: user) else {
+            guard let password = given ?? Secrets.prompt("Password for \(user): ") else {
                 throw usageError("no password for \(user): set CBLITE_PASSWORD (or put it in the URL)")
             }
             o["auth"] = .object(JSONObject([("type", .string(options.session ? "session" : "basic")),
@@ -244,11 +244,6 @@ private struct ReplicationRun {
         do { return try ReplicatorConfiguration(json: text) } catch let e as CBLError { throw usageError(e.message) }
     }
 
-    /// Asks for the password on the terminal without echo (only when stdin is one).
-    func promptPassword(user: String) -> String? {
-        guard isatty(0) != 0, let p = getpass("Password for \(user): ") else { return nil }
-        return String(cString: p)
-    }
 }
 
 /// The first failed documents (for the summary) and how many failed.

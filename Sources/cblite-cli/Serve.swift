@@ -12,7 +12,8 @@ struct Serve: ParsableCommand {
             Prints the URL it listens on (and, with TLS, the certificate's SHA-256 fingerprint), \
             then serves until SIGINT or SIGTERM. Options given on the command line override the \
             configuration file's, which uses the keys of the listener's JSON configuration \
-            (host, port, directory, users, read_only, allow_remote_without_auth, tls, limits).
+            (host, port, directory, users, read_only, allow_remote_without_auth, tls, limits); \
+            its users' passwords may be given as CouchDB's PBKDF2 hashes ("-pbkdf2:sha256-…").
             """)
 
     @Option(name: .long, help: "Directory whose databases are served (default: $CBLITE_DIR or ~/.local/share/cblite).")
@@ -27,8 +28,8 @@ struct Serve: ParsableCommand {
     @Option(name: .long, help: "A JSON configuration file.")
     var config: String?
 
-    @Option(name: .long, help: "A user as NAME:PASSWORD (repeatable); with users, every request needs credentials.")
-    var user: [String] = []
+    @Option(name: .long, help: "A server admin's name; the password comes from $CBLITE_PASSWORD (or a prompt), never from the command line. More users, and users with roles: the configuration file's \"users\".")
+    var user: String?
 
     @Flag(name: .long, help: "Refuse every write (403).")
     var readOnly = false
@@ -65,12 +66,15 @@ struct Serve: ParsableCommand {
         members["directory"] = .string(try dir ?? members["directory"]?.stringValue ?? DatabaseName.defaultDirectory())
         if let host { members["host"] = .string(host) }
         if let port { members["port"] = .int(Int64(port)) } else if members["port"] == nil { members["port"] = .int(5984) }
-        if !user.isEmpty {
-            var users = members["users"]?.objectValue ?? JSONObject()
-            for u in user {
-                guard let colon = u.firstIndex(of: ":") else { throw CBLError(.badRequest, "--user takes NAME:PASSWORD") }
-                users[String(u[..<colon])] = .string(String(u[u.index(after: colon)...]))
+        if let user {
+            guard !user.contains(":") else {
+                throw ToolError.usage("--user takes a NAME only: give the password in CBLITE_PASSWORD (a command line is visible to every user of the machine)")
             }
+            guard let password = Secrets.userPassword(user) else {
+                throw ToolError.usage("no password for \(user): set CBLITE_PASSWORD (or run on a terminal)")
+            }
+            var users = members["users"]?.objectValue ?? JSONObject()
+            users[user] = .string(password)
             members["users"] = .object(users)
         }
         if !limit.isEmpty {

@@ -51,6 +51,20 @@ final class CryptoTests: XCTestCase {
         XCTAssertFalse(HMACSHA256.isValid(Array(mac.prefix(16)), for: Array("what do ya want for nothing?".utf8), key: Array("Jefe".utf8)))
     }
 
+    func testPBKDF2Vectors() {
+        let (p, s) = (Array("password".utf8), Array("salt".utf8))
+        // RFC 6070 (HMAC-SHA1).
+        XCTAssertEqual(PBKDF2.deriveKey(password: p, salt: s, iterations: 1, prf: .sha1, outputByteCount: 20),
+                       hex("0c60c80f961f0e71f3a9b524af6012062fe037a6"))
+        XCTAssertEqual(PBKDF2.deriveKey(password: p, salt: s, iterations: 4096, prf: .sha1, outputByteCount: 20),
+                       hex("4b007901b765489abead49d926f721d065a429c1"))
+        // HMAC-SHA256 (as Python's hashlib.pbkdf2_hmac derives them).
+        XCTAssertEqual(PBKDF2.deriveKey(password: p, salt: s, iterations: 1, prf: .sha256, outputByteCount: 32),
+                       hex("120fb6cffcf8b32c43e7225256c4f837a86548c92ccc35480805987cb70be17b"))
+        XCTAssertEqual(PBKDF2.deriveKey(password: p, salt: s, iterations: 4096, prf: .sha256, outputByteCount: 32),
+                       hex("c5e478d59288c841aa530db6845c4c8d962893a001ce4e11a4963873aa98134a"))
+    }
+
     func testHKDFSHA256RFC5869() {
         // Test case 1.
         let okm = HKDFSHA256.deriveKey(inputKeyMaterial: [UInt8](repeating: 0x0B, count: 22), salt: hex("000102030405060708090a0b0c"),

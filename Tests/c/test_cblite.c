@@ -370,6 +370,17 @@ static void test_databases(void) {
     CHECK_ST(cbl_db_set_max_rev_tree_depth(db, 7, &E), CBL_OK);
     CHECK_ST(cbl_db_max_rev_tree_depth(db2, &depth, &E), CBL_OK);
     CHECK(depth == 7);
+    /* _security: none until set, then as given (unknown members kept), for every handle */
+    CHECK_OUT(cbl_db_security(db, &J, &E), CBL_OK, strcmp(J, "null") == 0);
+    CHECK_ST(cbl_db_set_security(db, "{\"members\":\"bob\"}", &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_db_set_security(db, "{\"admins\":{\"roles\":[1]}}", &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_db_set_security(db, "[]", &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_db_set_security(db, NULL, &E), CBL_BAD_REQUEST);
+    CHECK_OUT(cbl_db_security(db, &J, &E), CBL_OK, strcmp(J, "null") == 0);
+    const char* security = "{\"members\":{\"names\":[\"bob\"],\"roles\":[]},\"admins\":{\"roles\":[\"boss\"]},\"x\":1}";
+    CHECK_ST(cbl_db_set_security(db, security, &E), CBL_OK);
+    CHECK_OUT(cbl_db_security(db2, &J, &E), CBL_OK, strcmp(J, security) == 0);
+    CHECK_OUT(cbl_db_security(NULL, &J, &E), CBL_BAD_REQUEST, 1);
     /* maintenance */
     CHECK_ST(cbl_db_compact(db, &E), CBL_OK);
     CHECK_ST(cbl_db_optimize(db, &E), CBL_OK);

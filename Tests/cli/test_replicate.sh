@@ -45,7 +45,7 @@ field() { "$CBLITE" get --dir "$loc" --json "$1" "$2" 2>/dev/null | "$PYTHON" -c
 
 # ---- the server: one user, every request needs credentials ----------------------------
 "$CBLITE" put --dir "$srv" --create remote seed '{"from":"server"}' >/dev/null
-"$CBLITE" serve --dir "$srv" --port 0 --user alice:s3cret >"$tmp/serve.log" 2>&1 &
+CBLITE_PASSWORD=s3cret "$CBLITE" serve --dir "$srv" --port 0 --user alice >"$tmp/serve.log" 2>&1 &
 server_pid=$!
 base=""
 for _ in $(seq 1 100); do

@@ -42,10 +42,11 @@ def recording(name):
 class Server:
     """A running `cblite serve`; `stop()` sends SIGTERM and checks the clean exit."""
 
-    def __init__(self, directory, *args):
+    def __init__(self, directory, *args, env=None):
         self.directory = directory
+        args, env = Server.password_from_env(list(args), dict(os.environ if env is None else env))
         self.proc = subprocess.Popen([*SERVE, "--dir", directory, "--port", "0", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         self.fingerprint = None
         deadline = time.time() + 30
         line = ""
@@ -62,6 +63,15 @@ class Server:
         if self.scheme == "https":
             fp = self.proc.stdout.readline()
             self.fingerprint = fp.strip().rsplit(" ", 1)[-1]
+
+    @staticmethod
+    def password_from_env(args, env):
+        """The suites' `--user NAME:PASSWORD` as `cblite serve` takes it: `--user NAME`, the
+        password in CBLITE_PASSWORD (never on a command line)."""
+        for i, a in enumerate(args[:-1]):
+            if a == "--user" and ":" in args[i + 1]:
+                args[i + 1], env["CBLITE_PASSWORD"] = args[i + 1].split(":", 1)
+        return args, env
 
     @property
     def url(self):

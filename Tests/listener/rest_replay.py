@@ -86,3 +86,33 @@ class Replay:
         if unseen:
             mismatches.append("listed differences not replayed: %s" % sorted(unseen))
         return mismatches
+
+
+# ---- credentials and the authentication answers ---------------------------------------------
+# The recordings' admin password is redacted as "<redacted>", in `Authorization` headers and in
+# `_session` bodies alike: a server whose admin has that very password gets the recorded
+# requests as they were sent (the headers hook puts the real Basic header back).
+REDACTED = "<redacted>"
+AUTH_HEADERS = ("www-authenticate", "set-cookie", "location")
+
+
+def basic(name, password):
+    return "Basic " + base64.b64encode(("%s:%s" % (name, password)).encode()).decode()
+
+
+def same_error(rec, status, headers, body):
+    """A `check` for the authentication answers: the same error and reason as CouchDB's, and
+    `WWW-Authenticate`, `Set-Cookie` and `Location` present exactly where CouchDB sent them."""
+    want = rec["response"]
+    sent = {k.lower() for k, _ in want["headers"]}
+    for h in AUTH_HEADERS:
+        if (h in sent) != (h in headers):
+            return "%s %s" % (h, "missing" if h in sent else "not expected: " + headers[h])
+    try:
+        w, g = json.loads(want["body"]), json.loads(body)
+    except (TypeError, ValueError):
+        return None
+    if isinstance(w, dict) and "error" in w and status < 500:
+        if (w.get("error"), w.get("reason")) != (g.get("error"), g.get("reason")):
+            return "error %s/%r, CouchDB's %s/%r" % (g.get("error"), g.get("reason"), w["error"], w["reason"])
+    return None

@@ -2,8 +2,8 @@
 Python bindings), behind the command line and output of `cblite serve`, so that the outside
 suites run unchanged against it (conftest.py starts it when CBLITE_SERVE names this script).
 
-Takes the `cblite serve` options the suites use: --dir, --host, --port, --user NAME:PASSWORD
-(repeatable), --read-only, --tls-anonymous. Prints "cblite listening on <url>" (and the TLS
+Takes the `cblite serve` options the suites use: --dir, --host, --port, --user NAME (the
+password in CBLITE_PASSWORD), --read-only, --tls-anonymous. Prints "cblite listening on <url>" (and the TLS
 certificate's SHA-256), serves until SIGINT or SIGTERM, then stops as `cblite serve` does
 (requests in flight get 5 s) and prints "cblite stopped". CBLITE_LIBRARY names the library.
 """
@@ -23,7 +23,7 @@ def configuration(argv):
     p.add_argument("--dir", required=True)
     p.add_argument("--host")
     p.add_argument("--port", type=int, default=5984)
-    p.add_argument("--user", action="append", default=[])
+    p.add_argument("--user")
     p.add_argument("--read-only", action="store_true")
     p.add_argument("--tls-anonymous", action="store_true")
     a = p.parse_args(argv)
@@ -31,12 +31,9 @@ def configuration(argv):
     if a.host:
         config["host"] = a.host
     if a.user:
-        config["users"] = {}
-        for u in a.user:
-            name, colon, password = u.partition(":")
-            if not colon:
-                p.error("--user takes NAME:PASSWORD")
-            config["users"][name] = password
+        if not os.environ.get("CBLITE_PASSWORD"):
+            p.error("--user takes the password from CBLITE_PASSWORD")
+        config["users"] = {a.user: os.environ["CBLITE_PASSWORD"]}
     if a.read_only:
         config["read_only"] = True
     if a.tls_anonymous:

@@ -76,12 +76,14 @@ def test_continuous_feed_streams_lines(serve):
 
 def test_users_basic_auth_and_session_cookie(serve):
     s = serve("--user", "admin:pw")
-    assert s.json("GET", "/db")[0] == 401
+    assert s.json("GET", "/db")[0] == 404           # a missing database, whoever asks (CouchDB's rule)
+    assert s.json("GET", "/_all_dbs")[0] == 401
     bad = "Basic " + base64.b64encode(b"admin:wrong").decode()
     status, err = s.json("GET", "/_all_dbs", headers={"Authorization": bad})
     assert (status, err["reason"]) == (401, "Name or password is incorrect.")
     good = "Basic " + base64.b64encode(b"admin:pw").decode()
     assert s.json("PUT", "/db", headers={"Authorization": good})[0] == 201
+    assert s.json("GET", "/db")[0] == 401
     status, h, body = s.request("POST", "/_session", "name=admin&password=pw",
                                 {"Content-Type": "application/x-www-form-urlencoded"})
     assert status == 200 and json.loads(body)["ok"]
@@ -94,6 +96,7 @@ def test_users_basic_auth_and_session_cookie(serve):
 
 def test_unauthorized_before_the_body_is_read(serve):
     s = serve("--user", "admin:pw")
+    assert s.json("PUT", "/db", headers={"Authorization": "Basic " + base64.b64encode(b"admin:pw").decode()})[0] == 201
     sock = socket.create_connection((s.host, s.port), timeout=10)
     sock.sendall(b"PUT /db/x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n")
     reply = sock.recv(4096).decode()

@@ -252,6 +252,9 @@ static void case_null_database_functions(void) {
     CHECK(d == 0);
     CHECK_ST(cbl_db_max_rev_tree_depth(DB, NULL, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_set_max_rev_tree_depth(NULL, 10, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_db_security(DB, NULL, &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_db_set_security(NULL, "{}", &E), CBL_BAD_REQUEST);
+    CHECK_ST(cbl_db_set_security(DB, "{\"members\":{\"names\":\"x\"}}", &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_set_max_rev_tree_depth(DB, 0, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_set_max_rev_tree_depth(DB, 100001, &E), CBL_BAD_REQUEST);
     CHECK_ST(cbl_db_set_max_rev_tree_depth(DB, UINT32_MAX, &E), CBL_BAD_REQUEST);

@@ -49,6 +49,25 @@ public enum HKDFSHA256 {
     }
 }
 
+/// PBKDF2 (RFC 8018) with HMAC-SHA1 or HMAC-SHA256: CouchDB's password hashes.
+public enum PBKDF2 {
+    public enum PRF: Sendable { case sha1, sha256 }
+
+    public static func deriveKey(password: [UInt8], salt: [UInt8], iterations: Int, prf: PRF, outputByteCount: Int) -> [UInt8] {
+        precondition(iterations >= 1 && iterations <= Int(Int32.max) && outputByteCount > 0, "PBKDF2 parameters")
+        return [UInt8](unsafeUninitializedCapacity: outputByteCount) { out, n in
+            let ok = password.withUnsafeBytes { p in
+                salt.withUnsafeBytes { s in
+                    ccrypto_pbkdf2_hmac(prf == .sha1 ? CCRYPTO_SHA1 : CCRYPTO_SHA256, p.baseAddress, p.count, s.baseAddress,
+                                        s.count, UInt32(iterations), out.baseAddress, outputByteCount)
+                }
+            }
+            guard ok == 1 else { openSSLTrap("PBKDF2") }
+            n = outputByteCount
+        }
+    }
+}
+
 /// AES-256-GCM with 12-byte nonces and 16-byte tags.
 public enum AESGCM {
     public static let keySize = 32

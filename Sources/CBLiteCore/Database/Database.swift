@@ -335,6 +335,20 @@ public final class Database: @unchecked Sendable {
         try store.setMaxRevTreeDepth(depth)
     }
 
+    /// The database's `_security` object (SecurityObject); nil until one is set. One for
+    /// all the database's collections.
+    public var securityObject: SecurityObject? {
+        get throws {
+            try checkOpen()
+            return try store.securityText().map { try SecurityObject(json: $0) }
+        }
+    }
+
+    public func setSecurityObject(_ security: SecurityObject) throws {
+        try checkOpen()
+        try store.setSecurityText(security.jsonText)
+    }
+
     // MARK: notifications
 
     public func setNotificationsBuffered(_ on: Bool) throws {

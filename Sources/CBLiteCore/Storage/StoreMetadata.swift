@@ -37,4 +37,17 @@ extension Store {
             txn.resetMaxDepth()
         }
     }
+
+    /// The `_security` object's JSON text; nil when none was ever set.
+    func securityText() throws -> String? {
+        try read { try $0.queryString("SELECT value FROM info WHERE key='security'") }
+    }
+
+    func setSecurityText(_ text: String) throws {
+        try write { conn, _ in
+            let s = try conn.prepare("INSERT OR REPLACE INTO info(key, value) VALUES ('security', ?)")
+            s.bind(1, text)
+            try s.run()
+        }
+    }
 }

@@ -8,9 +8,14 @@ public struct ListenerConfiguration: Sendable {
     public var port = 0
     /// Databases of this directory are served, opened on demand; nil: only given handles.
     public var directory: String?
-    /// name -> password. Empty: no authentication, and then only loopback clients are
-    /// served unless `allowRemoteWithoutAuth`.
+    /// name -> password, in clear or as CouchDB's hash (`-pbkdf2:sha256-…`, PasswordHash;
+    /// kept only hashed in memory). Server admins unless given `userRoles`. Empty (and no
+    /// `[admins]` in the server configuration): no authentication, everyone a server admin,
+    /// and then only loopback clients are served unless `allowRemoteWithoutAuth`.
     public var users: [String: String] = [:]
+    /// name -> roles, for users who are not server admins (unless a role is `_admin`).
+    /// JSON: `"users": {"name": {"password": "…", "roles": ["…"]}}`.
+    public var userRoles: [String: [String]] = [:]
     public var readOnly = false
     public var allowRemoteWithoutAuth = false
     public var tls: TLSSettings?
@@ -62,11 +67,13 @@ public struct ListenerConfiguration: Sendable {
             case "directory": directory = try Self.string(v, k)
             case "users":
                 guard let u = v.objectValue else { throw Self.bad("users must be an object {name: password}") }
-                for (name, pw) in u.members {
-                    guard !name.isEmpty, !name.contains(":"), !name.utf8.contains(where: { $0 < 0x20 }), let p = pw.stringValue else {
-                        throw Self.bad("users: each name must be non-empty, without ':' or control characters, and map to a password string")
+                for (name, value) in u.members {
+                    guard !name.isEmpty, !name.contains(":"), !name.utf8.contains(where: { $0 < 0x20 }) else {
+                        throw Self.bad("users: each name must be non-empty, without ':' or control characters")
                     }
-                    users[name] = p
+                    let (password, roles) = try Self.user(value)
+                    users[name] = password
+                    userRoles[name] = roles
                 }
             case "read_only": readOnly = try Self.bool(v, k)
             case "allow_remote_without_auth": allowRemoteWithoutAuth = try Self.bool(v, k)
@@ -88,6 +95,17 @@ public struct ListenerConfiguration: Sendable {
             default: throw Self.bad("unknown key \"\(k)\"")
             }
         }
+    }
+
+    /// A user's entry: a password string (a server admin), or `{"password", "roles"}`.
+    private static func user(_ v: JSONValue) throws -> (password: String, roles: [String]?) {
+        let what = "users: each name maps to a password string or {\"password\": string, \"roles\": [strings]}"
+        if let p = v.stringValue { return (p, nil) }
+        guard let o = v.objectValue, let p = o["password"]?.stringValue,
+              o.members.allSatisfy({ $0.key == "password" || $0.key == "roles" }) else { throw bad(what) }
+        guard let roles = o["roles"] else { return (p, nil) }
+        guard let list = roles.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else { throw bad(what) }
+        return (p, list.compactMap(\.stringValue))
     }
 
     private static func tlsSettings(_ v: JSONValue) throws -> TLSSettings? {

@@ -7,9 +7,14 @@ import CouchWire
 /// listed. The ones cblite acts on:
 ///   uuids/algorithm, uuids/utc_id_suffix    at once (`/_uuids`, POSTed documents);
 ///   couchdb/max_document_size               at the next start (limits.max_document_bytes);
-///   chttpd/max_http_request_size            at the next start (limits.max_body_bytes).
+///   chttpd/max_http_request_size            at the next start (limits.max_body_bytes);
 ///   attachments/compression_level, attachments/compressible_types
-///                                           at once, for attachments attached from then on.
+///                                           at once, for attachments attached from then on;
+///   admins/NAME                             at once: a server admin (Authenticator);
+///   chttpd_auth/secret, chttpd_auth/timeout at once: session cookies (Authenticator);
+///   chttpd/WWW-Authenticate                 at once: the challenge sent with a 401;
+///   couchdb/default_security                at once: `admin_only` or `everyone`, the
+///                                           `_security` of a database that has none.
 /// Any other key is kept as given. Thread-safe.
 final class ServerConfig: @unchecked Sendable {
     static let fileName = "listener-config.json"
@@ -31,6 +36,18 @@ final class ServerConfig: @unchecked Sendable {
         path = start.directory.map { $0 + "/" + ServerConfig.fileName }
         sections = path.map(ServerConfig.load) ?? [:]
         for (key, value) in sections["uuids"] ?? [:] { apply("uuids", key, value) }
+        hashPlainAdmins()
+    }
+
+    /// CouchDB's start: a password written in clear in `[admins]` (by hand, in the file) is
+    /// replaced by its hash, and the file saved, before anything is served.
+    private func hashPlainAdmins() {
+        let plain = (sections["admins"] ?? [:]).filter { !PasswordHash.isHash($0.value) }
+        guard !plain.isEmpty else { return }
+        for (name, password) in plain { sections["admins"]?[name] = PasswordHash.make(password).text }
+        do { try save() } catch {
+            Loggers.listener.warning("\(path ?? ""): the hashed [admins] passwords were not saved (\(error))")
+        }
     }
 
     private static func load(_ path: String) -> [String: [String: String]] {
@@ -71,6 +88,18 @@ final class ServerConfig: @unchecked Sendable {
                               compressor: GzipDeflater())
     }
 
+    /// The `_security` of a database that has none (`[couchdb] default_security`): CouchDB
+    /// 3's `admin_only` when the listener has users; without users every request is a
+    /// server admin's anyway, and a new database answers `{}` as in CouchDB 1.x (the shape
+    /// clients of an admin party expect).
+    var defaultSecurity: SecurityObject {
+        switch value("couchdb", "default_security") {
+        case "admin_only": return .adminOnly
+        case "everyone": return .everyone
+        default: return start.users.isEmpty && !hasValues("admins") ? .everyone : .adminOnly
+        }
+    }
+
     /// A value that acts at once takes effect (nil: deleted, back to the start configuration's).
     private func apply(_ section: String, _ key: String, _ value: String?) {
         switch (section, key) {
@@ -90,6 +119,8 @@ final class ServerConfig: @unchecked Sendable {
         }
     }
 
+    func hasValues(_ section: String) -> Bool { lock.locked { sections[section]?.isEmpty == false } }
+
     func section(_ name: String) -> JSONValue { lock.locked { ServerConfig.json(sections[name] ?? [:]) } }
 
     /// Sets a value; returns the previous one ("" when there was none), as CouchDB answers.
@@ -98,6 +129,9 @@ final class ServerConfig: @unchecked Sendable {
             throw CouchError.forbidden("Config section blacklisted for modification over HTTP API.")
         }
         try ServerConfig.validate(section, key, value)
+        // Passwords are kept hashed, never as given (CouchDB's `[admins]`); hashed before
+        // the lock is taken (PBKDF2 takes a while).
+        let value = section == "admins" && !PasswordHash.isHash(value) ? PasswordHash.make(value).text : value
         let previous: String = try lock.locked {
             let old = sections[section]?[key]
             sections[section, default: [:]][key] = value
@@ -140,8 +174,15 @@ final class ServerConfig: @unchecked Sendable {
             }
         case ("attachments", "compression_level"):
             guard let n = Int(value), (0...9).contains(n) else { throw CouchError.badRequest("attachments/compression_level must be 0 to 9") }
-        case ("couchdb", "max_document_size"), ("chttpd", "max_http_request_size"):
+        case ("couchdb", "max_document_size"), ("chttpd", "max_http_request_size"), ("chttpd_auth", "timeout"):
             guard let n = Int(value), n > 0 else { throw CouchError.badRequest("\(section)/\(key) must be a positive integer") }
+        case ("couchdb", "default_security"):
+            guard value == "admin_only" || value == "everyone" else {
+                throw CouchError.badRequest("couchdb/default_security must be admin_only or everyone")
+            }
+        case ("admins", _):
+            guard !key.isEmpty, !key.contains(":") else { throw CouchError.badRequest("an admin's name must be non-empty and without ':'") }
+            guard !value.isEmpty else { throw CouchError.badRequest("an admin's password must not be empty") }
         default:
             break
         }

@@ -56,6 +56,9 @@ extension Router {
         try requireJSONContent(req)
         let bytes = try req.body.readAll(limit: limits.maxDocumentBytes)
         let given = try parseObject(bytes)["_id"]
+        if given?.stringValue?.hasPrefix("_design/") == true, try !mayWriteDesignDocuments(req, name) {
+            throw Router.designDocumentRefusal(req.userCtx)
+        }
         // Without an `_id`, the configured UUID algorithm names the document (as CouchDB's).
         let docID: String? = given == nil ? server.uuids.next() : nil
         let saved = try bytes.withUnsafeBufferPointer { try coll.put(docID: docID, body: $0, parent: nil) }

@@ -26,10 +26,12 @@ extension Router {
         if request.allOrNothing { return res.sendJSON(417, raw: BulkDocsShape.allOrNothingAnswer(request)) }
         try BulkDocsShape.checkWholeRequest(request)
         if request.newEdits ?? true {
-            res.sendJSON(201, raw: BulkDocsShape.answer(try coll.saveDocuments(request.docs)))
+            res.sendJSON(201, raw: BulkDocsShape.answer(try savingAllowedDocuments(req, name, request.docs) { try coll.saveDocuments($0) }))
         } else {
             // CouchDB answers only the failures when new_edits is false.
-            let results = try coll.insertExistingRevisions(request.docs.map { Collection.ExistingRevision(body: $0) })
+            let results = try savingAllowedDocuments(req, name, request.docs) {
+                try coll.insertExistingRevisions($0.map { Collection.ExistingRevision(body: $0) })
+            }
             res.sendJSON(201, raw: BulkDocsShape.answer(results, failuresOnly: true))
         }
     }

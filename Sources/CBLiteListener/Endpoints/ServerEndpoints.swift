@@ -2,7 +2,7 @@ import CBLiteCore
 import CouchWire
 import NIOHTTP1
 
-/// `/`, `/_up`, `/_all_dbs`, `/_uuids`, `/_session` and the server-level names that
+/// `/`, `/_up`, `/_all_dbs`, `/_uuids` and the server-level names that
 /// cblite does not implement.
 extension Router {
     func welcome(_ req: Request, _ res: ResponseWriter) throws {
@@ -19,6 +19,7 @@ extension Router {
     func serverEndpoint(_ name: String, _ req: Request, _ res: ResponseWriter) throws {
         if name == "_scheduler" { return try scheduler(req, res) }
         if name == "_node" { return try node(req, res) }
+        if name == "_config" { return try config(req.path.segments.dropFirst(), req, res) }
         guard req.path.segments.count == 1 else { throw CouchError.notFound("missing") }
         switch name {
         case "_up":
@@ -92,15 +93,22 @@ extension Router {
             return res.sendJSON(200, .object(JSONObject([("name", .string(nodeName))])))
         }
         guard s[2] == "_config" else { throw CouchError.notImplemented("/_node/\(s[1])/\(s[2]) is not part of cblite's listener") }
+        try config(s[3...], req, res)
+    }
+
+    /// `…/_config[/section[/key]]`, `/_node/{node}/_config` or CouchDB 1.x's `/_config`
+    /// (which older clients, the PyPI `CouchDB` one among them, still use).
+    func config(_ s: ArraySlice<String>, _ req: Request, _ res: ResponseWriter) throws {
+        let s = Array(s)
         switch s.count {
-        case 3:
+        case 0:
             try requireMethod(req, [.GET, .HEAD])
             res.sendJSON(200, server.config.all())
-        case 4:
+        case 1:
             try requireMethod(req, [.GET, .HEAD])
-            res.sendJSON(200, server.config.section(s[3]))
-        case 5:
-            let (section, key) = (s[3], s[4])
+            res.sendJSON(200, server.config.section(s[0]))
+        case 2:
+            let (section, key) = (s[0], s[1])
             switch req.method {
             case .GET, .HEAD:
                 guard let v = server.config.value(section, key) else { throw CouchError.notFound("unknown_config_value") }
@@ -140,51 +148,5 @@ extension Router {
             ("Cache-Control", "no-cache"), ("Expires", "Mon, 01 Jan 1990 00:00:00 GMT"), ("Pragma", "no-cache"),
             ("ETag", "\"" + Hex.encode(MD5.hash(body)) + "\""),
         ])
-    }
-
-    /// CouchDB's cookie login: POST (form or JSON) sets `AuthSession`, GET tells who is
-    /// logged in, DELETE logs out.
-    private func session(_ req: Request, _ res: ResponseWriter) throws {
-        let auth = server.authenticator
-        switch req.method {
-        case .GET, .HEAD:
-            let roles: [JSONValue] = req.user != nil || !auth.requiresAuth ? [.string("_admin")] : []
-            var info = JSONObject([("authentication_handlers", .array([.string("cookie"), .string("default")]))])
-            if let by = req.authenticatedBy { info["authenticated"] = .string(by) }
-            res.sendJSON(200, .object(JSONObject([
-                ("ok", .bool(true)),
-                ("userCtx", .object(JSONObject([("name", req.user.map { .string($0) } ?? .null), ("roles", .array(roles))]))),
-                ("info", .object(info)),
-            ])))
-        case .POST:
-            let body = try req.body.readAll(limit: 64 * 1024)
-            var name: String?, password: String?
-            let type = req.contentType?.type ?? "application/json"
-            if type == "application/x-www-form-urlencoded" {
-                guard let fields = Credentials.formFields(body) else { throw CouchError.badRequest("malformed form body") }
-                name = fields.last { $0.name == "name" || $0.name == "username" }?.value
-                password = fields.last { $0.name == "password" }?.value
-            } else if type == "application/json" {
-                let o: JSONObject
-                do { o = try body.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) } } catch {
-                    throw CouchError.badRequest("Request body must be a JSON object")
-                }
-                name = o["name"]?.stringValue ?? o["username"]?.stringValue
-                password = o["password"]?.stringValue
-            } else {
-                throw CouchError.badContentType("Content-Type must be application/x-www-form-urlencoded or application/json")
-            }
-            guard let name, let password else { throw CouchError.badRequest("name and password are required") }
-            guard auth.check(name: name, password: password) else {
-                res.sendError(.unauthorized(), headers: [("Set-Cookie", auth.sessionCookieHeader(nil))])
-                return
-            }
-            res.sendJSON(200, .object(JSONObject([("ok", .bool(true)), ("name", .string(name)), ("roles", .array([.string("_admin")]))])),
-                         headers: [("Set-Cookie", auth.sessionCookieHeader(auth.makeSession(user: name)))])
-        case .DELETE:
-            res.sendJSON(200, .object(JSONObject([("ok", .bool(true))])), headers: [("Set-Cookie", auth.sessionCookieHeader(nil))])
-        default:
-            throw CouchError.methodNotAllowed("GET,HEAD,POST,DELETE")
-        }
     }
 }

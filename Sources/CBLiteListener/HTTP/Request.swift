@@ -8,21 +8,34 @@ final class Request: @unchecked Sendable {
     let path: RequestPath
     let query: QueryParameters
     let body: RequestBody
-    /// The authenticated user (nil: none configured, or an anonymous request).
-    let user: String?
+    /// Who the request acts as (Authenticator); `user` is its name (nil: anonymous, or a
+    /// listener without users).
+    private(set) var userCtx: UserContext
+    /// Basic credentials the worker verifies first (Authenticator.Outcome.unverified).
+    private(set) var unverifiedCredentials: (name: String, password: String)?
+    var user: String? { userCtx.name }
+    /// "cookie" or "default" (Basic), as `/_session` reports it; nil when anonymous.
     let authenticatedBy: String?
     /// Set by the connection when the client goes away, so long feeds stop.
     let cancellation: Cancellation
 
     init(head: HTTPRequestHead, path: RequestPath, query: QueryParameters, body: RequestBody,
-         user: String?, authenticatedBy: String?, cancellation: Cancellation) {
+         userCtx: UserContext, unverified: (name: String, password: String)? = nil, authenticatedBy: String?,
+         cancellation: Cancellation) {
         self.head = head
         self.path = path
         self.query = query
         self.body = body
-        self.user = user
+        self.userCtx = userCtx
+        unverifiedCredentials = unverified
         self.authenticatedBy = authenticatedBy
         self.cancellation = cancellation
+    }
+
+    /// The credentials were verified: the request acts as `user` from now on.
+    func authenticated(as user: UserContext) {
+        userCtx = user
+        unverifiedCredentials = nil
     }
 
     var method: HTTPMethod { head.method }

@@ -50,7 +50,16 @@ final class RequestBody: @unchecked Sendable {
 
     func fail(_ f: Failure) { condition.locked { if failure == nil && !finished { failure = f }; condition.broadcast() } }
 
-    var isFull: Bool { condition.locked { buffered >= RequestBody.highWater } }
+    /// Nothing more is read from the socket until the request is authorized (Router.handle
+    /// calls `release`): a client who may not write sends no more than one read's worth.
+    private var held = true
+
+    var isFull: Bool { condition.locked { held || buffered >= RequestBody.highWater } }
+
+    func release() {
+        guard condition.locked({ defer { held = false }; return held }) else { return }
+        onDrained?()
+    }
     var isComplete: Bool { condition.locked { finished } }
 
     // MARK: worker side

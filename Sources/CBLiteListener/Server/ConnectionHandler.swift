@@ -163,7 +163,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         switch server.authenticator.authenticate(head: head, path: path, remoteIsLoopback: remoteIsLoopback) {
         case .success(let o): auth = o
         case .failure(let e):
-            return answerEarly(context: context, head: head, e, headers: e.status == 401 ? [("WWW-Authenticate", "Basic realm=\"cblite\"")] : [])
+            return answerEarly(context: context, head: head, e, headers: e.status == 401 ? server.authenticator.challenge(head) : [])
         }
         if server.readOnly && Router.isWrite(method: head.method, path: path) {
             return answerEarly(context: context, head: head, .forbidden("This listener is read-only."))
@@ -190,7 +190,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         body.onDrained = { [weak self] in loop.execute { self?.resumeReading() } }
         requestCount += 1
         let id = requestCount
-        let quick = isQuickRead(head, path: path, query: query)
+        let quick = auth.unverified == nil && isQuickRead(head, path: path, query: query)
         // A quick read has no body (isQuickRead checks): its response may end before the
         // request's `.end` arrives, and must not be taken for one that left a body unread.
         state = .active(id: id, body: body, cancellation: cancellation, bodyDone: quick)
@@ -203,7 +203,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             }
         }
         currentWriter = writer
-        let request = Request(head: head, path: path, query: query, body: body, user: auth.user,
+        let request = Request(head: head, path: path, query: query, body: body, userCtx: auth.userCtx, unverified: auth.unverified,
                               authenticatedBy: auth.method, cancellation: cancellation)
         let router: Router = server.router
         let active = server.activeRequests

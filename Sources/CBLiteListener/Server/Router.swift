@@ -23,6 +23,8 @@ final class Router: @unchecked Sendable {
         inFlight.enter()
         defer { inFlight.leave() }
         do {
+            try authorize(req)
+            req.body.release()
             try route(req, res)
             Loggers.listener.debug("\(req.method) \(req.head.uri)")
         } catch {
@@ -30,7 +32,7 @@ final class Router: @unchecked Sendable {
             // A failure of ours, not of the request: worth a line at the default level.
             if e.status >= 500 { Loggers.listener.warning("\(req.method) \(req.head.uri): \(e.status) \(e.reason)") }
             else { Loggers.listener.debug("\(req.method) \(req.head.uri): \(e.status) \(e.reason)") }
-            if !res.hasStarted { res.sendError(e) }
+            if !res.hasStarted { res.sendError(e, headers: e.status == 401 ? server.authenticator.challenge(req.head) : []) }
         }
         if !res.hasStarted { res.sendError(CouchError(status: 500, error: "unknown_error", reason: "no response")) }
         res.end()
@@ -62,8 +64,9 @@ final class Router: @unchecked Sendable {
                 throw CouchError.notImplemented("Mango queries (\(second)) are not supported by cblite; use views registered through the API")
             case "_temp_view":
                 throw CouchError.notImplemented("_temp_view needs JavaScript (and CouchDB 2+ removed it)")
-            case "_security", "_shards", "_sync_shards", "_partition":
-                throw CouchError.notImplemented("\(second) is not supported: the listener's users apply to every database")
+            case "_security": return try security(first, req, res)
+            case "_shards", "_sync_shards", "_partition":
+                throw CouchError.notImplemented("\(second) is not supported: cblite serves each database whole, from one file")
             default:
                 if second.hasPrefix("_local/") { return try localDocument(first, String(second.dropFirst(7)), req, res) }
                 if second.hasPrefix("_") && !second.hasPrefix("_design/") {

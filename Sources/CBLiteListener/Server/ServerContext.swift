@@ -34,7 +34,7 @@ final class ServerContext: @unchecked Sendable {
         config = ServerConfig(start: configuration, uuids: uuids)
         limits = config.limits
         readOnly = configuration.readOnly
-        authenticator = Authenticator(users: configuration.users, allowRemoteWithoutAuth: configuration.allowRemoteWithoutAuth)
+        authenticator = Authenticator(configuration: configuration, config: config)
         databases = DatabaseRegistry(directory: configuration.directory)
         databases.attachmentCompression = config.attachmentCompression
         config.attachmentsChanged = { [databases] in databases.attachmentCompression = $0 }

@@ -56,6 +56,11 @@ int ccrypto_hmac_sha256(const void *key, size_t key_len, const void *data, size_
 int ccrypto_hkdf_sha256(const void *ikm, size_t ikm_len, const void *salt, size_t salt_len,
                         const void *info, size_t info_len, uint8_t *out, size_t out_len);
 
+/// PBKDF2 (RFC 8018) with HMAC over alg (SHA-1 or SHA-256): out_len bytes derived from the
+/// password and salt in `iterations` rounds (CouchDB's password hashes).
+int ccrypto_pbkdf2_hmac(ccrypto_digest_alg alg, const void *password, size_t password_len, const void *salt,
+                        size_t salt_len, unsigned iterations, uint8_t *out, size_t out_len);
+
 /// AES-256-GCM with a 12-byte nonce and a 16-byte tag. out receives len bytes.
 int ccrypto_aes256gcm_seal(const uint8_t key[32], const uint8_t nonce[12], const void *aad, size_t aad_len,
                            const void *in, size_t len, uint8_t *out, uint8_t tag[16]);

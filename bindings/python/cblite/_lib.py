@@ -141,6 +141,8 @@ FUNCTIONS: Dict[str, Any] = {
     "cbl_db_last_sequence": (_STATUS, [_H, POINTER(c_uint64), _ERR]),
     "cbl_db_max_rev_tree_depth": (_STATUS, [_H, POINTER(c_uint32), _ERR]),
     "cbl_db_set_max_rev_tree_depth": (_STATUS, [_H, c_uint32, _ERR]),
+    "cbl_db_security": (_STATUS, [_H, _OUT_STR, _ERR]),
+    "cbl_db_set_security": (_STATUS, [_H, _S, _ERR]),
     "cbl_db_begin": (_STATUS, [_H, _ERR]),
     "cbl_db_commit": (_STATUS, [_H, _ERR]),
     "cbl_db_abort": (_STATUS, [_H, _ERR]),

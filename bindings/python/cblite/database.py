@@ -355,6 +355,17 @@ class Database:
     def max_rev_tree_depth(self, depth: int) -> None:
         call(C.cbl_db_set_max_rev_tree_depth, self._h, int(depth))
 
+    @property
+    def security(self) -> Optional[Dict[str, Any]]:
+        """The database's ``_security`` object (CouchDB's ``{"admins": {"names", "roles"},
+        "members": {...}}``, which the listener enforces), or None when none was ever set."""
+        value: Optional[Dict[str, Any]] = json.loads(call_str(C.cbl_db_security, self._h))
+        return value
+
+    @security.setter
+    def security(self, value: Mapping[str, Any]) -> None:
+        call(C.cbl_db_set_security, self._h, cstr(json.dumps(value)))
+
     # -- collections -------------------------------------------------------------------
 
     @property

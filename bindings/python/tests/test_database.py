@@ -456,3 +456,13 @@ def test_empty_directory_is_refused(dbdir):
     with pytest.raises(cblite.BadRequest):
         cblite.Database("db", "")
     assert cblite.Database.list(dbdir + "/missing") == []
+
+
+def test_security_object(dbdir):
+    with cblite.Database("secured", dbdir) as db:
+        assert db.security is None
+        with pytest.raises(cblite.BadRequest):
+            db.security = {"members": {"names": "bob"}}
+        db.security = {"members": {"names": ["bob"], "roles": []}, "admins": {"roles": ["boss"]}}
+    with cblite.Database("secured", dbdir) as db:
+        assert db.security == {"members": {"names": ["bob"], "roles": []}, "admins": {"roles": ["boss"]}}
