@@ -142,3 +142,9 @@ final class ServerConfig: @unchecked Sendable {
         }
     }
 }
+
+extension ServerConfig {
+    /// `[chttpd] decode_plus_to_space`: whether a '+' in a request path is a space, as in
+    /// CouchDB 3.5 by default (read per request: it acts at once).
+    var decodesPlusToSpace: Bool { value("chttpd", "decode_plus_to_space") != "false" }
+}

@@ -81,6 +81,6 @@ extension Router {
         let rev = try coll.setAttachment(docID: docID, parent: req.query["rev"] ?? ifMatch(req), name: attName,
                                          contentType: type, digest: info.digest.string)
         res.sendJSON(201, .object(JSONObject([("ok", .bool(true)), ("id", .string(docID)), ("rev", .string(rev))])),
-                     headers: [("ETag", "\"\(rev)\"")])
+                     headers: [("ETag", "\"\(rev)\""), req.location(ofDocument: docID, attachment: attName)])
     }
 }
