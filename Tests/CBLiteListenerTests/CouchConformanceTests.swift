@@ -114,8 +114,9 @@ final class CouchConformanceTests: ListenerTestCase {
         XCTAssertEqual(offset.object["rows"]?.arrayValue?.count, 1)
         let keyed = try c.json("POST", "/db/_all_docs?descending=true", #"{"keys":["a",1,"c"],"limit":2}"#)
         XCTAssertEqual(keyed.object["offset"], .null)
-        XCTAssertEqual(keyed.object["rows"], try JSONParser.parse(
-            #"[{"id":"c","key":"c","value":{"rev":"\#(try c.request("GET", "/db/c").object["_rev"]!.stringValue!)"}},{"key":1,"error":"not_found"}]"#))
+        let rows = try XCTUnwrap(keyed.object["rows"]?.arrayValue)
+        XCTAssertEqual(rows.map { $0.objectValue?["key"] }, [.string("c"), .int(1)], "reversed, then limited")
+        XCTAssertEqual(rows[1], try JSONParser.parse(#"{"key":1,"error":"not_found"}"#))
         let seq = try c.request("GET", "/db/_all_docs?update_seq=true&limit=0").object
         XCTAssertEqual(seq["update_seq"], .int(4))
         let queries = try c.json("POST", "/db/_all_docs/queries", #"{"queries":[{"keys":["b"]},{"limit":1,"skip":2}]}"#)
