@@ -1122,6 +1122,22 @@ final class ReplicationTests: CBLCollectionTestCase {
         assertSound(db)
     }
 
+    /// A file written by a cblite before the purge history: read-only it has none (sequence
+    /// 0); the first read-write open adds the table, as it does the rest of the schema.
+    func testPurgeHistoryOfAnOlderFile() throws {
+        let old = try open("older")
+        try old.store.write { conn, _ in try conn.exec("DROP TABLE purge_history") }
+        try old.close()
+        let reader = try open("older", options: #"{"read_only":true}"#)
+        XCTAssertEqual(try reader.defaultCollection().purgeSequence, 0)
+        XCTAssertEqual(try reader.defaultCollection().purgedInfos().count, 0)
+        try reader.close()
+        let writer = try open("older")
+        _ = try writer.defaultCollection().purge(docID: "x", revs: ["1-a"])
+        XCTAssertEqual(try writer.defaultCollection().purgeSequence, 1)
+        try writer.close()
+    }
+
     // MARK: database identity
 
     func testDatabaseUUID() throws {
