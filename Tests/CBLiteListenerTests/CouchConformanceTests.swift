@@ -47,6 +47,9 @@ final class CouchConformanceTests: ListenerTestCase {
         XCTAssertEqual(plus.object["id"], .string("plus sign"))
         XCTAssertEqual(plus.header("Location"), "http://127.0.0.1/db/plus%20sign")
         XCTAssertEqual(try c.json("PUT", "/db/real%2Bplus", "{}").object["id"], .string("real+plus"))
+        // `[chttpd] decode_plus_to_space = false` keeps it a '+', at once.
+        XCTAssertEqual(try c.json("PUT", "/_node/_local/_config/chttpd/decode_plus_to_space", #""false""#).status, 200)
+        XCTAssertEqual(try c.json("PUT", "/db/kept+plus", "{}").object["id"], .string("kept+plus"))
         XCTAssertNil(try c.request("GET", "/db/p").header("Location"), "only 201s")
     }
 

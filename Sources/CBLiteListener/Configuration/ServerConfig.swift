@@ -8,6 +8,7 @@ import CouchWire
 ///   uuids/algorithm, uuids/utc_id_suffix    at once (`/_uuids`, POSTed documents);
 ///   couchdb/max_document_size               at the next start (limits.max_document_bytes);
 ///   chttpd/max_http_request_size            at the next start (limits.max_body_bytes).
+///   chttpd/decode_plus_to_space             at once ("false": a '+' in a path stays a '+').
 /// Any other key is kept as given. Thread-safe.
 final class ServerConfig: @unchecked Sendable {
     static let fileName = "listener-config.json"
