@@ -150,6 +150,7 @@ final class CouchConformanceTests: ListenerTestCase {
         XCTAssertEqual(try c.json("PUT", "/db/_local/l", #"{"_rev":"0-1","v":2}"#).object["rev"], .string("0-2"))
         XCTAssertEqual(try c.json("PUT", "/db/_local/l", #"{"v":3}"#).object["rev"], .string("0-1"), "no conflict")
         XCTAssertEqual(try c.json("PUT", "/db/_local/l", #"{"_rev":"0-9","v":3}"#).object["rev"], .string("0-10"))
+        XCTAssertEqual(try c.request("GET", "/db/_local/l?revs=true").object["_revisions"], try JSONParser.parse(#"{"start":0,"ids":["10"]}"#))
         let bulk = try c.json("POST", "/db/_bulk_docs",
                               #"{"docs":[{"_id":"_local/n","v":1},{"_id":"plain"},{"_id":"_local/l","_rev":"0-2","v":"bulk"},{"_id":"_design/d"}]}"#)
         XCTAssertEqual(bulk.status, 201)

@@ -12,6 +12,10 @@ extension Router {
         case .GET, .HEAD:
             var doc = try parseObject(try coll.getLocal(id: id))
             doc["_id"] = .string(wireID)
+            // A local document's history is its one revision, as CouchDB shows it.
+            if try req.query.bool("revs", default: false), let n = doc["_rev"]?.stringValue?.split(separator: "-").last {
+                doc["_revisions"] = .object(JSONObject([("start", .int(0)), ("ids", .array([.string(String(n))]))]))
+            }
             res.sendJSON(200, .object(Router.idFirst(doc)))
         case .PUT:
             try requireJSONContent(req)
