@@ -1100,6 +1100,7 @@ CBL_WARN_UNUSED cbl_status cbl_db_wait_notifications(cbl_db* db, uint32_t timeou
  *                                    non-array keys group by equality, at higher levels
  *                                    rows with non-array keys are left out
  *   "include_docs": bool             add each row's document (map rows only; 400 otherwise)
+ *   "conflicts": bool                with include_docs: each document with its "_conflicts"
  *   "update": true | false | "after" update the index before the query (default), read it
  *                                    as it is, or read it as it is now and update it on a
  *                                    background thread ("stale": "ok"/"update_after" too)
@@ -1272,9 +1273,10 @@ void cbl_query_result_release(cbl_query_result* result);
  *                    "only_conflicts" (only documents in conflict, with "_conflicts") |
  *                    "by_sequence" (every document, deleted included, in sequence order;
  *                    startkey/endkey are sequences)
- * With "keys", rows come in the order given, deleted documents included, and an ID with
- * no document gives {"key":id,"error":"not_found"}. "total_rows" is the number of
- * undeleted documents. Caller frees. Errors: 400 (options; reduce/group), 404, 500. */
+ * With "keys", rows come in the order given (reversed with "descending"), deleted
+ * documents included, and an ID with no document gives {"key":id,"error":"not_found"}.
+ * "total_rows" is the number of undeleted documents; "offset" the rows before the start
+ * key plus "skip", as CouchDB counts it. Caller frees. Errors: 400 (options; reduce/group), 404, 500. */
 CBL_WARN_UNUSED cbl_status cbl_collection_all_docs(cbl_collection* coll, const char* options_json,
                                    char** out_json, cbl_error* err);
 
@@ -1425,7 +1427,9 @@ CBL_WARN_UNUSED cbl_status cbl_docs_bulk_get(cbl_collection* coll, const char* r
 /* CouchDB's `_purge`: removes the given leaf revisions (revs_json: ["rev", ...]) and the
  * ancestors no remaining leaf shares; when no leaf remains the document is purged as by
  * cbl_doc_purge. Unknown and non-leaf revisions are ignored. *out_json (optional): the
- * purged revision IDs as a JSON array ("[]" for an absent document). Errors: 400
+ * purged leaf revision IDs as a JSON array, as CouchDB answers (their removed ancestors
+ * unnamed; "[]" for an absent document). Each call joins the purge history CouchDB's
+ * `_purged_infos` and `purge_seq` show (the listener serves them). Errors: 400
  * (document ID, revs_json not an array of strings), 404, 503, 500. */
 CBL_WARN_UNUSED cbl_status cbl_doc_purge_revisions(cbl_collection* coll, const char* doc_id,
                                    const char* revs_json, char** out_json, cbl_error* err);

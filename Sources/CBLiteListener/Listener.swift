@@ -165,8 +165,12 @@ public final class Listener: @unchecked Sendable {
             let sync = channel.pipeline.syncOperations
             if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
             try sync.addHandler(activity)
+            // The responses frame themselves (ResponseWriter): NIO's framing would drop a
+            // 304's `Content-Length: 0`, which CouchDB sends.
+            var encoder = HTTPResponseEncoder.Configuration()
+            encoder.automaticallySetFramingHeaders = false
             try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: false,
-                                                 withEncoderConfiguration: .init(), withDecoderLimitConfiguration: decoderLimits)
+                                                 withEncoderConfiguration: encoder, withDecoderLimitConfiguration: decoderLimits)
             try sync.addHandler(ProtocolErrorHandler())
             try sync.addHandler(IdleStateHandler(allTimeout: .milliseconds(Int64(server.limits.idleTimeoutMs))))
             try sync.addHandler(handler)

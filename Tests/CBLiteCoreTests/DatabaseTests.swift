@@ -203,6 +203,28 @@ final class DatabaseTests: CBLTestCase {
         XCTAssertEqual(try reopened.maxRevTreeDepth, 9)
     }
 
+    /// A lowered maxRevTreeDepth (CouchDB's `_revs_limit`) shows at once in the history a
+    /// read gives (`_revisions`), before the next write prunes the stored tree to it.
+    func testLoweredDepthTrimsHistoryAtOnce() throws {
+        let db = try open()
+        let c = try db.defaultCollection()
+        var rev: String? = nil
+        for i in 0..<6 { rev = try c.put(docID: "d", json: "{\"i\":\(i)}", parent: rev).revID }
+        func history() throws -> [String] {
+            var o = RevisionOptions()
+            o.revisions = true
+            let r = try c.revision(docID: "d", revID: nil, options: o)
+            return obj(r.json)["_revisions"]?.objectValue?["ids"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        }
+        XCTAssertEqual(try history().count, 6)
+        try db.setMaxRevTreeDepth(3)
+        XCTAssertEqual(try history().count, 3)
+        XCTAssertEqual(try c.history(docID: "d", revID: nil).count, 6, "the stored tree waits for the next write")
+        rev = try c.put(docID: "d", json: "{\"i\":6}", parent: rev).revID
+        XCTAssertEqual(try c.history(docID: "d", revID: nil).count, 3)
+        XCTAssertEqual(try history().count, 3)
+    }
+
     func testTransactionsNestAndAbort() throws {
         let db = try open()
         let c = try db.defaultCollection()

@@ -2,6 +2,23 @@ import XCTest
 @testable import CBLiteCore
 
 final class LocalDocumentTests: CBLTestCase {
+    /// CouchDB 3's rule (what its HTTP API does): no write conflicts; the new revision is
+    /// the named one plus one, "0-1" when none is named.
+    func testFollowsGivenRule() throws {
+        let db = try open()
+        let c = try db.defaultCollection()
+        XCTAssertEqual(try c.putLocal(id: "l", json: #"{"v":1}"#, parent: nil, rule: .followsGiven), "0-1")
+        XCTAssertEqual(try c.putLocal(id: "l", json: #"{"_rev":"0-1","v":2}"#, parent: nil, rule: .followsGiven), "0-2")
+        XCTAssertEqual(try c.putLocal(id: "l", json: #"{"v":3}"#, parent: nil, rule: .followsGiven), "0-1", "no revision named")
+        XCTAssertEqual(try c.putLocal(id: "l", json: #"{"_rev":"0-9","v":4}"#, parent: nil, rule: .followsGiven), "0-10")
+        XCTAssertEqual(try c.putLocal(id: "l", json: #"{"v":5}"#, parent: "0-0", rule: .followsGiven), "0-1")
+        XCTAssertEqual(obj(try c.getLocal(id: "l"))["v"], .int(5))
+        assertStatus(.badRequest, try c.putLocal(id: "l", json: "{}", parent: "1-abc", rule: .followsGiven))
+        // The default rule is unchanged.
+        assertStatus(.conflict, try c.putLocal(id: "l", json: "{}", parent: "0-9"))
+        assertStatus(.badRequest, try c.putLocal(id: "l", json: "{}", parent: "0-0"))
+    }
+
     func testPutGetUpdateDelete() throws {
         let db = try open()
         let c = try db.defaultCollection()

@@ -599,10 +599,13 @@ final class ReplicationTests: CBLCollectionTestCase {
         var o = RevisionOptions()
         o.revisions = true
         o.revsInfo = true
-        let meta = JSONObject(coll.metadata(tree: tree, index: e, row: row, options: o))
+        func metadata(_ index: Int) throws -> JSONObject {
+            JSONObject(try coll.store.read { try coll.metadata($0, tree: tree, index: index, row: row, options: o) })
+        }
+        let meta = try metadata(e)
         XCTAssertEqual(meta["_revisions"], revisionsValue(5, ["e"]))
         XCTAssertEqual(meta["_revs_info"], try jsonValue(#"[{"rev":"5-e","status":"available"},{"rev":"3-c","status":"available"}]"#))
-        XCTAssertEqual(JSONObject(coll.metadata(tree: tree, index: c, row: row, options: o))["_revisions"], revisionsValue(3, ["c"]))
+        XCTAssertEqual(try metadata(c)["_revisions"], revisionsValue(3, ["c"]))
     }
 
     func testConcurrentInsertsOfConflictingBranches() throws {
@@ -1059,8 +1062,8 @@ final class ReplicationTests: CBLCollectionTestCase {
         XCTAssertEqual(try coll.purge(docID: "no-such-doc", revs: [conf1]), [])
         XCTAssertEqual(try coll.lastSequence, seqBefore + 1)
         XCTAssertEqual(try coll.history(docID: "conflicted", revID: nil), [conf0, conf1])
-        // The last leaf: the document goes, with its ancestors.
-        XCTAssertEqual(Set(try coll.purge(docID: "conflicted", revs: [conf0])), [conf0, conf1])
+        // The last leaf: the document goes, with its ancestors (only the leaf is named, as CouchDB's).
+        XCTAssertEqual(try coll.purge(docID: "conflicted", revs: [conf0]), [conf0])
         assertStatus(.notFound, try coll.get(docID: "conflicted", options: .deleted))
         XCTAssertEqual(try coll.count, 0)
         XCTAssertEqual(try coll.changes(since: 0).count, 0)
@@ -1082,9 +1085,59 @@ final class ReplicationTests: CBLCollectionTestCase {
         XCTAssertEqual(try coll.changes(since: 0).map(\.deleted), [true])
         // Both leaves at once, in a branchy tree: everything goes.
         try makeBranchy()
-        XCTAssertEqual(Set(try coll.purge(docID: "c", revs: ["2-b", "2-x", "3-d"])), ["2-b", "2-x", "3-d", "2-e", "1-a"])
+        XCTAssertEqual(Set(try coll.purge(docID: "c", revs: ["2-b", "2-x", "3-d"])), ["2-b", "2-x", "3-d"])
         assertStatus(.notFound, try coll.get(docID: "c", options: .deleted))
         assertSound(db)
+    }
+
+    // MARK: purge history (CouchDB's purge_seq and _purged_infos)
+
+    func testPurgeHistoryRecordsEveryRequest() throws {
+        try makeConflicted()
+        XCTAssertEqual(try coll.purgeSequence, 0)
+        XCTAssertEqual(try coll.purgedInfos().count, 0)
+        _ = try coll.purge(docID: "conflicted", revs: [confA])
+        _ = try coll.purge(docID: "no-such-doc", revs: ["1-ffff"])      // recorded though nothing went
+        XCTAssertEqual(try coll.purgeSequence, 2)
+        let infos = try coll.purgedInfos()
+        XCTAssertEqual(infos.map(\.docID), ["conflicted", "no-such-doc"])
+        XCTAssertEqual(infos.map(\.revs), [[confA], ["1-ffff"]])
+        // Compaction keeps it; the limit trims the oldest at the next purge, not the sequence.
+        try db.compact()
+        XCTAssertEqual(try coll.purgeSequence, 2)
+        XCTAssertEqual(try db.purgedInfosLimit, 1000)
+        try db.setPurgedInfosLimit(2)
+        assertStatus(.badRequest, try db.setPurgedInfosLimit(0))
+        XCTAssertEqual(try db.purgedInfosLimit, 2)
+        _ = try coll.purge(docID: "conflicted", revs: [conf0])
+        XCTAssertEqual(try coll.purgeSequence, 3)
+        XCTAssertEqual(try coll.purgedInfos().map(\.docID), ["no-such-doc", "conflicted"])
+        // Another collection keeps its own.
+        let other = try db.createCollection(scope: nil, name: "other")
+        XCTAssertEqual(try other.purgeSequence, 0)
+        _ = try other.purge(docID: "x", revs: ["1-a"])
+        XCTAssertEqual(try other.purgeSequence, 1)
+        XCTAssertEqual(try coll.purgeSequence, 3)
+        // A deleted collection's history goes with it.
+        try db.deleteCollection(scope: nil, name: "other")
+        XCTAssertEqual(try db.createCollection(scope: nil, name: "other").purgeSequence, 0)
+        assertSound(db)
+    }
+
+    /// A file written by a cblite before the purge history: read-only it has none (sequence
+    /// 0); the first read-write open adds the table, as it does the rest of the schema.
+    func testPurgeHistoryOfAnOlderFile() throws {
+        let old = try open("older")
+        try old.store.write { conn, _ in try conn.exec("DROP TABLE purge_history") }
+        try old.close()
+        let reader = try open("older", options: #"{"read_only":true}"#)
+        XCTAssertEqual(try reader.defaultCollection().purgeSequence, 0)
+        XCTAssertEqual(try reader.defaultCollection().purgedInfos().count, 0)
+        try reader.close()
+        let writer = try open("older")
+        _ = try writer.defaultCollection().purge(docID: "x", revs: ["1-a"])
+        XCTAssertEqual(try writer.defaultCollection().purgeSequence, 1)
+        try writer.close()
     }
 
     // MARK: database identity

@@ -247,6 +247,36 @@ final class ViewQueryTests: CBLTestCase {
         assertStatus(.badRequest, try c.allDocsQuery(QueryOptions(json: "{\"group\":true}")))
     }
 
+    /// CouchDB's `_all_docs` rules: `offset` counts the rows before the start key (in the
+    /// query's direction) plus skip; `keys` with `descending` come reversed, with `skip`
+    /// and `limit` applied to them; `conflicts` with include_docs gives each `_conflicts`.
+    func testAllDocsOffsetKeysAndConflicts() throws {
+        for id in ["a", "b", "c", "d"] { _ = try c.put(docID: id, json: "{\"n\":1}", parent: nil) }
+        _ = try c.delete(docID: "b", parent: nil)                      // not counted: not a row
+        try c.putExisting(docID: "e", json: "{\"n\":2}", history: ["2-y", "1-x"])
+        try c.putExisting(docID: "e", json: "{\"n\":3}", history: ["2-z", "1-x"])
+        func offset(_ o: String) throws -> Int64 { try c.allDocsQuery(QueryOptions(json: o)).offset }
+        XCTAssertEqual(try offset("{}"), 0)
+        XCTAssertEqual(try offset("{\"skip\":2}"), 2)
+        XCTAssertEqual(try offset("{\"startkey\":\"c\"}"), 1, "a (b is deleted)")
+        XCTAssertEqual(try offset("{\"startkey\":\"c\",\"skip\":1}"), 2)
+        XCTAssertEqual(try offset("{\"startkey\":\"cc\"}"), 2)
+        XCTAssertEqual(try offset("{\"startkey\":\"z\",\"endkey\":\"a\"}"), 4, "an empty range still counts its place")
+        XCTAssertEqual(try offset("{\"descending\":true,\"startkey\":\"c\"}"), 2, "e and d come first")
+        XCTAssertEqual(try offset("{\"keys\":[\"a\"],\"skip\":1}"), 1)
+        let keyed = try c.allDocsQuery(QueryOptions(json: "{\"keys\":[\"a\",\"zz\",\"b\",\"e\"],\"descending\":true,\"skip\":1,\"limit\":2}")).allRows()
+        XCTAssertEqual(keyed.map { $0.docID ?? "?" }, ["b", "?"])
+        XCTAssertEqual(keyed[1].keyJSON, "\"zz\"")
+        let numeric = try c.allDocsQuery(QueryOptions(json: "{\"keys\":[1]}")).allRows()
+        XCTAssertEqual(numeric.map(\.keyJSON), ["1"])
+        XCTAssertEqual(numeric.first?.error, "not_found")
+        let docs = try c.allDocsQuery(QueryOptions(json: "{\"keys\":[\"e\",\"a\"],\"include_docs\":true,\"conflicts\":true}")).allRows()
+        XCTAssertEqual(obj(docs[0].doc!)["_conflicts"], .array([.string("2-y")]))
+        XCTAssertNil(obj(docs[1].doc!)["_conflicts"])
+        let plain = try c.allDocsQuery(QueryOptions(json: "{\"keys\":[\"e\"],\"include_docs\":true}")).allRows()
+        XCTAssertNil(obj(plain[0].doc!)["_conflicts"], "only when asked")
+    }
+
     func testAllDocsPagesThroughManyDocuments() throws {
         try db.begin()
         for i in 0..<1000 { _ = try c.put(docID: String(format: "%04d", i), json: "{}", parent: nil) }

@@ -47,6 +47,27 @@ final class WireFormatTests: XCTestCase {
         XCTAssertThrowsError(try RequestPath(target: "http://x/db"))
     }
 
+    /// CouchDB 3.5's default (`decode_plus_to_space`): '+' in a path is a space; "%2B" is '+'.
+    func testRequestPathPlusIsASpaceByDefault() throws {
+        XCTAssertEqual(try RequestPath(target: "/db/plus+sign").segments, ["db", "plus sign"])
+        XCTAssertEqual(try RequestPath(target: "/db/plus%2Bsign").segments, ["db", "plus+sign"])
+        XCTAssertEqual(try RequestPath(target: "/db/plus+sign", plusAsSpace: false).segments, ["db", "plus+sign"])
+        XCTAssertEqual(try RequestPath(target: "/db/_local/a+b").segments, ["db", "_local/a b"])
+    }
+
+    /// `_bulk_get`: an entry without an `id` is answered in its place with CouchDB's error;
+    /// the C ABI's parser (request) still refuses the request.
+    func testBulkGetEntryWithoutID() throws {
+        let body = try JSONParser.parseObject(#"{"docs":[{"id":"a"},{"rev":"1-x"},{"id":7}]}"#)
+        let entries = try BulkGetShape.entries(body)
+        XCTAssertEqual(entries.map { $0?.id }, ["a", nil, nil])
+        XCTAssertThrowsError(try BulkGetShape.request(body))
+        XCTAssertThrowsError(try BulkGetShape.entries(JSONParser.parseObject(#"{"docs":"a"}"#)))
+        let answer = try JSONParser.parse(String(decoding: BulkGetShape.answer([nil]), as: UTF8.self))
+        XCTAssertEqual(answer, try JSONParser.parse(
+            #"{"results":[{"id":null,"docs":[{"error":{"id":null,"rev":null,"error":"bad_request","reason":"document id missed"}}]}]}"#))
+    }
+
     func testCredentials() {
         let h = "Basic " + Base64.encode(Array("admin:pa:ss".utf8))
         XCTAssertEqual(Credentials.basic(h)?.name, "admin")

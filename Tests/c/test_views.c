@@ -1048,7 +1048,17 @@ static void test_all_docs(void) {
     CHECK_STR(rows_of(NULL, c, "{\"all_docs_mode\":\"by_sequence\",\"startkey\":2,\"endkey\":5}", KEY, B, sizeof B), "2|4|5");
     char* json = NULL;
     CHECK_ST(cbl_collection_all_docs(c, "{\"all_docs_mode\":\"show_conflicts\",\"startkey\":\"e\"}", &json, &E), CBL_OK);
-    CHECK_STR(json, "{\"total_rows\":4,\"offset\":0,\"update_seq\":8,\"rows\":[{\"id\":\"e\",\"key\":\"e\",\"value\":{\"rev\":\"2-z\",\"_conflicts\":[\"2-y\"]},\"seq\":8}]}");
+    /* offset: the rows before the start key (a, b, d), as CouchDB counts it */
+    CHECK_STR(json, "{\"total_rows\":4,\"offset\":3,\"update_seq\":8,\"rows\":[{\"id\":\"e\",\"key\":\"e\",\"value\":{\"rev\":\"2-z\",\"_conflicts\":[\"2-y\"]},\"seq\":8}]}");
+    cbl_free(json);
+    CHECK_ST(cbl_collection_all_docs(c, "{\"descending\":true,\"startkey\":\"b\",\"skip\":1}", &json, &E), CBL_OK);
+    CHECK(json != NULL && strstr(json, "\"offset\":3,") != NULL);       /* e, d before b; skip 1 */
+    cbl_free(json);
+    /* keys with descending come reversed, then skip and limit */
+    CHECK_STR(ALLDOCS(c, "{\"keys\":[\"d\",\"nope\",\"a\",\"b\"],\"descending\":true,\"skip\":1,\"limit\":2}"), "a|not_found");
+    /* conflicts with include_docs: the document carries its _conflicts */
+    CHECK_ST(cbl_collection_all_docs(c, "{\"key\":\"e\",\"include_docs\":true,\"conflicts\":true}", &json, &E), CBL_OK);
+    CHECK(json != NULL && strstr(json, "\"doc\":{\"_id\":\"e\",\"_rev\":\"2-z\",\"_conflicts\":[\"2-y\"]") != NULL);
     cbl_free(json);
     CHECK_ST(cbl_collection_all_docs(c, "{\"key\":\"a\",\"include_docs\":true}", &json, &E), CBL_OK);
     CHECK(json != NULL && strstr(json, "\"doc\":{\"_id\":\"a\"") != NULL);

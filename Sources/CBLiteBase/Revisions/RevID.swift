@@ -87,8 +87,9 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
         if a.generation != b.generation { return a.generation < b.generation }
         // Same generation, so the same "<generation>-" prefix: the strings order as the
         // digests when neither is binary (ours among themselves).
-        guard a.isBinaryDigest || b.isBinaryDigest else { return a.string.utf8.lexicographicallyPrecedes(b.string.utf8) }
-        return a.withOrderBytes { ka in b.withOrderBytes { kb in ka.lexicographicallyPrecedes(kb) } }
+        let aBinary = a.isBinaryDigest, bBinary = b.isBinaryDigest
+        guard aBinary || bBinary else { return a.string.utf8.lexicographicallyPrecedes(b.string.utf8) }
+        return a.withOrderBytes(binary: aBinary) { ka in b.withOrderBytes(binary: bBinary) { kb in ka.lexicographicallyPrecedes(kb) } }
     }
 
     /// Whether CouchDB keeps the digest as bytes: exactly 32 hex digits.
@@ -97,12 +98,13 @@ public struct RevID: Hashable, Comparable, Sendable, CustomStringConvertible {
         return d.count == 32 && d.allSatisfy { Hex.isDigit($0) }
     }
 
-    /// The digest as CouchDB compares it: the 16 bytes of a binary digest, else its text.
-    private func withOrderBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+    /// The digest as CouchDB compares it: the 16 bytes of a binary digest (`binary`, as
+    /// `isBinaryDigest` answered), else its text.
+    private func withOrderBytes<T>(binary: Bool, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
         var s = string
         return s.withUTF8 { utf8 in
             let digest = UnsafeBufferPointer(rebasing: utf8[digestStart...])
-            guard isBinaryDigest else { return body(digest) }
+            guard binary else { return body(digest) }
             return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { bytes in
                 for i in 0..<16 { bytes[i] = Hex.nibble(digest[2 * i])! << 4 | Hex.nibble(digest[2 * i + 1])! }
                 return body(UnsafeBufferPointer(bytes))

@@ -75,6 +75,7 @@ extension Database {
             try l.run()
             try conn.exec("DROP TABLE IF EXISTS \(Schema.docTable(c.id))")
             try ViewIndexRegistry.collectionDeleted(conn, collectionID: c.id)
+            try PurgeHistory.collectionDeleted(conn, collectionID: c.id)
             txn.forget(c.id)
         }
         store.markCollectionDeleted(c.id)

@@ -40,7 +40,7 @@ extension Collection {
                 }
                 let row = try loadLive(conn, docID: docID, includeDeleted: options.contains(.deleted))
                 let (tree, current) = try row.tree()
-                return .copying(row.json(extras: extras(tree: tree, index: current, row: row, options: options)))
+                return .copying(row.json(extras: try extras(conn, tree: tree, index: current, row: row, options: options)))
             }
         }
     }
@@ -60,17 +60,17 @@ extension Collection {
                     throw CBLError.notFound("the body of revision \(revID) of \"\(docID)\" is no longer kept (compacted or pruned)")
                 }
                 return DocumentJSON.render(docID: docID, rev: rev.string, deleted: n.deleted, body: body,
-                                           extras: extras(tree: tree, index: i, row: row, options: options))
+                                           extras: try extras(conn, tree: tree, index: i, row: row, options: options))
             }
         }
     }
 
-    private func extras(tree: RevTree, index: Int, row: DocumentRow, options: GetOptions) -> [(String, JSONValue)] {
+    private func extras(_ conn: Connection, tree: RevTree, index: Int, row: DocumentRow, options: GetOptions) throws -> [(String, JSONValue)] {
         var o = RevisionOptions()
         o.conflicts = options.contains(.conflicts)
         o.revisions = options.contains(.revisions)
         o.localSeq = options.contains(.localSeq)
-        return metadata(tree: tree, index: index, row: row, options: o)     // RevisionExchange/RevisionReads.swift
+        return try metadata(conn, tree: tree, index: index, row: row, options: o)     // RevisionExchange/RevisionReads.swift
     }
 
     func loadLive(_ conn: Connection, docID: String, includeDeleted: Bool) throws -> DocumentRow {

@@ -215,6 +215,24 @@ struct DocumentStore {
         return s
     }
 
+    /// How many rows passing `filter` come before `bound` in `descending` (or ascending)
+    /// order: where a range query starts, counted (CouchDB's `offset`).
+    func count(_ conn: Connection, bySequence: Bool = false, filter: Filter, before bound: Bound, descending: Bool) throws -> Int64 {
+        let col = bySequence ? "sequence" : "docid"
+        var conds: [String] = []
+        switch filter {
+        case .all: break
+        case .live: conds.append("(flags & \(DocFlags.deleted.rawValue)) = 0")
+        case .conflicted: conds.append("(flags & \(DocFlags.conflicted.rawValue)) != 0")
+        }
+        // Before an inclusive bound: strictly beyond it; before an exclusive one: up to it.
+        conds.append("\(col) \(descending ? ">" : "<")\(bound.inclusive ? "" : "=") ?")
+        let s = try conn.prepare("SELECT count(*) FROM \(table) WHERE " + conds.joined(separator: " AND "))
+        defer { s.reset() }
+        bound.value.bind(s, 1)
+        return try s.step() ? s.int(0) : 0
+    }
+
     // MARK: whole-table scans (maintenance)
 
     /// Every stored document: live ones and tombstones (purged ones are gone). SQLite

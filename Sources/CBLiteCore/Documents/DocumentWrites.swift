@@ -111,13 +111,16 @@ extension Collection {
 
     /// CouchDB's `_purge`: removes the given leaves and the ancestors no other leaf
     /// shares; purging every leaf removes the document. Unknown and non-leaf revisions
-    /// are ignored. Returns the revisions purged (leaves and their removed ancestors).
+    /// are ignored. Returns the leaves purged, as CouchDB reports them (their removed
+    /// ancestors go unnamed). The request joins the purge history (PurgeHistory), as
+    /// CouchDB's do, whatever it removed.
     public func purge(docID: String, revs: [String]) throws -> [String] {
         try check()
         try DocumentBody.validateDocID(docID)
         let wanted = Set(revs.compactMap(RevID.init))
         return try mapMissingTable {
             try store.write(timeoutMs: database.busyTimeoutMs) { conn, txn in
+                try PurgeHistory.record(conn, collectionID: id, docID: docID, revs: revs)
                 guard let row = try docStore.row(conn, docID: docID) else { return [] }
                 var (tree, current) = try row.tree()
                 let purgedLeaves = tree.leafIndexes.filter { wanted.contains(tree.nodes[$0].rev) }
@@ -126,7 +129,7 @@ extension Collection {
                 for leaf in tree.leafIndexes where !purgedLeaves.contains(leaf) {
                     for i in tree.ancestry(of: leaf) { keep[i] = true }
                 }
-                let purged = tree.nodes.indices.filter { !keep[$0] }.map { tree.nodes[$0].rev.string }
+                let purged = purgedLeaves.map { tree.nodes[$0].rev.string }
                 if !keep.contains(true) {
                     try purgeRow(conn, txn, docID: docID)
                     return purged

@@ -1,10 +1,19 @@
 /// Local documents: per collection, never replicated or in the changes feed, one body
 /// and a revision "0-<n>" each (checkpoints and app-private data).
 extension Collection {
+    /// How a local write's revision relates to the stored one.
+    public enum LocalRevisionRule: Sendable {
+        /// The write names the current revision (none to create): otherwise 409.
+        case mustMatch
+        /// CouchDB 3's rule: nothing conflicts; the new revision is the one named plus one
+        /// ("0-1" when none is named), whatever is stored.
+        case followsGiven
+    }
+
     private static func localRev(_ n: Int64) -> String { "0-\(n)" }
 
-    private static func parseLocalRev(_ s: String) throws -> Int64 {
-        guard s.hasPrefix("0-"), let n = Int64(s.dropFirst(2)), n > 0 else {
+    private static func parseLocalRev(_ s: String, allowZero: Bool = false) throws -> Int64 {
+        guard s.hasPrefix("0-"), let n = Int64(s.dropFirst(2)), n > 0 || (allowZero && n == 0) else {
             throw CBLError.badRequest("invalid local revision ID \"\(s)\"")
         }
         return n
@@ -47,7 +56,7 @@ extension Collection {
         }
     }
 
-    public func putLocal(id: String, json: String, parent: String?) throws -> String {
+    public func putLocal(id: String, json: String, parent: String?, rule: LocalRevisionRule = .mustMatch) throws -> String {
         try check()
         try Collection.validateLocalID(id)
         let object = try JSONParser.parseObject(json)
@@ -56,7 +65,7 @@ extension Collection {
         }
         if let bodyID = object["_id"]?.stringValue, bodyID != id { throw CBLError.badRequest("\"_id\" differs from the local document ID") }
         let parentText = parent ?? object["_rev"]?.stringValue
-        let parentN = try parentText.map(Collection.parseLocalRev)
+        let parentN = try parentText.map { try Collection.parseLocalRev($0, allowZero: rule == .followsGiven) }
         var w = JSONWriter()
         w.writeObject(object) { $0 == "_id" || $0 == "_rev" }
         let body = w.bytes
@@ -66,6 +75,7 @@ extension Collection {
             let current: Int64? = try s.step() ? s.int(0) : nil
             s.reset()
             switch (current, parentN) {
+            case _ where rule == .followsGiven: break
             case (nil, nil): break
             case (nil, .some): throw CBLError.conflict("local document \"\(id)\" does not exist, so it has no revision to update")
             case (.some, nil): throw CBLError.conflict("local document \"\(id)\" already exists")
@@ -73,7 +83,7 @@ extension Collection {
                 throw CBLError.conflict("local document update conflict: \(Collection.localRev(p)) is not current")
             default: break
             }
-            let next = (current ?? 0) + 1
+            let next = (rule == .followsGiven ? parentN ?? 0 : current ?? 0) + 1
             let u = try conn.prepare("INSERT OR REPLACE INTO localdocs(coll, id, rev, body) VALUES (?,?,?,?)")
             u.bind(1, self.id).bind(2, id).bind(3, next).bindText(4, body)
             try u.run()
@@ -84,7 +94,7 @@ extension Collection {
     public func deleteLocal(id: String, parent: String?) throws {
         try check()
         try Collection.validateLocalID(id)
-        let parentN = try parent.map(Collection.parseLocalRev)
+        let parentN = try parent.map { try Collection.parseLocalRev($0) }
         try store.write(timeoutMs: database.busyTimeoutMs) { conn, _ in
             let s = try conn.prepare("SELECT rev FROM localdocs WHERE coll=? AND id=?")
             s.bind(1, self.id).bind(2, id)

@@ -20,7 +20,7 @@ extension Collection {
                     guard let i = tree.index(of: rev) else { throw CBLError.notFound("revision \(rev) of \"\(docID)\" is unknown") }
                     index = i
                 }
-                guard let revision = try render(row: row, tree: tree, index: index, options: options) else {
+                guard let revision = try render(conn, row: row, tree: tree, index: index, options: options) else {
                     throw CBLError.notFound("the body of revision \(tree.nodes[index].rev) of \"\(docID)\" is no longer kept (compacted or pruned)")
                 }
                 return revision
@@ -58,7 +58,7 @@ extension Collection {
                         }
                         let row = try loadLive(conn, docID: request.id, includeDeleted: true)
                         let (tree, current) = try row.tree()
-                        let results: [OpenRevsResult] = try render(row: row, tree: tree, index: current, options: o).map { [.ok($0)] }
+                        let results: [OpenRevsResult] = try render(conn, row: row, tree: tree, index: current, options: o).map { [.ok($0)] }
                             ?? [.missing(row.revID.string)]
                         return BulkGetItem(id: request.id, rev: nil, results: results, error: nil)
                     } catch {
@@ -79,7 +79,7 @@ extension Collection {
         var rendered = Set<Int>()
         func add(_ i: Int, asked: String) throws {
             guard rendered.insert(i).inserted else { return }
-            out.append(try render(row: row, tree: tree, index: i, options: options).map { .ok($0) } ?? .missing(asked))
+            out.append(try render(conn, row: row, tree: tree, index: i, options: options).map { .ok($0) } ?? .missing(asked))
         }
         guard let revs else {
             // CouchDB's order (couch_key_tree's depth-first walk, siblings ascending): leaves
@@ -106,7 +106,7 @@ extension Collection {
     }
 
     /// Renders revision `index`; nil when its body is no longer kept.
-    func render(row: DocumentRow, tree: RevTree, index: Int, options: RevisionOptions) throws -> Revision? {
+    func render(_ conn: Connection, row: DocumentRow, tree: RevTree, index: Int, options: RevisionOptions) throws -> Revision? {
         let node = tree.nodes[index]
         guard var body = node.body else { return nil }
         var following: [AttachmentInfo] = []
@@ -117,7 +117,7 @@ extension Collection {
             body = try couchDocumentJSON(body, encodingInfo: options.attEncodingInfo || options.sendEncodedAttachments)
         }
         let json = DocumentJSON.render(docID: row.docID, rev: node.rev.string, deleted: node.deleted, body: body,
-                                       extras: metadata(tree: tree, index: index, row: row, options: options))
+                                       extras: try metadata(conn, tree: tree, index: index, row: row, options: options))
         return Revision(docID: row.docID, revID: node.rev.string, deleted: node.deleted, json: json,
                         followingAttachments: options.attachments == .follows ? following : [])
     }
@@ -161,7 +161,7 @@ extension Collection {
 
     /// The `_`-prefixed read metadata a revision's JSON carries besides `_id`, `_rev`
     /// and `_deleted` (one builder for every read path).
-    func metadata(tree: RevTree, index: Int, row: DocumentRow, options: RevisionOptions) -> [(String, JSONValue)] {
+    func metadata(_ conn: Connection, tree: RevTree, index: Int, row: DocumentRow, options: RevisionOptions) throws -> [(String, JSONValue)] {
         var out: [(String, JSONValue)] = []
         if options.localSeq { out.append(("_local_seq", .int(row.sequence))) }
         if options.revsInfo {
@@ -182,10 +182,14 @@ extension Collection {
             if !deleted.isEmpty { out.append(("_deleted_conflicts", .array(deleted))) }
         }
         if options.revisions {
-            // Consecutive generations only: the history stops at a gap left by grafting.
+            // Consecutive generations only: the history stops at a gap left by grafting. No
+            // deeper than maxRevTreeDepth (CouchDB's `_revs_limit`): a lowered limit shows
+            // at once, before the next write prunes the stored tree to it.
             var history: [RevID] = []
+            let depth = try store.maxRevTreeDepth(conn)
             for i in tree.ancestry(of: index) {
                 let r = tree.nodes[i].rev
+                if history.count >= depth { break }
                 if let last = history.last, r.generation != last.generation - 1 { break }
                 history.append(r)
             }

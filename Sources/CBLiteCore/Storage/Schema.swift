@@ -18,7 +18,7 @@ enum Schema {
         rev INTEGER NOT NULL,
         body TEXT NOT NULL,
         PRIMARY KEY(coll, id)) WITHOUT ROWID;
-    """ + PurgeLog.createSQL
+    """ + PurgeLog.createSQL + PurgeHistory.createSQL
 
     static func docTable(_ id: Int64) -> String { "docs_\(id)" }
 

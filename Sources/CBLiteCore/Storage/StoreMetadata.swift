@@ -25,8 +25,11 @@ extension Store {
 
     // MARK: settings kept in the `info` table
 
-    func maxRevTreeDepth() throws -> Int {
-        Int(try read { try $0.queryInt("SELECT value FROM info WHERE key='max_rev_tree_depth'") } ?? 20)
+    func maxRevTreeDepth() throws -> Int { try read { try maxRevTreeDepth($0) } }
+
+    /// The same, on a connection a read already holds.
+    func maxRevTreeDepth(_ conn: Connection) throws -> Int {
+        Int(try conn.queryInt("SELECT value FROM info WHERE key='max_rev_tree_depth'") ?? 20)
     }
 
     func setMaxRevTreeDepth(_ depth: Int) throws {

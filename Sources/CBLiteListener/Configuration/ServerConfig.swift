@@ -8,6 +8,7 @@ import CouchWire
 ///   uuids/algorithm, uuids/utc_id_suffix    at once (`/_uuids`, POSTed documents);
 ///   couchdb/max_document_size               at the next start (limits.max_document_bytes);
 ///   chttpd/max_http_request_size            at the next start (limits.max_body_bytes);
+///   chttpd/decode_plus_to_space             at once ("false": a '+' in a path stays a '+');
 ///   attachments/compression_level, attachments/compressible_types
 ///                                           at once, for attachments attached from then on;
 ///   admins/NAME                             at once: a server admin (Authenticator);
@@ -202,4 +203,10 @@ final class ServerConfig: @unchecked Sendable {
             throw CouchError(status: 500, error: "unknown_error", reason: "cannot save the configuration in \(path): \(error)")
         }
     }
+}
+
+extension ServerConfig {
+    /// `[chttpd] decode_plus_to_space`: whether a '+' in a request path is a space, as in
+    /// CouchDB 3.5 by default (read per request: it acts at once).
+    var decodesPlusToSpace: Bool { value("chttpd", "decode_plus_to_space") != "false" }
 }

@@ -145,7 +145,8 @@ extension Router {
         let type = req.header("Content-Type") ?? "application/octet-stream"
         let rev = try coll.setAttachment(docID: docID, parent: req.query["rev"] ?? ifMatch(req), name: attName,
                                          contentType: type, digest: info.digest.string)
-        // As CouchDB: no ETag on a standalone attachment PUT's answer.
-        res.sendJSON(201, .object(JSONObject([("ok", .bool(true)), ("id", .string(docID)), ("rev", .string(rev))])))
+        // As CouchDB: a Location, no ETag on a standalone attachment PUT's answer.
+        res.sendJSON(201, .object(JSONObject([("ok", .bool(true)), ("id", .string(docID)), ("rev", .string(rev))])),
+                     headers: [req.location(ofDocument: docID, attachment: attName)])
     }
 }

@@ -28,8 +28,11 @@ extension Router {
             // The first scan finds bad parameters (an unknown filter) while an error status
             // can still be sent; then the head goes out at once (as CouchDB), so a longpoll
             // client sees the response start while the feed waits.
+            // The normal feed's ETag follows the database's state, as CouchDB's (made from its info).
+            let etag = p.feed == "normal" ? try changesETag(coll) : nil
+            if let etag, req.header("If-None-Match") == etag { return res.send(status: 304, headers: [("ETag", etag)], body: []) }
             var rows = try scan(coll, &p)
-            res.begin(status: 200)
+            res.begin(status: 200, headers: etag.map { [("ETag", $0)] } ?? [])
             try res.write(ChangesWriter.normalHeader)
             try res.flush()
             if rows.isEmpty && p.feed == "longpoll" && !p.options.descending {
@@ -96,6 +99,10 @@ extension Router {
         default:
             throw CouchError.badRequest("Supported `feed` types: normal, continuous, live, longpoll, eventsource")
         }
+    }
+
+    private func changesETag(_ coll: Collection) throws -> String {
+        CouchETag.make([try coll.database.uuid, String(try coll.lastSequence), String(try coll.purgeSequence)])
     }
 
     /// The rows after `p.since`; advances `p.since` past everything scanned.

@@ -13,7 +13,7 @@ extension Router {
             res.sendJSON(200, .object(try databaseInfo(name, coll)))
         case .PUT:
             try databases.create(name)
-            res.sendJSON(201, .object(JSONObject([("ok", .bool(true))])), headers: [("Location", "/" + PercentDecoding.encode(name))])
+            res.sendJSON(201, .object(JSONObject([("ok", .bool(true))])), headers: [("Location", req.absoluteURL([name]))])
         case .DELETE:
             if req.query.has("rev") {
                 throw CouchError.badRequest("You tried to DELETE a database with a ?=rev parameter. Did you mean to DELETE a document instead?")
@@ -35,7 +35,7 @@ extension Router {
             ("doc_count", .int(try coll.count)),
             ("doc_del_count", .int(try coll.deletedCount)),
             ("update_seq", .int(try coll.lastSequence)),
-            ("purge_seq", .int(0)),
+            ("purge_seq", .int(try coll.purgeSequence)),
             ("instance_start_time", .string(String(db.instanceStartTime))),
             ("sizes", .object(JSONObject([("file", .int(fileSize)), ("external", .int(fileSize)), ("active", .int(fileSize))]))),
             ("props", .object(JSONObject())),

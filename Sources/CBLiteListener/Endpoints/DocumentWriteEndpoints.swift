@@ -17,9 +17,11 @@ extension Router {
         }
     }
 
-    private func sendSaved(_ res: ResponseWriter, _ db: Collection, id: String, rev: String, status: Int = 201) {
-        res.sendJSON(status, .object(JSONObject([("ok", .bool(true)), ("id", .string(id)), ("rev", .string(rev))])),
-                     headers: [("ETag", "\"\(rev)\"")])
+    /// A saved revision: its ETag, and where a new one is (201: CouchDB's `Location`).
+    private func sendSaved(_ req: Request, _ res: ResponseWriter, id: String, rev: String, status: Int = 201, etag: Bool = true) {
+        var headers = etag ? [("ETag", "\"\(rev)\"")] : []
+        if status == 201 { headers.append(req.location(ofDocument: id)) }
+        res.sendJSON(status, .object(JSONObject([("ok", .bool(true)), ("id", .string(id)), ("rev", .string(rev))])), headers: headers)
     }
 
     private func newEdits(_ req: Request) throws -> Bool { try req.query.bool("new_edits", default: true) }
@@ -32,8 +34,8 @@ extension Router {
         let bytes = try req.body.readAll(limit: limits.maxDocumentBytes)
         if try !newEdits(req) {
             let body = try parseObject(bytes)
-            let rev = try insertExisting(coll, docID, body, attachments: [:])
-            return sendSaved(res, coll, id: docID, rev: rev)
+            let rev = try insertExisting(coll, docID, body, attachments: [:], queryRev: req.query["rev"])
+            return sendSaved(req, res, id: docID, rev: rev)
         }
         let parent = try requestedRev(req)
         let saved = try bytes.withUnsafeBufferPointer { try coll.put(docID: docID, body: $0, parent: parent, givenIDWins: true) }
@@ -41,12 +43,12 @@ extension Router {
     }
 
     /// `batch=ok` is answered 202 without a revision, as CouchDB does (the write itself
-    /// has already been made durably).
+    /// has already been made durably); a POST answers no ETag (CouchDB's).
     private func sendSaved(_ req: Request, _ res: ResponseWriter, _ coll: Collection, id: String, rev: String) throws {
         if req.query["batch"] == "ok" {
             res.sendJSON(202, .object(JSONObject([("ok", .bool(true)), ("id", .string(id))])))
         } else {
-            sendSaved(res, coll, id: id, rev: rev)
+            sendSaved(req, res, id: id, rev: rev, etag: req.method != .POST)
         }
     }
 
@@ -72,7 +74,7 @@ extension Router {
             throw CouchError.conflict
         }
         let newRev = try coll.delete(docID: docID, parent: rev)
-        sendSaved(res, coll, id: docID, rev: newRev, status: 200)
+        sendSaved(req, res, id: docID, rev: newRev, status: 200)
     }
 
     /// COPY with `Destination: id` or `id?rev=x` (to overwrite that revision).
@@ -92,7 +94,7 @@ extension Router {
         var w = JSONWriter(canonical: false)
         w.writeObject(body)
         let saved = try w.bytes.withUnsafeBufferPointer { try coll.put(docID: destID, body: $0, parent: destRev) }
-        sendSaved(res, coll, id: saved.docID, rev: saved.revID)
+        sendSaved(req, res, id: saved.docID, rev: saved.revID)
     }
 
     /// The revision a write names: `?rev=` or `If-Match` (400 when both are given and differ).
@@ -110,9 +112,12 @@ extension Router {
 
     func parseObject(_ bytes: [UInt8]) throws -> JSONObject { try MultipartDocumentReader.parseDocument(bytes) }
 
-    /// `new_edits=false` for one document: its `_id` must match the URL's.
-    func insertExisting(_ coll: Collection, _ docID: String, _ body: JSONObject, attachments: [String: BlobInfo]) throws -> String {
+    /// `new_edits=false` for one document: its `_id` must match the URL's; its revision is
+    /// the body's `_rev`, else the query's `rev` (CouchDB takes either).
+    func insertExisting(_ coll: Collection, _ docID: String, _ body: JSONObject, attachments: [String: BlobInfo],
+                        queryRev: String? = nil) throws -> String {
         var body = body
+        if body["_rev"] == nil, let queryRev { body["_rev"] = .string(queryRev) }
         if let id = body["_id"]?.stringValue, id != docID {
             throw CouchError.badRequest("Document id must match the URL")
         }

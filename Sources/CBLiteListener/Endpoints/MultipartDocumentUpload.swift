@@ -20,9 +20,9 @@ extension Router {
         let (body, stored) = try reader.finish()
 
         if try !req.query.bool("new_edits", default: true) {
-            let rev = try insertExisting(coll, docID, body, attachments: stored)
+            let rev = try insertExisting(coll, docID, body, attachments: stored, queryRev: req.query["rev"])
             res.sendJSON(201, .object(JSONObject([("ok", .bool(true)), ("id", .string(docID)), ("rev", .string(rev))])),
-                         headers: [("ETag", "\"\(rev)\"")])
+                         headers: [("ETag", "\"\(rev)\""), req.location(ofDocument: docID)])
             return
         }
         // A new revision: the streamed attachments become stubs of our stored content.
@@ -40,6 +40,6 @@ extension Router {
         let parent = req.query["rev"] ?? ifMatch(req)
         let saved = try w.bytes.withUnsafeBufferPointer { try coll.put(docID: docID, body: $0, parent: parent) }
         res.sendJSON(201, .object(JSONObject([("ok", .bool(true)), ("id", .string(saved.docID)), ("rev", .string(saved.revID))])),
-                     headers: [("ETag", "\"\(saved.revID)\"")])
+                     headers: [("ETag", "\"\(saved.revID)\""), req.location(ofDocument: saved.docID)])
     }
 }

@@ -22,24 +22,36 @@ extension Router {
         try requireMethod(req, [.POST])
         try requireJSONContent(req)
         let coll = try collection(name)
-        let request = try BulkDocsShape.request(.object(try req.jsonObjectBody(limit: limits.maxBodyBytes)))
+        var request = try BulkDocsShape.request(.object(try req.jsonObjectBody(limit: limits.maxBodyBytes)))
         if request.allOrNothing { return res.sendJSON(417, raw: BulkDocsShape.allOrNothingAnswer(request)) }
         try BulkDocsShape.checkWholeRequest(request)
-        if request.newEdits ?? true {
-            res.sendJSON(201, raw: BulkDocsShape.answer(try savingAllowedDocuments(req, name, request.docs) { try coll.saveDocuments($0) }))
-        } else {
-            // CouchDB answers only the failures when new_edits is false.
-            let results = try savingAllowedDocuments(req, name, request.docs) {
-                try coll.insertExistingRevisions($0.map { Collection.ExistingRevision(body: $0) })
-            }
-            res.sendJSON(201, raw: BulkDocsShape.answer(results, failuresOnly: true))
+        let newEdits = request.newEdits ?? true
+        // New documents are named by the configured UUID algorithm, as a POST's are.
+        if newEdits {
+            for i in request.docs.indices where request.docs[i]["_id"] == nil { request.docs[i]["_id"] = .string(server.uuids.next()) }
         }
+        // Local documents are written as such (CouchDB's local rule), in their places.
+        let localID: (JSONObject) -> String? = { $0["_id"]?.stringValue.flatMap { $0.hasPrefix("_local/") ? String($0.dropFirst(7)) : nil } }
+        let others = request.docs.filter { localID($0) == nil }
+        var saved = try savingAllowedDocuments(req, name, others) {
+            try newEdits ? coll.saveDocuments($0) : coll.insertExistingRevisions($0.map { Collection.ExistingRevision(body: $0) })
+        }.makeIterator()
+        let results: [WriteResult] = request.docs.map { doc in
+            guard let id = localID(doc) else { return saved.next()! }
+            do {
+                return WriteResult(docID: "_local/" + id, revID: try writeLocal(coll, id: id, doc, queryRev: nil), error: nil)
+            } catch {
+                return WriteResult(docID: "_local/" + id, revID: nil, error: CBLError.wrapping(error))
+            }
+        }
+        // CouchDB answers only the failures when new_edits is false.
+        res.sendJSON(201, raw: BulkDocsShape.answer(results, failuresOnly: !newEdits))
     }
 
     func bulkGet(_ name: String, _ req: Request, _ res: ResponseWriter) throws {
         try requireMethod(req, [.POST])
         let coll = try collection(name)
-        let requests = try BulkGetShape.request(try req.jsonObjectBody(limit: limits.maxBodyBytes))
+        let entries = try BulkGetShape.entries(try req.jsonObjectBody(limit: limits.maxBodyBytes))
         var options = try RevisionOptionsReader.read(req.query)
         try couchAttachmentOptions(&options, req)
         let multipart = req.accepts("multipart/mixed")
@@ -47,11 +59,17 @@ extension Router {
             if options.attachments == .inline { options.attachments = .follows }
             options.impliedAttachments = .follows
         }
-        let items = try coll.bulkGet(requests, options: options)
+        // Entries without an ID are answered in place, with their error (CouchDB's way).
+        var read = try coll.bulkGet(entries.compactMap { $0 }, options: options).makeIterator()
+        let items: [BulkGetItem?] = entries.map { $0 == nil ? nil : read.next() }
         if multipart {
             var outer = MultipartWriter()
             res.begin(status: 200, contentType: outer.contentType("mixed"))
             for item in items {
+                guard let item else {
+                    try res.write(outer.part([("Content-Type", "application/json; error=\"true\"")], BulkGetShape.missingID))
+                    continue
+                }
                 for part in BulkGetShape.parts(item) {
                     switch part {
                     case .revision(.ok(let rev)):

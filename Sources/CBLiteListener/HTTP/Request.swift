@@ -18,10 +18,13 @@ final class Request: @unchecked Sendable {
     let authenticatedBy: String?
     /// Set by the connection when the client goes away, so long feeds stop.
     let cancellation: Cancellation
+    /// Whether the request came over TLS, and to which port: the URLs answered (`Location`).
+    let tls: Bool
+    let localPort: Int
 
     init(head: HTTPRequestHead, path: RequestPath, query: QueryParameters, body: RequestBody,
          userCtx: UserContext, unverified: (name: String, password: String)? = nil, authenticatedBy: String?,
-         cancellation: Cancellation) {
+         cancellation: Cancellation, tls: Bool = false, localPort: Int = 0) {
         self.head = head
         self.path = path
         self.query = query
@@ -30,6 +33,23 @@ final class Request: @unchecked Sendable {
         unverifiedCredentials = unverified
         self.authenticatedBy = authenticatedBy
         self.cancellation = cancellation
+        self.tls = tls
+        self.localPort = localPort
+    }
+
+    /// An absolute URL on this server naming `segments` (each percent-encoded, a '/' in one
+    /// too), as CouchDB's absolute_uri builds its `Location`s: the host a proxy names
+    /// (`X-Forwarded-Host`) or the client did (`Host`), else this listener's port; the
+    /// scheme a proxy names (`X-Forwarded-Proto`, `X-Forwarded-Ssl: on`) or the connection's.
+    func absoluteURL(_ segments: [String]) -> String {
+        let host = header("X-Forwarded-Host") ?? header("Host") ?? "127.0.0.1:\(localPort)"
+        let scheme = header("X-Forwarded-Proto") ?? (header("X-Forwarded-Ssl") == "on" || tls ? "https" : "http")
+        return scheme + "://" + host + "/" + segments.map(PercentDecoding.encode).joined(separator: "/")
+    }
+
+    /// CouchDB's `Location` header for a document of the request's database (201s).
+    func location(ofDocument id: String, attachment: String? = nil) -> (String, String) {
+        ("Location", absoluteURL([path.segments.first ?? ""] + [id] + (attachment.map { [$0] } ?? [])))
     }
 
     /// The credentials were verified: the request acts as `user` from now on.
@@ -68,7 +88,7 @@ final class Request: @unchecked Sendable {
     }
 
     func jsonObjectBody(limit: Int) throws -> JSONObject {
-        guard let o = try jsonBody(limit: limit).objectValue else { throw CouchError.badRequest("the request body must be a JSON object") }
+        guard let o = try jsonBody(limit: limit).objectValue else { throw CouchError.badRequest("Request body must be a JSON object") }
         return o
     }
 }

@@ -18,6 +18,9 @@ final class RequestBody: @unchecked Sendable {
     private var finished = false
     private var failure: Failure?
     private let maxBytes: Int
+    /// When the head arrived and when the body's end did: `X-CouchDB-Body-Time`.
+    private let startedAt = MonotonicTime.now()
+    private var finishedAt: MonotonicTime?
     /// Decodes a `Content-Encoding: gzip` body for the worker (CouchDB accepts those).
     private let inflater: GzipInflater?
     /// Called (from the worker) when the buffer drains, so the event loop reads again.
@@ -46,7 +49,13 @@ final class RequestBody: @unchecked Sendable {
         }
     }
 
-    func finish() { condition.locked { finished = true; condition.broadcast() } }
+    func finish() { condition.locked { finished = true; finishedAt = MonotonicTime.now(); condition.broadcast() } }
+
+    /// Milliseconds from the request's head to its body's end (so far, while it arrives).
+    var receivingMs: Int {
+        let end = condition.locked { finishedAt } ?? MonotonicTime.now()
+        return Int((end.nanoseconds - startedAt.nanoseconds) / 1_000_000)
+    }
 
     func fail(_ f: Failure) { condition.locked { if failure == nil && !finished { failure = f }; condition.broadcast() } }
 

@@ -13,7 +13,13 @@ final class ResponseWriter: @unchecked Sendable {
     private let channel: Channel
     private let version: HTTPVersion
     private let isHead: Bool
-    private let keepAlive: Bool
+    /// False too once a streamed response to an HTTP/1.0 client began: its end is the
+    /// connection's close.
+    private var keepAlive: Bool
+    /// CouchDB's `X-Couch-Request-ID` (RequestID): on every response.
+    private let requestID: String
+    /// Milliseconds spent receiving the request body (`X-CouchDB-Body-Time`).
+    private let bodyTimeMs: () -> Int
     private let onFinished: @Sendable (_ keepAlive: Bool) -> Void
     private let lock = Monitor()
     private var started = false
@@ -26,12 +32,14 @@ final class ResponseWriter: @unchecked Sendable {
     /// Every write is made on the event loop after checking it.
     private var abandoned = false
 
-    init(channel: Channel, version: HTTPVersion, isHead: Bool, keepAlive: Bool,
-         onFinished: @escaping @Sendable (_ keepAlive: Bool) -> Void) {
+    init(channel: Channel, version: HTTPVersion, isHead: Bool, keepAlive: Bool, requestID: String,
+         bodyTimeMs: @escaping () -> Int = { 0 }, onFinished: @escaping @Sendable (_ keepAlive: Bool) -> Void) {
         self.channel = channel
         self.version = version
         self.isHead = isHead
         self.keepAlive = keepAlive
+        self.requestID = requestID
+        self.bodyTimeMs = bodyTimeMs
         self.onFinished = onFinished
     }
 
@@ -68,10 +76,18 @@ final class ResponseWriter: @unchecked Sendable {
         channel.flush()
     }
 
-    /// The headers every response carries.
-    private func baseHeaders(_ extra: [(String, String)], contentType: String?) -> HTTPHeaders {
+    /// The headers every response carries. A 304 has no body, so none of the headers
+    /// describing one (CouchDB's: no Cache-Control or Content-Type).
+    private func baseHeaders(_ extra: [(String, String)], contentType: String?, status: Int) -> HTTPHeaders {
         var h = HTTPHeaders()
         h.add(name: "Server", value: ResponseWriter.serverHeader)
+        h.add(name: RequestID.header, value: requestID)
+        h.add(name: "X-CouchDB-Body-Time", value: String(bodyTimeMs()))
+        if status == 304 {
+            for (n, v) in extra where n.lowercased() != "cache-control" && n.lowercased() != "content-type" { h.add(name: n, value: v) }
+            if !keepAlive { h.replaceOrAdd(name: "Connection", value: "close") }
+            return h
+        }
         h.add(name: "Cache-Control", value: "must-revalidate")
         if let contentType { h.add(name: "Content-Type", value: contentType) }
         // An endpoint's own Cache-Control (`/_uuids`: no-cache) replaces the default one.
@@ -98,7 +114,7 @@ final class ResponseWriter: @unchecked Sendable {
         }
         guard ok else { return }
         self.status = status
-        var h = baseHeaders(extra, contentType: contentType)
+        var h = baseHeaders(extra, contentType: contentType, status: status)
         h.replaceOrAdd(name: "Content-Length", value: String(body.count))
         var parts: [HTTPServerResponsePart] = [.head(head(status, h))]
         if !isHead && !body.isEmpty { parts.append(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
@@ -129,8 +145,13 @@ final class ResponseWriter: @unchecked Sendable {
     func begin(status: Int, headers extra: [(String, String)] = [], contentType: String? = "application/json", contentLength: UInt64? = nil) {
         lock.locked { precondition(!started, "response already started"); started = true }
         self.status = status
-        var h = baseHeaders(extra, contentType: contentType)
+        // The framing is ours to set (the encoder leaves it: Listener): a length, else
+        // chunks, which an HTTP/1.0 client cannot read, so its body ends with the connection.
+        let chunked = contentLength == nil && (version.major > 1 || version.minor >= 1)
+        if contentLength == nil && !chunked { keepAlive = false }
+        var h = baseHeaders(extra, contentType: contentType, status: status)
         if let contentLength { h.replaceOrAdd(name: "Content-Length", value: String(contentLength)) }
+        if chunked { h.replaceOrAdd(name: "Transfer-Encoding", value: "chunked") }
         lastWrite = emit([.head(head(status, h))])
     }
 

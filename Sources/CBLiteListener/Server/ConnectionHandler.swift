@@ -153,7 +153,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let path: RequestPath
         let query: QueryParameters
         do {
-            path = try RequestPath(target: head.uri)
+            path = try RequestPath(target: head.uri, plusAsSpace: server.config.decodesPlusToSpace)
             query = try QueryParameters(query: path.query)
         } catch {
             return answerEarly(context: context, head: head, CouchError.from(error))
@@ -195,7 +195,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         // request's `.end` arrives, and must not be taken for one that left a body unread.
         state = .active(id: id, body: body, cancellation: cancellation, bodyDone: quick)
         let writer = ResponseWriter(channel: context.channel, version: head.version, isHead: head.method == .HEAD,
-                                    keepAlive: head.isKeepAlive) { [weak self] keepAlive in
+                                    keepAlive: head.isKeepAlive, requestID: RequestID.choose(clientGiven: head.headers.first(name: RequestID.header)),
+                                    bodyTimeMs: { body.receivingMs }) { [weak self] keepAlive in
             if loop.inEventLoop {
                 self?.responseFinished(id: id, keepAlive: keepAlive)
             } else {
@@ -204,7 +205,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
         currentWriter = writer
         let request = Request(head: head, path: path, query: query, body: body, userCtx: auth.userCtx, unverified: auth.unverified,
-                              authenticatedBy: auth.method, cancellation: cancellation)
+                              authenticatedBy: auth.method, cancellation: cancellation,
+                              tls: server.ownAddress.tls, localPort: server.ownAddress.port)
         let router: Router = server.router
         let active = server.activeRequests
         active.add(id: ObjectIdentifier(request), body: body, cancellation: cancellation)
@@ -280,6 +282,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private func answerEarly(context: ChannelHandlerContext, head: HTTPRequestHead, _ e: CouchError, headers extra: [(String, String)] = []) {
         var h = HTTPHeaders()
         h.add(name: "Server", value: ResponseWriter.serverHeader)
+        h.add(name: RequestID.header, value: RequestID.choose(clientGiven: head.headers.first(name: RequestID.header)))
+        h.add(name: "X-CouchDB-Body-Time", value: "0")
         h.add(name: "Cache-Control", value: "must-revalidate")
         h.add(name: "Content-Type", value: "application/json")
         for (n, v) in extra { h.add(name: n, value: v) }

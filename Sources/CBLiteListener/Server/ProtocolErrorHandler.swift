@@ -21,6 +21,8 @@ final class ProtocolErrorHandler: ChannelDuplexHandler {
                 : CouchError(status: 400, error: "bad_request", reason: "Malformed HTTP request.")
             var h = HTTPHeaders()
             h.add(name: "Server", value: ResponseWriter.serverHeader)
+            h.add(name: RequestID.header, value: RequestID.generate())
+            h.add(name: "X-CouchDB-Body-Time", value: "0")
             h.add(name: "Content-Type", value: "application/json")
             h.add(name: "Content-Length", value: String(e.body.count))
             h.add(name: "Connection", value: "close")

@@ -6,6 +6,7 @@ enum RawResponse {
     static func closing(_ e: CouchError) -> [UInt8] {
         let body = e.body
         let head = "HTTP/1.1 \(e.status) \(CouchError.reasonPhrase(e.status))\r\nServer: \(ResponseWriter.serverHeader)\r\n"
+            + "\(RequestID.header): \(RequestID.generate())\r\nX-CouchDB-Body-Time: 0\r\n"
             + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         return Array(head.utf8) + body
     }

@@ -58,6 +58,8 @@ final class Router: @unchecked Sendable {
             case "_ensure_full_commit": return try ensureFullCommit(first, req, res)
             case "_compact": return try compact(first, req, res)
             case "_purge": return try purge(first, req, res)
+            case "_purged_infos": return try purgedInfos(first, req, res)
+            case "_purged_infos_limit": return try purgedInfosLimit(first, req, res)
             case "_revs_limit": return try revsLimit(first, req, res)
             case "_view_cleanup": return try viewCleanup(first, req, res)
             case "_find", "_index", "_explain":
@@ -73,6 +75,14 @@ final class Router: @unchecked Sendable {
                     throw CouchError.badRequest("Only reserved document ids may start with underscore.")
                 }
                 return try document(first, second, req, res)
+            }
+        }
+        if s.count == 3 && s[2] == "queries" {
+            switch second {
+            case "_all_docs": return try allDocsQueries(first, req, res)
+            case "_design_docs": return try allDocsQueries(first, req, res, designOnly: true)
+            case "_local_docs": return try localDocsQueries(first, req, res)
+            default: break
             }
         }
         if second.hasPrefix("_design/") && s.count == 4 && s[2] == "_view" {
@@ -113,6 +123,7 @@ final class Router: @unchecked Sendable {
                 return false
             }
             if s.count == 4 && s[2] == "_view" { return false }
+            if s.count == 3 && s[2] == "queries" { return false }       // _all_docs/queries and the like
             return true
         case .DELETE:
             return path.segments.first != "_session"

@@ -8,8 +8,9 @@ public struct RequestPath: Equatable, Sendable {
     public let segments: [String]
     public let query: String
 
-    /// `target` is the request target: "/db/doc?x=1". 400 for a malformed escape.
-    public init(target: String) throws {
+    /// `target` is the request target: "/db/doc?x=1". 400 for a malformed escape. A '+' is
+    /// a space when `plusAsSpace` (CouchDB 3.5's default, `[chttpd] decode_plus_to_space`).
+    public init(target: String, plusAsSpace: Bool = true) throws {
         let bytes = Array(target.utf8)
         let q = bytes.firstIndex(of: UInt8(ascii: "?"))
         let pathBytes = q.map { bytes[..<$0] } ?? bytes[...]
@@ -17,7 +18,7 @@ public struct RequestPath: Equatable, Sendable {
         guard pathBytes.first == UInt8(ascii: "/") else { throw CBLError(.badRequest, "the request target must be an absolute path") }
         var segs: [String] = []
         for raw in pathBytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
-            guard let s = PercentDecoding.decode(raw, plusAsSpace: false) else {
+            guard let s = PercentDecoding.decode(raw, plusAsSpace: plusAsSpace) else {
                 throw CBLError(.badRequest, "malformed percent-escape in the path")
             }
             segs.append(s)

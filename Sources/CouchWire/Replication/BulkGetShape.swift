@@ -3,11 +3,21 @@ import CBLiteBase
 /// `_bulk_get` as a peer answers it (the listener, JSON and multipart, and the C ABI's
 /// `cbl_collection_docs_bulk_get`).
 public enum BulkGetShape {
-    /// `{"docs": [{"id", "rev"?, "atts_since"?}, ...]}`.
+    /// `{"docs": [{"id", "rev"?, "atts_since"?}, ...]}`, every entry with an `id`.
     public static func request(_ body: JSONObject) throws -> [BulkGetRequest] {
+        try entries(body).map { e in
+            guard let e else { throw CBLError.badRequest("each doc needs an `id`") }
+            return e
+        }
+    }
+
+    /// The same, an entry without an `id` string given as nil: CouchDB answers that entry
+    /// with an error of its own (`missingID`) and the others as usual.
+    public static func entries(_ body: JSONObject) throws -> [BulkGetRequest?] {
         guard let docs = body["docs"]?.arrayValue else { throw CBLError.badRequest("Missing JSON list of 'docs'.") }
         return try docs.map { d in
-            guard let o = d.objectValue, let id = o["id"]?.stringValue else { throw CBLError.badRequest("each doc needs an `id`") }
+            guard let o = d.objectValue else { throw CBLError.badRequest("each doc must be a JSON object") }
+            guard let id = o["id"]?.stringValue else { return nil }
             let rev = try o["rev"].map { v -> String in
                 guard let s = v.stringValue else { throw CBLError.badRequest("`rev` must be a string") }
                 return s
@@ -23,12 +33,17 @@ public enum BulkGetShape {
     }
 
     /// `{"results": [{"id", "docs": [{"ok": doc} | {"error": {"id","rev","error","reason"}}]}]}`
-    /// (a missing revision is an error entry there, as CouchDB).
-    public static func answer(_ items: [BulkGetItem]) -> [UInt8] {
+    /// (a missing revision is an error entry there, as CouchDB); a nil item is an entry
+    /// that named no `id` (entries()).
+    public static func answer(_ items: [BulkGetItem?]) -> [UInt8] {
         var w = JSONWriter(canonical: false, capacity: 4096)
         w.append("{\"results\":[")
         for (i, item) in items.enumerated() {
             if i > 0 { w.appendByte(UInt8(ascii: ",")) }
+            guard let item else {
+                w.append("{\"id\":null,\"docs\":[{\"error\":"); w.appendRaw(missingID); w.append("}]}")
+                continue
+            }
             w.append("{\"id\":")
             w.writeString(item.id)
             w.append(",\"docs\":[")
@@ -62,6 +77,10 @@ public enum BulkGetShape {
             return .revision(r)
         }
     }
+
+    /// The error of an entry without an `id`, CouchDB's words.
+    public static let missingID = JSONWriter.ordered(.object(JSONObject([
+        ("id", .null), ("rev", .null), ("error", .string("bad_request")), ("reason", .string("document id missed"))])))
 
     /// `{"id","rev","error","reason"}`; a missing document's rev is "undefined", as CouchDB writes it.
     public static func error(id: String, rev: String?, _ e: CBLError) -> [UInt8] {

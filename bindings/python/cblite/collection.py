@@ -399,7 +399,8 @@ class Collection(ReleasableHandle):
     def purge_revisions(self, doc_id: str, revs: List[str]) -> List[str]:
         """CouchDB's ``_purge``: removes the given leaf revisions and the ancestors no
         remaining leaf shares (the whole document when no leaf remains). Unknown and
-        non-leaf revisions are ignored. Returns the purged revision IDs."""
+        non-leaf revisions are ignored. Returns the purged leaf revision IDs (as
+        CouchDB's ``_purge`` answers)."""
         return call_list(C.cbl_doc_purge_revisions, self._h, cstr(doc_id, "doc_id"),
                          dumps(rev_list(revs, "revs")))
 

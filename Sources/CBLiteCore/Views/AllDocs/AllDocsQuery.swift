@@ -13,6 +13,6 @@ extension Collection {
         let scan = try AllDocsScan(collection: self, options: options)
         return QueryEnumerator(source: ValueRows(scan), options: options, collection: self, viewName: nil,
                                totalRows: meta.docCount, generation: 0, lastSequence: meta.lastSeq,
-                               includeDocs: options.includeDocs)
+                               includeDocs: options.includeDocs, offset: try scan.rowsBeforeStart() + options.skip)
     }
 }

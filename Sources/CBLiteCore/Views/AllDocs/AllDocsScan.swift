@@ -44,6 +44,25 @@ final class AllDocsScan: ValueRowProducer {
         if options.keys != nil && bySeq { throw CBLError.badRequest("\"keys\" is not supported with by_sequence") }
     }
 
+    /// The rows the mode lists.
+    private var filter: DocumentStore.Filter {
+        mode == .onlyConflicts ? .conflicted : (mode == .allDocs || mode == .showConflicts ? .live : .all)
+    }
+
+    /// How many rows come before the first one the range allows (0 for a `keys` query or
+    /// none given): with `skip`, CouchDB's `offset`.
+    func rowsBeforeStart() throws -> Int64 {
+        guard options.keys == nil else { return 0 }
+        let desc = options.descending
+        guard let start = desc ? upper : lower else { return 0 }
+        let bound = DocumentStore.Bound(value: start, inclusive: desc ? upperInclusive : lowerInclusive)
+        return try collection.mapMissingTable {
+            try collection.store.read { conn in
+                try collection.docStore.count(conn, bySequence: mode == .bySequence, filter: filter, before: bound, descending: desc)
+            }
+        }
+    }
+
     func next() throws -> QueryRow? {
         while true {
             if pageIndex < page.count {
@@ -73,8 +92,8 @@ final class AllDocsScan: ValueRowProducer {
     private func fetchPage() throws {
         let docStore = collection.docStore
         let showConflicts = mode == .showConflicts || mode == .onlyConflicts
-        if let keys = options.keys {
-            // One document per key, in the order given.
+        if let keys = options.descending ? options.keys?.reversed() : options.keys {
+            // One document per key, in the order given (reversed when descending, as CouchDB).
             guard keyIndex < keys.count else { done = true; page = []; pageIndex = 0; return }
             let batch = Array(keys[keyIndex..<min(keys.count, keyIndex + AllDocsScan.pageSize)])
             keyIndex += batch.count
@@ -100,7 +119,6 @@ final class AllDocsScan: ValueRowProducer {
         }
         let bySeq = mode == .bySequence
         let desc = options.descending
-        let filter: DocumentStore.Filter = mode == .onlyConflicts ? .conflicted : (mode == .allDocs || mode == .showConflicts ? .live : .all)
         // After the first page the cursor replaces the start bound, so SQLite seeks to it
         // (given both, it may seek to the start bound and filter its way to the cursor).
         let cursor: SQLArg? = bySeq ? cursorSeq.map { .int($0) } : cursorID.map { .string($0) }

@@ -26,7 +26,11 @@ public final class QueryEnumerator: @unchecked Sendable {
     /// not see the latter on Linux (see LockedValue).
     private let lock = LockedValue(())
 
+    /// The index's rows before the first one returned (CouchDB's: the start key's place
+    /// plus `skip`).
     public let offset: Int64
+    /// How include_docs reads each document (`conflicts`: with `_conflicts`).
+    private let docOptions: Collection.GetOptions
     /// Rows in the index (documents for all-docs queries) when the query ran.
     public let totalRows: Int64
     /// The index's generation and last indexed sequence when the query ran.
@@ -34,10 +38,11 @@ public final class QueryEnumerator: @unchecked Sendable {
     public let lastSequence: Int64
 
     init(source: RowSource, options: QueryOptions, collection: Collection, viewName: String?,
-         totalRows: Int64, generation: Int64, lastSequence: Int64, includeDocs: Bool) {
+         totalRows: Int64, generation: Int64, lastSequence: Int64, includeDocs: Bool, offset: Int64? = nil) {
         self.source = source
         skip = options.skip
-        offset = options.skip
+        self.offset = offset ?? options.skip
+        docOptions = options.conflicts ? [.conflicts] : []
         remaining = options.limit
         self.includeDocs = includeDocs
         self.collection = collection
@@ -155,7 +160,7 @@ public final class QueryEnumerator: @unchecked Sendable {
 
     private func attachDoc(_ row: inout QueryRowRef) {
         guard let id = row.docID else { return }
-        let doc = try? collection.get(docID: String(decoding: id, as: UTF8.self))
+        let doc = try? collection.get(docID: String(decoding: id, as: UTF8.self), options: docOptions)
         row.doc = lendArena.buffer(lendArena.store(doc))
     }
 

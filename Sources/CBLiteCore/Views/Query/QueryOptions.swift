@@ -21,6 +21,8 @@ public struct QueryOptions: Sendable {
     public var group = false
     public var groupLevel = 0
     public var includeDocs = false
+    /// With include_docs: each document carries its `_conflicts` (CouchDB's `conflicts`).
+    public var conflicts = false
     public var update: UpdateMode = .before
     public var prefixMatchLevel = 0
     /// All-docs queries only.
@@ -38,7 +40,7 @@ public struct QueryOptions: Sendable {
     public static let names: Set<String> = [
         "key", "keys", "startkey", "start_key", "endkey", "end_key", "inclusive_end", "startkey_docid",
         "start_key_doc_id", "endkey_docid", "end_key_doc_id", "descending", "limit", "skip", "reduce", "group",
-        "group_level", "include_docs", "update", "stale", "prefix_match_level", "all_docs_mode",
+        "group_level", "include_docs", "conflicts", "update", "stale", "prefix_match_level", "all_docs_mode",
     ]
 
     public init(object o: JSONObject) throws {
@@ -63,6 +65,7 @@ public struct QueryOptions: Sendable {
                 guard n <= 1_000_000 else { throw CBLError.badRequest("option \"group_level\" is too large") }
                 groupLevel = Int(n)
             case "include_docs": includeDocs = try v.boolOption(k)
+            case "conflicts": conflicts = try v.boolOption(k)
             case "update":
                 if let b = v.boolValue { update = b ? .before : .never }
                 else if v.stringValue == "true" { update = .before }
