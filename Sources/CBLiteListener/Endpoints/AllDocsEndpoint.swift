@@ -42,21 +42,11 @@ extension Router {
             if options["endkey"] == nil && options["end_key"] == nil { options["endkey"] = .string(descending ? "_design/" : "_design0") }
         }
         let result = try coll.allDocsQuery(QueryOptions(object: options))
+        let docOptions = try includedDocumentOptions(req)
         res.begin(status: 200)
         // A keys query has no place in the index to count from: CouchDB's offset is null.
-        // Documents as CouchDB's peers read them: attachment digests in CouchDB's form, and
-        // with `attachments=true` their content inline.
-        var docOptions = RevisionOptions()
-        if try q.bool("attachments", default: false) { docOptions.attachments = .inline }
-        try couchAttachmentOptions(&docOptions, req)
-        let document: (UnsafeBufferPointer<UInt8>) throws -> [UInt8] = { doc in
-            let json = Array(doc)
-            guard docOptions.attachments == .inline else { return try coll.couchDocumentJSON(json, encodingInfo: docOptions.attEncodingInfo) }
-            let o = try JSONParser.parseObject(bytes: doc)
-            guard o["_attachments"] != nil, let id = o["_id"]?.stringValue else { return json }
-            return try coll.revision(docID: id, revID: o["_rev"]?.stringValue, options: docOptions).json
-        }
-        try result.writeJSON(updateSeq: try q.bool("update_seq", default: false), offset: options["keys"] == nil, document: document) {
+        try result.writeJSON(updateSeq: try q.bool("update_seq", default: false), offset: options["keys"] == nil,
+                             document: { try self.couchDocument(coll, Array($0), docOptions) }) {
             try res.write($0)
         }
         try res.write([10])
