@@ -581,7 +581,8 @@ CBL_WARN_UNUSED cbl_status cbl_collection_last_sequence(cbl_collection* coll, ui
  * Revision IDs made here are "<generation>-<40 hex digits>": the SHA-1 digest covers
  * the parent revision ID, the deletion flag and the canonical JSON of the body (keys
  * sorted by UTF-8 bytes, no insignificant whitespace, integral numbers without a
- * fraction), so the same change made on two databases gets the same revision ID.
+ * fraction; attachment stubs without what the library derives for CouchDB peers: "md5"
+ * and the gzip form), so the same change made on two databases gets the same revision ID.
  * Revision IDs from elsewhere (cbl_doc_put_existing, parents) may carry any digest of
  * 1–128 printable ASCII characters without spaces; the generation is 1–999999999.
  *

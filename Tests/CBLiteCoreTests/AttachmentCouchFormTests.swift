@@ -57,6 +57,21 @@ final class AttachmentCouchFormTests: CBLTestCase {
         XCTAssertEqual(info["a.txt"]?.objectValue?["encoding"], .string("gzip"))
         XCTAssertEqual(info["a.txt"]?.objectValue?["encoded_length"], .int(Int64(text.count + 1)))
 
+        // Through the ABI, following and inline content is the content itself: no encoding shown.
+        var follows = RevisionOptions()
+        follows.attachments = .follows
+        let rev = try c.revision(docID: "d", revID: nil, options: follows)
+        XCTAssertEqual(rev.followingAttachments.first { $0.name == "a.txt" }?.encoded?.digest, BlobDigest.of(encoded(text)))
+        let entry = obj(rev.json)["_attachments"]!.objectValue!["a.txt"]!.objectValue!
+        XCTAssertEqual(entry["follows"], .bool(true))
+        XCTAssertNil(entry["encoding"])
+        XCTAssertEqual(entry["digest"], .string(BlobDigest.of(text).string))
+        // For CouchDB's peers the part goes gzip-encoded, and says so.
+        follows.couchDigests = true
+        let wireEntry = obj(try c.revision(docID: "d", revID: nil, options: follows).json)["_attachments"]!.objectValue!["a.txt"]!.objectValue!
+        XCTAssertEqual(wireEntry["encoding"], .string("gzip"))
+        XCTAssertEqual(wireEntry["digest"], md5(encoded(text)))
+
         // Compaction keeps the gzip form while a kept revision refers to it, then drops it.
         try db.compact()
         XCTAssertTrue(try db.blobStore.contains(BlobDigest.of(encoded(text))))
@@ -64,6 +79,16 @@ final class AttachmentCouchFormTests: CBLTestCase {
         try db.compact()
         XCTAssertFalse(try db.blobStore.contains(BlobDigest.of(encoded(text))))
         XCTAssertFalse(try db.blobStore.contains(BlobDigest.of(text)))
+    }
+
+    func testTheSameChangeGetsTheSameRevisionIDWithOrWithoutAGzipForm() throws {
+        let plain = try open("plain"), served = try open("served")
+        served.attachmentCompression = AttachmentCompression(compressor: Reverser())
+        let body = #"{"_attachments":{"a.txt":{"content_type":"text/plain","data":"aGVsbG8="}}}"#
+        let r1 = try plain.defaultCollection().put(docID: "d", json: body, parent: nil).revID
+        let r2 = try served.defaultCollection().put(docID: "d", json: body, parent: nil).revID
+        XCTAssertNotNil(try stub(served.defaultCollection(), "d", "a.txt")["encoding"])
+        XCTAssertEqual(r1, r2)
     }
 
     func testStubsWrittenBeforeTheMD5WasKeptGetItFromTheStore() throws {

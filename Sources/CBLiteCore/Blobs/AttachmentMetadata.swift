@@ -170,6 +170,25 @@ enum Attachments {
         return JSONWriter.canonical(.object(o))
     }
 
+    /// The stub members the engine derives for CouchDB's peers (AttachmentCouchForm).
+    static let derivedMembers = ["encoded_digest", "encoded_length", "encoding", "md5"]
+
+    /// The canonical body a new revision's ID covers: without the derived members, so the
+    /// same change gets the same revision ID whether a database keeps a gzip form or not,
+    /// and as it did before the MD5 was kept.
+    static func revisionDigestBody(_ body: DocumentBody) throws -> [UInt8] {
+        guard body.hasAttachments else { return body.canonical }
+        var o = try body.canonical.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) }
+        guard var atts = o["_attachments"]?.objectValue else { return body.canonical }
+        for i in atts.members.indices {
+            guard case .object(var e) = atts.members[i].value else { continue }
+            for k in derivedMembers { e[k] = nil }
+            atts.members[i].value = .object(e)
+        }
+        o["_attachments"] = .object(atts)
+        return JSONWriter.canonical(.object(o))
+    }
+
     /// CouchDB's 412 for a stub that names no attachment of the parent revision.
     static func missingStub(docID: String, name: String) -> CBLError {
         CBLError(.preconditionFailed, "Invalid attachment stub in \(docID) for \(name)")

@@ -162,7 +162,7 @@ extension Collection {
         if parent == nil && preloaded == nil {
             // Creating: try the insert first; an existing row (live or tombstone) is rare.
             let body = try withResolvedAttachments(body, docID: docID, parent: nil, docHasAttachments: false, generation: 1)   // Blobs/
-            let rev = RevID.make(parent: nil, deleted: body.deleted, canonicalBody: body.canonical)
+            let rev = RevID.make(parent: nil, deleted: body.deleted, canonicalBody: try Attachments.revisionDigestBody(body))
             if store.validators.hasValidators(id) {
                 if let row = try docStore.row(conn, docID: docID) {
                     return try saveOnExisting(conn, txn, docID: docID, body: body, parent: nil, allowConflict: allowConflict, row: row)
@@ -248,7 +248,8 @@ extension Collection {
         }
         let body = try withResolvedAttachments(body, docID: docID, parent: tree.nodes[parentIndex], docHasAttachments: row.flags.contains(.hasAttachments),
                                                generation: tree.nodes[parentIndex].rev.generation + 1)   // Blobs/
-        let rev = RevID.make(parent: tree.nodes[parentIndex].rev, deleted: body.deleted, canonicalBody: body.canonical)
+        let rev = RevID.make(parent: tree.nodes[parentIndex].rev, deleted: body.deleted,
+                             canonicalBody: try Attachments.revisionDigestBody(body))   // Blobs/
         if tree.index(of: rev) != nil {
             throw CBLError.conflict("revision \(rev) of \"\(docID)\" already exists")
         }

@@ -138,6 +138,11 @@ extension Collection {
                 continue
             }
             e["stub"] = nil
+            if !options.couchDigests {
+                // Through the ABI inline data and following content are the content itself,
+                // never its gzip form (which only the wire format sends).
+                for k in ["encoding", "encoded_length", "encoded_digest"] { e[k] = nil }
+            }
             switch options.attachments {
             case .inline:
                 // The gzip form when the client takes it (X-CouchDB-Send-Encoded-Atts), else the content.

@@ -55,19 +55,10 @@ extension Router {
         try res.write(Array("\n]}\n".utf8))
     }
 
-    /// Documents as CouchDB's peers read them: attachment digests in CouchDB's form, and with
-    /// `attachments=true` their content inline.
+    /// Documents as CouchDB's peers read them (the one renderer `include_docs` rows share).
     private func allDocsDocument(_ coll: Collection, _ req: Request) throws -> (UnsafeBufferPointer<UInt8>) throws -> [UInt8] {
-        var docOptions = RevisionOptions()
-        if try req.query.bool("attachments", default: false) { docOptions.attachments = .inline }
-        try couchAttachmentOptions(&docOptions, req)
-        return { doc in
-            let json = Array(doc)
-            guard docOptions.attachments == .inline else { return try coll.couchDocumentJSON(json, encodingInfo: docOptions.attEncodingInfo) }
-            let o = try JSONParser.parseObject(bytes: doc)
-            guard o["_attachments"] != nil, let id = o["_id"]?.stringValue else { return json }
-            return try coll.revision(docID: id, revID: o["_rev"]?.stringValue, options: docOptions).json
-        }
+        let docOptions = try includedDocumentOptions(req)
+        return { try self.couchDocument(coll, Array($0), docOptions) }
     }
 
     /// The query string's parameters as engine options (values JSON, as CouchDB's).

@@ -13,9 +13,8 @@ extension Router {
         var options = ChangesOptions()
         var heartbeatMs: Int?
         var timeoutMs = 60_000
-        /// `attachments=true` with include_docs: each document's content inline.
-        var inlineAttachments = false
-        var attEncodingInfo = false
+        /// How include_docs documents show their attachments.
+        var docOptions = RevisionOptions()
     }
 
     func changes(_ name: String, _ req: Request, _ res: ResponseWriter) throws {
@@ -109,7 +108,10 @@ extension Router {
     private func scan(_ coll: Collection, _ p: inout FeedParameters) throws -> [ChangeEntry] {
         // Everything up to this sequence is covered by the scan unless a limit cuts it.
         let upTo = try coll.lastSequence
-        let rows = try coll.changes(since: p.since, options: p.options).map { try couchDocument(coll, $0, p) }
+        let rows = try coll.changes(since: p.since, options: p.options).map { r in
+            try r.doc.map { ChangeEntry(sequence: r.sequence, docID: r.docID, revs: r.revs, deleted: r.deleted,
+                                        doc: try couchDocument(coll, $0, p.docOptions)) } ?? r
+        }
         if p.options.descending {
             p.since = rows.first?.sequence ?? upTo
         } else if p.options.limit >= 0 && Int64(rows.count) >= p.options.limit {
@@ -118,22 +120,6 @@ extension Router {
             p.since = max(rows.last?.sequence ?? p.since, upTo)
         }
         return rows
-    }
-
-    /// A row's document as CouchDB's peers read it: attachment digests in CouchDB's form,
-    /// and with `inline` the content of each attachment as `data` (that revision's).
-    private func couchDocument(_ coll: Collection, _ r: ChangeEntry, _ p: FeedParameters) throws -> ChangeEntry {
-        guard let doc = r.doc else { return r }
-        var json = try coll.couchDocumentJSON(doc, encodingInfo: p.attEncodingInfo)
-        if p.inlineAttachments, json != doc, !r.deleted {
-            var o = RevisionOptions()
-            o.attachments = .inline
-            o.couchDigests = true
-            o.attEncodingInfo = p.attEncodingInfo
-            let rev = try doc.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) }["_rev"]?.stringValue
-            json = try coll.revision(docID: r.docID, revID: rev, options: o).json
-        }
-        return ChangeEntry(sequence: r.sequence, docID: r.docID, revs: r.revs, deleted: r.deleted, doc: json)
     }
 
     private func feedParameters(_ coll: Collection, _ req: Request) throws -> FeedParameters {
@@ -156,8 +142,7 @@ extension Router {
         if p.options.limit == 0 { p.options.limit = 1 }            // CouchDB treats limit=0 as 1
         p.options.descending = try q.bool("descending", default: false)
         p.options.includeDocs = try q.bool("include_docs", default: false)
-        p.inlineAttachments = try p.options.includeDocs && q.bool("attachments", default: false)
-        p.attEncodingInfo = try q.bool("att_encoding_info", default: false)
+        p.docOptions = try includedDocumentOptions(req)
         switch q["style"] ?? "main_only" {
         case "main_only": break
         case "all_docs": p.options.allRevs = true

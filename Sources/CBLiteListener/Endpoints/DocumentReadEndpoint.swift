@@ -88,6 +88,25 @@ extension Router {
         options.sendEncodedAttachments = req.header("X-CouchDB-Send-Encoded-Atts")?.lowercased() == "true"
     }
 
+    /// The read options of include_docs rows (`_changes`, `_all_docs`): attachments in
+    /// CouchDB's form, inline with `attachments=true`.
+    func includedDocumentOptions(_ req: Request) throws -> RevisionOptions {
+        var o = RevisionOptions()
+        if try req.query.bool("attachments", default: false) { o.attachments = .inline }
+        try couchAttachmentOptions(&o, req)
+        return o
+    }
+
+    /// A stored document given by a feed (an include_docs row) as CouchDB's peers read it:
+    /// attachment digests in CouchDB's form and, with `.inline`, that revision's content.
+    func couchDocument(_ coll: Collection, _ doc: [UInt8], _ options: RevisionOptions) throws -> [UInt8] {
+        let json = try coll.couchDocumentJSON(doc, encodingInfo: options.attEncodingInfo)
+        guard options.attachments == .inline, json != doc else { return json }    // no attachments
+        let o = try doc.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) }
+        guard let id = o["_id"]?.stringValue, o["_deleted"]?.boolValue != true else { return json }
+        return try coll.revision(docID: id, revID: o["_rev"]?.stringValue, options: options).json
+    }
+
     /// CouchDB redirects a read of "/db/_design%2FNAME" to "/db/_design/NAME" (its
     /// canonical address; writes take either form): the target with that one escape
     /// replaced, else nil.
