@@ -62,6 +62,9 @@ struct Serve: ParsableCommand {
             }
             fclose(f)
             members = try JSONParser.parseObject(String(decoding: text, as: UTF8.self), what: "configuration file")
+            // Passwords are kept hashed in the file from now on, as CouchDB rewrites its [admins].
+            let hashed = try ListenerConfiguration.hashPasswords(inFile: config)
+            if hashed > 0 { writeStderr("cblite: \(config): \(hashed) password(s) written in clear are now kept hashed\n") }
         }
         members["directory"] = .string(try dir ?? members["directory"]?.stringValue ?? DatabaseName.defaultDirectory())
         if let host { members["host"] = .string(host) }

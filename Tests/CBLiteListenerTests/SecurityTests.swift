@@ -231,6 +231,25 @@ final class SecurityTests: ListenerTestCase {
         XCTAssertEqual(e.status, 401)
     }
 
+    func testServeConfigurationFilesKeepPasswordsHashed() throws {
+        let path = directory + "/serve.json"
+        let kept = PasswordHash.make("k", iterations: 10).text
+        try #"{"port":1,"users":{"a":"pa","b":{"roles":["r"],"password":"pb"},"c":"\#(kept)"}}"#
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try ListenerConfiguration.hashPasswords(inFile: path), 2)
+        let o = try JSONParser.parseObject(try String(contentsOfFile: path, encoding: .utf8))
+        let users = try XCTUnwrap(o["users"]?.objectValue)
+        XCTAssertEqual(o["port"], .int(1))
+        XCTAssertEqual(users.members.map(\.key), ["a", "b", "c"], "the file otherwise as it was")
+        XCTAssertTrue(PasswordHash(users["a"]?.stringValue ?? "")?.verify("pa") == true)
+        XCTAssertTrue(PasswordHash(users["b"]?.objectValue?["password"]?.stringValue ?? "")?.verify("pb") == true)
+        XCTAssertEqual(users["b"]?.objectValue?["roles"], .array([.string("r")]))
+        XCTAssertEqual(users["c"]?.stringValue, kept)
+        let before = try String(contentsOfFile: path, encoding: .utf8)
+        XCTAssertEqual(try ListenerConfiguration.hashPasswords(inFile: path), 0)
+        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), before, "nothing to hash: not rewritten")
+    }
+
     func testWWWAuthenticateOnlyWhenAsked() throws {
         try start(users)
         XCTAssertEqual(try status("PUT", "/db", admin), 201)

@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* An `Authorization` header value sent with every request while set. */
+static const char* g_authorization = NULL;
+
 /* One request on a new connection ("Connection: close"); returns the status and copies
  * the body (NUL-terminated, truncated to size) into `body`. -1 when nothing answered. */
 static int http(uint16_t port, const char* method, const char* path, const char* json, char* body, size_t size) {
@@ -26,9 +29,10 @@ static int http(uint16_t port, const char* method, const char* path, const char*
     size_t blen = json ? strlen(json) : 0;
     /* CouchDB answers open_revs as multipart unless the client takes JSON only. */
     const char* accept = strstr(path, "open_revs=") ? "Accept: application/json\r\n" : "";
-    int n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    int n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n%s%s%s"
                      "%sContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-                     method, path, accept, blen, json ? json : "");
+                     method, path, g_authorization ? "Authorization: " : "", g_authorization ? g_authorization : "",
+                     g_authorization ? "\r\n" : "", accept, blen, json ? json : "");
     if (write(fd, req, (size_t)n) != n) { close(fd); return -1; }
     static char resp[65536];
     size_t len = 0;
@@ -241,6 +245,29 @@ int main(void) {
     CHECK(http(port, "GET", "/notes/n2", NULL, illegal_body, sizeof illegal_body) == 404);
     cbl_free(r1);
 
+    cbl_server_stop(server, 2000);
+
+    /* Users and _security: bob (role "staff", not a server admin) may use a database only
+     * once its _security object, set through the ABI, makes "staff" its members. */
+    snprintf(config, sizeof config, "{\"port\":0,\"users\":{\"admin\":\"pw\","
+             "\"bob\":{\"password\":\"b0b\",\"roles\":[\"staff\"]}}}");
+    CHECK_ST(cbl_server_start(config, &server, &E), CBL_OK);
+    CHECK_ST(cbl_server_port(server, &port, &E), CBL_OK);
+    CHECK_ST(cbl_server_serve(server, "given", given, &E), CBL_OK);
+    CHECK(http(port, "GET", "/given/g1", NULL, body, sizeof body) == 401);              /* anonymous */
+    g_authorization = "Basic Ym9iOmIwYg==";                                             /* bob:b0b */
+    CHECK(http(port, "GET", "/given/g1", NULL, body, sizeof body) == 403);
+    CHECK(strstr(body, "You are not allowed to access this db.") != NULL);
+    CHECK_ST(cbl_db_set_security(given, "{\"members\":{\"roles\":[\"staff\"]}}", &E), CBL_OK);
+    CHECK(http(port, "GET", "/given/g1", NULL, body, sizeof body) == 200);
+    CHECK(http(port, "PUT", "/given/_design/d", "{}", body, sizeof body) == 403);      /* not a database admin */
+    CHECK(http(port, "PUT", "/given/_security", "{}", body, sizeof body) == 403);
+    CHECK_ST(cbl_db_security(given, &json, &E), CBL_OK);
+    check_same_answer(port, "GET", "/given/_security", NULL, json);                      /* frees json */
+    g_authorization = "Basic YWRtaW46cHc=";                                             /* admin:pw */
+    CHECK(http(port, "PUT", "/given/_security", "{\"admins\":{\"names\":[\"bob\"]}}", body, sizeof body) == 200);
+    CHECK_OUT(cbl_db_security(given, &J, &E), CBL_OK, strcmp(J, "{\"admins\":{\"names\":[\"bob\"]}}") == 0);
+    g_authorization = NULL;
     cbl_server_stop(server, 2000);
 
     cbl_collection_release(c);

@@ -82,6 +82,21 @@ def test_sessions_and_cookie_authentication(serve, workdir):
     assert status == 200 and h["set-cookie"].startswith("AuthSession=; Version=1; Expires=")
 
 
+def test_passwords_in_the_serve_configuration_file_get_hashed(serve, workdir):
+    path = users_config(workdir)
+    s = start(serve, workdir)
+    with open(path) as f:
+        saved = json.load(f)
+    assert saved["users"]["bob"]["password"].startswith("-pbkdf2:sha256-") and saved["users"]["bob"]["roles"] == ["staff"]
+    assert saved["users"]["carol"]["password"].startswith("-pbkdf2:sha256-")
+    assert s.json("GET", "/_session", headers=BOB)[1]["userCtx"] == {"name": "bob", "roles": ["staff"]}
+    s.stop()
+    # Started again from the hashes: the same users.
+    s = serve("--config", path)
+    assert s.json("GET", "/_session", headers=CAROL)[1]["userCtx"] == {"name": "carol", "roles": []}
+    assert s.json("GET", "/_session", headers=basic("carol", "wrong"))[0] == 401
+
+
 def test_passwords_are_hashed_in_the_configuration(serve, workdir):
     # A password written in clear into [admins] is hashed at the first start, as CouchDB does.
     path = os.path.join(workdir, "listener-config.json")

@@ -97,6 +97,34 @@ public struct ListenerConfiguration: Sendable {
         }
     }
 
+    /// Replaces, in the configuration file at `path`, every user password written in clear
+    /// by its hash (CouchDB's `-pbkdf2:sha256-…`), the rest of the file as it was, as CouchDB
+    /// rewrites the passwords of its `[admins]` at the start (`cblite serve --config` does
+    /// this first). Returns how many were hashed; the file is rewritten only then.
+    public static func hashPasswords(inFile path: String) throws -> Int {
+        var o = try JSONParser.parseObject(String(decoding: try FileIO.readAll(path), as: UTF8.self), what: "configuration file")
+        guard var users = o["users"]?.objectValue else { return 0 }
+        var hashed = 0
+        for (i, member) in users.members.enumerated() {
+            switch member.value {
+            case .string(let p) where !PasswordHash.isHash(p):
+                users.members[i].value = .string(PasswordHash.make(p).text)
+                hashed += 1
+            case .object(var entry):
+                if let p = entry["password"]?.stringValue, !PasswordHash.isHash(p) {
+                    entry["password"] = .string(PasswordHash.make(p).text)
+                    users.members[i].value = .object(entry)
+                    hashed += 1
+                }
+            default: break
+            }
+        }
+        guard hashed > 0 else { return 0 }
+        o["users"] = .object(users)
+        try FileIO.writeAtomically(path, JSONWriter.ordered(.object(o)) + [10], mode: 0o600)
+        return hashed
+    }
+
     /// A user's entry: a password string (a server admin), or `{"password", "roles"}`.
     private static func user(_ v: JSONValue) throws -> (password: String, roles: [String]?) {
         let what = "users: each name maps to a password string or {\"password\": string, \"roles\": [strings]}"

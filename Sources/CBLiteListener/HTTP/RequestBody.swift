@@ -65,8 +65,10 @@ final class RequestBody: @unchecked Sendable {
 
     var isFull: Bool { condition.locked { held || buffered >= RequestBody.highWater } }
 
+    /// Lets the event loop read the rest. A body already complete has nothing left to read
+    /// (a read deferred meanwhile resumes when the response ends): no wake-up of the loop.
     func release() {
-        guard condition.locked({ defer { held = false }; return held }) else { return }
+        guard condition.locked({ defer { held = false }; return held && !finished }) else { return }
         onDrained?()
     }
     var isComplete: Bool { condition.locked { finished } }
