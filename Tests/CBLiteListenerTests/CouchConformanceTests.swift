@@ -67,6 +67,26 @@ final class CouchConformanceTests: ListenerTestCase {
         XCTAssertNotNil(r.header("X-Couch-Request-ID"))
     }
 
+    /// The listener frames its answers itself (NIO would drop a 304's Content-Length: 0):
+    /// a streamed answer is chunked for HTTP/1.1 and, for HTTP/1.0, ends with the connection.
+    func testStreamedAnswersAreFramedForTheClientsVersion() throws {
+        try start()
+        let c = try client()
+        _ = try c.json("PUT", "/db")
+        _ = try c.json("PUT", "/db/a", "{}")
+        let chunked = try c.request("GET", "/db/_all_docs")
+        XCTAssertEqual(chunked.header("Transfer-Encoding"), "chunked")
+        XCTAssertEqual(chunked.object["total_rows"], .int(1))
+        XCTAssertEqual(try c.request("GET", "/_up").status, 200, "the connection goes on")
+        let old = try client()
+        old.send("GET /db/_all_docs HTTP/1.0\r\n\r\n")
+        XCTAssertTrue(old.isClosedByServer(), "the body ends with the connection")
+        let text = old.readUntil("never")
+        XCTAssertTrue(text.hasPrefix("HTTP/1.0 200"), text)
+        XCTAssertFalse(text.lowercased().contains("transfer-encoding"), text)
+        XCTAssertTrue(text.hasSuffix("]}\n"), text)
+    }
+
     func testChangesFeedETag() throws {
         try start()
         let c = try client()
