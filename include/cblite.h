@@ -1628,6 +1628,21 @@ CBL_WARN_UNUSED cbl_status cbl_server_tls_fingerprint(cbl_server* server, char**
  * handle. NULL and invalid handles are ignored. */
 void cbl_server_stop(cbl_server* server, int32_t timeout_ms);
 
+/* ------------------------------------------------------------------------------------ */
+/* 13. JavaScript: the engine of design documents' functions                            */
+/* ------------------------------------------------------------------------------------ */
+
+/* The limits every call of a design document's JavaScript runs under (Duktape, compiled
+ * into the library): a call past its time limit or its context's memory cap fails alone
+ * (that document is skipped by its view, that write refused), never the process.
+ * timeout_ms 0 means no time limit; memory_bytes is per context, at least 1 MiB.
+ * Defaults: 5000 ms and 64 MiB. Contexts made afterwards take the new limits. Thread-safe.
+ * Errors: 400 (memory_bytes below 1 MiB). */
+CBL_WARN_UNUSED cbl_status cbl_js_set_limits(uint32_t timeout_ms, uint64_t memory_bytes, cbl_error* err);
+
+/* The current limits. Errors: 400 (an out pointer NULL). */
+CBL_WARN_UNUSED cbl_status cbl_js_get_limits(uint32_t* out_timeout_ms, uint64_t* out_memory_bytes, cbl_error* err);
+
 #ifdef __cplusplus
 }
 #endif
