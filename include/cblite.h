@@ -130,6 +130,7 @@
  *   10. Replication surface    CouchDB's _revs_diff, _bulk_docs, open_revs, _bulk_get
  *   11. Replicator             replicating a collection with a CouchDB-protocol peer
  *   12. Server                 serving databases over HTTP(S) with CouchDB's REST API
+ *   13. JavaScript             the limits of design documents' JavaScript (Duktape)
  *
  * The header compiles as C99 and as C++.
  */
@@ -1127,8 +1128,10 @@ typedef char* (*cbl_reduce_fn)(void* context, const char* keys_json, const char*
 
 /* A handle on the view `name` (1-255 bytes of UTF-8 without control characters) of a
  * collection. Nothing is stored until the view is first updated. Several handles may
- * name the same view; each carries its own functions. Errors: 400, 404 (collection
- * deleted). Release with cbl_view_release. */
+ * name the same view; each carries its own functions. A name "DDOC/VIEW" without
+ * functions set on the handle takes them from the stored design document `_design/DDOC`'s
+ * JavaScript view (section 13), reloaded when that document changes. Errors: 400, 404
+ * (collection deleted). Release with cbl_view_release. */
 CBL_WARN_UNUSED cbl_status cbl_collection_view(cbl_collection* coll, const char* name, cbl_view** out_view,
                                cbl_error* err);
 

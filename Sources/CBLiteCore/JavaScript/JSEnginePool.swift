@@ -11,33 +11,41 @@ public final class JSEnginePool: @unchecked Sendable {
 
     public init(maxIdle: Int = 32) { self.maxIdle = maxIdle }
 
-    /// Runs `body` with a context for `key` under the current limits: an idle one, or a new
-    /// one that `setUp` compiles. A context whose call ran out of time or memory is dropped
-    /// (its heap may be half-built), as is one whose `setUp` failed.
+    /// Runs `body` with a context for `key` under the current limits (see `take`). A
+    /// context whose call ran out of time or memory is dropped (its heap may be
+    /// half-built); one whose script only threw goes back.
     public func withEngine<R>(key: String, label: String, setUp: (JSEngine) throws -> Void,
                               _ body: (JSEngine) throws -> R) throws -> R {
+        let engine = try take(key: key, label: label, setUp: setUp)
+        do {
+            let r = try body(engine)
+            give(key: key, engine)
+            return r
+        } catch let failure as JSFailure {
+            if case .threw = failure { give(key: key, engine) }
+            throw failure
+        } catch {
+            give(key: key, engine)
+            throw error
+        }
+    }
+
+    /// A context for `key` under the current limits, the caller's alone until `give`: an
+    /// idle one, or a new one that `setUp` compiles (dropped when that fails).
+    public func take(key: String, label: String, setUp: (JSEngine) throws -> Void) throws -> JSEngine {
         let limits = JSLimits.current
         let reused: JSEngine? = idle.withLock { list in
             guard let i = list.lastIndex(where: { $0.key == key && $0.engine.limits == limits }) else { return nil }
             return list.remove(at: i).engine
         }
-        let engine: JSEngine
-        if let reused { engine = reused } else {
-            engine = try JSEngine(limits: limits, label: label)
-            try setUp(engine)
-        }
-        do {
-            let r = try body(engine)
-            put(key, engine)
-            return r
-        } catch let failure as JSFailure {
-            if case .threw = failure { put(key, engine) }
-            throw failure
-        } catch {
-            put(key, engine)
-            throw error
-        }
+        if let reused { return reused }
+        let engine = try JSEngine(limits: limits, label: label)
+        try setUp(engine)
+        return engine
     }
+
+    /// Puts back a context taken for `key`.
+    public func give(key: String, _ engine: JSEngine) { put(key, engine) }
 
     private func put(_ key: String, _ engine: JSEngine) {
         // Released outside the lock: destroying a heap takes a while.
