@@ -73,7 +73,16 @@ final class ViewAndFilterTests: ListenerTestCase {
         XCTAssertEqual(rows?.compactMap { $0.objectValue?["id"]?.stringValue }, ["a", "c"])
         XCTAssertEqual(try c.request("GET", "/db/_changes?filter=unknown").status, 404)
         XCTAssertEqual(try c.request("GET", "/db/_changes?filter=_view").object["reason"], .string("`view` filter parameter is not provided."))
-        XCTAssertEqual(try c.request("GET", "/db/_changes?filter=_view&view=d/v").status, 501, "a JavaScript view")
+        XCTAssertEqual(try c.request("GET", "/db/_changes?filter=_view&view=d/v").status, 404, "no design document d")
+        // A design document's JavaScript filter, with the query's parameters in req.query.
+        XCTAssertEqual(try c.json("PUT", "/db/_design/app", #"{"filters":{"color":"function (doc, req) { return doc.color == req.query.c; }"},"views":{"blue":{"map":"function (doc) { if (doc.color == 'blue') emit(null); }"}}}"#).status, 201)
+        let red = try c.request("GET", "/db/_changes?filter=app/color&c=red").object["results"]?.arrayValue
+        XCTAssertEqual(red?.compactMap { $0.objectValue?["id"]?.stringValue }, ["a", "c"])
+        let blue = try c.request("GET", "/db/_changes?filter=_view&view=app/blue").object["results"]?.arrayValue
+        XCTAssertEqual(blue?.compactMap { $0.objectValue?["id"]?.stringValue }, ["b"])
+        let design = try c.request("GET", "/db/_changes?filter=_design").object["results"]?.arrayValue
+        XCTAssertEqual(design?.compactMap { $0.objectValue?["id"]?.stringValue }, ["_design/app"])
+        XCTAssertEqual(try c.request("GET", "/db/_changes?filter=app/none").object["reason"], .string("missing json key: none"))
     }
 
     func testGzipRequestBodies() throws {

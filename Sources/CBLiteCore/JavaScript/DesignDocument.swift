@@ -2,7 +2,7 @@
 /// (and, through the same context, its other functions). Read at its current revision;
 /// its compiled contexts are pooled per revision (JSEnginePool), so a new revision
 /// compiles anew and an unchanged one never recompiles.
-public struct DesignDocument {
+public struct DesignDocument: Sendable {
     public let name: String
     public let revID: String
     public let body: JSONObject

@@ -96,6 +96,12 @@ enum DesignPrelude {
       }
     }
 
+    function __cbl_filter(name, doc, req) {
+      var fn = __cbl_function('filters\u0000' + name);
+      require = __cbl_doc_require;
+      return fn(doc, req) === true;
+    }
+
     function __cbl_reduce(view, keys, values, rereduce) {
       var fn = __cbl_function('views\u0000' + view + '\u0000reduce');
       require = __cbl_view_require;

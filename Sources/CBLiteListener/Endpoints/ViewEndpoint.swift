@@ -13,8 +13,12 @@ extension Router {
         let view = try servedView(name, ddoc, viewName)
         var options = JSONObject()
         for (k, v) in req.query.items {
+            switch k {
+            // Document IDs are given as they are, never as JSON.
+            case "startkey_docid", "start_key_doc_id", "endkey_docid", "end_key_doc_id": options[k] = .string(v)
             // CouchDB's view parameters are JSON; a few (stale=ok, update=after) are bare words.
-            options[k] = (try? JSONParser.parse(v)) ?? .string(v)
+            default: options[k] = (try? JSONParser.parse(v)) ?? .string(v)
+            }
         }
         if req.method == .POST {
             for (k, v) in try req.jsonObjectBody(limit: limits.maxBodyBytes).members { options[k] = v }

@@ -93,3 +93,38 @@ def test_hostile_map_functions_fail_their_document_only(coll):
         assert [r.doc_id for r in _rows(coll.query("d/hostile"))] == ["a", "z"]
     finally:
         cblite.set_js_limits()
+
+
+PUBLIC = {"filters": {"pub": "function (doc, req) { return doc.kind == req.query.kind; }"}}
+
+
+def _ids(db):
+    return sorted(k for k in db.keys() if not k.startswith("_design/"))
+
+
+def test_design_filters_in_changes_and_both_directions_of_replication(dbdir):
+    import os
+    local = cblite.Database("local", os.path.join(dbdir, "l"))
+    remote = cblite.Database("remote", os.path.join(dbdir, "r"))
+    server = cblite.Server()
+    try:
+        server.serve("remote", remote)
+        url = server.url + "remote"
+        for db, prefix in ((local, "l"), (remote, "r")):
+            db.put(json.loads(json.dumps(PUBLIC)), "_design/app")
+            for i, kind in enumerate(["public", "private", "public"]):
+                db.put({"kind": kind}, f"{prefix}{i}")
+        feed = local.default_collection.changes(filter="app/pub", filter_params={"kind": "public"})
+        assert [r["id"] for r in feed["results"]] == ["l0", "l2"]
+        assert [r["id"] for r in local.default_collection.changes(filter="_design")["results"]] == ["_design/app"]
+        # Push runs the filter here; pull names it to the peer (our listener runs it there).
+        with local.replicate(url, direction="push", filter="app/pub", filter_params={"kind": "public"}) as r:
+            assert r.wait(30)
+        assert _ids(remote) == ["l0", "l2", "r0", "r1", "r2"]
+        with local.replicate(url, direction="pull", pull_filter="app/pub", pull_filter_params={"kind": "public"}) as r:
+            assert r.wait(30)
+        assert _ids(local) == ["l0", "l1", "l2", "r0", "r2"]
+    finally:
+        server.stop(timeout=1)
+        local.close()
+        remote.close()
