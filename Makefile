@@ -25,8 +25,9 @@ BUILD        := build
 SO_REAL      := libcblite.so.$(VERSION)
 SO_NAME      := libcblite.so.$(SOVERSION)
 AMALGAMATION := Sources/CSQLCipher/sqlite3.c
+DUKTAPE      := Sources/CDuktape/duktape/duktape.c
 SWIFT_SOURCES := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.c' 2>/dev/null) Package.swift include/cblite.h
-APT_PACKAGES := pkg-config libsqlite3-dev libsqlcipher-dev tcl libssl-dev dpkg-dev libicu-dev
+APT_PACKAGES := pkg-config libsqlite3-dev libsqlcipher-dev tcl libssl-dev dpkg-dev libicu-dev duktape-dev
 # The shipped .so carries the Swift runtime (-static-stdlib: no toolchain needed to load it;
 # SwiftPM's --static-swift-stdlib does not work for a dynamic product), exports only cbl_*
 # (exports.map, a linker version script: the SQLCipher compiled into the library keeps its
@@ -67,9 +68,15 @@ sqlcipher: $(AMALGAMATION)
 $(AMALGAMATION): Sources/CSQLCipher/cblite/pinned_sqlite.h | deps-build
 	Sources/CSQLCipher/generate.sh
 
+# Duktape's source, copied (and checked) from Debian's duktape-dev.
+.PHONY: duktape
+duktape: $(DUKTAPE)
+$(DUKTAPE): Sources/CDuktape/generate.sh | deps-build
+	Sources/CDuktape/generate.sh
+
 # ---- build --------------------------------------------------------------------------
 lib: $(BUILD)/lib/$(SO_REAL)
-$(BUILD)/lib/$(SO_REAL): $(AMALGAMATION) $(SWIFT_SOURCES) Sources/CBLiteCAPI/exports.map
+$(BUILD)/lib/$(SO_REAL): $(AMALGAMATION) $(DUKTAPE) $(SWIFT_SOURCES) Sources/CBLiteCAPI/exports.map
 	$(SWIFT) build $(RELEASE_FLAGS) --product cblite $(LIB_LINK_FLAGS)
 	@mkdir -p $(BUILD)/lib
 	cp .build/release/libcblite.so $@.tmp && strip --strip-unneeded $@.tmp && mv $@.tmp $@
@@ -77,13 +84,13 @@ $(BUILD)/lib/$(SO_REAL): $(AMALGAMATION) $(SWIFT_SOURCES) Sources/CBLiteCAPI/exp
 	ln -sf $(SO_NAME) $(BUILD)/lib/libcblite.so
 
 cli: $(BUILD)/bin/cblite
-$(BUILD)/bin/cblite: $(AMALGAMATION) $(SWIFT_SOURCES)
+$(BUILD)/bin/cblite: $(AMALGAMATION) $(DUKTAPE) $(SWIFT_SOURCES)
 	$(SWIFT) build $(RELEASE_FLAGS) --product cblite-cli
 	@mkdir -p $(BUILD)/bin
 	cp .build/release/cblite-cli $@.tmp && strip $@.tmp && mv $@.tmp $@
 
 # ---- tests --------------------------------------------------------------------------
-test: deps $(AMALGAMATION) all
+test: deps $(AMALGAMATION) $(DUKTAPE) all
 	$(MAKE) test-swift
 	$(MAKE) test-c
 	$(MAKE) test-python
@@ -99,7 +106,7 @@ test: deps $(AMALGAMATION) all
 	@echo "make test: all levels passed"
 
 # The fault sweeps and the real disk-full tests run once, in test-faults.
-test-swift: $(AMALGAMATION)
+test-swift: $(AMALGAMATION) $(DUKTAPE)
 	$(SWIFT) test --skip 'CBLiteCoreTests.(FaultInjectionTests|DiskFullTests)'
 
 $(BUILD)/tests/%: Tests/c/%.c Tests/c/check.h include/cblite.h $(BUILD)/lib/$(SO_REAL)
@@ -108,7 +115,7 @@ $(BUILD)/tests/%: Tests/c/%.c Tests/c/check.h include/cblite.h $(BUILD)/lib/$(SO
 
 # The C test program (every function of the header), the header as C99 and C++, and a
 # host that links the system libsqlite3 beside libcblite (SQLite symbol interposition).
-test-c: lib test-header $(BUILD)/tests/test_cblite $(BUILD)/tests/test_interpose $(BUILD)/tests/test_views $(BUILD)/tests/test_attachments $(BUILD)/tests/test_sync $(BUILD)/tests/test_server $(BUILD)/tests/test_replicator $(BUILD)/tests/test_diagnosis
+test-c: lib test-header $(BUILD)/tests/test_cblite $(BUILD)/tests/test_interpose $(BUILD)/tests/test_views $(BUILD)/tests/test_attachments $(BUILD)/tests/test_sync $(BUILD)/tests/test_server $(BUILD)/tests/test_replicator $(BUILD)/tests/test_diagnosis $(BUILD)/tests/test_javascript
 	$(BUILD)/tests/test_cblite
 	$(BUILD)/tests/test_interpose
 	$(BUILD)/tests/test_views
@@ -117,6 +124,7 @@ test-c: lib test-header $(BUILD)/tests/test_cblite $(BUILD)/tests/test_interpose
 	$(BUILD)/tests/test_server
 	$(BUILD)/tests/test_replicator
 	$(BUILD)/tests/test_diagnosis
+	$(BUILD)/tests/test_javascript
 
 $(BUILD)/tests/test_interpose: Tests/c/test_interpose.c include/cblite.h $(BUILD)/lib/$(SO_REAL)
 	@mkdir -p $(BUILD)/tests

@@ -79,6 +79,18 @@ let package = Package(
             cSettings: [.unsafeFlags(["-fvisibility=hidden", "-O2"])],
             linkerSettings: [.linkedLibrary("crypto")]
         ),
+        // Duktape, the JavaScript engine of design documents, compiled in (duktape/ is copied
+        // from Debian's duktape-dev by generate.sh) behind cblite/js_engine.c's few calls.
+        // Hidden symbols, as SQLCipher's: nothing of it is exported.
+        .target(
+            name: "CDuktape",
+            path: "Sources/CDuktape",
+            exclude: ["generate.sh"],
+            sources: ["duktape/duktape.c", "cblite/js_engine.c"],
+            publicHeadersPath: "include",
+            cSettings: [.headerSearchPath("duktape"), .unsafeFlags(["-fvisibility=hidden", "-O2", "-Wno-everything"])],
+            linkerSettings: [.linkedLibrary("m")]
+        ),
         .systemLibrary(name: "CCBLite", path: "Sources/CCBLite"),
         // The vocabulary shared by the engine and the wire format, with no storage: JSON,
         // the status/error type, hex/base64, digests, revision IDs, attachment identities.
@@ -98,6 +110,7 @@ let package = Package(
                 "CSQLCipher",
                 "CICU",
                 "CCrypto",
+                "CDuktape",         // design documents' JavaScript
                 "CCBLite",          // the header's CBLITE_VERSION
                 .product(name: "Logging", package: "swift-log"),
             ],

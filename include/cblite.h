@@ -130,6 +130,7 @@
  *   10. Replication surface    CouchDB's _revs_diff, _bulk_docs, open_revs, _bulk_get
  *   11. Replicator             replicating a collection with a CouchDB-protocol peer
  *   12. Server                 serving databases over HTTP(S) with CouchDB's REST API
+ *   13. JavaScript             the limits of design documents' JavaScript (Duktape)
  *
  * The header compiles as C99 and as C++.
  */
@@ -1157,8 +1158,10 @@ typedef char* (*cbl_reduce_fn)(void* context, const char* keys_json, const char*
 
 /* A handle on the view `name` (1-255 bytes of UTF-8 without control characters) of a
  * collection. Nothing is stored until the view is first updated. Several handles may
- * name the same view; each carries its own functions. Errors: 400, 404 (collection
- * deleted). Release with cbl_view_release. */
+ * name the same view; each carries its own functions. A name "DDOC/VIEW" without
+ * functions set on the handle takes them from the stored design document `_design/DDOC`'s
+ * JavaScript view (section 13), reloaded when that document changes. Errors: 400, 404
+ * (collection deleted). Release with cbl_view_release. */
 CBL_WARN_UNUSED cbl_status cbl_collection_view(cbl_collection* coll, const char* name, cbl_view** out_view,
                                cbl_error* err);
 
@@ -1668,6 +1671,21 @@ CBL_WARN_UNUSED cbl_status cbl_server_tls_fingerprint(cbl_server* server, char**
  * every connection and the databases it opened, releases the port, and releases the
  * handle. NULL and invalid handles are ignored. */
 void cbl_server_stop(cbl_server* server, int32_t timeout_ms);
+
+/* ------------------------------------------------------------------------------------ */
+/* 13. JavaScript: the engine of design documents' functions                            */
+/* ------------------------------------------------------------------------------------ */
+
+/* The limits every call of a design document's JavaScript runs under (Duktape, compiled
+ * into the library): a call past its time limit or its context's memory cap fails alone
+ * (that document is skipped by its view, that write refused), never the process.
+ * timeout_ms 0 means no time limit; memory_bytes is per context, at least 1 MiB.
+ * Defaults: 5000 ms and 64 MiB. Contexts made afterwards take the new limits. Thread-safe.
+ * Errors: 400 (memory_bytes below 1 MiB). */
+CBL_WARN_UNUSED cbl_status cbl_js_set_limits(uint32_t timeout_ms, uint64_t memory_bytes, cbl_error* err);
+
+/* The current limits. Errors: 400 (an out pointer NULL). */
+CBL_WARN_UNUSED cbl_status cbl_js_get_limits(uint32_t* out_timeout_ms, uint64_t* out_memory_bytes, cbl_error* err);
 
 #ifdef __cplusplus
 }

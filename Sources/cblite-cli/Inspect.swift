@@ -97,7 +97,8 @@ struct Query: ParsableCommand {
         abstract: "Query a view's index by name, or all documents (without a view name).",
         discussion: """
             A view's map and reduce functions live in the program that defined them, so the tool \
-            reads the index's rows as that program last left it (update=false, unreduced). Keys are JSON (--key '"a"'). \
+            reads the index's rows as that program last left it (update=false, unreduced) — except \
+            a design document's JavaScript view, named DDOC/VIEW, which the tool updates and reduces. Keys are JSON (--key '"a"'). \
             --options takes CouchDB's query options as one JSON object; flags override it.
             """)
     @OptionGroup var db: DatabaseOptions
@@ -120,15 +121,17 @@ struct Query: ParsableCommand {
         if let skip { o["skip"] = .int(skip) }
         if descending { o["descending"] = .bool(true) }
         if includeDocs { o["include_docs"] = .bool(true) }
-        if view != nil { o["update"] = .bool(false) }
         if includeDeleted { o["all_docs_mode"] = .string("include_deleted") }
-        let q = try QueryOptions(object: o)
         try db.withCollection { _, c in
-            if let view, !(try c.viewNames().contains(view)) {
+            let design = try view.flatMap { try c.designView(named: $0) }
+            var o = o
+            if view != nil && design == nil { o["update"] = .bool(false) }
+            let q = try QueryOptions(object: o)
+            if let view, design == nil, !(try c.viewNames().contains(view)) {
                 throw CBLError(.notFound, "view \"\(view)\" has no index in this collection (the tool reads indexes a program built; "
                                + "views here: \((try c.viewNames()).joined(separator: ", ").nilIfEmpty ?? "none"))")
             }
-            let result = try view.map { try c.view(named: $0).query(q) } ?? c.allDocsQuery(q)
+            let result = try design?.query(q) ?? view.map { try c.view(named: $0).query(q) } ?? c.allDocsQuery(q)
             var rows: [JSONValue] = []
             while let r = try result.next() {
                 var row = JSONObject()

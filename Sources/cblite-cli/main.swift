@@ -201,9 +201,17 @@ struct Changes: ParsableCommand {
     @Option(help: "At most this many.") var limit: Int64 = -1
     @Flag(help: "Include document bodies.") var docs = false
     @Flag(help: "List every leaf revision (conflicts).") var allRevs = false
+    @Option(help: "Only changes this filter passes: a design document's (DDOC/NAME), _design, _view (with --param view=DDOC/VIEW).")
+    var filter: String?
+    @Option(name: .customLong("param"), help: "A parameter of --filter, as KEY=VALUE (repeatable).") var params: [String] = []
 
     func run() throws {
         var o = ChangesOptions()
+        o.filter = filter
+        for p in params {
+            guard let eq = p.firstIndex(of: "="), eq != p.startIndex else { throw ValidationError("--param takes KEY=VALUE, not \(p)") }
+            o.filterParams[String(p[..<eq])] = .string(String(p[p.index(after: eq)...]))
+        }
         o.limit = limit
         o.includeDocs = docs
         o.allRevs = allRevs

@@ -28,14 +28,30 @@ final class ViewAndFilterTests: ListenerTestCase {
         XCTAssertEqual(keyed?.compactMap { $0.objectValue?["id"]?.stringValue }, ["fig", "apple"])
         XCTAssertEqual(try c.request("GET", "/shop/_design/d/_view/nope").object["reason"], .string("missing_named_view"))
         XCTAssertEqual(try c.request("GET", "/shop/_design/d/_view/prices?limit=x").status, 400)
-        // A stored design document's JavaScript is not run: its view is a 501, not rows.
-        let js = try c.json("PUT", "/shop/_design/js", #"{"views":{"v":{"map":"function(doc){emit(doc._id)}"}}}"#)
+        // A stored design document's JavaScript view runs, on the same index mechanism.
+        let js = try c.json("PUT", "/shop/_design/js", #"{"views":{"v":{"map":"function(doc){ if (doc.price > 4) emit(doc._id, doc.price); }","reduce":"_sum"}}}"#)
         XCTAssertEqual(js.status, 201)
-        let unrun = try c.request("GET", "/shop/_design/js/_view/v")
-        XCTAssertEqual(unrun.status, 501)
-        XCTAssertEqual(unrun.object["error"], .string("not_implemented"))
+        let mapped = try c.request("GET", "/shop/_design/js/_view/v?reduce=false&update_seq=true")
+        XCTAssertEqual(mapped.status, 200)
+        XCTAssertEqual(String(decoding: mapped.body, as: UTF8.self),
+                       "{\"total_rows\":2,\"offset\":0,\"update_seq\":4,\"rows\":[\n{\"id\":\"fig\",\"key\":\"fig\",\"value\":9},\n{\"id\":\"pear\",\"key\":\"pear\",\"value\":5}\n]}\n")
+        XCTAssertEqual(String(decoding: try c.request("GET", "/shop/_design/js/_view/v").body, as: UTF8.self), "{\"rows\":[\n{\"key\":null,\"value\":14}\n]}\n")
+        XCTAssertEqual(try c.json("POST", "/shop/_design/js/_view/v", #"{"keys":["pear"],"reduce":false}"#).object["rows"]?.arrayValue?.count, 1)
         XCTAssertEqual(try c.request("GET", "/shop/_design/js/_view/other").object["reason"], .string("missing_named_view"))
-        XCTAssertEqual(try c.request("GET", "/shop/_design/plain/_show/x").status, 501)
+        XCTAssertEqual(try c.request("GET", "/shop/_design/none/_view/other").object["reason"], .string("missing"))
+        let info = try c.request("GET", "/shop/_design/js/_info").object
+        XCTAssertEqual(info["name"], .string("js"))
+        XCTAssertEqual(info["view_index"]?.objectValue?["update_seq"], .int(4))
+        XCTAssertEqual(try c.request("GET", "/shop/_design/none/_info").status, 404)
+        // _view_cleanup drops the index of a view the design document no longer has.
+        XCTAssertEqual(try coll.viewNames().sorted(), ["js/v", "prices"])
+        let stored = try c.request("GET", "/shop/_design/js").object
+        XCTAssertEqual(try c.json("PUT", "/shop/_design/js?rev=" + (stored["_rev"]?.stringValue ?? ""), #"{"views":{}}"#).status, 201)
+        XCTAssertEqual(try c.json("POST", "/shop/_view_cleanup", "").status, 202)
+        XCTAssertEqual(try coll.viewNames(), ["prices"])
+        let show = try c.request("GET", "/shop/_design/plain/_show/x")
+        XCTAssertEqual(show.status, 501)
+        XCTAssertTrue(show.object["reason"]?.stringValue?.contains("deprecated") == true)
     }
 
     func testNamedFiltersWithQueryParameters() throws {
@@ -57,7 +73,16 @@ final class ViewAndFilterTests: ListenerTestCase {
         XCTAssertEqual(rows?.compactMap { $0.objectValue?["id"]?.stringValue }, ["a", "c"])
         XCTAssertEqual(try c.request("GET", "/db/_changes?filter=unknown").status, 404)
         XCTAssertEqual(try c.request("GET", "/db/_changes?filter=_view").object["reason"], .string("`view` filter parameter is not provided."))
-        XCTAssertEqual(try c.request("GET", "/db/_changes?filter=_view&view=d/v").status, 501, "a JavaScript view")
+        XCTAssertEqual(try c.request("GET", "/db/_changes?filter=_view&view=d/v").status, 404, "no design document d")
+        // A design document's JavaScript filter, with the query's parameters in req.query.
+        XCTAssertEqual(try c.json("PUT", "/db/_design/app", #"{"filters":{"color":"function (doc, req) { return doc.color == req.query.c; }"},"views":{"blue":{"map":"function (doc) { if (doc.color == 'blue') emit(null); }"}}}"#).status, 201)
+        let red = try c.request("GET", "/db/_changes?filter=app/color&c=red").object["results"]?.arrayValue
+        XCTAssertEqual(red?.compactMap { $0.objectValue?["id"]?.stringValue }, ["a", "c"])
+        let blue = try c.request("GET", "/db/_changes?filter=_view&view=app/blue").object["results"]?.arrayValue
+        XCTAssertEqual(blue?.compactMap { $0.objectValue?["id"]?.stringValue }, ["b"])
+        let design = try c.request("GET", "/db/_changes?filter=_design").object["results"]?.arrayValue
+        XCTAssertEqual(design?.compactMap { $0.objectValue?["id"]?.stringValue }, ["_design/app"])
+        XCTAssertEqual(try c.request("GET", "/db/_changes?filter=app/none").object["reason"], .string("missing json key: none"))
     }
 
     func testGzipRequestBodies() throws {

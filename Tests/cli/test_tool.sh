@@ -122,6 +122,18 @@ run "$CBLITE" query people.cblite2 --options '{"nope":1}'
 expect_rc 4 "query with an unknown option"
 run "$CBLITE" query people.cblite2 byName
 expect_rc 2 "query a view without an index"
+# A design document's JavaScript view and filter: the tool runs them (DDOC/NAME).
+for i in 1 2 3 4; do "$CBLITE" put --dir "$tmp" --create js "d$i" "{\"n\":$i,\"odd\":$((i % 2))}" >/dev/null; done
+"$CBLITE" put js.cblite2 _design/app '{"views":{"byOdd":{"map":"function (doc) { emit(doc.odd, doc.n); }","reduce":"_sum"}},"filters":{"odd":"function (doc, req) { return doc.odd == Number(req.query.odd); }"}}' >/dev/null
+run "$CBLITE" query js.cblite2 app/byOdd --options '{"group":true}' --json
+expect_rc 0 "query a design document's view"
+check "its rows, reduced per key" [ "$(json '[[r["key"], r["value"]] for r in d["rows"]]')" = "[[0, 6], [1, 4]]" ]
+run "$CBLITE" changes js.cblite2 --filter app/odd --param odd=1
+check "changes --filter DDOC/NAME with --param" [ "$(cut -f2 "$tmp/out" | paste -sd,)" = "d1,d3" ]
+run "$CBLITE" changes js.cblite2 --filter _design
+check "changes --filter _design" [ "$(cut -f2 "$tmp/out")" = "_design/app" ]
+run "$CBLITE" changes js.cblite2 --filter app/none
+expect_rc 2 "changes with a filter the design document lacks"
 # A view's index, built by a program (the Python bindings over libcblite.so), read by name.
 if [ -n "${CBLITE_LIBRARY:-}" ]; then
     PYTHONPATH="$BINDINGS" "$PYTHON" - "$tmp" <<'PY'

@@ -27,6 +27,9 @@ final class FilterRegistry: @unchecked Sendable {
         }
     }
 
+    /// Whether a filter is registered as `name`.
+    func contains(_ name: String) -> Bool { monitor.locked { byName[name] != nil } }
+
     /// Runs `body` with the filter named `name`; 404 when there is none.
     func with<T>(_ name: String, _ body: (@escaping ChangeFilterFunction) throws -> T) throws -> T {
         let entry: Entry = try monitor.locked {

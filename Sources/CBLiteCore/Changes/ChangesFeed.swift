@@ -102,6 +102,9 @@ extension Collection {
             }
         }
         guard let name = options.filter else { return try scan(nil) }
+        if !store.filters.contains(name), let design = try DesignFilters.filter(named: name, in: self, params: options.filterParams) {
+            return try scan(design)
+        }
         return try store.filters.with(name) { try scan($0) }
     }
 

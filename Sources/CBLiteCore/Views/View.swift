@@ -8,6 +8,9 @@ public final class View: @unchecked Sendable {
     private var map: MapFunction?
     private var reducer: Reducer?
     private var version = ""
+    /// The revision of the design document whose JavaScript the functions are
+    /// (DesignViews); nil when they were registered through the API, or there are none.
+    private var designRevision: String?
     private var backgroundUpdates = 0
     /// The index state a query last found current (see IndexUpdater.CurrentIndex).
     let currentIndex = LockedValue<IndexUpdater.CurrentIndex?>(nil)
@@ -38,7 +41,24 @@ public final class View: @unchecked Sendable {
             self.map = map
             self.reducer = map == nil ? nil : reduce
             self.version = version
+            self.designRevision = nil
         }
+    }
+
+    /// Sets a design document's functions (DesignViews), with its revision.
+    func setDesignFunctions(map: MapFunction?, reduce: Reducer?, version: String, revision: String?) {
+        monitor.locked {
+            self.map = map
+            self.reducer = map == nil ? nil : reduce
+            self.version = version
+            self.designRevision = map == nil ? nil : revision
+        }
+    }
+
+    /// Whether the functions were registered through the API, and the design document
+    /// revision they come from otherwise.
+    var functionOrigin: (registered: Bool, designRevision: String?) {
+        monitor.locked { (map != nil && designRevision == nil, designRevision) }
     }
 
     public var hasMap: Bool { monitor.locked { map != nil } }
@@ -99,6 +119,7 @@ public final class View: @unchecked Sendable {
     @discardableResult
     public func updateIndex() throws -> IndexUpdate {
         try collection.check()
+        try loadDesignFunctions()
         let (map, version) = monitor.locked { (self.map, self.version) }
         guard let map else { throw CBLError(.notAcceptable, "view \"\(name)\" has no map function") }
         let started = MonotonicTime.now()

@@ -15,4 +15,10 @@ final class ViewRegistry: @unchecked Sendable {
     func view(database: String, designDoc: String, name: String) -> View? {
         lock.locked { views[ViewRegistry.key(database, designDoc, name)] }
     }
+
+    /// Whether any view is registered under the design document `designDoc`.
+    func hasViews(database: String, designDoc: String) -> Bool {
+        let prefix = ViewRegistry.key(database, designDoc, "")
+        return lock.locked { views.keys.contains { $0.hasPrefix(prefix) } }
+    }
 }

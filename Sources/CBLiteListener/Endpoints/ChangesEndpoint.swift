@@ -171,10 +171,11 @@ extension Router {
                 p.options.docIDs = ids
             case "_view" where q["view"] == nil:
                 throw CouchError.badRequest("`view` filter parameter is not provided.")
-            case "_design", "_view", "_selector":
+            case "_selector":
                 throw CouchError.notImplemented("filter=\(filter) is not supported by cblite")
             default:
-                // A filter registered by name through the API; its parameters are the query's.
+                // A filter registered by name through the API, a design document's
+                // ("ddoc/name"), `_design` or `_view`; its parameters are the query's.
                 p.options.filter = filter
                 var params = JSONObject()
                 for (k, v) in q.items { params[k] = .string(v) }

@@ -68,7 +68,7 @@ extension Router {
 
     func viewCleanup(_ name: String, _ req: Request, _ res: ResponseWriter) throws {
         try requireMethod(req, [.POST])
-        _ = try collection(name)
+        try collection(name).cleanUpDesignViews()
         res.sendJSON(202, .object(JSONObject([("ok", .bool(true))])))
     }
 

@@ -88,8 +88,11 @@ final class Router: @unchecked Sendable {
         if second.hasPrefix("_design/") && s.count == 4 && s[2] == "_view" {
             return try view(first, String(second.dropFirst(8)), s[3], req, res)
         }
+        if second.hasPrefix("_design/") && s.count == 5 && s[2] == "_view" && s[4] == "queries" {
+            return try viewQueries(first, String(second.dropFirst(8)), s[3], req, res)
+        }
         if second.hasPrefix("_design/") && s.count >= 3 && s[2].hasPrefix("_") {
-            throw CouchError.notImplemented("Design document functions other than views (\(s[2])) need JavaScript, which cblite does not run.")
+            return try designDocumentEndpoint(first, String(second.dropFirst(8)), s[2], req, res)
         }
         if second.hasPrefix("_local/") { throw CouchError.badRequest("_local documents do not accept attachments.") }
         if second.hasPrefix("_") && !second.hasPrefix("_design/") {
@@ -122,7 +125,7 @@ final class Router: @unchecked Sendable {
             if s.count == 2, ["_all_docs", "_changes", "_revs_diff", "_missing_revs", "_bulk_get", "_ensure_full_commit", "_design_docs"].contains(s[1]) {
                 return false
             }
-            if s.count == 4 && s[2] == "_view" { return false }
+            if (s.count == 4 || (s.count == 5 && s[4] == "queries")) && s[2] == "_view" { return false }
             if s.count == 3 && s[2] == "queries" { return false }       // _all_docs/queries and the like
             return true
         case .DELETE:

@@ -56,7 +56,9 @@ public struct CouchError: Error, Equatable, Sendable, CustomStringConvertible {
         case .forbidden: self.init(status: 403, error: "forbidden", reason: e.message)
         case .notFound:
             let m = e.message
-            let reason = m == "missing" || m == "deleted" ? m : (m.hasSuffix("is deleted") || m.hasSuffix("deleted") ? "deleted" : "missing")
+            // CouchDB's reasons pass as they are (a design document's missing function: "missing json key: NAME").
+            let reason = m == "missing" || m == "deleted" || m.hasPrefix("missing json key: ") ? m
+                : (m.hasSuffix("is deleted") || m.hasSuffix("deleted") ? "deleted" : "missing")
             self.init(status: 404, error: "not_found", reason: reason)
         case .notAcceptable: self.init(status: 406, error: "not_acceptable", reason: e.message)
         case .conflict: self.init(status: 409, error: "conflict", reason: "Document update conflict.")

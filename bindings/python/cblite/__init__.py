@@ -23,7 +23,7 @@ this package, else the system's library search path.
 #   0  errors, _shutdown (what must stop at exit), _deep_json (JSON of any depth)
 #   1  _lib (every ctypes declaration)
 #   2  _util
-#   3  _documents, log, listeners (ListenerToken), server (Server),
+#   3  _documents, log, javascript, listeners (ListenerToken), server (Server),
 #      blob_reader (BlobReader), blob_writer (BlobWriter), query_result (QueryResult),
 #      transaction (Transaction), replicator (Replicator)
 #   4  attachments (re-exports), live_query (LiveQuery)
@@ -48,6 +48,7 @@ from .views import LiveQuery, QueryResult, Row, View, code_version
 from .log import (LogDomain, LogLevel, default_directory, get_log_callback, get_log_level,
                   instance_count, set_log_callback, set_log_level, status_name,
                   storage_versions, version, version_number)
+from .javascript import js_limits, set_js_limits
 
 #: 501, as ``cblite.NotImplemented``. Left out of ``__all__``: ``from cblite import *``
 #: must not replace the builtin ``NotImplemented``.
@@ -65,5 +66,5 @@ __all__ = [
     "LogDomain", "LogLevel", "set_log_level", "get_log_level", "set_log_callback",
     "get_log_callback", "version", "version_number", "storage_versions", "instance_count", "status_name",
     "default_directory", "library_path", "missing_functions", "live_listener_count",
-    "remove_all_listeners",
+    "remove_all_listeners", "set_js_limits", "js_limits",
 ]

@@ -125,6 +125,9 @@ FUNCTIONS: Dict[str, Any] = {
     "cbl_log_set_callback": (None, [LOG_FN, c_void_p]),
     "cbl_log_set_level": (_STATUS, [c_int, c_int, _ERR]),
     "cbl_log_get_level": (c_int, [c_int]),
+    # JavaScript
+    "cbl_js_set_limits": (_STATUS, [c_uint32, c_uint64, _ERR]),
+    "cbl_js_get_limits": (_STATUS, [POINTER(c_uint32), POINTER(c_uint64), _ERR]),
     # Databases
     "cbl_default_directory": (_STATUS, [_OUT_STR, _ERR]),
     "cbl_db_open": (_STATUS, [_S, _S, _S, _OUT_HANDLE, _ERR]),

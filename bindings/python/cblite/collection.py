@@ -662,6 +662,15 @@ class Collection(ReleasableHandle):
         """A handle on the view `name` of this collection (see :class:`View`)."""
         return View(self, name)
 
+    def query(self, view: str, **options: Any) -> QueryResult:
+        """Queries the view `view`; ``"DDOC/VIEW"`` names a stored design document's
+        JavaScript view, updated and reduced as CouchDB's. Options as :meth:`View.query`."""
+        handle = self.view(view)
+        try:
+            return handle.query(**options)
+        finally:
+            handle.release()
+
     def view_names(self) -> List[str]:
         """Names of this collection's views that have an index."""
         names: List[str] = call_json(C.cbl_collection_view_names, self._h)

@@ -687,6 +687,10 @@ class Database:
         """Same as ``default_collection.view``."""
         return self.default_collection.view(name)
 
+    def query(self, view: str, **options: Any) -> QueryResult:
+        """Same as ``default_collection.query``."""
+        return self.default_collection.query(view, **options)
+
     def view_names(self) -> List[str]:
         """Same as ``default_collection.view_names``."""
         return self.default_collection.view_names()

@@ -103,6 +103,7 @@ CASES = {
     "Collection.open_attachment:doc_id": lambda e, s: e.coll.open_attachment("doc" + s, "a.txt"),
     "Collection.open_attachment:name": lambda e, s: e.coll.open_attachment("doc", "a.txt" + s),
     "Collection.view:name": lambda e, s: e.coll.view(s),
+    "Collection.query:view": lambda e, s: e.coll.query(s),
     "Collection.replicate:url": lambda e, s: e.coll.replicate("http://127.0.0.1:9/" + s),
     "View.set_map_reduce:version": lambda e, s: e.view.set_map_reduce(lambda d, emit: None,
                                                                       version=s),
@@ -139,6 +140,7 @@ NOT_C_STRINGS = {
     "Collection.all_docs:options", "Collection.all_docs_query:options",
     "Database.all_docs:options", "Database.all_docs_query:options",
     "View.query:options", "View.rows:options", "View.query_json:options",
+    "Collection.query:options", "Database.query:options",
     "View.live_query:options", "LiveQuery.set_options:options",
     "Model.get_property:name", "Model.set_property:name",   # JSON keys
     "Model.create:values", "Model.will_save:changed", "Model.__init__:doc_id",
@@ -148,7 +150,7 @@ NOT_C_STRINGS = {
 _SHORTCUTS = {"get", "put", "put_many", "update_many", "delete_document", "update", "purge",
               "add_document_listener", "set_attachment", "remove_attachment",
               "attachment_names", "attachments", "get_attachment", "save_attachment",
-              "open_attachment", "view"}
+              "open_attachment", "view", "query"}
 
 
 class Env:

@@ -4,6 +4,7 @@ extension View {
     /// rows and updates the index on a background thread.
     public func query(_ options: QueryOptions = QueryOptions()) throws -> QueryEnumerator {
         try collection.check()
+        try loadDesignFunctions()
         let reducer = currentReducer
         if options.reduce == true && reducer == nil {
             throw CBLError.badRequest("option \"reduce\" is true but view \"\(name)\" has no reduce function")

@@ -1,0 +1,130 @@
+"""Design documents' JavaScript: the engine's limits, and Duktape compiled into the
+library (no symbol of it exported, no libduktape needed)."""
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+import cblite
+
+
+def test_limits_round_trip_and_refuse_a_tiny_cap():
+    assert cblite.js_limits() == (5000, 64 << 20)
+    try:
+        cblite.set_js_limits(250, 8 << 20)
+        assert cblite.js_limits() == (250, 8 << 20)
+        with pytest.raises(cblite.BadRequest, match="memory_bytes"):
+            cblite.set_js_limits(100, 1000)
+        assert cblite.js_limits() == (250, 8 << 20)
+    finally:
+        cblite.set_js_limits()
+    assert cblite.js_limits() == (5000, 64 << 20)
+
+
+@pytest.mark.skipif(shutil.which("nm") is None or shutil.which("readelf") is None, reason="binutils")
+def test_duktape_is_compiled_in_and_hidden():
+    path = cblite.library_path
+    exported = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True, check=True).stdout
+    names = [line.split()[-1] for line in exported.splitlines() if line.strip()]
+    assert any(n.startswith("cbl_js_") for n in names)
+    assert [n for n in names if n.startswith(("duk_", "cblite_js"))] == []
+    dynamic = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
+    assert "duktape" not in dynamic
+
+
+def design():
+    """A new copy each time (put writes _id and _rev into the dict it is given)."""
+    return json.loads(json.dumps(DESIGN))
+
+
+DESIGN = {
+    "views": {
+        "by_age": {"map": "function (doc) { if (doc.type == 'person') emit(doc.age, doc.name); }",
+                   "reduce": "_count"},
+        "hostile": {"map": "function (doc) { if (doc.loop) for (;;) {} if (doc.bad) throw 'no'; emit(doc._id); }"},
+    }
+}
+
+
+def _rows(result):
+    with result:
+        return result.rows()
+
+
+def _people(coll):
+    for i, name in enumerate(["ann", "bob", "cy", "di", "ed"]):
+        coll.put({"type": "person", "age": 30 + i % 2, "name": name}, f"p{i}")
+    coll.put({"type": "pet", "age": 2}, "pet")
+
+
+def test_a_design_document_view_by_name_gives_the_native_views_rows(coll):
+    _people(coll)
+    coll.put(design(), "_design/d")
+
+    def native(doc, emit):
+        if doc.get("type") == "person":
+            emit(doc["age"], doc["name"])
+
+    nv = coll.view("native")
+    nv.set_map_reduce(native, reduce="_count", version="1")
+
+    def strip(rows):
+        return [(r.key, r.value, r.doc_id) for r in rows]
+
+    for options in ({"reduce": False}, {}, {"group": True}, {"reduce": False, "descending": True, "limit": 2}):
+        assert strip(_rows(coll.query("d/by_age", **options))) == strip(nv.rows(**options)), options
+    assert [(r.key, r.value) for r in _rows(coll.database.query("d/by_age", group=True))] == [(30, 3), (31, 2)]
+    v = coll.view("d/by_age")
+    assert v.rows()[0].value == 5
+    v.release()
+    nv.release()
+
+
+def test_hostile_map_functions_fail_their_document_only(coll):
+    cblite.set_js_limits(200, 8 << 20)
+    try:
+        coll.put({"n": 1}, "a")
+        coll.put({"loop": True}, "b")
+        coll.put({"bad": True}, "c")
+        coll.put({"n": 2}, "z")
+        coll.put(design(), "_design/d")
+        assert [r.doc_id for r in _rows(coll.query("d/hostile"))] == ["a", "z"]
+    finally:
+        cblite.set_js_limits()
+
+
+PUBLIC = {"filters": {"pub": "function (doc, req) { return doc.kind == req.query.kind; }"}}
+
+
+def _ids(db):
+    return sorted(k for k in db.keys() if not k.startswith("_design/"))
+
+
+def test_design_filters_in_changes_and_both_directions_of_replication(dbdir):
+    import os
+    local = cblite.Database("local", os.path.join(dbdir, "l"))
+    remote = cblite.Database("remote", os.path.join(dbdir, "r"))
+    server = cblite.Server()
+    try:
+        server.serve("remote", remote)
+        url = server.url + "remote"
+        for db, prefix in ((local, "l"), (remote, "r")):
+            db.put(json.loads(json.dumps(PUBLIC)), "_design/app")
+            for i, kind in enumerate(["public", "private", "public"]):
+                db.put({"kind": kind}, f"{prefix}{i}")
+        feed = local.default_collection.changes(filter="app/pub", filter_params={"kind": "public"})
+        assert [r["id"] for r in feed["results"]] == ["l0", "l2"]
+        assert [r["id"] for r in local.default_collection.changes(filter="_design")["results"]] == ["_design/app"]
+        # Push runs the filter here; pull names it to the peer (our listener runs it there).
+        with local.replicate(url, direction="push", filter="app/pub", filter_params={"kind": "public"}) as r:
+            assert r.wait(30)
+        assert _ids(remote) == ["l0", "l2", "r0", "r1", "r2"]
+        with local.replicate(url, direction="pull", pull_filter="app/pub", pull_filter_params={"kind": "public"}) as r:
+            assert r.wait(30)
+        assert _ids(local) == ["l0", "l1", "l2", "r0", "r2"]
+    finally:
+        server.stop(timeout=1)
+        local.close()
+        remote.close()
