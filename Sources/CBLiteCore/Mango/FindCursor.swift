@@ -10,7 +10,12 @@ public final class FindCursor {
     private var source: MapScan?
     private var idCursor: String?
     private var scanDone = false
-    private var pending: [(doc: JSONValue, key: JSONValue, id: String)] = []
+    /// The current page: each row's key and document ID, and its document (nil: gone, or
+    /// not read because the index covers the query).
+    private var pending: [(key: JSONValue, id: String, doc: JSONValue?)] = []
+    /// The index's columns give every field the query reads: documents are not read
+    /// (CouchDB's covering indexes), the result is made from the key.
+    let covering: Bool
     private var pendingIndex = 0
     private var toSkip: Int64
     private var returned: Int64 = 0
@@ -25,6 +30,9 @@ public final class FindCursor {
         self.request = request
         self.plan = plan
         toSkip = request.skip
+        let available = Set(plan.index.columns + ["_id"])
+        covering = !plan.index.isSpecial && !request.projection.isAll && !request.conflicts
+            && request.projection.names.allSatisfy(available.contains) && request.selector.fieldNames.allSatisfy(available.contains)
         let resume = try request.bookmark.map(Bookmark.init)
         if plan.empty || request.limit == 0 { scanDone = true; return }
         if plan.index.isSpecial {
@@ -57,10 +65,20 @@ public final class FindCursor {
             }
             let p = pending[pendingIndex]
             pendingIndex += 1
+            keysExamined += 1
+            let doc: JSONValue
+            if covering {
+                doc = coveredDocument(key: p.key, id: p.id)
+            } else {
+                guard let d = p.doc else { continue }
+                docsExamined += 1
+                doc = d
+            }
+            guard request.selector.matches(doc) else { continue }
             if toSkip > 0 { toSkip -= 1; continue }
             returned += 1
             last = Bookmark(key: p.key, docID: p.id)
-            return (p.key, p.id, request.projection.apply(p.doc))
+            return (p.key, p.id, request.projection.apply(doc))
         }
         return nil
     }
@@ -116,17 +134,21 @@ public final class FindCursor {
                 let key = (try? JSONParser.parse(bytes: row.key)) ?? .null
                 ids.append((String(decoding: d, as: UTF8.self), key))
             }
-            keysExamined += Int64(ids.count)
             if ids.count < FindCursor.pageSize { scanDone = true }
         } else {
             ids = try idPage().map { ($0, .string($0)) }
         }
-        let docs = try readDocuments(ids.map(\.id))
-        for (i, doc) in docs.enumerated() {
-            guard let doc else { continue }
-            docsExamined += 1
-            if request.selector.matches(doc) { pending.append((doc, ids[i].key, ids[i].id)) }
+        let docs: [JSONValue?] = covering ? Array(repeating: nil, count: ids.count) : try readDocuments(ids.map(\.id))
+        for (i, doc) in docs.enumerated() { pending.append((ids[i].key, ids[i].id, doc)) }
+    }
+
+    /// The document a covering index's key stands for: its columns' values and its ID.
+    private func coveredDocument(key: JSONValue, id: String) -> JSONValue {
+        var doc = JSONValue.object(JSONObject([("_id", .string(id))]))
+        for (column, value) in zip(plan.index.columns, key.arrayValue ?? []) where column != "_id" {
+            if let path = try? FieldPath(column) { Projection.set(&doc, path.parts[...], value) }
         }
+        return doc
     }
 
     /// The next page of live, non-design document IDs within the `_id` bounds.
@@ -151,7 +173,6 @@ public final class FindCursor {
         }
         if raw.count < FindCursor.pageSize { scanDone = true }
         idCursor = raw.last
-        keysExamined += Int64(raw.count)
         return raw.filter { !$0.hasPrefix("_design/") }      // design documents are not queried
     }
 

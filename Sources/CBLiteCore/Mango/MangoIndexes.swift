@@ -19,9 +19,9 @@ extension Collection {
 
     /// The json indexes, by design document ID then name (byte order), as CouchDB lists them.
     public func mangoIndexes() throws -> [MangoIndex] {
-        try designDocuments().flatMap(MangoIndex.from).sorted {
-            ($0.ddoc ?? "", $0.name).0 == ($1.ddoc ?? "") ? $0.name.utf8.lexicographicallyPrecedes($1.name.utf8)
-                : ($0.ddoc ?? "").utf8.lexicographicallyPrecedes(($1.ddoc ?? "").utf8)
+        try designDocuments().flatMap(MangoIndex.from).sorted { a, b in
+            let (da, db) = (a.ddoc ?? "", b.ddoc ?? "")
+            return da == db ? a.name.utf8.lexicographicallyPrecedes(b.name.utf8) : da.utf8.lexicographicallyPrecedes(db.utf8)
         }
     }
 

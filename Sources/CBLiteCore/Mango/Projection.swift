@@ -28,7 +28,7 @@ struct Projection: Sendable {
         return out
     }
 
-    private static func set(_ target: inout JSONValue, _ parts: ArraySlice<String>, _ v: JSONValue) {
+    static func set(_ target: inout JSONValue, _ parts: ArraySlice<String>, _ v: JSONValue) {
         guard let first = parts.first, case .object(var o) = target else { return }
         if parts.count == 1 {
             o[first] = v

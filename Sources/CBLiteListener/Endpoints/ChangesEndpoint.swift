@@ -158,7 +158,15 @@ extension Router {
                 p.options.docIDs = ids
             case "_view" where q["view"] == nil:
                 throw CouchError.badRequest("`view` filter parameter is not provided.")
-            case "_design", "_view", "_selector":
+            case "_selector":
+                guard req.method == .POST else { throw CouchError.badRequest("Selector must be specified in POST payload") }
+                guard let sel = body["selector"], sel.objectValue != nil else {
+                    throw CouchError.badRequest("Selector error: expected a JSON object")
+                }
+                do { p.options.selector = try Selector(sel) } catch let e as MangoError {
+                    throw CouchError.badRequest("Selector error: \(e.reason)")
+                }
+            case "_design", "_view":
                 throw CouchError.notImplemented("filter=\(filter) is not supported by cblite")
             default:
                 // A filter registered by name through the API; its parameters are the query's.

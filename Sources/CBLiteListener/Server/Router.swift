@@ -58,8 +58,7 @@ final class Router: @unchecked Sendable {
             case "_purge": return try purge(first, req, res)
             case "_revs_limit": return try revsLimit(first, req, res)
             case "_view_cleanup": return try viewCleanup(first, req, res)
-            case "_find", "_index", "_explain":
-                throw CouchError.notImplemented("Mango queries (\(second)) are not supported by cblite; use views registered through the API")
+            case "_find", "_index", "_explain": return try mango(first, second, [], req, res)
             case "_temp_view":
                 throw CouchError.notImplemented("_temp_view needs JavaScript (and CouchDB 2+ removed it)")
             case "_security", "_shards", "_sync_shards", "_partition":
@@ -72,6 +71,7 @@ final class Router: @unchecked Sendable {
                 return try document(first, second, req, res)
             }
         }
+        if second == "_index" { return try mango(first, second, Array(s[2...]), req, res) }
         if second.hasPrefix("_design/") && s.count == 4 && s[2] == "_view" {
             return try view(first, String(second.dropFirst(8)), s[3], req, res)
         }
@@ -93,7 +93,8 @@ final class Router: @unchecked Sendable {
             let s = path.segments
             if s.first == "_session" { return false }
             if s.count == 1 && s[0] == "_dbs_info" { return false }
-            if s.count == 2, ["_all_docs", "_changes", "_revs_diff", "_missing_revs", "_bulk_get", "_ensure_full_commit", "_design_docs"].contains(s[1]) {
+            if s.count == 2, ["_all_docs", "_changes", "_revs_diff", "_missing_revs", "_bulk_get", "_ensure_full_commit", "_design_docs",
+                              "_find", "_explain"].contains(s[1]) {
                 return false
             }
             if s.count == 4 && s[2] == "_view" { return false }
