@@ -12,7 +12,7 @@ public final class FindCursor {
     private var scanDone = false
     /// The current page: each row's key and document ID, and its document (nil: gone, or
     /// not read because the index covers the query).
-    private var pending: [(key: JSONValue, id: String, doc: JSONValue?)] = []
+    private var pending: [(key: JSONValue, id: String, doc: (value: JSONValue, text: [UInt8])?)] = []
     /// The index's columns give every field the query reads: documents are not read
     /// (CouchDB's covering indexes), the result is made from the key.
     let covering: Bool
@@ -55,8 +55,9 @@ public final class FindCursor {
     /// The next result document (projected), nil at the end.
     public func next() throws -> JSONValue? { try nextResult()?.doc }
 
-    /// The next result with the index key and document ID it was found at.
-    func nextResult() throws -> (key: JSONValue, id: String, doc: JSONValue)? {
+    /// The next result with the index key and document ID it was found at, and its JSON
+    /// text when that is the document as stored (no `fields`): it is then not written again.
+    func nextResult() throws -> (key: JSONValue, id: String, doc: JSONValue, text: [UInt8]?)? {
         while returned < request.limit {
             if pendingIndex >= pending.count {
                 if scanDone { return nil }
@@ -67,25 +68,27 @@ public final class FindCursor {
             pendingIndex += 1
             keysExamined += 1
             let doc: JSONValue
+            var text: [UInt8]? = nil
             if covering {
                 doc = coveredDocument(key: p.key, id: p.id)
             } else {
                 guard let d = p.doc else { continue }
                 docsExamined += 1
-                doc = d
+                doc = d.value
+                if request.projection.isAll { text = d.text }
             }
             guard request.selector.matches(doc) else { continue }
             if toSkip > 0 { toSkip -= 1; continue }
             returned += 1
             last = Bookmark(key: p.key, docID: p.id)
-            return (p.key, p.id, request.projection.apply(doc))
+            return (p.key, p.id, request.projection.apply(doc), text)
         }
         return nil
     }
 
     /// The next result as JSON text.
     public func nextJSON() throws -> [UInt8]? {
-        try next().map { JSONWriter.ordered($0) }
+        try nextResult().map { $0.text ?? JSONWriter.ordered($0.doc) }
     }
 
     public var resultsReturned: Int64 { returned }
@@ -138,7 +141,7 @@ public final class FindCursor {
         } else {
             ids = try idPage().map { ($0, .string($0)) }
         }
-        let docs: [JSONValue?] = covering ? Array(repeating: nil, count: ids.count) : try readDocuments(ids.map(\.id))
+        let docs: [(value: JSONValue, text: [UInt8])?] = covering ? Array(repeating: nil, count: ids.count) : try readDocuments(ids.map(\.id))
         for (i, doc) in docs.enumerated() { pending.append((ids[i].key, ids[i].id, doc)) }
     }
 
@@ -177,25 +180,25 @@ public final class FindCursor {
     }
 
     /// The current revisions of `ids` in one read (nil: gone since the scan).
-    private func readDocuments(_ ids: [String]) throws -> [JSONValue?] {
+    private func readDocuments(_ ids: [String]) throws -> [(value: JSONValue, text: [UInt8])?] {
         if request.conflicts {
             return ids.map { id in
                 (try? collection.get(docID: id, options: .conflicts)).flatMap { b in
-                    try? b.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }
+                    (try? b.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }).map { ($0, b) }
                 }
             }
         }
         let docStore = collection.docStore
         return try collection.mapMissingTable {
             try collection.store.read { conn in
-                try ids.map { id -> JSONValue? in
+                try ids.map { id -> (value: JSONValue, text: [UInt8])? in
                     let json: [UInt8]?? = try docStore.current(conn, docID: id) { s -> [UInt8]? in
                         if DocFlags(rawValue: s.int(1)).contains(.deleted) { return nil }
                         let rev = s.borrowedNonEmpty(2) ?? UnsafeBufferPointer(start: nil, count: 0)
                         return DocumentJSON.render(docID: id, rev: rev, deleted: false, body: s.borrowedBytes(3))
                     }
                     guard let j = json ?? nil else { return nil }
-                    return try j.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }
+                    return (try j.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }, j)
                 }
             }
         }
@@ -230,6 +233,6 @@ final class FindRows: ValueRowProducer {
     func next() throws -> QueryRow? {
         guard let r = try cursor.nextResult() else { return nil }
         return QueryRow(key: JSONWriter.ordered(r.key), value: nil, docID: r.id, sourceDocID: r.id, sequence: 0,
-                        doc: JSONWriter.ordered(r.doc))
+                        doc: r.text ?? JSONWriter.ordered(r.doc))
     }
 }

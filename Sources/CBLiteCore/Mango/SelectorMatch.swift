@@ -25,7 +25,18 @@ extension Selector {
     }
 
     private static func cmp(_ v: JSONValue, _ o: Operand, raw: Bool) -> Int {
-        raw ? RawOrder.compare(v, o.value) : CollatableKey.compare(CollatableKey.encode(v), o.key)
+        if raw { return RawOrder.compare(v, o.value) }
+        // The common cases without building the value's collation key: strings by ICU's
+        // comparison (the order its sort keys reproduce), numbers by value.
+        switch (v, o.value) {
+        case (.string(var a), .string(var b)):
+            if a.utf8.elementsEqual(b.utf8) { return 0 }
+            return a.withUTF8 { pa in b.withUTF8 { pb in ICU.shared.compare(pa, pb) } }
+        case (.int, .int), (.int, .double), (.double, .int), (.double, .double):     // as doubles, as index keys
+            let a = v.doubleValue!, b = o.value.doubleValue!
+            return a == b ? 0 : (a < b ? -1 : 1)
+        default: return CollatableKey.compare(CollatableKey.encode(v), o.key)
+        }
     }
 
     static func match(_ c: Condition, _ v: JSONValue, raw: Bool) -> Bool {
