@@ -1324,6 +1324,68 @@ CBL_WARN_UNUSED cbl_status cbl_live_query_wait_idle(cbl_live_query* live_query, 
  * free the context right after. NULL and invalid handles are ignored. */
 void cbl_live_query_stop(cbl_live_query* live_query);
 
+/* Mango queries (CouchDB 3.5's _find) and json indexes.
+ *
+ * A query is the JSON body of CouchDB's POST /db/_find: {"selector": {...}, "fields",
+ * "sort", "limit" (default 25, as CouchDB), "skip", "bookmark", "use_index",
+ * "allow_fallback", "execution_stats", "conflicts", "update", "stable", "r"}. Selectors
+ * take every operator of CouchDB 3.5 ($eq $ne $gt $gte $lt $lte $exists $type $in $nin
+ * $size $mod $regex $beginsWith $all $elemMatch $allMatch $keyMapMatch $and $or $nor
+ * $not) with its rules; values compare in the views' collation; $regex uses ICU's
+ * regular expressions. Errors carry CouchDB's texts: the message is "<error>: <reason>"
+ * ("invalid_operator: Invalid operator: $foo", "no_usable_index: No index exists for
+ * this sort, try indexing by the sort fields.") with status 400 (a bad query, a sort no
+ * index serves), 404 (no such index) or 503 (a "text" index).
+ *
+ * Indexes are design documents with "language": "query", stored exactly as CouchDB
+ * stores them (they replicate to and from CouchDB, and one written as a document
+ * defines its indexes). Each is kept up to date with the documents (a query sees its
+ * own writes); the planner chooses among them as CouchDB does.
+ *
+ * Thread safety: as the other collection calls; a result is read by one thread at a
+ * time (calls on it are serialized). */
+
+/* Runs a query and returns a result to read row by row with cbl_query_result_next /
+ * _next_rows (documents are found a page at a time as the rows are read: memory stays
+ * bounded whatever the result's size). Each row: doc_id and source_doc_id the document's
+ * ID, doc_json the document (only the "fields" when given), key_json the index key it
+ * was found at (the ID as a JSON string when no index served), value_json NULL. Release
+ * with cbl_query_result_release. Errors: 400 (query; message as above), 404, 500, 503. */
+CBL_WARN_UNUSED cbl_status cbl_collection_find(cbl_collection* coll, const char* query_json,
+                                               cbl_query_result** out_result, cbl_error* err);
+
+/* What a find's result says beside its rows, as JSON {"bookmark": the next page's
+ * (pass it as "bookmark"), "warning": CouchDB's warnings (absent when none),
+ * "execution_stats": {...}}; final once the rows are read to the end. Caller frees.
+ * Errors: 400 (NULL out_json, a result not made by cbl_collection_find). */
+CBL_WARN_UNUSED cbl_status cbl_query_result_find_info(cbl_query_result* result, char** out_json, cbl_error* err);
+
+/* The plan of a query, as CouchDB's POST /db/_explain answers it (the index chosen, the
+ * normalized selector, the other indexes and why they were not chosen, the index range).
+ * Caller frees. Errors: as cbl_collection_find. */
+CBL_WARN_UNUSED cbl_status cbl_collection_explain(cbl_collection* coll, const char* query_json, char** out_json,
+                                                  cbl_error* err);
+
+/* Creates a json index from the body of CouchDB's POST /db/_index: {"index": {"fields":
+ * [...], "partial_filter_selector": {...}?}, "ddoc"?, "name"?, "type": "json"?}, by
+ * writing its design document. Sets *out_json to {"result": "created" or "exists", "id":
+ * the design document's ID, "name"}; caller frees. Errors: 400 (the definition; an
+ * existing design document of another language), 409 (a concurrent write of the design
+ * document), 503 (type "text"). */
+CBL_WARN_UNUSED cbl_status cbl_collection_create_index(cbl_collection* coll, const char* index_json, char** out_json,
+                                                       cbl_error* err);
+
+/* Deletes a json index: its view from its design document ("ddoc" with or without
+ * "_design/"), the document itself when no view is left, and the index's rows.
+ * Errors: 400, 404 (no such index), 409. */
+CBL_WARN_UNUSED cbl_status cbl_collection_delete_index(cbl_collection* coll, const char* ddoc, const char* name,
+                                                       cbl_error* err);
+
+/* The indexes as CouchDB's GET /db/_index lists them: {"total_rows", "indexes": [the
+ * special _all_docs index, then each json index by design document and name]}. Caller
+ * frees. Errors: 400, 404, 500. */
+CBL_WARN_UNUSED cbl_status cbl_collection_indexes(cbl_collection* coll, char** out_json, cbl_error* err);
+
 /* ------------------------------------------------------------------------------------ */
 /* 10. Replication surface: what a CouchDB-protocol peer asks of a database             */
 /* ------------------------------------------------------------------------------------ */

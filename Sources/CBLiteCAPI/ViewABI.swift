@@ -41,8 +41,10 @@ final class EmitterBox {
 /// A query result handle: its enumerator, which owns the memory of the rows it lends.
 final class QueryResultBox {
     let enumerator: QueryEnumerator
+    /// A Mango find's cursor (cbl_query_result_find_info), nil for other results.
+    let find: FindCursor?
 
-    init(_ e: QueryEnumerator) { enumerator = e }
+    init(_ e: QueryEnumerator, find: FindCursor? = nil) { enumerator = e; self.find = find }
 
     /// Fills `row` with the next row; false at the end. The strings point into the
     /// enumerator's pages (each text is followed by a 0 byte) and stay valid until the

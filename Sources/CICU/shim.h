@@ -63,4 +63,32 @@ static inline void cblite_ucol_version(const cblite_UCollator* coll, uint8_t out
 static inline void cblite_ucol_close(cblite_UCollator* coll) { U_ICU_ENTRY_POINT_RENAME(ucol_close)(coll); }
 
 static inline const char* cblite_icu_version(void) { return U_ICU_VERSION; }
+/* ICU's regular expressions (Mango's $regex), on UTF-16. A compiled expression is used by
+ * one thread at a time (ICU's rule); `pe` may be NULL. */
+typedef struct cblite_URegex cblite_URegex;
+cblite_URegex* U_ICU_ENTRY_POINT_RENAME(uregex_open)(const uint16_t* pattern, int32_t patternLength, uint32_t flags,
+                                                      void* pe, int* status);
+void U_ICU_ENTRY_POINT_RENAME(uregex_setText)(cblite_URegex* re, const uint16_t* text, int32_t textLength, int* status);
+int8_t U_ICU_ENTRY_POINT_RENAME(uregex_find)(cblite_URegex* re, int32_t startIndex, int* status);
+void U_ICU_ENTRY_POINT_RENAME(uregex_close)(cblite_URegex* re);
+
+/* NULL when the pattern does not compile. */
+static inline cblite_URegex* cblite_uregex_open(const uint16_t* pattern, int32_t n) {
+    int st = 0;
+    cblite_URegex* re = U_ICU_ENTRY_POINT_RENAME(uregex_open)(pattern, n, 0, 0, &st);
+    if (st > 0) { if (re) U_ICU_ENTRY_POINT_RENAME(uregex_close)(re); return 0; }
+    return re;
+}
+
+/* 1 when the expression matches somewhere in the text (an unanchored search), else 0. */
+static inline int cblite_uregex_search(cblite_URegex* re, const uint16_t* text, int32_t n) {
+    int st = 0;
+    static const uint16_t empty = 0;
+    U_ICU_ENTRY_POINT_RENAME(uregex_setText)(re, text ? text : &empty, n, &st);
+    if (st > 0) return 0;
+    int8_t found = U_ICU_ENTRY_POINT_RENAME(uregex_find)(re, 0, &st);
+    return st > 0 ? 0 : (found != 0);
+}
+
+static inline void cblite_uregex_close(cblite_URegex* re) { U_ICU_ENTRY_POINT_RENAME(uregex_close)(re); }
 #endif

@@ -10,6 +10,8 @@ public struct ChangesOptions: Sendable {
     /// A filter registered with `Database.setFilter`, and the parameters it is given.
     public var filter: String? = nil
     public var filterParams = JSONObject()
+    /// Only documents a Mango selector matches (CouchDB's `filter=_selector`).
+    public var selector: Selector? = nil
 
     public init() {}
 
@@ -32,6 +34,8 @@ public struct ChangesOptions: Sendable {
             case "filter":
                 guard let name = v.stringValue else { throw CBLError.badRequest("option \"filter\" must be a string") }
                 filter = name
+            case "selector":
+                do { selector = try Selector(v) } catch let e as MangoError { throw e.cblError }
             case "filter_params":
                 guard let params = v.objectValue else { throw CBLError.badRequest("option \"filter_params\" must be an object") }
                 filterParams = params
@@ -53,8 +57,8 @@ extension Collection {
         let wantedIDs = options.docIDs.map(Set.init)
         // doc_ids are not validated: an ID this database cannot hold (a reserved `_…` one a
         // replicator was told to copy) matches no row, where a 400 failed the whole feed.
-        let filtering = wantedIDs != nil || options.filter != nil
-        let needBody = options.includeDocs || options.allRevs || options.filter != nil
+        let filtering = wantedIDs != nil || options.filter != nil || options.selector != nil
+        let needBody = options.includeDocs || options.allRevs || options.filter != nil || options.selector != nil
         func scan(_ filter: ChangeFilterFunction?) throws -> Int64 {
             try self.mapMissingTable {
                 try self.store.read { conn in
@@ -74,6 +78,12 @@ extension Collection {
                             let doc = DocumentJSON.render(docID: s.string(1) ?? "", rev: s.string(3) ?? "",
                                                           deleted: DocFlags(rawValue: s.int(2)).contains(.deleted), body: s.bytes(4))
                             if !filter(doc, options.filterParams) { continue }
+                        }
+                        if let selector = options.selector {
+                            let doc = DocumentJSON.render(docID: s.string(1) ?? "", rev: s.string(3) ?? "",
+                                                          deleted: DocFlags(rawValue: s.int(2)).contains(.deleted), body: s.bytes(4))
+                            guard let v = try? doc.withUnsafeBufferPointer({ try JSONParser.parse(bytes: $0) }),
+                                  selector.matches(v) else { continue }
                         }
                         var revs: [String]? = nil
                         if options.allRevs {

@@ -13,6 +13,6 @@ extension Collection {
     /// Names of the views of this collection that have an index.
     public func viewNames() throws -> [String] {
         try check()
-        return try store.read { conn in try ViewStorage.names(conn, collectionID: id) }
+        return try store.read { conn in try ViewStorage.names(conn, collectionID: id) }.filter { !$0.hasPrefix(MangoIndex.viewPrefix) }   // Mango's are its indexes'
     }
 }

@@ -172,7 +172,13 @@ extension Router {
             case "_view" where q["view"] == nil:
                 throw CouchError.badRequest("`view` filter parameter is not provided.")
             case "_selector":
-                throw CouchError.notImplemented("filter=\(filter) is not supported by cblite")
+                guard req.method == .POST else { throw CouchError.badRequest("Selector must be specified in POST payload") }
+                guard let sel = body["selector"], sel.objectValue != nil else {
+                    throw CouchError.badRequest("Selector error: expected a JSON object")
+                }
+                do { p.options.selector = try Selector(sel) } catch let e as MangoError {
+                    throw CouchError.badRequest("Selector error: \(e.reason)")
+                }
             default:
                 // A filter registered by name through the API, a design document's
                 // ("ddoc/name"), `_design` or `_view`; its parameters are the query's.

@@ -94,6 +94,7 @@ struct ReplicationPlanner {
         config.continuous = r.continuous
         config.createTarget = r.createTarget
         config.docIDs = r.docIDs
+        config.selector = r.selector
         // A one-shot request waits for its answer: a peer that cannot be reached fails it
         // after a few quick retries (as CouchDB's does), not after the replicator's long back-off.
         if !r.continuous { config.maxRetries = 3 }

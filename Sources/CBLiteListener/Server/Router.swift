@@ -62,8 +62,7 @@ final class Router: @unchecked Sendable {
             case "_purged_infos_limit": return try purgedInfosLimit(first, req, res)
             case "_revs_limit": return try revsLimit(first, req, res)
             case "_view_cleanup": return try viewCleanup(first, req, res)
-            case "_find", "_index", "_explain":
-                throw CouchError.notImplemented("Mango queries (\(second)) are not supported by cblite; use views registered through the API")
+            case "_find", "_index", "_explain": return try mango(first, second, [], req, res)
             case "_temp_view":
                 throw CouchError.notImplemented("_temp_view needs JavaScript (and CouchDB 2+ removed it)")
             case "_security": return try security(first, req, res)
@@ -85,6 +84,7 @@ final class Router: @unchecked Sendable {
             default: break
             }
         }
+        if second == "_index" { return try mango(first, second, Array(s[2...]), req, res) }
         if second.hasPrefix("_design/") && s.count == 4 && s[2] == "_view" {
             return try view(first, String(second.dropFirst(8)), s[3], req, res)
         }
@@ -122,7 +122,8 @@ final class Router: @unchecked Sendable {
             let s = path.segments
             if s.first == "_session" { return false }
             if s.count == 1 && s[0] == "_dbs_info" { return false }
-            if s.count == 2, ["_all_docs", "_changes", "_revs_diff", "_missing_revs", "_bulk_get", "_ensure_full_commit", "_design_docs"].contains(s[1]) {
+            if s.count == 2, ["_all_docs", "_changes", "_revs_diff", "_missing_revs", "_bulk_get", "_ensure_full_commit", "_design_docs",
+                              "_find", "_explain"].contains(s[1]) {
                 return false
             }
             if (s.count == 4 || (s.count == 5 && s[4] == "queries")) && s[2] == "_view" { return false }

@@ -17,6 +17,9 @@ public struct ReplicatorConfiguration: Sendable {
     public var pullFilterParams = JSONObject()
     /// Only these documents, both ways.
     public var docIDs: [String]?
+    /// Only documents a Mango selector matches: push evaluates it here, pull sends it to
+    /// the peer (`_changes?filter=_selector`, as CouchDB's replicator does).
+    public var selector: JSONValue?
     /// Pull from Sync Gateway: only these channels (its `sync_gateway/bychannel` filter).
     public var channels: [String]?
     public var headers: [(String, String)] = []
@@ -67,6 +70,9 @@ public struct ReplicatorConfiguration: Sendable {
             case "pull_filter": pullFilter = try string(k, v)
             case "pull_filter_params": pullFilterParams = try object(k, v)
             case "doc_ids": docIDs = try v.stringArrayOption(k)
+            case "selector":
+                do { _ = try Selector(v) } catch let e as MangoError { throw e.cblError }
+                selector = v
             case "channels": channels = try v.stringArrayOption(k)
             case "headers":
                 for (n, hv) in try object(k, v).members {

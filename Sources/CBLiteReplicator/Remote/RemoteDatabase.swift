@@ -147,6 +147,9 @@ final class RemoteDatabase {
         case .docIDs(let ids):
             query += "&filter=_doc_ids"
             body = JSONWriter.ordered(.object(JSONObject([("doc_ids", .array(ids.map { .string($0) }))])))
+        case .selector(let s):
+            query += "&filter=_selector"
+            body = JSONWriter.ordered(.object(JSONObject([("selector", s)])))
         }
         let wait = longpollMs.map { $0 + timeoutMs } ?? timeoutMs
         let (_, bytes) = try json(body == nil ? .GET : .POST, url.databasePath + "/_changes?" + query, body: body, timeoutMs: wait)
@@ -157,6 +160,7 @@ final class RemoteDatabase {
         case none
         case named(String, JSONObject)
         case docIDs([String])
+        case selector(JSONValue)
     }
 
     func revsDiff(_ docs: [(id: String, revs: [String])]) throws -> [String: (missing: [String], possibleAncestors: [String])] {

@@ -24,6 +24,7 @@ struct Puller {
 
     private var filter: RemoteDatabase.ChangesFilter {
         if let ids = config.docIDs { return .docIDs(ids) }
+        if let s = config.selector { return .selector(s) }
         if let channels = config.channels {
             return .named("sync_gateway/bychannel", JSONObject([("channels", .string(channels.joined(separator: ",")))]))
         }

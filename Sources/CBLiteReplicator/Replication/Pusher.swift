@@ -18,6 +18,7 @@ struct Pusher {
         o.docIDs = config.docIDs
         o.filter = config.filter
         o.filterParams = config.filterParams
+        o.selector = config.selector.flatMap { try? Selector($0) }     // validated with the configuration
         return o
     }
 

@@ -21,6 +21,7 @@ enum ReplicationIdentity {
                       config.channels.map { .array($0.sorted().map { .string($0) }) } ?? .null]
         }
         parts.append(config.docIDs.map { .array($0.sorted().map { .string($0) }) } ?? .null)
+        if let s = config.selector { parts.append(s) }      // (absent: the identities of before)
         return Hex.encode(SHA1.hash(JSONWriter.canonical(.array(parts))))
     }
 }

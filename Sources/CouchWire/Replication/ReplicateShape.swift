@@ -24,6 +24,8 @@ public enum ReplicateShape {
         public var continuous = false
         public var cancel = false
         public var docIDs: [String]?
+        /// A Mango selector (validated by the replicator's configuration).
+        public var selector: JSONValue?
         public var filter: String?
         public var queryParams = JSONObject()
         public var sinceSeq: JSONValue?
@@ -59,8 +61,9 @@ public enum ReplicateShape {
         }
         let selections = [body["doc_ids"] != nil, body["filter"] != nil, body["selector"] != nil].filter { $0 }.count
         if selections > 1 { throw CouchError.badRequest("`doc_ids`,`filter`,`selector` are mutually exclusive") }
-        if body["selector"] != nil {
-            throw CouchError.notImplemented("replications by `selector` (Mango) are not supported yet; use `filter` or `doc_ids`")
+        if let s = body["selector"] {
+            guard s.objectValue != nil else { throw CouchError.badRequest("`selector` must be a JSON object") }
+            r.selector = s
         }
         r.sinceSeq = body["since_seq"]
         if let id = body["replication_id"] {

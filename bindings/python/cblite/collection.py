@@ -27,6 +27,8 @@ from .blob_reader import BlobReader
 from .blob_writer import Data, store_stream
 from .errors import BadRequest, CBLiteError, Conflict, NotFound
 from .listeners import Change, ListenerToken
+from . import mango as _mango
+from .mango import FindResult
 from .query_result import QueryResult
 from .replicator import Auth, Replicator, build_config
 from .views import View
@@ -690,6 +692,46 @@ class Collection(ReleasableHandle):
         return QueryResult(call_handle(C.cbl_collection_all_docs_query, self._h,
                                        query_options(options)),
                            include_docs=bool(options.get("include_docs")))
+
+    # -- Mango queries and json indexes ---------------------------------------------------
+
+    def find(self, selector: Mapping[str, Any], *, sort: Optional[Iterable[Any]] = None,
+             fields: Optional[Iterable[str]] = None, limit: Optional[int] = None,
+             skip: Optional[int] = None, bookmark: Optional[str] = None,
+             use_index: Optional[Any] = None, **options: Any) -> FindResult:
+        """Runs a Mango query (CouchDB 3.5's ``_find``): iterate the result for the matching
+        documents, e.g. ``coll.find({"age": {"$gt": 30}}, sort=[{"age": "asc"}],
+        fields=["_id", "age"])``. ``limit`` None returns every match (CouchDB's default is
+        25); other options (``execution_stats``, ``conflicts``, ``update``, ...) as CouchDB's.
+        A sort no index serves is :class:`BadRequest` ("no_usable_index: ...")."""
+        query = _mango.find_query(selector, sort=sort, fields=fields, limit=limit, skip=skip,
+                                  bookmark=bookmark, use_index=use_index, **options)
+        return FindResult(call_handle(C.cbl_collection_find, self._h, query))
+
+    def explain(self, selector: Mapping[str, Any], **options: Any) -> Dict[str, Any]:
+        """The plan of :meth:`find` with these arguments, as CouchDB's ``_explain``."""
+        result: Dict[str, Any] = call_json(C.cbl_collection_explain, self._h,
+                                           _mango.find_query(selector, **options))
+        return result
+
+    def create_index(self, fields: Iterable[Any], *, name: Optional[str] = None,
+                     ddoc: Optional[str] = None,
+                     partial_filter_selector: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+        """Creates a json index over `fields` (its design document, as CouchDB stores it):
+        ``{"result": "created" | "exists", "id", "name"}``."""
+        result: Dict[str, Any] = call_json(C.cbl_collection_create_index, self._h,
+                                           _mango.index_body(fields, name, ddoc, partial_filter_selector))
+        return result
+
+    def delete_index(self, ddoc: str, name: str) -> None:
+        """Deletes a json index (:class:`NotFound` when there is none)."""
+        _mango.delete_index(self._h, ddoc, name)
+
+    def indexes(self) -> List[Dict[str, Any]]:
+        """The indexes as CouchDB lists them (the special ``_all_docs`` one first)."""
+        result: Dict[str, Any] = call_json(C.cbl_collection_indexes, self._h)
+        indexes: List[Dict[str, Any]] = result["indexes"]
+        return indexes
 
     # -- replication -------------------------------------------------------------------
 

@@ -104,6 +104,8 @@ CASES = {
     "Collection.open_attachment:name": lambda e, s: e.coll.open_attachment("doc", "a.txt" + s),
     "Collection.view:name": lambda e, s: e.coll.view(s),
     "Collection.query:view": lambda e, s: e.coll.query(s),
+    "Collection.delete_index:ddoc": lambda e, s: e.coll.delete_index("d" + s, "n"),
+    "Collection.delete_index:name": lambda e, s: e.coll.delete_index("d", "n" + s),
     "Collection.replicate:url": lambda e, s: e.coll.replicate("http://127.0.0.1:9/" + s),
     "View.set_map_reduce:version": lambda e, s: e.view.set_map_reduce(lambda d, emit: None,
                                                                       version=s),
@@ -123,6 +125,9 @@ CASES = {
 # Parameters typed as str that never reach C as a C string: they travel inside JSON
 # (where a NUL is escaped and arrives intact), or stay in Python.
 NOT_C_STRINGS = {
+    "Collection.find:selector", "Collection.find:fields", "Collection.find:bookmark", "Collection.find:options",
+    "Collection.explain:selector", "Collection.explain:options", "Collection.create_index:ddoc",
+    "Collection.create_index:name", "Collection.create_index:partial_filter_selector",
     "Collection.changes:doc_ids", "Collection.changes:filter", "Collection.changes:style",
     "Collection.changes:filter_params",
     "Collection.bulk_get:atts_since", "Collection.open_revs:revs",

@@ -47,6 +47,16 @@ final class MapScan: RowSource {
         if table == nil { done = true }
     }
 
+    /// A scan of a raw key range (a Mango index's, whose ends are not JSON keys).
+    init(store: Store, table: String?, range: QueryOptions.Range, descending: Bool) {
+        self.store = store
+        self.table = table
+        self.descending = descending
+        self.range = range
+        keys = nil
+        if table == nil { done = true }
+    }
+
     deinit { rows.deallocate() }
 
     /// Lends the current index page's rows from where the last call stopped, up to `max`:

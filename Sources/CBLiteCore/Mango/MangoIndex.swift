@@ -1,0 +1,119 @@
+/// A Mango `json` index: a design document's view with `language: "query"`, as CouchDB
+/// stores it —
+///
+///     {"_id": "_design/<ddoc>", "language": "query", "views": {"<name>": {
+///         "map": {"fields": {"age": "asc"}, "partial_filter_selector": {...normalized}},
+///         "reduce": "_count", "options": {"def": {"fields": ["age"]}}}}}
+///
+/// — so indexes replicate to and from CouchDB, and a design document written any way
+/// (PUT, _bulk_docs, replication) defines its indexes. Its rows live in a view index
+/// (the views' storage and updater): the map emits, for each document that has every
+/// field (and matches the partial filter), the array of the fields' values, in the
+/// views' collation — CouchDB's own model of a json index.
+public struct MangoIndex: Sendable {
+    /// The design document's ID ("_design/..."); nil for the special `_all_docs` index.
+    public let ddoc: String?
+    public let name: String
+    public let columns: [String]
+    public let partialFilter: Selector?
+
+    static let special = MangoIndex(ddoc: nil, name: "_all_docs", columns: ["_id"], partialFilter: nil)
+
+    public var isSpecial: Bool { ddoc == nil }
+
+    /// "_design/x" for "x" (and for "_design/x").
+    static func ddocID(_ s: String) -> String { s.hasPrefix("_design/") ? s : "_design/" + s }
+
+    /// The `def` member of its listing: fields as `{"f": "asc"}` objects, the partial
+    /// filter (normalized) when there is one.
+    var def: JSONValue {
+        var m: [(key: String, value: JSONValue)] = [("fields", SortSpec.json(columns))]
+        if let p = partialFilter, !p.isEmpty { m.append(("partial_filter_selector", p.json)) }
+        return .object(JSONObject(m))
+    }
+
+    /// Its entry in `GET /db/_index` and `_explain`.
+    public var json: JSONValue {
+        if isSpecial {
+            return .object(JSONObject([("ddoc", .null), ("name", .string(name)), ("type", .string("special")), ("def", def)]))
+        }
+        return .object(JSONObject([("ddoc", .string(ddoc!)), ("name", .string(name)), ("type", .string("json")),
+                                   ("partitioned", .bool(false)), ("def", def)]))
+    }
+
+    // MARK: design documents
+
+    /// The indexes a design document defines (none unless its language is "query";
+    /// views that are not valid json indexes are skipped, as CouchDB skips them).
+    static func from(designDocument doc: JSONObject) -> [MangoIndex] {
+        guard doc["language"] == .string("query"), let id = doc["_id"]?.stringValue,
+              case .object(let views)? = doc["views"] else { return [] }
+        return views.members.compactMap { (name, v) in
+            guard case .object(let view) = v, case .object(let map)? = view["map"] else { return nil }
+            // The column order: options.def.fields (an array) when present — documents are
+            // stored with their members sorted, so map.fields (an object) may have lost it.
+            var columns: [String]? = nil
+            if case .object(let opts)? = view["options"], case .object(let d)? = opts["def"], let f = d["fields"],
+               let s = try? SortSpec(f) {
+                columns = s.fields
+            }
+            if columns == nil, case .object(let f)? = map["fields"] { columns = f.members.map(\.key) }
+            guard let cols = columns, !cols.isEmpty else { return nil }
+            var partial: Selector? = nil
+            if let p = map["partial_filter_selector"] {
+                guard let s = try? Selector(p) else { return nil }
+                partial = s.isEmpty ? nil : s
+            }
+            return MangoIndex(ddoc: id, name: name, columns: cols, partialFilter: partial)
+        }
+    }
+
+    /// The view member CouchDB writes for an index; `def` is the definition as given.
+    func viewJSON(givenDef: JSONValue) -> JSONValue {
+        let fields = JSONValue.object(JSONObject(columns.map { ($0, .string("asc")) }))
+        return .object(JSONObject([
+            ("map", .object(JSONObject([("fields", fields),
+                                        ("partial_filter_selector", partialFilter?.json ?? .object(JSONObject()))]))),
+            ("reduce", .string("_count")),
+            ("options", .object(JSONObject([("def", givenDef)]))),
+        ]))
+    }
+
+    /// Whether two indexes have the same definition.
+    func sameDefinition(_ o: MangoIndex) -> Bool {
+        columns == o.columns && (partialFilter?.json ?? .object(JSONObject())) == (o.partialFilter?.json ?? .object(JSONObject()))
+    }
+
+    // MARK: its view index
+
+    /// Views of Mango indexes have names no view made through the API can have (those
+    /// cannot hold control characters).
+    static let viewPrefix = "\u{1}mango/"
+
+    var viewName: String { MangoIndex.viewPrefix + (ddoc ?? "") + "/" + name }
+
+    /// A changed definition rebuilds the index.
+    var version: String {
+        let text = JSONWriter.canonical(.array([.array(columns.map { .string($0) }), partialFilter?.json ?? .null]))
+        return "mango1-" + SHA1.hash(text).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+
+    /// The view of this index, its map registered.
+    func view(in collection: Collection) -> View {
+        let v = View(collection: collection, name: viewName)
+        let paths = columns.compactMap { try? FieldPath($0) }
+        let partial = partialFilter
+        v.setMapReduce(map: { doc, emitter in
+            let body = JSONValue.object(try doc.object)
+            if let partial, !partial.matches(body) { return }
+            var key: [JSONValue] = []
+            key.reserveCapacity(paths.count)
+            for p in paths {
+                guard case .found(let x) = p.lookup(in: body) else { return }
+                key.append(x)
+            }
+            emitter.emit(.array(key), nil)
+        }, reduce: nil, version: version)
+        return v
+    }
+}

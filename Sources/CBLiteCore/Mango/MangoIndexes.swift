@@ -1,0 +1,129 @@
+/// The Mango indexes of a collection: read from its `language: "query"` design
+/// documents, created and deleted by writing them (POST/DELETE /db/_index's rules), and
+/// their view indexes dropped with them.
+extension Collection {
+    /// The design documents (ID range "_design/"…"_design0"), parsed.
+    func designDocuments() throws -> [JSONObject] {
+        var o = QueryOptions()
+        o.startKey = .string("_design/")
+        o.endKey = .string("_design0")
+        o.inclusiveEnd = false
+        var out: [JSONObject] = []
+        let e = try allDocsQuery(o)
+        while let row = try e.next() {
+            guard let id = row.docID, let json = try? get(docID: id) else { continue }
+            if let obj = try? json.withUnsafeBufferPointer({ try JSONParser.parseObject(bytes: $0) }) { out.append(obj) }
+        }
+        return out
+    }
+
+    /// The json indexes, by design document ID then name (byte order), as CouchDB lists them.
+    public func mangoIndexes() throws -> [MangoIndex] {
+        try designDocuments().flatMap(MangoIndex.from).sorted { a, b in
+            let (da, db) = (a.ddoc ?? "", b.ddoc ?? "")
+            return da == db ? a.name.utf8.lexicographicallyPrecedes(b.name.utf8) : da.utf8.lexicographicallyPrecedes(db.utf8)
+        }
+    }
+
+    /// `GET /db/_index`'s answer: the special `_all_docs` index, then the json ones.
+    public func mangoIndexListJSON(limit: Int? = nil, skip: Int = 0) throws -> JSONValue {
+        let all = [MangoIndex.special] + (try mangoIndexes())
+        let page = all.dropFirst(skip).prefix(limit ?? all.count)
+        return .object(JSONObject([("total_rows", .int(Int64(all.count))), ("indexes", .array(page.map(\.json)))]))
+    }
+
+    /// Creates a json index from `POST /db/_index`'s body; returns "created" or "exists",
+    /// the design document ID and the index name.
+    public func createMangoIndex(_ body: JSONValue) throws -> (result: String, id: String, name: String) {
+        guard case .object(let o) = body else { throw MangoError(400, "bad_request", "Request body must be a JSON object") }
+        for (k, _) in o.members where !["index", "type", "name", "ddoc", "w", "partitioned"].contains(k) {
+            throw MangoError.invalidKey(k)
+        }
+        guard let def = o["index"] else { throw MangoError.missingKey("index") }
+        if let t = o["type"] {
+            guard case .string(let type) = t else { throw MangoError.invalidIndex("Invalid type for index: \(ErlangTerm.format(t))") }
+            if type == "text" || type == "nouveau" { throw MangoError(503, "required index service unavailable", type) }
+            if type != "json" { throw MangoError.invalidIndex("Invalid type for index: \(type)") }
+        }
+        guard case .object(let d) = def else {
+            throw MangoError.invalidIndex("JSON indexes must be an object, not: \(ErlangTerm.format(def))")
+        }
+        for (k, _) in d.members where k != "fields" && k != "partial_filter_selector" { throw MangoError.invalidKey(k) }
+        guard let f = d["fields"] else { throw MangoError.missingKey("fields") }
+        let sort = try SortSpec(f)
+        guard !sort.fields.isEmpty else { throw MangoError.invalidIndex("Index fields must not be empty.") }
+        for field in sort.fields { _ = try FieldPath(field) }
+        var partial: Selector? = nil
+        if let p = d["partial_filter_selector"] {
+            let s = try Selector(p)
+            partial = s.isEmpty ? nil : s
+        }
+        func string(_ k: String) throws -> String? {
+            guard let v = o[k] else { return nil }
+            guard case .string(let s) = v, !s.isEmpty else {
+                throw MangoError(400, "invalid_index_name", "Invalid index name: \(ErlangTerm.format(v))")
+            }
+            return s
+        }
+        // Unnamed: the definition's digest names both, as CouchDB does (its digest is of
+        // an Erlang term, so the names differ from CouchDB's).
+        let digest = SHA1.hash(JSONWriter.canonical(def)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        let ddocID = MangoIndex.ddocID(try string("ddoc") ?? digest)
+        let name = try string("name") ?? digest
+        let index = MangoIndex(ddoc: ddocID, name: name, columns: sort.fields, partialFilter: partial)
+
+        var doc = JSONObject([("language", .string("query"))])
+        var parent: String? = nil
+        if let existing = try? get(docID: ddocID),
+           let obj = try? existing.withUnsafeBufferPointer({ try JSONParser.parseObject(bytes: $0) }) {
+            guard obj["language"] == .string("query") else {
+                throw MangoError(400, "invalid_ddoc_lang",
+                                 "Existing design doc has an invalid language: \(ErlangTerm.format(obj["language"] ?? .null))")
+            }
+            if let old = MangoIndex.from(designDocument: obj).first(where: { $0.name == name }), old.sameDefinition(index) {
+                return ("exists", ddocID, name)
+            }
+            parent = obj["_rev"]?.stringValue
+            doc = obj
+            doc["_id"] = nil
+            doc["_rev"] = nil
+        }
+        var views: JSONObject = doc["views"]?.objectValue ?? JSONObject()
+        views[name] = index.viewJSON(givenDef: def)
+        doc["views"] = .object(views)
+        _ = try put(docID: ddocID, json: String(decoding: JSONWriter.ordered(.object(doc)), as: UTF8.self), parent: parent)
+        try? index.view(in: self).delete()           // an index of the same name's former definition
+        return ("created", ddocID, name)
+    }
+
+    /// Deletes a json index (`DELETE /db/_index/<ddoc>/json/<name>`); the design document
+    /// goes when it has nothing left but its language. 404 when there is no such index.
+    public func deleteMangoIndex(ddoc: String, type: String, name: String) throws {
+        let ddocID = MangoIndex.ddocID(ddoc)
+        guard type == "json", let existing = try? get(docID: ddocID),
+              var obj = try? existing.withUnsafeBufferPointer({ try JSONParser.parseObject(bytes: $0) }),
+              let index = MangoIndex.from(designDocument: obj).first(where: { $0.name == name }),
+              var views = obj["views"]?.objectValue else { throw MangoError.indexNotFound }
+        let rev = obj["_rev"]?.stringValue
+        views[name] = nil
+        obj["views"] = views.isEmpty ? nil : .object(views)
+        obj["_id"] = nil
+        obj["_rev"] = nil
+        if obj.members.allSatisfy({ $0.key == "language" }) {
+            _ = try delete(docID: ddocID, parent: rev)
+        } else {
+            _ = try put(docID: ddocID, json: String(decoding: JSONWriter.ordered(.object(obj)), as: UTF8.self), parent: rev)
+        }
+        try? index.view(in: self).delete()
+    }
+
+    /// Drops the view indexes of Mango indexes no design document defines any more (one
+    /// deleted or changed by replication or a document write).
+    func dropOrphanMangoViews(keeping live: [MangoIndex]) throws {
+        let names = Set(live.map(\.viewName))
+        for n in try store.read({ conn in try ViewStorage.names(conn, collectionID: id) })
+        where n.hasPrefix(MangoIndex.viewPrefix) && !names.contains(n) {
+            try? View(collection: self, name: n).delete()
+        }
+    }
+}

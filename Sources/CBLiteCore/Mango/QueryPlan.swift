@@ -1,0 +1,110 @@
+/// The index a query runs on, chosen as CouchDB 3.5 chooses (mango_cursor, mango_idx,
+/// mango_cursor_view): an index is usable when the selector requires each of its columns
+/// that the sort does not name and the sort follows its columns (after columns the
+/// selector holds constant); partial indexes only when `use_index` names them; `use_index`
+/// picks among the usable ones (or the others are used with a warning, or it is an error
+/// without `allow_fallback`); a json index beats `_all_docs`; among json indexes the
+/// longest prefix of columns with ranges wins, then the fewest columns, then the name.
+public struct QueryPlan {
+    public let index: MangoIndex
+    /// The ranges of the index's leading columns that have one.
+    let ranges: [FieldRange]
+    /// No value can match (an empty range): nothing is scanned.
+    let empty: Bool
+    let useIndexWarning: String?
+    /// Each index considered, for `_explain`: usable, why not, its ranking.
+    let candidates: [(index: MangoIndex, usable: Bool, reason: String, ranking: Int)]
+
+    static func isUsable(_ idx: MangoIndex, _ sel: Selector, _ sort: [String]) -> Bool {
+        if idx.isSpecial {
+            if sort.isEmpty { return true }
+            return sort == ["_id"] && sel.indexableFields.contains("_id")
+        }
+        let required = idx.columns.filter { !sort.contains($0) && $0 != "_id" && $0 != "_rev" }
+        return sel.hasRequiredFields(required) && canUseSort(idx.columns[...], sort, sel)
+    }
+
+    private static func canUseSort(_ cols: ArraySlice<String>, _ sort: [String], _ sel: Selector) -> Bool {
+        if sort.isEmpty { return true }
+        guard let c = cols.first else { return false }
+        if c == sort[0] { return cols.starts(with: sort) }
+        return sel.isConstantField(c) && canUseSort(cols.dropFirst(), sort, sel)
+    }
+
+    /// The leading columns' ranges, while they have one; nil when one is empty.
+    static func prefixRanges(_ idx: MangoIndex, _ sel: Selector) -> [FieldRange]? {
+        let indexable = Set(sel.indexableFields)
+        var out: [FieldRange] = []
+        for c in idx.columns {
+            guard indexable.contains(c) else { break }
+            guard let r = FieldRange.of(sel, field: c) else { return nil }
+            out.append(r)
+        }
+        return out
+    }
+
+    static func make(_ req: FindRequest, indexes: [MangoIndex]) throws -> QueryPlan {
+        let sel = req.selector, sort = req.sort.fields
+        let named: (MangoIndex) -> Bool = { i in
+            guard let d = req.useIndex.first else { return false }
+            return i.ddoc == d && (req.useIndex.count < 2 || i.name == req.useIndex[1])
+        }
+        let all = [MangoIndex.special] + indexes
+        // Partial indexes only when use_index names them.
+        let considered = all.filter { $0.partialFilter == nil || named($0) }
+        let usable = considered.filter { isUsable($0, sel, sort) }
+        if usable.isEmpty { throw MangoError.noUsableIndex }
+        var pool = usable.filter(named)
+        var warning: String? = nil
+        if !req.useIndex.isEmpty && pool.isEmpty {
+            let what = req.useIndex.count == 2 ? "\(req.useIndex[0]), \(req.useIndex[1])" : req.useIndex[0]
+            guard req.allowFallback else {
+                throw MangoError.invalidIndex("\(what) specified by `use_index` could not be found or it is not suitable.")
+            }
+            warning = req.useIndex.count == 2 ? "\(what) was not used because it is not a valid index for this query."
+                : "\(what) was not used because it does not contain a valid index for this query."
+        }
+        if pool.isEmpty { pool = usable }
+        let json = pool.filter { !$0.isSpecial }
+        var chosen = MangoIndex.special
+        var ranges: [FieldRange] = []
+        var empty = false
+        if !json.isEmpty {
+            let ranked = json.map { ($0, prefixRanges($0, sel)) }.sorted { a, b in
+                let pa = a.1?.count ?? Int.max, pb = b.1?.count ?? Int.max
+                if pa != pb { return pa > pb }
+                if a.0.columns.count != b.0.columns.count { return a.0.columns.count < b.0.columns.count }
+                return (a.0.ddoc ?? "") + "\u{0}" + a.0.name <= (b.0.ddoc ?? "") + "\u{0}" + b.0.name
+            }
+            chosen = ranked[0].0
+            if let r = ranked[0].1 { ranges = r } else { empty = true }
+        } else if let r = FieldRange.of(sel, field: "_id") {
+            ranges = [r]
+        } else {
+            empty = true
+        }
+        let candidates = all.filter { $0.ddoc != chosen.ddoc || $0.name != chosen.name }.map { i -> (MangoIndex, Bool, String, Int) in
+            let ok = usable.contains { $0.ddoc == i.ddoc && $0.name == i.name }
+            let reason = i.isSpecial ? "unfavored_type" : (i.partialFilter != nil && !named(i) ? "is_partial"
+                : (ok ? "less_overlap" : (sort.isEmpty ? "field_mismatch" : "sort_order_mismatch")))
+            return (i, ok, reason, (prefixRanges(i, sel)?.count).map { max(1, 1 + sel.indexableFields.count - $0) } ?? 1)
+        }
+        return QueryPlan(index: chosen, ranges: ranges, empty: empty, useIndexWarning: warning,
+                         candidates: candidates.map { (index: $0.0, usable: $0.1, reason: $0.2, ranking: $0.3) })
+    }
+
+    /// The key range of a json index scan (CollatableKey bytes), inclusive at both ends.
+    var keyRange: QueryOptions.Range {
+        var r = QueryOptions.Range()
+        r.lower = IndexKeys.encode(IndexKeys.start(ranges), open: false)
+        let e = IndexKeys.end(ranges)
+        r.upper = IndexKeys.encode(e.values, open: e.open)
+        return r
+    }
+
+    /// The document-ID bounds of an `_all_docs` scan (inclusive; the selector checks the rest).
+    var idBounds: (lower: String?, upper: String?) {
+        guard index.isSpecial, let r = ranges.first else { return (nil, nil) }
+        return (r.low.json?.stringValue, r.high.json?.stringValue)
+    }
+}

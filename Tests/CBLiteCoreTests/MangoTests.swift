@@ -1,0 +1,164 @@
+import XCTest
+@testable import CBLiteCore
+
+/// Mango in the engine: each operator by CouchDB 3.5's rules, the normalization that
+/// decides them, the views' collation in comparisons, errors with CouchDB's texts, json
+/// indexes (incremental, partial, chosen as CouchDB chooses) and paging by bookmark.
+final class MangoTests: CBLTestCase {
+    var db: Database!
+    var c: Collection!
+
+    override func setUp() {
+        super.setUp()
+        db = try! open()
+        c = try! db.defaultCollection()
+        let docs = [
+            "a": #"{"name":"Alice","age":31,"tags":["x","y"],"addr":{"city":"Paris"},"n":{"a.b":1},"m":{"k1":1}}"#,
+            "b": #"{"name":"bob","age":25,"tags":["y"],"addr":{"city":"Berlin"},"f":1.0}"#,
+            "c": #"{"name":"Carol","age":"old","tags":[],"addr":{"city":"Paris"},"scores":[9,12]}"#,
+            "d": #"{"name":"Dave","age":null,"scores":[1,2,3]}"#,
+            "e": #"{"kind":"thing","items":[{"sku":"a","q":0},{"sku":"b","q":2}]}"#,
+        ]
+        for (id, json) in docs { _ = try! c.put(docID: id, json: json, parent: nil) }
+    }
+
+    func ids(_ selector: String, _ extra: String = "", file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
+        let cur = try c.find(json: "{\"selector\":\(selector)\(extra.isEmpty ? "" : "," + extra)}")
+        var out: [String] = []
+        while let d = try cur.next() { out.append(d.objectValue?["_id"]?.stringValue ?? "?") }
+        return out
+    }
+
+    func assertMango(_ error: String, _ reason: String, _ body: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertThrowsError(try c.find(json: body), file: file, line: line) { e in
+            XCTAssertEqual(e as? MangoError, MangoError(400, error, reason), file: file, line: line)
+        }
+    }
+
+    func testComparisonsUseTheViewCollation() throws {
+        XCTAssertEqual(try ids(#"{"name":"Alice"}"#), ["a"])
+        XCTAssertEqual(try ids(#"{"name":{"$gt":"Bob"}}"#), ["c", "d"])       // "bob" < "Bob" < "Carol"
+        XCTAssertEqual(try ids(#"{"age":{"$gt":30}}"#), ["a", "c"])          // strings sort after numbers
+        XCTAssertEqual(try ids(#"{"age":{"$lt":30}}"#), ["b", "d"])          // null before numbers
+        XCTAssertEqual(try ids(#"{"age":{"$gte":25,"$lte":31}}"#), ["a", "b"])
+        XCTAssertEqual(try ids(#"{"f":1}"#), ["b"])                          // 1 and 1.0 collate equal
+        XCTAssertEqual(try ids(#"{"age":{"$ne":25}}"#), ["a", "c", "d"])     // a missing field fails $ne
+        XCTAssertEqual(try ids(#"{"_id":{"$gt":"c"}}"#), ["d", "e"])
+    }
+
+    func testEveryOperator() throws {
+        XCTAssertEqual(try ids(#"{"age":{"$exists":false}}"#), ["e"])
+        XCTAssertEqual(try ids(#"{"age":{"$type":"null"}}"#), ["d"])
+        XCTAssertEqual(try ids(#"{"age":{"$type":"string"}}"#), ["c"])
+        XCTAssertEqual(try ids(#"{"name":{"$in":["bob","Dave","x"]}}"#), ["b", "d"])
+        XCTAssertEqual(try ids(#"{"tags":{"$in":["x"]}}"#), ["a"])            // an array: any of its items
+        XCTAssertEqual(try ids(#"{"name":{"$nin":["bob","Dave"]}}"#), ["a", "c"])
+        XCTAssertEqual(try ids(#"{"tags":{"$size":0}}"#), ["c"])
+        XCTAssertEqual(try ids(#"{"age":{"$mod":[5,0]}}"#), ["b"])
+        XCTAssertEqual(try ids(#"{"name":{"$regex":"^[A-C]"}}"#), ["a", "c"])
+        XCTAssertEqual(try ids(#"{"name":{"$regex":"o"}}"#), ["b", "c"])      // unanchored
+        XCTAssertEqual(try ids(#"{"name":{"$beginsWith":"Da"}}"#), ["d"])
+        XCTAssertEqual(try ids(#"{"tags":{"$all":["y","x"]}}"#), ["a"])
+        XCTAssertEqual(try ids(#"{"scores":{"$elemMatch":{"$gt":10}}}"#), ["c"])
+        XCTAssertEqual(try ids(#"{"items":{"$elemMatch":{"sku":"b","q":{"$gt":1}}}}"#), ["e"])
+        XCTAssertEqual(try ids(#"{"scores":{"$allMatch":{"$lt":5}}}"#), ["d"])
+        XCTAssertEqual(try ids(#"{"m":{"$keyMapMatch":{"$eq":"k1"}}}"#), ["a"])
+        XCTAssertEqual(try ids(#"{"$or":[{"name":"bob"},{"kind":"thing"}]}"#), ["b", "e"])
+        XCTAssertEqual(try ids(#"{"name":{"$exists":true},"$nor":[{"addr.city":"Paris"},{"age":null}]}"#), ["b"])
+        XCTAssertEqual(try ids(#"{"$and":[{"addr.city":"Paris"},{"age":{"$gt":0}}]}"#), ["a", "c"])
+        XCTAssertEqual(try ids(#"{"addr":{"city":"Berlin"}}"#), ["b"])       // nested object: its fields
+        XCTAssertEqual(try ids(#"{"n.a\\.b":1}"#), ["a"])                    // an escaped dot
+        XCTAssertEqual(try ids(#"{"scores.1":12}"#), ["c"])                  // an array position
+    }
+
+    func testNegationIsPushedDownAsCouchDBDoes() throws {
+        // {$not: {age: {$gt: 30}}} is {age: {$lte: 30}}: it needs age to exist (e has none).
+        XCTAssertEqual(try ids(#"{"$not":{"age":{"$gt":30}}}"#), ["b", "d"])
+        XCTAssertEqual(try ids(#"{"$not":{"age":{"$exists":true}}}"#), ["e"])
+        // $regex cannot be negated into another operator: the field must still exist.
+        XCTAssertEqual(try ids(#"{"name":{"$not":{"$regex":"^[A-C]"}}}"#), ["b", "d"])
+        let s = try Selector(jsonValue(#"{"$nor":[{"a":1}],"b":{"c":{"$gt":2,"$lt":5}}}"#))
+        XCTAssertEqual(s.json, try jsonValue(#"{"$and":[{"$and":[{"a":{"$ne":1}}]},{"$and":[{"b.c":{"$gt":2}},{"b.c":{"$lt":5}}]}]}"#))
+    }
+
+    func testErrorsHaveCouchDBsTexts() throws {
+        assertMango("invalid_operator", "Invalid operator: $foo", #"{"selector":{"age":{"$foo":1}}}"#)
+        assertMango("bad_arg", "Bad argument for operator $in: 5", #"{"selector":{"age":{"$in":5}}}"#)
+        assertMango("bad_arg", "Bad argument for operator $size: <<116,119,111>>", #"{"selector":{"tags":{"$size":"two"}}}"#)
+        assertMango("bad_arg", "Bad argument for operator $regex: <<40>>", #"{"selector":{"name":{"$regex":"("}}}"#)
+        assertMango("invalid_selector_json", "Selector must be a JSON object, not: <<110,111>>", #"{"selector":"no"}"#)
+        assertMango("missing_required_key", "Missing required key: selector", #"{"limit":1}"#)
+        assertMango("invalid_key", "Invalid key bogus for this request.", #"{"selector":{},"bogus":1}"#)
+        assertMango("invalid_non_neg_integer", "-1 is not an integer greater than or equal to zero", #"{"selector":{},"limit":-1}"#)
+        assertMango("unsupported_mixed_sort", "Sorts currently only support a single direction for all fields.",
+                    #"{"selector":{"age":{"$gt":0}},"sort":[{"age":"asc"},{"name":"desc"}]}"#)
+        assertMango("no_usable_index", "No index exists for this sort, try indexing by the sort fields.",
+                    #"{"selector":{"age":{"$gt":0}},"sort":["age"]}"#)
+        assertMango("invalid_bookmark", #"Invalid bookmark value: "xyz""#, #"{"selector":{},"bookmark":"xyz"}"#)
+    }
+
+    func testProjectionSkipLimitAndBookmarks() throws {
+        let cur = try c.find(json: #"{"selector":{"addr.city":{"$exists":true}},"fields":["_id","addr.city","zz"],"limit":2}"#)
+        XCTAssertEqual(try cur.next(), try jsonValue(#"{"_id":"a","addr":{"city":"Paris"}}"#))
+        XCTAssertEqual(try cur.next(), try jsonValue(#"{"_id":"b","addr":{"city":"Berlin"}}"#))
+        XCTAssertNil(try cur.next())
+        XCTAssertEqual(try ids(#"{"addr.city":{"$exists":true}}"#, #""bookmark":"\#(cur.bookmark)""#), ["c"])
+        XCTAssertEqual(try ids(#"{}"#, #""skip":1,"limit":2"#), ["b", "c"])
+        XCTAssertEqual(cur.warning, "No matching index found, create an index to optimize query time.")
+    }
+
+    func testIndexesAreIncrementalPartialAndChosenLikeCouchDB() throws {
+        let r = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["age"]},"ddoc":"by-age","name":"age"}"#))
+        XCTAssertEqual(r.result, "created")
+        XCTAssertEqual(try c.createMangoIndex(jsonValue(#"{"index":{"fields":["age"]},"ddoc":"by-age","name":"age"}"#)).result, "exists")
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["name"],"partial_filter_selector":{"age":{"$type":"number"}}},"ddoc":"p","name":"p"}"#))
+        // The index's order: by age in the collation, then document ID.
+        XCTAssertEqual(try ids(#"{"age":{"$gt":null}}"#), ["b", "a", "c"])
+        XCTAssertEqual(try ids(#"{"age":{"$gt":null}}"#, #""sort":[{"age":"desc"}]"#), ["c", "a", "b"])
+        var cur = try c.find(json: #"{"selector":{"age":{"$gt":26}}}"#)
+        XCTAssertEqual(cur.plan.index.name, "age")
+        XCTAssertEqual(try cur.next()?.objectValue?["_id"], .string("a"))
+        // A query sees its own writes.
+        _ = try c.put(docID: "f", json: #"{"age":26.5}"#, parent: nil)
+        XCTAssertEqual(try ids(#"{"age":{"$gt":26}}"#), ["f", "a", "c"])
+        _ = try c.delete(docID: "f", parent: try c.doc("f")["_rev"]?.stringValue)
+        XCTAssertEqual(try ids(#"{"age":{"$gt":26}}"#), ["a", "c"])
+        // A partial index serves only queries that name it.
+        cur = try c.find(json: #"{"selector":{"name":{"$gt":null}}}"#)
+        XCTAssertTrue(cur.plan.index.isSpecial)
+        XCTAssertEqual(try ids(#"{"name":{"$gt":null}}"#, #""use_index":["p","p"]"#), ["a", "b"])
+        // Listed with the special index first; deleted with its design document.
+        let list = try c.mangoIndexListJSON()
+        XCTAssertEqual(list.objectValue?["total_rows"], .int(3))
+        try c.deleteMangoIndex(ddoc: "p", type: "json", name: "p")
+        XCTAssertThrowsError(try c.get(docID: "_design/p"))
+        XCTAssertThrowsError(try c.deleteMangoIndex(ddoc: "p", type: "json", name: "p")) { e in
+            XCTAssertEqual((e as? MangoError)?.status, 404)
+        }
+        XCTAssertEqual(try c.viewNames(), [])      // Mango's views are not the API's views
+    }
+
+    func testADesignDocumentWrittenAnyWayDefinesAnIndex() throws {
+        _ = try c.put(docID: "_design/q", json: #"{"language":"query","views":{"n":{"map":{"fields":{"name":"asc"},"partial_filter_selector":{}},"reduce":"_count","options":{"def":{"fields":["name"]}}}}}"#, parent: nil)
+        let cur = try c.find(json: #"{"selector":{"name":{"$gt":null}},"sort":["name"]}"#)
+        XCTAssertEqual(cur.plan.index.ddoc, "_design/q")
+        var names: [String] = []
+        while let d = try cur.next() { names.append(d.objectValue?["name"]?.stringValue ?? "") }
+        XCTAssertEqual(names, ["Alice", "bob", "Carol", "Dave"])
+    }
+
+    func testPagingAnIndexByBookmarkCoversEveryResultOnce() throws {
+        for i in 0..<600 { _ = try c.put(docID: String(format: "k%04d", i), json: "{\"v\":\(i % 7)}", parent: nil) }
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["v"]}}"#))
+        var seen: [String] = [], bookmark = "nil"
+        while true {
+            let cur = try c.find(json: #"{"selector":{"v":{"$gte":2}},"limit":100,"bookmark":"\#(bookmark)"}"#)
+            var n = 0
+            while let d = try cur.next() { seen.append(d.objectValue?["_id"]?.stringValue ?? ""); n += 1 }
+            if n == 0 { break }
+            bookmark = cur.bookmark
+        }
+        XCTAssertEqual(seen.count, (0..<600).filter { $0 % 7 >= 2 }.count)
+        XCTAssertEqual(Set(seen).count, seen.count)
+    }
+}

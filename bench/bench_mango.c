@@ -1,0 +1,182 @@
+/*
+ * bench_mango.c — the Mango phase of the cblite benchmark (issue 29): on the workload's
+ * documents (bench_doc_body), in the same run,
+ *   cblite:  a json index on "age" built (first find), beside a C map view on age built;
+ *            equality find (age == 42), range find (30 <= age < 40), both through the
+ *            index, and an unindexed find (city == "Paris", an _all_docs scan) —
+ *            every matching document read;
+ *   SQLite:  the same documents as JSON text in one table; the same queries with
+ *            json_extract, the equality and range ones through an expression index on
+ *            json_extract(body, '$.age'), the scan without one.
+ * Medians of --runs; prints one line per query and the ratios. Never fails on numbers.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cblite.h"
+#include "sqlite3.h"
+#include "bench_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { Q_BUILD, Q_VIEW, Q_EQ, Q_RANGE, Q_SCAN, Q_COUNT };
+static const char* const NAMES[Q_COUNT] = {"index build", "view build", "equality (indexed)", "range (indexed)",
+                                           "scan (unindexed)"};
+static const char* const SELECTORS[Q_COUNT] = {NULL, NULL, "{\"selector\":{\"age\":42},\"limit\":100000000}",
+    "{\"selector\":{\"age\":{\"$gte\":30,\"$lt\":40}},\"limit\":100000000}",
+    "{\"selector\":{\"city\":\"Paris\"},\"limit\":100000000}"};
+static const char* const SQL[Q_COUNT] = {NULL, NULL,
+    "SELECT id, body FROM docs WHERE json_extract(body, '$.age') = 42",
+    "SELECT id, body FROM docs WHERE json_extract(body, '$.age') >= 30 AND json_extract(body, '$.age') < 40",
+    "SELECT id, body FROM docs WHERE json_extract(body, '$.city') = 'Paris'"};
+
+static void ok(cbl_status st, const cbl_error* e, const char* what) {
+    if (st != CBL_OK) bench_die("%s: %d %s", what, (int)st, e->message);
+}
+
+static void map_age(void* ctx, const char* doc, cbl_emitter* em) {
+    (void)ctx;
+    const char* p = strstr(doc, "\"age\":");
+    if (!p) return;
+    char key[24];
+    snprintf(key, sizeof key, "%ld", strtol(p + 6, NULL, 10));
+    (void)!cbl_emitter_emit(em, key, NULL, NULL);
+}
+
+static long find_count(cbl_collection* c, const char* query) {
+    cbl_error e;
+    cbl_query_result* r = NULL;
+    ok(cbl_collection_find(c, query, &r, &e), &e, "find");
+    cbl_query_row rows[64];
+    size_t n = 0;
+    long total = 0;
+    while (cbl_query_result_next_rows(r, rows, 64, &n, &e) == CBL_OK && n > 0) total += (long)n;
+    cbl_query_result_release(r);
+    return total;
+}
+
+static void cblite_run(const char* dir, long n, double ms[Q_COUNT], long found[Q_COUNT]) {
+    cbl_error e;
+    cbl_db* db = NULL;
+    cbl_collection* c = NULL;
+    bench_remove_tree(dir);
+    bench_mkdirs(dir);
+    ok(cbl_db_open("mango", dir, NULL, &db, &e), &e, "open");
+    ok(cbl_db_default_collection(db, &c, &e), &e, "collection");
+    ok(cbl_db_begin(db, &e), &e, "begin");
+    for (long i = 0; i < n; i++) {
+        char id[BENCH_ID_SIZE], body[BENCH_BODY_SIZE];
+        bench_doc_id(id, i);
+        bench_doc_body(body, i, (int)(i % 90));
+        ok(cbl_doc_put(c, id, body, NULL, 0, NULL, NULL, &e), &e, "put");
+    }
+    ok(cbl_db_commit(db, &e), &e, "commit");
+    double t = bench_now_ms();
+    char* out = NULL;
+    ok(cbl_collection_create_index(c, "{\"index\":{\"fields\":[\"age\"]},\"ddoc\":\"age\",\"name\":\"age\"}", &out, &e), &e, "index");
+    cbl_free(out);
+    found[Q_BUILD] = find_count(c, "{\"selector\":{\"age\":-1}}");     /* builds the index */
+    ms[Q_BUILD] = bench_now_ms() - t;
+    cbl_view* v = NULL;
+    ok(cbl_collection_view(c, "byAge", &v, &e), &e, "view");
+    ok(cbl_view_set_map_reduce(v, map_age, NULL, NULL, "1", NULL, &e), &e, "map");
+    t = bench_now_ms();
+    ok(cbl_view_update(v, &e), &e, "view update");
+    ms[Q_VIEW] = bench_now_ms() - t;
+    found[Q_VIEW] = 0;
+    cbl_view_release(v);
+    for (int q = Q_EQ; q < Q_COUNT; q++) {
+        t = bench_now_ms();
+        found[q] = find_count(c, SELECTORS[q]);
+        ms[q] = bench_now_ms() - t;
+    }
+    cbl_collection_release(c);
+    ok(cbl_db_close(db, &e), &e, "close");
+}
+
+static void sq(sqlite3* db, const char* sql) {
+    char* err = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) bench_die("sqlite: %s: %s", sql, err);
+}
+
+static long sql_count(sqlite3* db, const char* sql) {
+    sqlite3_stmt* st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) bench_die("sqlite: %s", sqlite3_errmsg(db));
+    long total = 0;
+    size_t bytes = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        bytes += (size_t)sqlite3_column_bytes(st, 1);      /* each document read, as find reads it */
+        total++;
+    }
+    sqlite3_finalize(st);
+    return bytes ? total : total;
+}
+
+static void sqlite_run(const char* dir, long n, double ms[Q_COUNT], long found[Q_COUNT]) {
+    char path[600];
+    bench_remove_tree(dir);
+    bench_mkdirs(dir);
+    snprintf(path, sizeof path, "%s/raw.sqlite", dir);
+    sqlite3* db = NULL;
+    if (sqlite3_open(path, &db) != SQLITE_OK) bench_die("sqlite open");
+    sq(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+           "CREATE TABLE docs(id TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID; BEGIN");
+    sqlite3_stmt* ins = NULL;
+    sqlite3_prepare_v2(db, "INSERT INTO docs VALUES (?, ?)", -1, &ins, NULL);
+    for (long i = 0; i < n; i++) {
+        char id[BENCH_ID_SIZE], body[BENCH_BODY_SIZE];
+        bench_doc_id(id, i);
+        int len = bench_doc_body(body, i, (int)(i % 90));
+        sqlite3_bind_text(ins, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins, 2, body, len, SQLITE_STATIC);
+        if (sqlite3_step(ins) != SQLITE_DONE) bench_die("sqlite insert");
+        sqlite3_reset(ins);
+    }
+    sqlite3_finalize(ins);
+    sq(db, "COMMIT");
+    double t = bench_now_ms();
+    sq(db, "CREATE INDEX docs_age ON docs(json_extract(body, '$.age'))");
+    ms[Q_BUILD] = bench_now_ms() - t;
+    ms[Q_VIEW] = 0;
+    found[Q_BUILD] = found[Q_VIEW] = 0;
+    for (int q = Q_EQ; q < Q_COUNT; q++) {
+        t = bench_now_ms();
+        found[q] = sql_count(db, SQL[q]);
+        ms[q] = bench_now_ms() - t;
+    }
+    sqlite3_close(db);
+}
+
+int main(int argc, char** argv) {
+    long n = 100000;
+    int runs = 3;
+    const char* dir = "build/bench/mango-data";
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--n")) n = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--runs")) runs = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--dir")) dir = argv[i + 1];
+    }
+    if (runs < 1 || runs > 50 || n < 1) bench_die("usage: bench_mango [--n N] [--runs R] [--dir DIR]");
+    double cb[50][Q_COUNT], sl[50][Q_COUNT];
+    long fc[Q_COUNT], fs[Q_COUNT];
+    char d1[512], d2[512];
+    snprintf(d1, sizeof d1, "%s/cblite", dir);
+    snprintf(d2, sizeof d2, "%s/sqlite", dir);
+    for (int r = 0; r < runs; r++) {
+        cblite_run(d1, n, cb[r], fc);
+        sqlite_run(d2, n, sl[r], fs);
+    }
+    printf("mango: %ld documents, medians of %d runs (ms)\n", n, runs);
+    printf("  %-20s %10s %10s %8s %9s\n", "query", "cblite", "sqlite", "ratio", "docs");
+    for (int q = 0; q < Q_COUNT; q++) {
+        double a[50], b[50];
+        for (int r = 0; r < runs; r++) { a[r] = cb[r][q]; b[r] = sl[r][q]; }
+        double ma = bench_median(a, runs), mb = bench_median(b, runs);
+        if (q >= Q_EQ && fc[q] != fs[q]) bench_check("mango", "%s: cblite found %ld, sqlite %ld", NAMES[q], fc[q], fs[q]);
+        if (q == Q_VIEW) printf("  %-20s %10.1f %10s %8s %9s\n", NAMES[q], ma, "-", "-", "-");
+        else printf("  %-20s %10.1f %10.1f %7.2fx %9ld\n", NAMES[q], ma, mb, mb > 0 ? ma / mb : 0.0, fc[q]);
+    }
+    bench_remove_tree(dir);
+    return 0;
+}
