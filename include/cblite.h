@@ -575,8 +575,8 @@ CBL_WARN_UNUSED cbl_status cbl_collection_last_sequence(cbl_collection* coll, ui
  * Document IDs: 1–1024 bytes of UTF-8 without control characters, not starting with
  * '_' — except design documents, "_design/NAME" (CouchDB's reserved IDs), which are
  * ordinary documents here: saved, read, deleted, revised and replicated like any other,
- * listed by the all-documents query and in the changes feed. Their code (views, filters,
- * validate_doc_update) is not run. Local documents ("_local/ID" over HTTP) are apart:
+ * listed by the all-documents query and in the changes feed. Their JavaScript runs:
+ * views (section 9), filters, and validate_doc_update (section 5, Validation). Local documents ("_local/ID" over HTTP) are apart:
  * cbl_local_*.
  *
  * Revision IDs made here are "<generation>-<40 hex digits>": the SHA-1 digest covers
@@ -730,6 +730,26 @@ typedef int (*cbl_validate_fn)(void* context, const char* new_json, const char* 
 CBL_WARN_UNUSED cbl_status cbl_collection_set_validator(cbl_collection* coll, const char* name,
                                         cbl_validate_fn validate, void* context,
                                         cbl_error* err);
+
+/* Design documents' validate_doc_update(newDoc, oldDoc, userCtx, secObj). Every stored
+ * design document of the collection with a JavaScript "validate_doc_update" sees each new
+ * revision of the collection's other documents on every write path (cbl_doc_put, delete,
+ * update, put_existing and replication), after the validators above, as CouchDB runs it:
+ * - newDoc: the revision with "_id", "_rev", "_revisions" (and "_deleted": true);
+ *   oldDoc: the revision it replaces, null for a new document or one re-created on a
+ *   tombstone (a replicated revision: its nearest ancestor stored here, else null);
+ * - userCtx: the library's writes are the local user
+ *       {"db": DATABASE_NAME, "name": null, "roles": ["_admin"]}
+ *   (the listener passes its request's user instead, "db" being the URL's name);
+ * - secObj: the database's stored security object ({} when none);
+ * - throw({forbidden: msg}) fails the write with 403 and msg as the message,
+ *   throw({unauthorized: msg}) with 401; any other throw, a function that does not
+ *   compile, or the time or memory limit (cbl_js_set_limits) fails it with 500.
+ * Design documents themselves are not validated by them (CouchDB lets only admins write
+ * them). In a batch (replication, _bulk_docs) a refusal fails that document alone. Which
+ * design documents have one is kept per collection and re-read when one is written in
+ * this process; another process's design-document change is seen once the database is
+ * reopened. */
 
 /* ------------------------------------------------------------------------------------ */
 /* 6. Local documents (not replicated, no revision history)                             */

@@ -78,6 +78,27 @@ final class FailedRevisionTests: ReplicatorTestCase {
         XCTAssertEqual(try makeReplicator("\"direction\":\"pull\"", url: peer.url).failedDocuments.count, 0)
     }
 
+    /// A pulled revision a local design document's validate_doc_update refuses fails that
+    /// document alone, counted as CouchDB's replicator counts doc_write_failures.
+    func testAPullRefusedByValidateDocUpdateFailsThatDocumentAlone() throws {
+        _ = try localColl.put(docID: "_design/v", json: #"{"validate_doc_update":"function (d) { if (d.forbid) throw({forbidden: 'no'}); }"}"#,
+                              parent: nil)
+        let peer = try couchLikePeer(rows: #"{"seq":"1-x","id":"good","changes":[{"rev":"1-aaaa"}]},{"seq":"9-x","id":"bad","changes":[{"rev":"1-bbbb"}]}"#,
+                                     docs: { id in
+            switch id {
+            case "good": return #"{"_id":"good","_rev":"1-aaaa","_revisions":{"start":1,"ids":["aaaa"]},"v":1}"#
+            case "bad": return #"{"_id":"bad","_rev":"1-bbbb","_revisions":{"start":1,"ids":["bbbb"]},"forbid":true}"#
+            default: return nil
+            }
+        })
+        defer { peer.stop() }
+        let r = try replicate("\"direction\":\"pull\"", url: peer.url)
+        XCTAssertEqual(r.documentsPulled, 1)
+        XCTAssertEqual(r.documentFailures, 1)
+        XCTAssertEqual(try body(localColl, "good")["v"], .int(1))
+        XCTAssertThrowsError(try localColl.get(docID: "bad"))
+    }
+
     /// Cleared failures are not tried again, by this replicator or a later one.
     func testClearedFailuresAreNotRetried() throws {
         let peer = try couchLikePeer(rows: #"{"seq":"9-x","id":"bad","changes":[{"rev":"1-bbbb"}]}"#, docs: { id in

@@ -1,7 +1,8 @@
 /*
  * test_javascript.c — C tests of design documents' JavaScript through libcblite.so: the
- * engine's limits (section 13 of include/cblite.h), and a design document's view queried
- * by its name "DDOC/VIEW" (section 9), against the same view as a C callback.
+ * engine's limits (section 13 of include/cblite.h), a design document's view queried
+ * by its name "DDOC/VIEW" (section 9), against the same view as a C callback, and a
+ * design document's validate_doc_update refusing writes (section 5) beside a C validator.
  * Prints "N passed, N failed" and exits nonzero on any failure.
  *
  *   cc -std=c99 -Wall -Wextra -Werror -g -Iinclude -o test_javascript Tests/c/test_javascript.c \
@@ -111,6 +112,52 @@ static void test_design_view_by_name(void) {
     CHECK_ST(cbl_db_close(db, &E), CBL_OK);
 }
 
+static int refuse_native(void* context, const char* new_json, const char* current_json, char* message, size_t size) {
+    (void)context;
+    (void)current_json;
+    if (!strstr(new_json, "\"native\"")) return 1;
+    snprintf(message, size, "native says no");
+    return 0;
+}
+
+static void test_validate_doc_update(void) {
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/validation", g_root);
+    mkdir(dir, 0700);
+    cbl_db* db = NULL;
+    CHECK_ST(cbl_db_open("vdu", dir, NULL, &db, &E), CBL_OK);
+    cbl_collection* c = default_coll(db);
+    char* rev = NULL;
+    CHECK_ST(cbl_doc_put(c, "keep", "{\"keep\":true}", NULL, 0, NULL, &rev, &E), CBL_OK);
+    CHECK_ST(cbl_doc_put(c, "_design/v", "{\"validate_doc_update\":\"function (newDoc, oldDoc, userCtx) { "
+                         "if (newDoc.forbid) throw({forbidden: 'no ' + newDoc._id}); "
+                         "if (newDoc.login) throw({unauthorized: 'log in'}); "
+                         "if (newDoc.who) throw({forbidden: JSON.stringify(userCtx)}); "
+                         "if (newDoc._deleted && oldDoc.keep) throw({forbidden: 'keep ' + oldDoc._rev}); }\"}",
+                         NULL, 0, NULL, NULL, &E), CBL_OK);
+    CHECK_ST(cbl_doc_put(c, "a", "{\"forbid\":1}", NULL, 0, NULL, NULL, &E), CBL_FORBIDDEN);
+    CHECK(strcmp(E.message, "no a") == 0);
+    CHECK_ST(cbl_doc_put(c, "a", "{\"login\":1}", NULL, 0, NULL, NULL, &E), CBL_UNAUTHORIZED);
+    CHECK(strcmp(E.message, "log in") == 0);
+    /* The API's writes are the documented local user. */
+    CHECK_ST(cbl_doc_put(c, "a", "{\"who\":1}", NULL, 0, NULL, NULL, &E), CBL_FORBIDDEN);
+    CHECK(strcmp(E.message, "{\"db\":\"vdu\",\"name\":null,\"roles\":[\"_admin\"]}") == 0);
+    char expected[128];
+    snprintf(expected, sizeof expected, "keep %s", rev ? rev : "?");
+    CHECK_ST(cbl_doc_delete(c, "keep", NULL, NULL, &E), CBL_FORBIDDEN);
+    CHECK(strcmp(E.message, expected) == 0);
+    CHECK_ST(cbl_doc_put_existing(c, "pulled", "{\"forbid\":1}", "[\"1-abc\"]", &E), CBL_FORBIDDEN);
+    /* The C validator runs first, the JavaScript one after it. */
+    CHECK_ST(cbl_collection_set_validator(c, "native", refuse_native, NULL, &E), CBL_OK);
+    CHECK_ST(cbl_doc_put(c, "b", "{\"native\":1,\"forbid\":1}", NULL, 0, NULL, NULL, &E), CBL_FORBIDDEN);
+    CHECK(strcmp(E.message, "native says no") == 0);
+    CHECK_ST(cbl_doc_put(c, "b", "{\"ok\":1}", NULL, 0, NULL, NULL, &E), CBL_OK);
+    CHECK_ST(cbl_collection_set_validator(c, "native", NULL, NULL, &E), CBL_OK);
+    cbl_free(rev);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     snprintf(g_root, sizeof g_root, "/tmp/cblite-js-XXXXXX");
@@ -118,5 +165,6 @@ int main(void) {
     int64_t instances = cbl_instance_count();
     test_limits();
     test_design_view_by_name();
+    test_validate_doc_update();
     return finish_tests(instances);
 }

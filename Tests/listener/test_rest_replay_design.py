@@ -12,9 +12,6 @@ DIFFERENCES = {
     53: (404, "POST /db/_compact/DDOC (view compaction) is not served: cblite's indexes are SQLite tables"),
     61: (404, "_changes?filter=NAME without a slash: a filter registered through the API by that name, "
               "and there is none (CouchDB refuses the name with 400)"),
-    62: (201, "validate_doc_update: issue 28 step 4, not built yet"),
-    63: (201, "validate_doc_update: issue 28 step 4, not built yet"),
-    67: (201, "validate_doc_update: issue 28 step 4, not built yet"),
     76: (201, "a design document is not checked when written (CouchDB compiles its functions): not built yet"),
     77: (200, "follows from 76: the stored broken view maps nothing (each document's failure is logged)"),
     79: (200, "follows from 76"),
@@ -24,7 +21,6 @@ DIFFERENCES = {
     83: (201, "a design document is not checked when written: not built yet"),
     84: (201, "a design document is not checked when written: not built yet"),
     85: (201, "a design document is not checked when written: not built yet"),
-    87: (201, "validate_doc_update (here one that does not compile): issue 28 step 4, not built yet"),
     92: (400, "_sum over non-numbers: the engine's built-in refuses the query; CouchDB answers an error object as the value"),
     95: (400, "_stats over non-numbers: the engine's built-in refuses the query (400); CouchDB answers 500"),
 }

@@ -147,6 +147,7 @@ extension Collection {
             throw CBLError.notFound("document \"\(docID)\" does not exist")
         }
         try docStore.delete(conn, docID: docID)
+        noteWrite(docID, txn)
         try ViewIndexRegistry.documentPurged(conn, collectionID: id, docID: docID)
         try PurgeLog.record(conn, collectionID: id, docID: docID, sequence: row.sequence, origin: store.origin)
         try txn.adjustCount(id, by: row.deleted ? 0 : -1, conn)
@@ -163,14 +164,12 @@ extension Collection {
             // Creating: try the insert first; an existing row (live or tombstone) is rare.
             let body = try withResolvedAttachments(body, docID: docID, parent: nil, docHasAttachments: false, generation: 1)   // Blobs/
             let rev = RevID.make(parent: nil, deleted: body.deleted, canonicalBody: try Attachments.revisionDigestBody(body))
-            if store.validators.hasValidators(id) {
+            if hasValidation() {
                 if let row = try docStore.row(conn, docID: docID) {
                     return try saveOnExisting(conn, txn, docID: docID, body: body, parent: nil, allowConflict: allowConflict, row: row)
                 }
-                try store.validators.validate(
-                    collectionID: id,
-                    newJSON: { String(decoding: DocumentJSON.render(docID: docID, rev: rev.string, deleted: body.deleted, body: body.canonical), as: UTF8.self) },
-                    currentJSON: { nil })
+                try validate(conn, txn, docID: docID, tree: RevTree(single: rev, deleted: body.deleted, body: body.canonical),
+                             newIndex: 0, row: nil, oldIndex: nil)
             }
             let countDelta: Int64 = body.deleted ? 0 : 1
             let meta = try txn.meta(id, conn)
@@ -184,6 +183,7 @@ extension Collection {
                 return try saveOnExisting(conn, txn, docID: docID, body: body, parent: nil, allowConflict: allowConflict, row: row)
             }
             _ = try txn.nextSequence(id, countDelta: countDelta, conn)
+            noteWrite(docID, txn)
             txn.changes.append(ChangeEvent(collectionID: id, docID: docID, revID: rev.string, sequence: seq,
                                            deleted: body.deleted, external: false))
             return rev
@@ -213,6 +213,7 @@ extension Collection {
             return nil
         }
         _ = try txn.nextSequence(id, countDelta: 0, conn)       // live before and after
+        noteWrite(docID, txn)
         txn.changes.append(ChangeEvent(collectionID: id, docID: docID, revID: rev.string, sequence: seq,
                                        deleted: false, external: false))
         return rev
@@ -220,7 +221,7 @@ extension Collection {
 
     /// Whether a save of `body` may take the one-statement path (the row decides the rest).
     private func canAppendOnCurrent(_ body: DocumentBody) -> Bool {
-        !body.deleted && body.attachments == nil && !store.validators.hasValidators(id)
+        !body.deleted && body.attachments == nil && !hasValidation()
     }
 
     private func saveOnExisting(_ conn: Connection, _ txn: TransactionState, docID: String, body: DocumentBody,
@@ -254,19 +255,27 @@ extension Collection {
             throw CBLError.conflict("revision \(rev) of \"\(docID)\" already exists")
         }
         let newIndex = tree.add(rev, parent: parentIndex, deleted: body.deleted, body: body.canonical)
-        try validate(docID: docID, tree: tree, newIndex: newIndex, row: row)
+        // CouchDB's oldDoc: the revision replaced; none when re-creating on a tombstone.
+        try validate(conn, txn, docID: docID, tree: tree, newIndex: newIndex, row: row, oldIndex: parent == nil ? nil : parentIndex)
         try storeTree(conn, txn, docID: docID, tree: tree, oldRow: row, oldCurrent: current,
                       hasAttachments: body.hasAttachments, external: false)
         return rev
     }
 
-    func validate(docID: String, tree: RevTree, newIndex: Int, row: DocumentRow?) throws {
-        guard store.validators.hasValidators(id) else { return }
-        let n = tree.nodes[newIndex]
-        try store.validators.validate(
-            collectionID: id,
-            newJSON: { String(decoding: DocumentJSON.render(docID: docID, rev: n.rev.string, deleted: n.deleted, body: n.body), as: UTF8.self) },
-            currentJSON: { row.flatMap { $0.deleted ? nil : String(decoding: $0.json(), as: UTF8.self) } })
+    /// The native validators (they see the current revision), then the design documents'
+    /// validate_doc_update (they see revision `oldIndex`).
+    func validate(_ conn: Connection, _ txn: TransactionState, docID: String, tree: RevTree, newIndex: Int,
+                  row: DocumentRow?, oldIndex: Int?) throws {
+        if store.validators.hasValidators(id) {
+            let n = tree.nodes[newIndex]
+            try store.validators.validate(
+                collectionID: id,
+                newJSON: { String(decoding: DocumentJSON.render(docID: docID, rev: n.rev.string, deleted: n.deleted, body: n.body), as: UTF8.self) },
+                currentJSON: { row.flatMap { $0.deleted ? nil : String(decoding: $0.json(), as: UTF8.self) } })
+        }
+        if store.designValidators.mayHave(id) {
+            try validateWithDesignDocuments(conn, txn, docID: docID, tree: tree, newIndex: newIndex, oldIndex: oldIndex)
+        }
     }
 
     /// Prunes, picks the winner, and writes the row with a new sequence.
@@ -287,6 +296,7 @@ extension Collection {
         try docStore.write(conn, docID: docID, replacing: oldRow?.sequence, sequence: seq, flags: flags, revID: winner.rev,
                             body: winner.body, tree: encoded)
         _ = try txn.nextSequence(id, countDelta: countDelta, conn)
+        noteWrite(docID, txn)
         txn.changes.append(ChangeEvent(collectionID: id, docID: docID, revID: winner.rev.string, sequence: seq,
                                        deleted: winner.deleted, external: external))
     }

@@ -19,9 +19,7 @@ public struct DesignDocument: Sendable {
             return nil
         }
         let body = try bytes.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0, what: "design document") }
-        let rev = body["_rev"]?.stringValue ?? ""
-        return DesignDocument(name: name, revID: rev, body: body,
-                              poolKey: "\(collection.database.path)\u{0}\(collection.name)\u{0}\(name)\u{0}\(rev)")
+        return DesignDocument(collection, name: name, body: body)
     }
 
     /// CouchDB's `language` (default "javascript"); only JavaScript design documents run.
@@ -66,5 +64,15 @@ public struct DesignDocument: Sendable {
     private func setUp(_ engine: JSEngine) throws {
         try engine.evaluate(DesignPrelude.source, fileName: "prelude")
         _ = try engine.call("__cbl_init", argumentsJSON: JSONWriter.ordered(.array([.object(body)])))
+    }
+}
+
+extension DesignDocument {
+    /// The design document `_design/name` of `collection` whose stored JSON is `body`
+    /// (an extension: the memberwise initializer stays).
+    init(_ collection: Collection, name: String, body: JSONObject) {
+        let rev = body["_rev"]?.stringValue ?? ""
+        self.init(name: name, revID: rev, body: body,
+                  poolKey: "\(collection.database.path)\u{0}\(collection.name)\u{0}\(name)\u{0}\(rev)")
     }
 }

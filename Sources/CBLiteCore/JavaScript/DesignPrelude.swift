@@ -102,6 +102,15 @@ enum DesignPrelude {
       return fn(doc, req) === true;
     }
 
+    // validate_doc_update as CouchDB's query server calls it (`this` is the design
+    // document); what it throws reaches the engine as the failure's value.
+    function __cbl_validate(newDoc, oldDoc, userCtx, secObj) {
+      var fn = __cbl_function('validate_doc_update');
+      require = __cbl_doc_require;
+      fn.call(__cbl_ddoc, newDoc, oldDoc, userCtx, secObj);
+      return null;
+    }
+
     function __cbl_reduce(view, keys, values, rereduce) {
       var fn = __cbl_function('views\u0000' + view + '\u0000reduce');
       require = __cbl_view_require;

@@ -203,7 +203,10 @@ extension Collection {
             parent = tree.add(revs[i], parent: parent, deleted: i == 0 ? body.deleted : false,
                               body: i == 0 ? body.canonical : nil)
         }
-        try validate(docID: docID, tree: tree, newIndex: parent!, row: row)
+        // CouchDB's oldDoc for a replicated revision: its nearest ancestor stored here
+        // with a body (a leaf before this graft: find_prev_known_rev).
+        let oldIndex = tree.ancestry(of: parent!).dropFirst().first { tree.nodes[$0].body != nil }
+        try validate(conn, txn, docID: docID, tree: tree, newIndex: parent!, row: row, oldIndex: oldIndex)
         try storeTree(conn, txn, docID: docID, tree: tree, oldRow: row, oldCurrent: oldCurrent,
                       hasAttachments: body.hasAttachments, external: true)
         return true

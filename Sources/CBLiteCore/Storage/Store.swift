@@ -18,6 +18,7 @@ public final class Store: @unchecked Sendable {
     let busyTimeoutMs: Int
     let notifier = ChangeNotifier()
     let validators = ValidatorRegistry()
+    let designValidators = DesignValidators()
     let filters = FilterRegistry()
     /// Signalled after every commit, so changes feeds can wait instead of polling.
     let commits = Monitor()

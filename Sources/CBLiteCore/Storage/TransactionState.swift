@@ -7,6 +7,9 @@ final class TransactionState {
     /// (callgrind). When set, it is newer than `settled`'s entry.
     private var recent: (id: Int64, meta: CollectionMeta)?
     var changes: [ChangeEvent] = []
+    /// Set when a design document was written in this transaction: it does not fill the
+    /// cache of validate_doc_update functions (JavaScript/DesignValidation.swift).
+    var designDocumentsChanged = false
     /// Attachment files put in this transaction: synced and installed by the commit
     /// before COMMIT, deleted by a rollback (Blobs/PendingBlobs.swift).
     var pendingBlobs: PendingBlobs?

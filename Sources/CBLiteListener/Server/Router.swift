@@ -25,7 +25,7 @@ final class Router: @unchecked Sendable {
         do {
             try authorize(req)
             req.body.release()
-            try route(req, res)
+            try writingAs(req) { try route(req, res) }     // validate_doc_update's userCtx
             Loggers.listener.debug("\(req.method) \(req.head.uri)")
         } catch {
             let e = CouchError.from(error)

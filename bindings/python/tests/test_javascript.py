@@ -128,3 +128,37 @@ def test_design_filters_in_changes_and_both_directions_of_replication(dbdir):
         server.stop(timeout=1)
         local.close()
         remote.close()
+
+
+VALIDATOR = ("function (newDoc, oldDoc, userCtx, secObj) {"
+             " if (newDoc.forbid) throw({forbidden: 'no ' + newDoc._id});"
+             " if (newDoc.login) throw({unauthorized: 'log in'});"
+             " if (newDoc.other) throw('plain');"
+             " if (newDoc.show) throw({forbidden: JSON.stringify({old: oldDoc, user: userCtx, sec: secObj})}); }")
+
+
+def test_validate_doc_update_refuses_writes_as_couchdb(coll):
+    coll.put({"v": 1}, "d")
+    coll.put({"validate_doc_update": VALIDATOR}, "_design/v")
+    with pytest.raises(cblite.Forbidden, match="no x"):
+        coll.put({"forbid": True}, "x")
+    with pytest.raises(cblite.Unauthorized, match="log in"):
+        coll.put({"login": True}, "x")
+    with pytest.raises(cblite.InternalError, match="plain"):
+        coll.put({"other": True}, "x")
+    with pytest.raises(cblite.Forbidden) as seen:
+        coll.put({"show": True}, "d", coll.get("d")["_rev"])
+    shown = json.loads(seen.value.message)
+    assert shown["old"]["v"] == 1 and shown["old"]["_id"] == "d"
+    assert shown["user"] == {"db": coll.database.name, "name": None, "roles": ["_admin"]}
+    assert shown["sec"] == {}
+    # A replicated batch fails the refused document alone.
+    results = coll.put_existing_revisions([{"_id": "p", "_rev": "1-aa", "forbid": 1}, {"_id": "q", "_rev": "1-bb"}])
+    assert [r.get("error") for r in results][1] is None and results[0].get("error")
+    with pytest.raises(cblite.NotFound):
+        coll.get("p")
+    assert coll.get("q")["_rev"] == "1-bb"
+    # Design documents are not run through it; removing it lifts it.
+    coll.put({"forbid": True}, "_design/other")
+    coll.delete("_design/v")
+    coll.put({"forbid": True}, "x")
