@@ -53,8 +53,8 @@ final class UsersDatabaseTests: ListenerTestCase {
         XCTAssertEqual(session.object["info"]?.objectValue?["authenticated"]?.stringValue, "cookie")
         XCTAssertEqual(session.object["userCtx"]?.objectValue?["name"]?.stringValue, "dan")
         // A clear password that comes another way (no hashing) is refused.
-        let raw = try client().json("POST", "/_users/_bulk_docs?new_edits=false",
-                                    #"{"docs":[{"_id":"org.couchdb.user:x","_rev":"1-a","name":"x","type":"user","roles":[],"password":"p"}]}"#,
+        let raw = try client().json("POST", "/_users/_bulk_docs",
+                                    #"{"new_edits":false,"docs":[{"_id":"org.couchdb.user:x","_rev":"1-abc","name":"x","type":"user","roles":[],"password":"p"}]}"#,
                                     headers: [admin])
         XCTAssertEqual(raw.json?.arrayValue?.first?.objectValue?["error"]?.stringValue, "forbidden", raw.text)
     }

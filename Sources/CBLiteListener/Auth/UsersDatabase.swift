@@ -32,6 +32,8 @@ final class UsersDatabase: @unchecked Sendable {
     /// `generation` keeps a lookup that raced a change from being cached.
     private var cache: [String: Authenticator.Account?] = [:]
     private var generation = 0
+    /// The listener stops: nothing opens it again (a late request's hold would outlive it).
+    private var stopped = false
 
     init(server: ServerContext) { self.server = server }
 
@@ -40,6 +42,7 @@ final class UsersDatabase: @unchecked Sendable {
     @discardableResult
     func open(create: Bool = true) throws -> Collection? {
         if let c = monitor.locked({ hold?.database.isClosed == false ? collection : nil }) { return c }
+        if monitor.locked({ stopped }) { throw CouchError.databaseNotFound }
         forgetClosed()
         if !server.databases.exists(Self.name) {
             guard create else { return nil }
@@ -50,7 +53,7 @@ final class UsersDatabase: @unchecked Sendable {
         if !server.readOnly { try c.setValidator(name: Self.name) { new, old in UsersDatabase.check(new, old) } }
         let token = try c.addChangeObserver { [weak self] _ in self?.invalidate() }
         let extra: (ChangeObserverToken, ServedDatabase)? = monitor.locked {
-            guard collection == nil else { return (token, held) }      // opened by another thread meanwhile
+            guard collection == nil, !stopped else { return (token, held) }   // opened by another thread meanwhile, or stopped
             collection = c
             hold = held
             observer = token
@@ -59,7 +62,8 @@ final class UsersDatabase: @unchecked Sendable {
             return nil
         }
         if let (t, h) = extra { t.remove(); h.release() }
-        return monitor.locked { collection }
+        guard let opened = monitor.locked({ collection }) else { throw CouchError.databaseNotFound }
+        return opened
     }
 
     /// The database was deleted (or closed) under it: let go, so `open` starts over.
@@ -79,6 +83,7 @@ final class UsersDatabase: @unchecked Sendable {
 
     func stop() {
         let token: ChangeObserverToken? = monitor.locked {
+            stopped = true
             defer { observer = nil; hold?.release(); hold = nil; collection = nil }
             return observer
         }
