@@ -132,6 +132,7 @@ public final class Listener: @unchecked Sendable {
         // asks again (and a client that hung up is not seen while the feed waits).
         server.activeRequests.cancelFeeds()
         server.replicatorDatabase.stop()
+        server.usersDatabase.stop()
         server.replications.stopAll()        // a one-shot one's request then answers
         _ = inFlight.waitIdle(timeoutMs: timeoutMs)
         connections.closeAll()

@@ -5,11 +5,13 @@ public enum DatabaseName {
     /// CouchDB's system database describing replications (the listener's `_replicator`):
     /// the one name allowed to start with '_'.
     public static let replicatorDatabase = "_replicator"
+    /// CouchDB's authentication database (the listener's `_users`), the other such name.
+    public static let usersDatabase = "_users"
 
     /// Lowercase ASCII letters, digits and _$()+-/ only, starting with a letter, shorter
-    /// than 240 bytes; or `replicatorDatabase`.
+    /// than 240 bytes; or `replicatorDatabase` or `usersDatabase`.
     public static func validate(_ name: String) throws {
-        if name == replicatorDatabase { return }
+        if name == replicatorDatabase || name == usersDatabase { return }
         let bytes = name.utf8
         guard let first = bytes.first else { throw CBLError.badRequest("database name is empty") }
         guard bytes.count < 240 else { throw CBLError.badRequest("database name must be shorter than 240 bytes") }

@@ -26,6 +26,8 @@ final class Authenticator: @unchecked Sendable {
     struct Account { let hash: PasswordHash; let roles: [String] }
 
     private let configured: [String: Account]
+    /// The `_users` database's users (set once, before the listener serves).
+    weak var users: UsersDatabase?
     private let config: ServerConfig
     private let allowRemoteWithoutAuth: Bool
 
@@ -76,7 +78,8 @@ final class Authenticator: @unchecked Sendable {
 
     func account(_ name: String) -> Account? {
         if let a = configured[name] { return a }
-        return config.value("admins", name).flatMap(PasswordHash.init).map { Account(hash: $0, roles: [UserContext.adminRole]) }
+        if let admin = config.value("admins", name).flatMap(PasswordHash.init) { return Account(hash: admin, roles: [UserContext.adminRole]) }
+        return users?.account(name)
     }
 
     /// The user `name` is when `password` is theirs; nil otherwise. A PBKDF2 unless the

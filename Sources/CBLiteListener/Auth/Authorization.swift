@@ -25,9 +25,17 @@ extension Router {
             req.authenticated(as: user)
         }
         let user = req.userCtx
-        if user.isServerAdmin { return }
         let s = req.path.segments
+        if s.first == UsersDatabase.name && s.count == 2 && s[1] == "_security" && req.method != .GET && req.method != .HEAD
+            && !server.usersDatabase.securityEditable {
+            throw CouchError.forbidden("You can't edit the security object of the user database.")
+        }
+        if user.isServerAdmin { return }
         guard let first = s.first else { return }
+        if first == UsersDatabase.name {
+            try server.usersDatabase.open()
+            return try server.usersDatabase.authorize(req)
+        }
         let isReplicator = first == ReplicatorDatabase.name
         if first.hasPrefix("_") && !isReplicator {
             guard s.count == 1 && Router.openServerEndpoints.contains(first) else { throw Router.notServerAdmin }

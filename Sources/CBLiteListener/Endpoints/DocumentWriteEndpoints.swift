@@ -31,13 +31,14 @@ extension Router {
             return try putMultipartDocument(coll, docID, type, req, res)
         }
         // Any other Content-Type is read as JSON, as CouchDB does for a PUT (not for a POST).
-        let bytes = try req.body.readAll(limit: limits.maxDocumentBytes)
+        var bytes = try req.body.readAll(limit: limits.maxDocumentBytes)
         if try !newEdits(req) {
             let body = try parseObject(bytes)
             let rev = try insertExisting(coll, docID, body, attachments: [:], queryRev: req.query["rev"])
             return sendSaved(req, res, id: docID, rev: rev)
         }
         let parent = try requestedRev(req)
+        bytes = try userDocumentBody(req.path.segments[0], docID, bytes, req)
         let saved = try bytes.withUnsafeBufferPointer { try coll.put(docID: docID, body: $0, parent: parent, givenIDWins: true) }
         try sendSaved(req, res, coll, id: saved.docID, rev: saved.revID)
     }
@@ -56,7 +57,7 @@ extension Router {
     func postDocument(_ name: String, _ req: Request, _ res: ResponseWriter) throws {
         let coll = try collection(name)
         try requireJSONContent(req)
-        let bytes = try req.body.readAll(limit: limits.maxDocumentBytes)
+        let bytes = try userDocumentBody(name, nil, try req.body.readAll(limit: limits.maxDocumentBytes), req)
         let given = try parseObject(bytes)["_id"]
         if given?.stringValue?.hasPrefix("_design/") == true, try !mayWriteDesignDocuments(req, name) {
             throw Router.designDocumentRefusal(req.userCtx)
@@ -73,6 +74,7 @@ extension Router {
             if (try? coll.revision(docID: docID, revID: nil, options: RevisionOptions())) == nil { throw CouchError.notFound("missing") }
             throw CouchError.conflict
         }
+        try checkUserDeletion(req.path.segments[0], docID, req)
         let newRev = try coll.delete(docID: docID, parent: rev)
         sendSaved(req, res, id: docID, rev: newRev, status: 200)
     }

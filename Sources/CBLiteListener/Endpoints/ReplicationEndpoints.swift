@@ -32,7 +32,8 @@ extension Router {
         }
         // Local documents are written as such (CouchDB's local rule), in their places.
         let localID: (JSONObject) -> String? = { $0["_id"]?.stringValue.flatMap { $0.hasPrefix("_local/") ? String($0.dropFirst(7)) : nil } }
-        let others = request.docs.filter { localID($0) == nil }
+        var others = request.docs.filter { localID($0) == nil }
+        if newEdits { others = try userDocuments(name, others, req) }
         var saved = try savingAllowedDocuments(req, name, others) {
             try newEdits ? coll.saveDocuments($0) : coll.insertExistingRevisions($0.map { Collection.ExistingRevision(body: $0) })
         }.makeIterator()

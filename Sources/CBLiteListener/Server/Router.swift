@@ -42,6 +42,7 @@ final class Router: @unchecked Sendable {
         let s = req.path.segments
         guard let first = s.first else { return try welcome(req, res) }
         if first == ReplicatorDatabase.name { try server.replicatorDatabase.open() }   // made on first use, as CouchDB has it
+        else if first == UsersDatabase.name { try server.usersDatabase.open() }
         else if first.hasPrefix("_") { return try serverEndpoint(first, req, res) }
         if s.count == 1 { return try databaseEndpoint(first, req, res) }
         let second = s[1]

@@ -24,6 +24,8 @@ final class ServerContext: @unchecked Sendable {
     let config: ServerConfig
     /// CouchDB's `_replicator` database and its jobs.
     private(set) var replicatorDatabase: ReplicatorDatabase!
+    /// CouchDB's `_users` database, whose users log in too.
+    private(set) var usersDatabase: UsersDatabase!
     /// Where this listener answers, once bound: how its own replications reach it.
     var ownAddress: (port: Int, tls: Bool, certificateSHA256: String?) = (0, false, nil)
 
@@ -42,5 +44,7 @@ final class ServerContext: @unchecked Sendable {
         self.workers = workers
         self.serverUUID = serverUUID
         replicatorDatabase = ReplicatorDatabase(server: self)
+        usersDatabase = UsersDatabase(server: self)
+        authenticator.users = usersDatabase
     }
 }

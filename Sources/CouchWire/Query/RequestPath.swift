@@ -24,9 +24,9 @@ public struct RequestPath: Equatable, Sendable {
             segs.append(s)
         }
         // Re-join "_design/x" and "_local/x" after a database name (not after a server
-        // endpoint such as `/_node/_local/_config`; `_replicator` is a database).
+        // endpoint such as `/_node/_local/_config`; `_replicator` and `_users` are databases).
         if segs.count >= 3 && (segs[1] == "_design" || segs[1] == "_local")
-            && (!segs[0].hasPrefix("_") || segs[0] == "_replicator") {
+            && (!segs[0].hasPrefix("_") || segs[0] == "_replicator" || segs[0] == "_users") {
             segs = [segs[0], segs[1] + "/" + segs[2]] + segs[3...]
         }
         segments = segs
