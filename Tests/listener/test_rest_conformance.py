@@ -8,6 +8,11 @@ import socket
 JSON = {"Content-Type": "application/json"}
 
 
+def test_temporary_views_are_gone_as_in_couchdb_3(serve):
+    s = serve()
+    s.json("PUT", "/db")
+    status, body = s.json("POST", "/db/_temp_view", {"map": "function(doc) { emit(null); }"})
+    assert (status, body) == (410, {"error": "gone", "reason": "Temporary views are not supported in CouchDB"})
 
 
 def test_request_id_on_every_answer_and_location_behind_a_proxy(serve):

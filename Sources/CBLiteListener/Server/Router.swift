@@ -65,7 +65,8 @@ final class Router: @unchecked Sendable {
             case "_view_cleanup": return try viewCleanup(first, req, res)
             case "_find", "_index", "_explain": return try mango(first, second, [], req, res)
             case "_temp_view":
-                throw CouchError.notImplemented("_temp_view needs JavaScript (and CouchDB 2+ removed it)")
+                // CouchDB 2+ removed temporary views; its answer, word for word.
+                throw CouchError(status: 410, error: "gone", reason: "Temporary views are not supported in CouchDB")
             case "_security": return try security(first, req, res)
             case "_shards", "_sync_shards", "_partition":
                 throw CouchError.notImplemented("\(second) is not supported: cblite serves each database whole, from one file")
