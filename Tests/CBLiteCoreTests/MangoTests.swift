@@ -162,3 +162,28 @@ final class MangoTests: CBLTestCase {
         XCTAssertEqual(Set(seen).count, seen.count)
     }
 }
+
+/// FieldPath's lookup over JSON text (what find and the index build read documents with)
+/// gives what its lookup over the parsed value gives, for members past values of every
+/// kind, escaped names, array positions and paths that go nowhere.
+final class FieldPathScanTests: XCTestCase {
+    func testTheTextLookupAgreesWithTheTreeLookup() throws {
+        let doc = #"{"s":"a\"}]b,","n":-1.5e3,"t":true,"z":null,"o":{"x":[1,{"y":"}"}],"e":{}},"#
+            + #""a":[[],{"k":[2,3]},"q"],"es\u0063":{"d.e":7},"\u00e9":1,"u":"é","last":[ 1 , 2 ]}"#
+        let paths = ["s", "n", "t", "z", "o", "o.x", "o.x.1.y", "o.x.0", "o.x.2", "o.e", "o.e.q", "a.0", "a.1.k.1", "a.1.k.2",
+                     "a.2", "a.3", "a.+1", "a.-1", "a.x", "esc", "esc.d\\.e", "esc.d", "é", "u", "u.0", "t.x", "missing",
+                     "last.1", "last"]
+        let tree = try JSONParser.parse(doc)
+        var text = Array(doc.utf8)
+        for p in paths {
+            let path = try FieldPath(p)
+            let want = path.lookup(in: tree)
+            let got = try text.withUnsafeMutableBufferPointer { try path.lookup(inJSON: UnsafeBufferPointer($0)) }
+            switch (want, got) {
+            case (.found(let a), .found(let b)): XCTAssertEqual(a, b, p)
+            case (.notFound, .notFound), (.badPath, .badPath): break
+            default: XCTFail("\(p): \(want) != \(got)")
+            }
+        }
+    }
+}

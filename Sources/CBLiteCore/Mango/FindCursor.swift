@@ -10,9 +10,9 @@ public final class FindCursor {
     private var source: MapScan?
     private var idCursor: String?
     private var scanDone = false
-    /// The current page: each row's key and document ID, and its document (nil: gone, or
-    /// not read because the index covers the query).
-    private var pending: [(key: JSONValue, id: String, doc: (value: JSONValue, text: [UInt8])?)] = []
+    /// The current page: each row's key and document ID, and its document's JSON text (nil:
+    /// gone, or not read because the index covers the query).
+    private var pending: [(key: JSONValue, id: String, text: [UInt8]?)] = []
     /// The index's columns give every field the query reads: documents are not read
     /// (CouchDB's covering indexes), the result is made from the key.
     let covering: Bool
@@ -71,13 +71,15 @@ public final class FindCursor {
             var text: [UInt8]? = nil
             if covering {
                 doc = coveredDocument(key: p.key, id: p.id)
+                guard request.selector.matches(doc) else { continue }
             } else {
-                guard let d = p.doc else { continue }
+                guard let t = p.text else { continue }
                 docsExamined += 1
-                doc = d.value
-                if request.projection.isAll { text = d.text }
+                // Matched over the text: a document that does not match is never parsed whole.
+                guard try t.withUnsafeBufferPointer({ try request.selector.matches(json: $0) }) else { continue }
+                doc = try t.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }
+                if request.projection.isAll { text = t }
             }
-            guard request.selector.matches(doc) else { continue }
             if toSkip > 0 { toSkip -= 1; continue }
             returned += 1
             last = Bookmark(key: p.key, docID: p.id)
@@ -141,7 +143,7 @@ public final class FindCursor {
         } else {
             ids = try idPage().map { ($0, .string($0)) }
         }
-        let docs: [(value: JSONValue, text: [UInt8])?] = covering ? Array(repeating: nil, count: ids.count) : try readDocuments(ids.map(\.id))
+        let docs: [[UInt8]?] = covering ? Array(repeating: nil, count: ids.count) : try readDocuments(ids.map(\.id))
         for (i, doc) in docs.enumerated() { pending.append((ids[i].key, ids[i].id, doc)) }
     }
 
@@ -179,26 +181,21 @@ public final class FindCursor {
         return raw.filter { !$0.hasPrefix("_design/") }      // design documents are not queried
     }
 
-    /// The current revisions of `ids` in one read (nil: gone since the scan).
-    private func readDocuments(_ ids: [String]) throws -> [(value: JSONValue, text: [UInt8])?] {
+    /// The JSON of the current revisions of `ids` in one read (nil: gone since the scan).
+    private func readDocuments(_ ids: [String]) throws -> [[UInt8]?] {
         if request.conflicts {
-            return ids.map { id in
-                (try? collection.get(docID: id, options: .conflicts)).flatMap { b in
-                    (try? b.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }).map { ($0, b) }
-                }
-            }
+            return ids.map { id in try? collection.get(docID: id, options: .conflicts) }
         }
         let docStore = collection.docStore
         return try collection.mapMissingTable {
             try collection.store.read { conn in
-                try ids.map { id -> (value: JSONValue, text: [UInt8])? in
+                try ids.map { id -> [UInt8]? in
                     let json: [UInt8]?? = try docStore.current(conn, docID: id) { s -> [UInt8]? in
                         if DocFlags(rawValue: s.int(1)).contains(.deleted) { return nil }
                         let rev = s.borrowedNonEmpty(2) ?? UnsafeBufferPointer(start: nil, count: 0)
                         return DocumentJSON.render(docID: id, rev: rev, deleted: false, body: s.borrowedBytes(3))
                     }
-                    guard let j = json ?? nil else { return nil }
-                    return (try j.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }, j)
+                    return json ?? nil
                 }
             }
         }

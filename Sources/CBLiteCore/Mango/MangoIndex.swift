@@ -104,12 +104,12 @@ public struct MangoIndex: Sendable {
         let paths = columns.compactMap { try? FieldPath($0) }
         let partial = partialFilter
         v.setMapReduce(map: { doc, emitter in
-            let body = JSONValue.object(try doc.object)
-            if let partial, !partial.matches(body) { return }
+            if let partial, !partial.matches(.object(try doc.object)) { return }
+            // Only the indexed fields are read from the text (FieldPathScan), not the whole document.
             var key: [JSONValue] = []
             key.reserveCapacity(paths.count)
             for p in paths {
-                guard case .found(let x) = p.lookup(in: body) else { return }
+                guard case .found(let x) = try doc.withJSON({ try p.lookup(inJSON: $0) }) else { return }
                 key.append(x)
             }
             emitter.emit(.array(key), nil)

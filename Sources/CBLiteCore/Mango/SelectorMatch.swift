@@ -7,19 +7,29 @@
 extension Selector {
     public func matches(_ doc: JSONValue) -> Bool { Selector.match(root, doc) }
 
+    /// The same over a stored document's JSON text, parsing only the fields the selector
+    /// names (FieldPathScan) rather than the whole document.
+    func matches(json: UnsafeBufferPointer<UInt8>) throws -> Bool {
+        try Selector.match(root) { p in try p.map { try $0.lookup(inJSON: json) } ?? .found(try JSONParser.parse(bytes: json)) }
+    }
+
     static func match(_ n: Node, _ v: JSONValue) -> Bool {
+        match(n) { p in p.map { $0.lookup(in: v) } ?? .found(v) }
+    }
+
+    /// `lookup` gives the value at a path (nil: the value matched itself).
+    static func match(_ n: Node, _ lookup: (FieldPath?) throws -> FieldPath.Lookup) rethrows -> Bool {
         switch n {
         case .all: return true
-        case .and(let items): return items.allSatisfy { match($0, v) }
-        case .or(let items): return items.isEmpty || items.contains { match($0, v) }
-        case .nor(let items): return !items.contains { match($0, v) }
-        case .not(let x): return !match(x, v)
-        case .field(nil, let c): return match(c, v, raw: false)
-        case .field(let p?, let c):
-            switch p.lookup(in: v) {
+        case .and(let items): return try items.allSatisfy { try match($0, lookup) }
+        case .or(let items): return try items.isEmpty || items.contains { try match($0, lookup) }
+        case .nor(let items): return try !items.contains { try match($0, lookup) }
+        case .not(let x): return try !match(x, lookup)
+        case .field(let p, let c):
+            switch try lookup(p) {
             case .notFound: if case .exists(false) = c { return true } else { return false }
             case .badPath: return false
-            case .found(let sub): return match(c, sub, raw: p.text == "_id")
+            case .found(let sub): return match(c, sub, raw: p?.text == "_id")
             }
         }
     }

@@ -21,6 +21,11 @@ public struct MapDocument {
         }
     }
 
+    /// Calls `body` with the JSON text, unparsed.
+    public func withJSON<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        try body(chunk.bytes(entry.json))
+    }
+
     /// Calls `body` with the JSON as a C string (it is followed by a 0 byte in the chunk).
     public func withCString<T>(_ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
         try body(UnsafeRawPointer(chunk.bytes(entry.json).baseAddress!).assumingMemoryBound(to: CChar.self))
