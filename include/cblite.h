@@ -1188,7 +1188,8 @@ CBL_WARN_UNUSED cbl_status cbl_collection_view(cbl_collection* coll, const char*
 /* Sets the functions of this view handle. map: NULL removes them (queries then need
  * "update":false). At most one of reduce (a callback) and builtin_reduce ("_count",
  * "_sum" — numbers or arrays of numbers —, "_stats" → {"sum","count","min","max",
- * "sumsqr"}, computed natively) may be given; both NULL: no reduce. version: any string;
+ * "sumsqr"}, "_approx_count_distinct" → an estimate of the distinct keys (HyperLogLog),
+ * computed natively) may be given; both NULL: no reduce. version: any string;
  * when it differs from the one the index was built with, the next update discards the
  * index and rebuilds it. context is passed to both callbacks; it must stay valid while
  * they may still be called: until cbl_view_release returns and every live query started

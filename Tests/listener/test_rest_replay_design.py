@@ -12,15 +12,6 @@ DIFFERENCES = {
     53: (404, "POST /db/_compact/DDOC (view compaction) is not served: cblite's indexes are SQLite tables"),
     61: (404, "_changes?filter=NAME without a slash: a filter registered through the API by that name, "
               "and there is none (CouchDB refuses the name with 400)"),
-    76: (201, "a design document is not checked when written (CouchDB compiles its functions): not built yet"),
-    77: (200, "follows from 76: the stored broken view maps nothing (each document's failure is logged)"),
-    79: (200, "follows from 76"),
-    80: (200, "follows from 76"),
-    81: (201, "a design document is not checked when written: not built yet"),
-    82: (201, "a design document is not checked when written: not built yet"),
-    83: (201, "a design document is not checked when written: not built yet"),
-    84: (201, "a design document is not checked when written: not built yet"),
-    85: (201, "a design document is not checked when written: not built yet"),
     92: (400, "_sum over non-numbers: the engine's built-in refuses the query; CouchDB answers an error object as the value"),
     95: (400, "_stats over non-numbers: the engine's built-in refuses the query (400); CouchDB answers 500"),
 }

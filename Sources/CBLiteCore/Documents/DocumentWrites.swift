@@ -266,6 +266,9 @@ extension Collection {
     /// validate_doc_update (they see revision `oldIndex`).
     func validate(_ conn: Connection, _ txn: TransactionState, docID: String, tree: RevTree, newIndex: Int,
                   row: DocumentRow?, oldIndex: Int?) throws {
+        if docID.hasPrefix("_design/"), !tree.nodes[newIndex].deleted, let body = tree.nodes[newIndex].body {
+            try DesignDocumentCheck.check(try body.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0, what: "design document") })
+        }
         if store.validators.hasValidators(id) {
             let n = tree.nodes[newIndex]
             try store.validators.validate(

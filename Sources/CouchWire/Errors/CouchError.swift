@@ -51,7 +51,7 @@ public struct CouchError: Error, Equatable, Sendable, CustomStringConvertible {
     public init(_ e: CBLError) {
         switch e.status {
         case .ok: self.init(status: 200, error: "ok", reason: e.message)
-        case .badRequest: self.init(status: 400, error: "bad_request", reason: e.message)
+        case .badRequest: self.init(status: 400, error: e.designDocumentRefusal?.couchName ?? "bad_request", reason: e.message)
         case .unauthorized: self.init(status: 401, error: "unauthorized", reason: e.message)
         case .forbidden: self.init(status: 403, error: "forbidden", reason: e.message)
         case .notFound:

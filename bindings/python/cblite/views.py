@@ -25,7 +25,7 @@ all-docs queries also take ``all_docs_mode=``). They cross the ABI as one JSON o
 
 Map functions receive the document as a dict (with ``_id`` and ``_rev``) and an
 ``emit(key, value)`` function; ``emit(key)`` emits a row without a value. Reduce
-functions are "_count", "_sum", "_stats" (computed natively) or a callable
+functions are "_count", "_sum", "_stats", "_approx_count_distinct" (computed natively) or a callable
 ``reduce(keys, values, rereduce)`` (keys is None when re-reducing). Callbacks may run on
 library threads. A map function that raises on a document is logged on the ``cblite``
 logger and that document emits nothing (CouchDB's rule: one bad document does not break

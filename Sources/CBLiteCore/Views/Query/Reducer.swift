@@ -5,14 +5,16 @@ public enum Reducer {
     case count
     case sum
     case stats
+    case approxCountDistinct
     case custom((_ keys: [[UInt8]]?, _ values: [[UInt8]], _ rereduce: Bool) throws -> [UInt8])
 
-    /// `_count`, `_sum`, `_stats`; nil for any other name.
+    /// `_count`, `_sum`, `_stats`, `_approx_count_distinct`; nil for any other name.
     public init?(builtin name: String) {
         switch name {
         case "_count": self = .count
         case "_sum": self = .sum
         case "_stats": self = .stats
+        case "_approx_count_distinct": self = .approxCountDistinct
         default: return nil
         }
     }
@@ -23,7 +25,7 @@ public enum Reducer {
         if builtin != nil && custom != nil { throw CBLError.badRequest("give either a reduce callback or a built-in reducer, not both") }
         guard let builtin else { return custom }
         guard let r = Reducer(builtin: builtin) else {
-            throw CBLError.badRequest("unknown built-in reducer \"\(builtin.prefix(80))\" (use _count, _sum or _stats)")
+            throw CBLError.badRequest("unknown built-in reducer \"\(builtin.prefix(80))\" (use _count, _sum, _stats or _approx_count_distinct)")
         }
         return r
     }

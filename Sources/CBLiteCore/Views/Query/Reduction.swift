@@ -12,6 +12,7 @@ final class Reduction {
     private var sum = NumberSum()
     private var stats = Stats()
     private var sumVector: [NumberSum]?       // _sum over arrays of numbers
+    private var distinct = HyperLogLog()      // _approx_count_distinct, over the keys
 
     // custom
     private var keys: [[UInt8]] = []
@@ -48,6 +49,8 @@ final class Reduction {
         case .stats:
             guard let n = Num(try parse(value)) else { throw CBLError.badRequest("the _stats reducer needs numbers") }
             stats.add(n)
+        case .approxCountDistinct:
+            distinct.add(key)
         case .custom(let fn):
             keys.append(Array(key))
             values.append(value.map { Array($0) } ?? Array("null".utf8))
@@ -78,6 +81,8 @@ final class Reduction {
             return Collation.compactJSON(sum.value)
         case .stats:
             return Collation.compactJSON(stats.value)
+        case .approxCountDistinct:
+            return Array(String(distinct.count).utf8)
         case .custom(let fn):
             if partials.isEmpty { return try fn(keys, values, false) }
             if !keys.isEmpty { partials.append(try fn(keys, values, false)) }
