@@ -217,11 +217,17 @@ typedef int32_t cbl_status;
  * cbl_collection_salvage). Compare `detail & 0xFF`: SQLite may extend the code. */
 #define CBL_DETAIL_NOT_A_DATABASE 26
 #define CBL_DETAIL_CORRUPT        11
+/* Values of cbl_error.detail (with status 400) when a design document is refused as it is
+ * written, as CouchDB names the refusal: its shape (`invalid_design_doc`) or a view or filter
+ * function that does not compile (`compilation_error`). Negative: no SQLite code. */
+#define CBL_DETAIL_INVALID_DESIGN_DOC  (-4001)
+#define CBL_DETAIL_COMPILATION_ERROR   (-4002)
 
 /* Filled by fallible calls when non-NULL. Plain data: nothing to free. */
 typedef struct cbl_error {
     cbl_status code;                        /* same value the call returned */
-    int32_t    detail;                      /* underlying engine code (SQLite extended result code), or 0 */
+    int32_t    detail;                      /* underlying engine code (SQLite extended result code),
+                                               a CBL_DETAIL_* value, or 0 */
     char       message[CBL_ERROR_MESSAGE_SIZE]; /* NUL-terminated, truncated if longer */
 } cbl_error;
 

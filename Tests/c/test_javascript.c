@@ -158,6 +158,28 @@ static void test_validate_doc_update(void) {
     CHECK_ST(cbl_db_close(db, &E), CBL_OK);
 }
 
+/* A design document is checked as it is written (CouchDB's rule): a view whose map does not
+ * compile, or a shape CouchDB refuses, is a 400 naming which, and nothing is stored. */
+static void test_design_documents_checked_when_written(void) {
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/ddoc-check", g_root);
+    mkdir(dir, 0700);
+    cbl_db* db = NULL;
+    CHECK_ST(cbl_db_open("check", dir, NULL, &db, &E), CBL_OK);
+    cbl_collection* c = default_coll(db);
+    CHECK_ST(cbl_doc_put(c, "_design/broken", "{\"views\":{\"v\":{\"map\":\"function (doc) { emit(doc.a; }\"}}}",
+                         NULL, 0, NULL, NULL, &E), 400);
+    CHECK(E.detail == CBL_DETAIL_COMPILATION_ERROR);
+    CHECK_ST(cbl_doc_put(c, "_design/shape", "{\"views\":{\"v\":{\"reduce\":\"_count\"}}}", NULL, 0, NULL, NULL, &E), 400);
+    CHECK(E.detail == CBL_DETAIL_INVALID_DESIGN_DOC);
+    char* doc = NULL;
+    CHECK_ST(cbl_doc_get(c, "_design/broken", 0, &doc, &E), CBL_NOT_FOUND);
+    CHECK_ST(cbl_doc_put(c, "_design/sound", "{\"views\":{\"v\":{\"map\":\"function (doc) { emit(doc.a); }\",\"reduce\":\"_approx_count_distinct\"}}}",
+                         NULL, 0, NULL, NULL, &E), CBL_OK);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     snprintf(g_root, sizeof g_root, "/tmp/cblite-js-XXXXXX");
@@ -166,5 +188,6 @@ int main(void) {
     test_limits();
     test_design_view_by_name();
     test_validate_doc_update();
+    test_design_documents_checked_when_written();
     return finish_tests(instances);
 }
