@@ -33,6 +33,18 @@ final class DesignDocumentCheckTests: CBLTestCase {
         assertStatus(.notFound, try c.get(docID: "_design/d"))
     }
 
+    /// Once the collection is known to have no validator (a plain write looked), design
+    /// documents are still checked, created or updated.
+    func testCheckedWhenTheCollectionHasNoValidator() throws {
+        let c = try open().defaultCollection()
+        _ = try c.put(docID: "plain", json: #"{"a":1}"#, parent: nil)
+        _ = try c.put(docID: "plain2", json: #"{"a":2}"#, parent: nil)
+        XCTAssertEqual(refusal(c, #"{"views":{"v":{"map":"function(doc){ emit(doc._id, ; }"}}}"#), .compilation)
+        let rev = try c.put(docID: "_design/sound", json: #"{"views":{"v":{"map":"function(doc){ emit(doc._id, 1); }"}}}"#, parent: nil)
+        _ = try c.put(docID: "plain3", json: #"{"a":3}"#, parent: nil)
+        XCTAssertThrowsError(try c.put(docID: "_design/sound", json: #"{"views":{"v":{"map":"function( {"}}}"#, parent: rev.revID))
+    }
+
     func testSoundOnesAndValidateDocUpdatePass() throws {
         let c = try open().defaultCollection()
         XCTAssertNil(refusal(c, #"""

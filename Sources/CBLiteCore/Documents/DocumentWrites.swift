@@ -164,7 +164,7 @@ extension Collection {
             // Creating: try the insert first; an existing row (live or tombstone) is rare.
             let body = try withResolvedAttachments(body, docID: docID, parent: nil, docHasAttachments: false, generation: 1)   // Blobs/
             let rev = RevID.make(parent: nil, deleted: body.deleted, canonicalBody: try Attachments.revisionDigestBody(body))
-            if hasValidation() {
+            if mustValidate(docID) {
                 if let row = try docStore.row(conn, docID: docID) {
                     return try saveOnExisting(conn, txn, docID: docID, body: body, parent: nil, allowConflict: allowConflict, row: row)
                 }
@@ -203,7 +203,7 @@ extension Collection {
     /// (a conflict, a deleted or missing document, attachments to inherit, a damaged tree).
     private func appendOnCurrent(_ conn: Connection, _ txn: TransactionState, docID: String, body: DocumentBody,
                                  parent: RevID) throws -> RevID? {
-        guard canAppendOnCurrent(body), !generalPathDocuments.contains(docID) else { return nil }
+        guard canAppendOnCurrent(body, docID: docID), !generalPathDocuments.contains(docID) else { return nil }
         let rev = RevID.make(parent: parent, deleted: false, canonicalBody: body.canonical)
         let seq = try txn.meta(id, conn).lastSeq + 1
         do {
@@ -220,13 +220,17 @@ extension Collection {
     }
 
     /// Whether a save of `body` may take the one-statement path (the row decides the rest).
-    private func canAppendOnCurrent(_ body: DocumentBody) -> Bool {
-        !body.deleted && body.attachments == nil && !hasValidation()
+    private func canAppendOnCurrent(_ body: DocumentBody, docID: String) -> Bool {
+        !body.deleted && body.attachments == nil && !mustValidate(docID)
     }
+
+    /// Whether a write of `docID` must pass `validate`: a validator may apply, or it is a
+    /// design document, which is checked as it is written whether or not any validator exists.
+    private func mustValidate(_ docID: String) -> Bool { hasValidation() || docID.hasPrefix("_design/") }
 
     private func saveOnExisting(_ conn: Connection, _ txn: TransactionState, docID: String, body: DocumentBody,
                                 parent: RevID?, allowConflict: Bool, row: DocumentRow) throws -> RevID {
-        if parent != nil, row.flags.contains(.hasAttachments), canAppendOnCurrent(body) {
+        if parent != nil, row.flags.contains(.hasAttachments), canAppendOnCurrent(body, docID: docID) {
             generalPathDocuments.insert(docID)       // its next updates would be refused too: skip the attempt
         }
         var (tree, current) = try row.tree()
