@@ -54,6 +54,16 @@ static void by_age(void* context, const char* doc_json, cbl_emitter* emitter) {
     if (cbl_emitter_emit(emitter, key, value, NULL) != CBL_OK) abort();
 }
 
+/* A new database `name` in its own folder `sub` of the test's directory. */
+static cbl_db* open_in(const char* sub, const char* name) {
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/%s", g_root, sub);
+    mkdir(dir, 0700);
+    cbl_db* db = NULL;
+    CHECK_ST(cbl_db_open(name, dir, NULL, &db, &E), CBL_OK);
+    return db;
+}
+
 static char* query(cbl_view* v, const char* options) {
     char* json = NULL;
     CHECK_ST(cbl_view_query_json(v, options, &json, &E), CBL_OK);
@@ -64,11 +74,7 @@ static char* query(cbl_view* v, const char* options) {
 }
 
 static void test_design_view_by_name(void) {
-    char dir[300];
-    snprintf(dir, sizeof dir, "%s/views", g_root);
-    mkdir(dir, 0700);
-    cbl_db* db = NULL;
-    CHECK_ST(cbl_db_open("js", dir, NULL, &db, &E), CBL_OK);
+    cbl_db* db = open_in("views", "js");
     cbl_collection* c = default_coll(db);
     const char* people[] = {"{\"type\":\"person\",\"age\":31,\"name\":\"ann\"}", "{\"type\":\"person\",\"age\":30,\"name\":\"bob\"}",
                             "{\"type\":\"pet\",\"age\":3,\"name\":\"rex\"}", "{\"type\":\"person\",\"age\":31,\"name\":\"cy\"}"};
@@ -121,11 +127,7 @@ static int refuse_native(void* context, const char* new_json, const char* curren
 }
 
 static void test_validate_doc_update(void) {
-    char dir[300];
-    snprintf(dir, sizeof dir, "%s/validation", g_root);
-    mkdir(dir, 0700);
-    cbl_db* db = NULL;
-    CHECK_ST(cbl_db_open("vdu", dir, NULL, &db, &E), CBL_OK);
+    cbl_db* db = open_in("validation", "vdu");
     cbl_collection* c = default_coll(db);
     char* rev = NULL;
     CHECK_ST(cbl_doc_put(c, "keep", "{\"keep\":true}", NULL, 0, NULL, &rev, &E), CBL_OK);
@@ -161,11 +163,7 @@ static void test_validate_doc_update(void) {
 /* A design document is checked as it is written (CouchDB's rule): a view whose map does not
  * compile, or a shape CouchDB refuses, is a 400 naming which, and nothing is stored. */
 static void test_design_documents_checked_when_written(void) {
-    char dir[300];
-    snprintf(dir, sizeof dir, "%s/ddoc-check", g_root);
-    mkdir(dir, 0700);
-    cbl_db* db = NULL;
-    CHECK_ST(cbl_db_open("check", dir, NULL, &db, &E), CBL_OK);
+    cbl_db* db = open_in("ddoc-check", "check");
     cbl_collection* c = default_coll(db);
     CHECK_ST(cbl_doc_put(c, "_design/broken", "{\"views\":{\"v\":{\"map\":\"function (doc) { emit(doc.a; }\"}}}",
                          NULL, 0, NULL, NULL, &E), 400);

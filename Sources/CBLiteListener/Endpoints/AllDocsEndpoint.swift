@@ -36,11 +36,7 @@ extension Router {
         try requireJSONContent(req)
         let coll = try collection(name)
         let base = try Router.allDocsOptions(req.query)
-        guard let queries = try req.jsonObjectBody(limit: limits.maxBodyBytes)["queries"]?.arrayValue else {
-            throw CouchError.badRequest("`queries` member must be an array.")
-        }
-        let all = try queries.map { q in
-            guard let o = q.objectValue else { throw CouchError.badRequest("Each query must be a JSON object") }
+        let all = try req.queriesBody(limit: limits.maxBodyBytes).map { o in
             var options = base
             try Router.mergeAllDocsBody(o, into: &options)
             return (query: try allDocsQuery(coll, options, designOnly: designOnly), updateSeq: options["update_seq"]?.boolValue == true)

@@ -24,11 +24,7 @@ extension Router {
         try requireJSONContent(req)
         let coll = try collection(name)
         let base = try Router.localDocsParameters(req.query)
-        guard let queries = try req.jsonObjectBody(limit: limits.maxBodyBytes)["queries"]?.arrayValue else {
-            throw CouchError.badRequest("`queries` member must be an array.")
-        }
-        let answers = try queries.map { q in
-            guard let o = q.objectValue else { throw CouchError.badRequest("Each query must be a JSON object") }
+        let answers = try req.queriesBody(limit: limits.maxBodyBytes).map { o in
             var params = base
             try Router.mergeLocalDocsBody(o, into: &params)
             return try localDocsRows(coll, params)

@@ -34,12 +34,8 @@ extension Router {
     func viewQueries(_ name: String, _ ddoc: String, _ viewName: String, _ req: Request, _ res: ResponseWriter) throws {
         try requireMethod(req, [.POST])
         let view = try servedView(name, ddoc, viewName)
-        guard case .array(let queries)? = try req.jsonObjectBody(limit: limits.maxBodyBytes)["queries"] else {
-            throw CouchError.badRequest("`queries` member must be an array")
-        }
         var body = Array("{\"results\":[".utf8)
-        for (i, q) in queries.enumerated() {
-            guard let o = q.objectValue else { throw CouchError.badRequest("each query must be an object") }
+        for (i, o) in try req.queriesBody(limit: limits.maxBodyBytes).enumerated() {
             if i > 0 { body += Array(",\n".utf8) }
             body += try ViewResponse.answer(view, o)
         }

@@ -91,6 +91,19 @@ final class Request: @unchecked Sendable {
         guard let o = try jsonBody(limit: limit).objectValue else { throw CouchError.badRequest("Request body must be a JSON object") }
         return o
     }
+
+    /// The parameters of each query of a `…/queries` request (`_all_docs`, `_design_docs`,
+    /// `_local_docs`, views): the body's `{"queries": [{...}, ...]}`, in order, with
+    /// CouchDB's reason when it is not a list of objects.
+    func queriesBody(limit: Int) throws -> [JSONObject] {
+        guard let queries = try jsonObjectBody(limit: limit)["queries"]?.arrayValue else {
+            throw CouchError.badRequest("`queries` member must be an array.")
+        }
+        return try queries.map {
+            guard let o = $0.objectValue else { throw CouchError.badRequest("Each query must be a JSON object") }
+            return o
+        }
+    }
 }
 
 /// A flag a worker polls, set when the request's connection closes.
