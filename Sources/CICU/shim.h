@@ -22,6 +22,7 @@ int U_ICU_ENTRY_POINT_RENAME(ucol_strcollUTF8)(const cblite_UCollator* coll, con
 int32_t U_ICU_ENTRY_POINT_RENAME(ucol_getSortKey)(const cblite_UCollator* coll, const uint16_t* source,
                                                   int32_t sourceLength, uint8_t* result, int32_t resultLength);
 void U_ICU_ENTRY_POINT_RENAME(ucol_getVersion)(const cblite_UCollator* coll, uint8_t info[4]);
+void U_ICU_ENTRY_POINT_RENAME(ucol_getUCAVersion)(const cblite_UCollator* coll, uint8_t info[4]);
 
 /* The root collator; strength 1 = primary (UCOL_PRIMARY = 0), otherwise the default
  * tertiary strength. *status > 0 is an ICU error. */
@@ -58,6 +59,11 @@ static inline int32_t cblite_ucol_sort_key(const cblite_UCollator* coll, const u
  * keys): four bytes. */
 static inline void cblite_ucol_version(const cblite_UCollator* coll, uint8_t out[4]) {
     U_ICU_ENTRY_POINT_RENAME(ucol_getVersion)(coll, out);
+}
+
+/* The Unicode Collation Algorithm version the collator implements: four bytes. */
+static inline void cblite_uca_version(const cblite_UCollator* coll, uint8_t out[4]) {
+    U_ICU_ENTRY_POINT_RENAME(ucol_getUCAVersion)(coll, out);
 }
 
 static inline void cblite_ucol_close(cblite_UCollator* coll) { U_ICU_ENTRY_POINT_RENAME(ucol_close)(coll); }

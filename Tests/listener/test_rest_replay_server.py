@@ -8,12 +8,8 @@ from rest_replay import REDACTED, Replay, basic, same_error
 
 # seq -> (cblite's status, why). Every entry is checked too.
 DIFFERENCES = {
-    3: (501, "_node/_local/_versions (the Erlang and JavaScript engines' versions) is not served"),
     7: (404, "couchdb/single_node is a value of CouchDB's own ini; only values that were set are listed here"),
     8: (412, "the node is named cblite@<host>, not node1@127.0.0.1: another node's name is a 412 nodedown"),
-    31: (501, "_stats is not served"),
-    32: (501, "_stats is not served"),
-    33: (501, "_stats is not served"),
     53: (401, "no Fauxton: a browser (Accept: text/html) is not sent to /_utils/session.html"),
     56: (401, "a Basic header that is not base64: CouchDB fails with 500 badarg"),
     57: (401, "no JWT handler: a Bearer token is no credential (CouchDB's, enabled there, answers 400 Malformed token)"),

@@ -110,6 +110,14 @@ final class DatabaseRegistry: @unchecked Sendable {
         }
     }
 
+    /// How many databases are open now (given or opened), for `_stats`' `open_databases`.
+    var openCount: Int {
+        lock.locked {
+            Set(given.filter { !$0.value.database.isClosed }.map(\.key))
+                .union(opened.filter { !$0.value.database.isClosed }.map(\.key)).count
+        }
+    }
+
     /// The collection a URL database name stands for (404 when missing).
     func collection(_ urlName: String) throws -> Collection { try collectionAndHold(urlName).collection }
 

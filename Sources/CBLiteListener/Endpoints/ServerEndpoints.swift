@@ -92,9 +92,40 @@ extension Router {
             try requireMethod(req, [.GET, .HEAD])
             return res.sendJSON(200, .object(JSONObject([("name", .string(nodeName))])))
         }
-        guard s[2] == "_config" else { throw CouchError.notImplemented("/_node/\(s[1])/\(s[2]) is not part of cblite's listener") }
-        try config(s[3...], req, res)
+        switch s[2] {
+        case "_config":
+            try config(s[3...], req, res)
+        case "_stats":
+            try requireMethod(req, [.GET, .HEAD])
+            let tree = server.statistics.json(openDatabases: databases.openCount)
+            res.sendJSON(200, ServerStatistics.select(tree, s[3...]))
+        case "_versions" where s.count == 3:
+            try requireMethod(req, [.GET, .HEAD])
+            res.sendJSON(200, Self.versions)
+        default:
+            throw CouchError.notImplemented("/_node/\(s[1])/\(s[2]) is not part of cblite's listener")
+        }
     }
+
+    /// `/_node/_local/_versions`: the engines inside, in CouchDB's shape (no Erlang here).
+    /// Versions as CouchDB prints them: ICU's four version bytes without trailing zeros.
+    static let versions: JSONValue = {
+        func trimmed(_ v: String) -> String {
+            var parts = v.split(separator: ".")
+            while parts.count > 1, parts.last == "0" { parts.removeLast() }
+            return parts.joined(separator: ".")
+        }
+        return .object(JSONObject([
+            ("javascript_engine", .object(JSONObject([("name", .string(EngineVersions.javascriptEngine)),
+                                                      ("version", .string(EngineVersions.javascriptVersion))]))),
+            ("collation_driver", .object(JSONObject([
+                ("name", .string("libicu")),
+                ("library_version", .string(EngineVersions.icuLibraryVersion)),
+                ("collator_version", .string(trimmed(EngineVersions.collatorVersion))),
+                ("collation_algorithm_version", .string(trimmed(EngineVersions.collationAlgorithmVersion))),
+            ]))),
+        ]))
+    }()
 
     /// `…/_config[/section[/key]]`, `/_node/{node}/_config` or CouchDB 1.x's `/_config`
     /// (which older clients, the PyPI `CouchDB` one among them, still use).

@@ -21,6 +21,9 @@ final class ResponseWriter: @unchecked Sendable {
     /// Milliseconds spent receiving the request body (`X-CouchDB-Body-Time`).
     private let bodyTimeMs: () -> Int
     private let onFinished: @Sendable (_ keepAlive: Bool) -> Void
+    /// Told the status once the whole answer is made, before its end is written, so a
+    /// client that has its answer finds it counted (`_stats`).
+    private let onAnswered: @Sendable (_ status: Int) -> Void
     private let lock = Monitor()
     private var started = false
     private var finished = false
@@ -33,7 +36,8 @@ final class ResponseWriter: @unchecked Sendable {
     private var abandoned = false
 
     init(channel: Channel, version: HTTPVersion, isHead: Bool, keepAlive: Bool, requestID: String,
-         bodyTimeMs: @escaping () -> Int = { 0 }, onFinished: @escaping @Sendable (_ keepAlive: Bool) -> Void) {
+         bodyTimeMs: @escaping () -> Int = { 0 }, onAnswered: @escaping @Sendable (_ status: Int) -> Void = { _ in },
+         onFinished: @escaping @Sendable (_ keepAlive: Bool) -> Void) {
         self.channel = channel
         self.version = version
         self.isHead = isHead
@@ -41,6 +45,7 @@ final class ResponseWriter: @unchecked Sendable {
         self.requestID = requestID
         self.bodyTimeMs = bodyTimeMs
         self.onFinished = onFinished
+        self.onAnswered = onAnswered
     }
 
     var hasStarted: Bool { lock.locked { started } }
@@ -121,6 +126,7 @@ final class ResponseWriter: @unchecked Sendable {
         parts.append(.end(nil))
         let keepAlive = self.keepAlive
         let done = onFinished
+        onAnswered(status)
         emit(parts).whenComplete { _ in done(keepAlive) }     // one hop to the event loop
     }
 
@@ -186,6 +192,7 @@ final class ResponseWriter: @unchecked Sendable {
     }
 
     private func finish() {
+        onAnswered(status)
         let keepAlive = self.keepAlive
         let done = onFinished
         emit([.end(nil)]).whenComplete { _ in done(keepAlive) }

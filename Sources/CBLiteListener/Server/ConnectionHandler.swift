@@ -190,13 +190,17 @@ final class ConnectionHandler: ChannelDuplexHandler {
         body.onDrained = { [weak self] in loop.execute { self?.resumeReading() } }
         requestCount += 1
         let id = requestCount
+        let (method, startMicros) = (head.method.rawValue, unixTimeMicrosNow())
         let quick = auth.unverified == nil && isQuickRead(head, path: path, query: query)
         // A quick read has no body (isQuickRead checks): its response may end before the
         // request's `.end` arrives, and must not be taken for one that left a body unread.
         state = .active(id: id, body: body, cancellation: cancellation, bodyDone: quick)
         let writer = ResponseWriter(channel: context.channel, version: head.version, isHead: head.method == .HEAD,
                                     keepAlive: head.isKeepAlive, requestID: RequestID.choose(clientGiven: head.headers.first(name: RequestID.header)),
-                                    bodyTimeMs: { body.receivingMs }) { [weak self] keepAlive in
+                                    bodyTimeMs: { body.receivingMs },
+                                    onAnswered: { [statistics = server.statistics] status in
+            statistics.record(method: method, status: status, milliseconds: Double(unixTimeMicrosNow() - startMicros) / 1000)
+        }) { [weak self] keepAlive in
             if loop.inEventLoop {
                 self?.responseFinished(id: id, keepAlive: keepAlive)
             } else {
@@ -290,6 +294,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let body = head.method == .HEAD ? [] : e.body
         h.add(name: "Content-Length", value: String(e.body.count))
         h.add(name: "Connection", value: "close")
+        server.statistics.record(method: head.method.rawValue, status: e.status, milliseconds: 0)
         let status = HTTPResponseStatus(statusCode: e.status, reasonPhrase: CouchError.reasonPhrase(e.status))
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: h))), promise: nil)
         if !body.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil) }

@@ -16,6 +16,8 @@ final class ServerContext: @unchecked Sendable {
     let startTimeMicros = unixTimeMicrosNow()
     var router: Router!
     let activeRequests = ActiveRequests()
+    /// `/_node/_local/_stats`' HTTP counters and request times.
+    let statistics = ServerStatistics()
     /// `POST /_replicate`'s jobs; stopped with the listener.
     let replications: ServerReplications
     /// New document IDs and `/_uuids`, by the configured algorithm.

@@ -250,3 +250,5 @@ int cblite_js_call(cblite_js *js, const char *name, const char *args_json, size_
     call_input in = { args_json, length, name };
     return run(js, call_unsafe, &in, timeout_ms, result);
 }
+
+long cblite_js_version(void) { return (long) DUK_VERSION; }

@@ -47,4 +47,7 @@ size_t cblite_js_memory_peak(const cblite_js *js);
 
 void cblite_js_result_free(cblite_js_result *result);
 
+/* The compiled-in Duktape's version: major * 10000 + minor * 100 + patch (DUK_VERSION). */
+long cblite_js_version(void);
+
 #endif

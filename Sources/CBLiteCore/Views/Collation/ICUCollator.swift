@@ -31,8 +31,20 @@ final class ICU: @unchecked Sendable {
     /// The collator's version as text ("153.120.0.0"); "none" without ICU.
     var collatorVersion: String {
         guard let collator else { return "none" }
+        return Self.dotted(collator, cblite_ucol_version)
+    }
+
+    /// The Unicode Collation Algorithm's version ("15.0.0.0"); "none" without ICU.
+    var collationAlgorithmVersion: String {
+        guard let collator else { return "none" }
+        return Self.dotted(collator, cblite_uca_version)
+    }
+
+    /// ICU's four version bytes as "a.b.c.d".
+    private static func dotted(_ collator: OpaquePointer,
+                               _ read: (OpaquePointer, UnsafeMutablePointer<UInt8>) -> Void) -> String {
         var v: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &v) { cblite_ucol_version(collator, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        withUnsafeMutableBytes(of: &v) { read(collator, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
         return "\(v.0).\(v.1).\(v.2).\(v.3)"
     }
 
