@@ -340,9 +340,17 @@ public final class Database: @unchecked Sendable {
     public var securityObject: SecurityObject? {
         get throws {
             try checkOpen()
-            return try store.securityText().map { try SecurityObject(json: $0) }
+            guard let text = try store.securityText() else { return nil }
+            // The listener asks on every request of a user who is not a server admin: the
+            // text is read each time (another process may have set it), parsed only when it
+            // changed.
+            if let known = parsedSecurity.withLock({ $0 }), known.text == text { return known.object }
+            let object = try SecurityObject(json: text)
+            parsedSecurity.withLock { $0 = (text, object) }
+            return object
         }
     }
+    private let parsedSecurity = Mutex<(text: String, object: SecurityObject)?>(nil)
 
     public func setSecurityObject(_ security: SecurityObject) throws {
         try checkOpen()
