@@ -1,7 +1,7 @@
 """What CouchDB 3.5 answers that the replay of its recording (test_rest_replay.py) cannot
 show by itself: headers behind a proxy and on answers made below HTTP, the changes feed's
-conditional GET, the purge history across compaction and restarts, and `_revs_limit`
-trimming at once."""
+conditional GET, the purge history across compaction and restarts, `_revs_limit`
+trimming at once, and the members of `_all_docs` rows."""
 import re
 import socket
 
@@ -68,3 +68,16 @@ def test_revs_limit_trims_the_history_a_read_gives(serve):
     assert s.json("PUT", "/db/_revs_limit", "3", JSON) == (200, {"ok": True})
     assert len(s.json("GET", "/db/d?revs=true")[1]["_revisions"]["ids"]) == 3
     assert s.json("GET", "/db/_revs_limit") == (200, 3)
+
+
+def test_all_docs_rows_have_couchdbs_members_only(serve):
+    # CouchDB's rows: id, key, value (and doc when asked); no sequence of cblite's own.
+    s = serve()
+    s.json("PUT", "/db")
+    s.json("PUT", "/db/a", {"v": 1})
+    for path, members in [("/db/_all_docs", {"id", "key", "value"}),
+                          ("/db/_all_docs?include_docs=true", {"id", "key", "value", "doc"})]:
+        status, body = s.json("GET", path)
+        assert status == 200 and [set(r) for r in body["rows"]] == [members]
+    status, body = s.json("POST", "/db/_all_docs", {"keys": ["a", "zz"]})
+    assert [set(r) for r in body["rows"]] == [{"id", "key", "value"}, {"key", "error"}]

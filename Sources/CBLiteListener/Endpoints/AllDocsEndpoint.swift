@@ -25,7 +25,7 @@ extension Router {
         let updateSeq = try req.query.bool("update_seq", default: false)
         let document = try allDocsDocument(coll, req)
         res.begin(status: 200)
-        try query.result.writeJSON(updateSeq: updateSeq, offset: !query.byKeys, document: document) { try res.write($0) }
+        try query.result.writeJSON(updateSeq: updateSeq, offset: !query.byKeys, couchShape: true, document: document) { try res.write($0) }
         try res.write([10])
     }
 
@@ -46,7 +46,7 @@ extension Router {
         try res.write(Array("{\"results\":[\n".utf8))
         for (i, q) in all.enumerated() {
             if i > 0 { try res.write(Array(",\n".utf8)) }
-            try q.query.result.writeJSON(updateSeq: q.updateSeq, offset: !q.query.byKeys, document: document) { try res.write($0) }
+            try q.query.result.writeJSON(updateSeq: q.updateSeq, offset: !q.query.byKeys, couchShape: true, document: document) { try res.write($0) }
         }
         try res.write(Array("\n]}\n".utf8))
     }

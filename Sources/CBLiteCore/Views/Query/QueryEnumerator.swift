@@ -211,7 +211,9 @@ public final class QueryEnumerator: @unchecked Sendable {
     /// leaves out "update_seq" (CouchDB's `_all_docs` gives it only when asked);
     /// `offset: false` writes it null (CouchDB's `_all_docs` with `keys`).
     /// `document`: each `doc` as the caller shows it (the listener's CouchDB form of attachments).
-    public func writeJSON(updateSeq: Bool = true, offset withOffset: Bool = true, chunkBytes: Int = 64 * 1024,
+    /// `couchShape`: rows without cblite's "seq" and "source_id" (QueryRowRef.write).
+    public func writeJSON(updateSeq: Bool = true, offset withOffset: Bool = true, couchShape: Bool = false,
+                          chunkBytes: Int = 64 * 1024,
                           document: ((UnsafeBufferPointer<UInt8>) throws -> [UInt8])? = nil,
                           to sink: ([UInt8]) throws -> Void) throws {
         var w = JSONWriter(capacity: chunkBytes == .max ? 1024 : chunkBytes + 4096)
@@ -225,9 +227,9 @@ public final class QueryEnumerator: @unchecked Sendable {
             first = false
             if includeDocs, let document, let doc = r.doc {
                 var shown = r
-                try document(doc).withUnsafeBufferPointer { shown.doc = $0; shown.write(&w, includeDocs: true) }
+                try document(doc).withUnsafeBufferPointer { shown.doc = $0; shown.write(&w, includeDocs: true, couchShape: couchShape) }
             } else {
-                r.write(&w, includeDocs: includeDocs)
+                r.write(&w, includeDocs: includeDocs, couchShape: couchShape)
             }
             if w.bytes.count >= chunkBytes {
                 try sink(w.bytes)

@@ -13,8 +13,9 @@ public struct QueryRowRef {
     var collatableKey: UnsafeBufferPointer<UInt8>?
 
     /// {"id":..,"key":..,"value":..,"seq":n,"source_id":..?,"doc":..?} (reduced rows:
-    /// {"key":..,"value":..}; all-docs misses: {"key":..,"error":..}).
-    func write(_ w: inout JSONWriter, includeDocs: Bool) {
+    /// {"key":..,"value":..}; all-docs misses: {"key":..,"error":..}). `couchShape`
+    /// leaves out cblite's own "seq" and "source_id", as CouchDB's rows have neither.
+    func write(_ w: inout JSONWriter, includeDocs: Bool, couchShape: Bool = false) {
         w.append("{")
         if let error {
             w.append("\"key\":")
@@ -34,8 +35,8 @@ public struct QueryRowRef {
         w.append(",\"value\":")
         if let value { w.appendRaw(value) } else { w.append("null") }
         if let docID {
-            w.append(",\"seq\":\(sequence)")
-            if let sourceDocID, !sourceDocID.elementsEqual(docID) {
+            if !couchShape { w.append(",\"seq\":\(sequence)") }
+            if !couchShape, let sourceDocID, !sourceDocID.elementsEqual(docID) {
                 w.append(",\"source_id\":")
                 w.writeString(utf8: sourceDocID)
             }
