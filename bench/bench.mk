@@ -160,3 +160,16 @@ bench-mango: lib $(AMALGAMATION) $(BENCH_OUT)/bench_mango
 	$(BENCH_OUT)/bench_mango --n $(BENCH_MANGO_N) --runs $(BENCH_RUNS) --dir $(BENCH_OUT)/mango-data
 bench: bench-mango
 .PHONY: bench-mango
+
+# The JavaScript view phase (issue 28, bench/bench_jsview.c): the workload's view built and
+# queried as a design document's JavaScript view and as a native C map callback, in the
+# same run; ratios js / native (targets: build within 3x, queries equal).
+BENCH_JSVIEW_N ?= 100000
+$(BENCH_OUT)/bench_jsview: bench/bench_jsview.c $(BENCH_COMMON_SRC) include/cblite.h $(BUILD)/lib/$(SO_REAL)
+	@mkdir -p $(BENCH_OUT)
+	$(CC) $(BENCH_CFLAGS) -o $@ bench/bench_jsview.c bench/bench_common.c \
+	  -L$(BUILD)/lib -lcblite -lm -lpthread -Wl,--enable-new-dtags -Wl,-rpath,$(CURDIR)/$(BUILD)/lib
+bench-jsview: lib $(BENCH_OUT)/bench_jsview
+	$(BENCH_OUT)/bench_jsview --n $(BENCH_JSVIEW_N) --runs $(BENCH_RUNS) --dir $(BENCH_OUT)/jsview-data
+bench: bench-jsview
+.PHONY: bench-jsview

@@ -18,6 +18,7 @@ nm --size-sort -S "$unstripped" 2>/dev/null | awk '
     else if (name ~ /^(sqlite3|sqlcipher|fts5|Fts5|sqlite)/) group = "SQLCipher"
     else if (name ~ /^(swift_|_swift|swift::|_ZN5swift|__swift)/) group = "Swift runtime"
     else if (name ~ /^(CNIO|c_nio)/) group = "SwiftNIO C shims"
+    else if (name ~ /^(duk_|cblite_js)/) group = "Duktape (JavaScript)"
     total += size; by[group] += size }
   END { for (g in by) if (by[g] > 262144) printf "%10.2f MiB  %5.1f%%  %s\n", by[g]/1048576, 100*by[g]/total, g
         printf "%10.2f MiB  total attributed\n", total/1048576 }' | sort -rn | head -25

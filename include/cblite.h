@@ -1136,6 +1136,8 @@ CBL_WARN_UNUSED cbl_status cbl_db_wait_notifications(cbl_db* db, uint32_t timeou
  *                                    prefix: a string matches every string it begins;
  *                                    level 1 on an array matches arrays beginning with its
  *                                    items; level n > 1 applies level n-1 to its last item
+ *   "sorted": bool                   CouchDB's: false allows rows in any order (the same
+ *                                    set); the rows still come in key order here
  * Unknown options and wrong types: 400.
  *
  * Results (JSON): {"total_rows":n,"offset":skip,"update_seq":last indexed sequence,
@@ -1770,6 +1772,9 @@ void cbl_server_stop(cbl_server* server, int32_t timeout_ms);
  * (that document is skipped by its view, that write refused), never the process.
  * timeout_ms 0 means no time limit; memory_bytes is per context, at least 1 MiB.
  * Defaults: 5000 ms and 64 MiB. Contexts made afterwards take the new limits. Thread-safe.
+ * A design document's JavaScript reduce is called as CouchDB calls it (unlike a
+ * cbl_reduce_fn): keys as [key, docid] pairs, and each value answered is the result of a
+ * final rereduce of the partial results, even of one.
  * Errors: 400 (memory_bytes below 1 MiB). */
 CBL_WARN_UNUSED cbl_status cbl_js_set_limits(uint32_t timeout_ms, uint64_t memory_bytes, cbl_error* err);
 

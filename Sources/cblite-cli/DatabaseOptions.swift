@@ -18,8 +18,9 @@ struct DatabaseOptions: ParsableArguments {
     @Flag(name: .long, help: "The database is encrypted with a password: read from $CBLITE_DB_PASSWORD, else asked on the terminal (never echoed).")
     var password = false
 
-    @Flag(name: .long, help: "The database is encrypted with a raw 256-bit key: 64 hex digits from $CBLITE_DB_KEY, else asked on the terminal.")
-    var key = false
+    // Not --key: `query` takes CouchDB's --key (a view key).
+    @Flag(name: .customLong("raw-key"), help: "The database is encrypted with a raw 256-bit key: 64 hex digits from $CBLITE_DB_KEY, else asked on the terminal.")
+    var rawKey = false
 
     @Flag(name: .customLong("read-only"), help: "Open read-only: nothing on disk changes (works on read-only files and directories).")
     var readOnly = false
@@ -53,7 +54,7 @@ struct DatabaseOptions: ParsableArguments {
             guard (0...3_600_000).contains(busyTimeout) else { throw ToolError.usage("--busy-timeout takes 0 to 3600000 ms") }
             o.busyTimeoutMs = busyTimeout
         }
-        o.encryptionKey = try Secrets.databaseKey(password: password, raw: key)
+        o.encryptionKey = try Secrets.databaseKey(password: password, raw: rawKey)
         return o
     }
 
@@ -123,7 +124,7 @@ enum Secrets {
     }
 
     static func databaseKey(password: Bool, raw: Bool, envPrefix: String = "CBLITE_DB", what: String = "") throws -> EncryptionKey? {
-        if password && raw { throw ToolError.usage("give --password or --key, not both") }
+        if password && raw { throw ToolError.usage("give --password or --raw-key, not both") }
         if password {
             guard let p = env(envPrefix + "_PASSWORD") ?? prompt("Database\(what) password: ") else {
                 throw ToolError.usage("no password: set \(envPrefix)_PASSWORD (or run on a terminal)")

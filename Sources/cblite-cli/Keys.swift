@@ -28,16 +28,16 @@ struct Encrypt: ParsableCommand {
     @OptionGroup var db: DatabaseOptions
     @OptionGroup var new: NewKeyOptions
     func run() throws {
-        if db.password || db.key { throw ToolError.usage("the database is not encrypted yet: use --new-password or --new-key") }
+        if db.password || db.rawKey { throw ToolError.usage("the database is not encrypted yet: use --new-password or --new-key") }
         try changeKey(db, to: try new.key(), command: "encrypt", verb: "encrypted")
     }
 }
 
 struct Decrypt: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Remove a database's encryption (give its key with --password or --key).")
+    static let configuration = CommandConfiguration(abstract: "Remove a database's encryption (give its key with --password or --raw-key).")
     @OptionGroup var db: DatabaseOptions
     func run() throws {
-        guard db.password || db.key else { throw ToolError.usage("give the database's key with --password or --key") }
+        guard db.password || db.rawKey else { throw ToolError.usage("give the database's key with --password or --raw-key") }
         try changeKey(db, to: nil, command: "decrypt", verb: "decrypted")
     }
 }
@@ -47,7 +47,7 @@ struct Rekey: ParsableCommand {
     @OptionGroup var db: DatabaseOptions
     @OptionGroup var new: NewKeyOptions
     func run() throws {
-        guard db.password || db.key else { throw ToolError.usage("give the database's current key with --password or --key") }
+        guard db.password || db.rawKey else { throw ToolError.usage("give the database's current key with --password or --raw-key") }
         try changeKey(db, to: try new.key(), command: "rekey", verb: "rekeyed")
     }
 }

@@ -12,7 +12,7 @@ struct Shell: ParsableCommand {
         discussion: """
             Each line is a cblite command without the database: `ls -l`, `get doc1`, \
             `query --limit 5`, `put d '{"a":1}'`. Also: help, history, quit (or end of input). \
-            Options given to shell (--dir, --collection, --read-only, --json, --password, --key, \
+            Options given to shell (--dir, --collection, --read-only, --json, --password, --raw-key, \
             --busy-timeout) apply to every command; a key is asked once.
             """)
     @OptionGroup var db: DatabaseOptions
@@ -22,7 +22,7 @@ struct Shell: ParsableCommand {
         if db.password, Secrets.env("CBLITE_DB_PASSWORD") == nil, let p = Secrets.prompt("Database password: ") {
             setenv("CBLITE_DB_PASSWORD", p, 1)
         }
-        if db.key, Secrets.env("CBLITE_DB_KEY") == nil, let k = Secrets.prompt("Database key (64 hex digits): ") {
+        if db.rawKey, Secrets.env("CBLITE_DB_KEY") == nil, let k = Secrets.prompt("Database key (64 hex digits): ") {
             setenv("CBLITE_DB_KEY", k, 1)
         }
         let name = try db.location().name
@@ -31,7 +31,7 @@ struct Shell: ParsableCommand {
         if let c = db.collection { common += ["--collection", c] }
         if db.json { common.append("--json") }
         if db.password { common.append("--password") }
-        if db.key { common.append("--key") }
+        if db.rawKey { common.append("--raw-key") }
         if db.readOnly { common.append("--read-only") }
         if let t = db.busyTimeout { common += ["--busy-timeout", String(t)] }
 

@@ -253,7 +253,7 @@ struct CBLiteTool: ParsableCommand {
         discussion: """
             DATABASE is a name (in --dir, else $CBLITE_DIR, else ~/.local/share/cblite) or the path \
             of a bundle (path/to/NAME.cblite2). Encrypted databases: --password (from \
-            $CBLITE_DB_PASSWORD or a prompt) or --key (64 hex digits from $CBLITE_DB_KEY or a \
+            $CBLITE_DB_PASSWORD or a prompt) or --raw-key (64 hex digits from $CBLITE_DB_KEY or a \
             prompt); keys are never taken from the command line nor echoed. --read-only changes \
             nothing on disk and opens read-only files and directories. Every command takes \
             --json. Long work shows a progress bar on a terminal, plain lines otherwise.

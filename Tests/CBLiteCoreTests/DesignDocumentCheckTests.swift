@@ -45,6 +45,26 @@ final class DesignDocumentCheckTests: CBLTestCase {
         XCTAssertThrowsError(try c.put(docID: "_design/sound", json: #"{"views":{"v":{"map":"function( {"}}}"#, parent: rev.revID))
     }
 
+    /// A function whose expression never ends evaluating (or fills the heap) is refused as
+    /// not compiling, within the time limit: a 400, not a 500.
+    func testALoopingOrHugeExpressionIsACompilationError() throws {
+        let saved = JSLimits.current
+        JSLimits.current = JSLimits(timeoutMs: 200, memoryBytes: 4 << 20)
+        defer { JSLimits.current = saved }
+        let c = try open().defaultCollection()
+        let started = MonotonicTime.now()
+        XCTAssertEqual(refusal(c, #"{"views":{"v":{"map":"(function () { for (;;) {} })() || function (doc) {}"}}}"#), .compilation)
+        XCTAssertEqual(refusal(c, #"{"filters":{"f":"(function () { var s = 'x'; for (;;) s = s + s; })()"}}"#), .compilation)
+        XCTAssertLessThan(MonotonicTime.now().milliseconds - started.milliseconds, 3000)
+        do {
+            _ = try c.put(docID: "_design/d", json: #"{"views":{"v":{"map":"(function () { for (;;) {} })()"}}}"#, parent: nil)
+            XCTFail("a looping expression was stored")
+        } catch let e as CBLError {
+            XCTAssertTrue(e.message.contains("Compilation of the map function in the 'v' view failed: execution timeout"), e.message)
+        }
+        XCTAssertNil(refusal(c, #"{"views":{"v":{"map":"function (doc) { for (;;) {} }"}}}"#))   // only its calls loop
+    }
+
     func testSoundOnesAndValidateDocUpdatePass() throws {
         let c = try open().defaultCollection()
         XCTAssertNil(refusal(c, #"""

@@ -46,9 +46,12 @@ final class JavaScriptViewTests: CBLTestCase {
         let js = try c.view(named: "d/byAge")
         for options in [#"{"reduce":false}"#, "{}", #"{"group":true}"#, #"{"reduce":false,"descending":true,"limit":3,"skip":1}"#,
                         #"{"reduce":false,"startkey":21,"endkey":22,"inclusive_end":false}"#, #"{"reduce":false,"include_docs":true}"#,
-                        #"{"reduce":false,"keys":[22,"old",20]}"#] {
+                        #"{"reduce":false,"keys":[22,"old",20]}"#, #"{"reduce":false,"sorted":false}"#] {
             XCTAssertEqual(try rows(js, options), try rows(native, options), options)
         }
+        // CouchDB's sorted=false: any order, the same set (here still key order).
+        XCTAssertEqual(try rows(js, #"{"reduce":false,"sorted":false}"#), try rows(js, #"{"reduce":false}"#))
+        XCTAssertThrowsError(try QueryOptions(json: #"{"sorted":"no"}"#))
         XCTAssertEqual(try rows(js, "{}"), #"{"rows":[{"key":null,"value":8}]}"#)
         XCTAssertEqual(try c.viewNames().sorted(), ["d/byAge", "native"])
     }
@@ -72,6 +75,26 @@ final class JavaScriptViewTests: CBLTestCase {
         let s = try c.view(named: "d/s")
         XCTAssertEqual(try rows(s, #"{"keys":["null","\"ann\""]}"#),
                        #"{"total_rows":9,"offset":0,"rows":[{"id":"x","key":"null","value":null},{"id":"p0","key":"\"ann\"","value":null}]}"#)
+    }
+
+    /// CouchDB's reduce arguments: keys as [key, doc ID] on the first pass; every answered
+    /// value comes out of a final rereduce, even over a single chunk (the recording's
+    /// js_reduce answers "rereduced": true for 8 rows, and per group).
+    func testJavaScriptReduceSeesDocIDsAndEndsWithARereduce() throws {
+        let c = try open().defaultCollection()
+        try people(c)
+        _ = try putDesign(c, "d", #"""
+            {"views": {"r": {"map": "function (doc) { if (doc.type == 'person' && typeof doc.age == 'number') emit(doc.age, 1); }",
+              "reduce": "function (keys, values, rereduce) { if (rereduce) { var ids = []; for (var i = 0; i < values.length; i++) ids = ids.concat(values[i].ids); return {ids: ids.sort(), rereduced: true}; } return {ids: keys.map(function (k) { return k[0] + ':' + k[1]; }), rereduced: false}; }"}}}
+            """#)
+        let v = try c.view(named: "d/r")
+        XCTAssertEqual(try rows(v), #"{"rows":[{"key":null,"value":{"ids":["20:p0","20:p3","20:p6","21:p1","21:p4","22:p2","22:p5"],"rereduced":true}}]}"#)
+        XCTAssertEqual(try rows(v, #"{"group":true,"startkey":21}"#),
+                       #"{"rows":[{"key":21,"value":{"ids":["21:p1","21:p4"],"rereduced":true}},{"key":22,"value":{"ids":["22:p2","22:p5"],"rereduced":true}}]}"#)
+        let saved = Reduction.defaultChunkSize
+        Reduction.defaultChunkSize = 2        // several chunks: their results rereduced once more
+        defer { Reduction.defaultChunkSize = saved }
+        XCTAssertEqual(try rows(v), #"{"rows":[{"key":null,"value":{"ids":["20:p0","20:p3","20:p6","21:p1","21:p4","22:p2","22:p5"],"rereduced":true}}]}"#)
     }
 
     func testAThrowingOrLoopingMapSkipsOnlyItsDocument() throws {

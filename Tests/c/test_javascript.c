@@ -2,7 +2,8 @@
  * test_javascript.c — C tests of design documents' JavaScript through libcblite.so: the
  * engine's limits (section 13 of include/cblite.h), a design document's view queried
  * by its name "DDOC/VIEW" (section 9), against the same view as a C callback, and a
- * design document's validate_doc_update refusing writes (section 5) beside a C validator.
+ * design document's validate_doc_update refusing writes (section 5) beside a C validator,
+ * and a pull that brings design documents with their revisions (section 11).
  * Prints "N passed, N failed" and exits nonzero on any failure.
  *
  *   cc -std=c99 -Wall -Wextra -Werror -g -Iinclude -o test_javascript Tests/c/test_javascript.c \
@@ -91,8 +92,8 @@ static void test_design_view_by_name(void) {
     CHECK_ST(cbl_collection_view(c, "native", &native, &E), CBL_OK);
     CHECK_ST(cbl_view_set_map_reduce(native, by_age, NULL, "_count", "1", NULL, &E), CBL_OK);
     const char* options[] = {"{\"reduce\":false}", "{}", "{\"group\":true}", "{\"reduce\":false,\"descending\":true,\"limit\":2}",
-                             "{\"reduce\":false,\"key\":31}"};
-    for (int i = 0; i < 5; i++) {
+                             "{\"reduce\":false,\"key\":31}", "{\"reduce\":false,\"sorted\":false}"};
+    for (int i = 0; i < 6; i++) {
         char* a = query(js, options[i]);
         char* b = query(native, options[i]);
         CHECK(a && b && strcmp(a, b) == 0);
@@ -114,6 +115,32 @@ static void test_design_view_by_name(void) {
     cbl_view_release(slow);
     cbl_view_release(js);
     cbl_view_release(native);
+    cbl_collection_release(c);
+    CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
+/* A JavaScript reduce as CouchDB calls it: keys as [key, doc ID] pairs, and every value
+ * answered out of a final rereduce (here: a reduce that reports what it saw). */
+static void test_reduce_as_couchdb(void) {
+    cbl_db* db = open_in("reduce", "jsreduce");
+    cbl_collection* c = default_coll(db);
+    CHECK_ST(cbl_doc_put(c, "a", "{\"k\":1}", NULL, 0, NULL, NULL, &E), CBL_OK);
+    CHECK_ST(cbl_doc_put(c, "b", "{\"k\":2}", NULL, 0, NULL, NULL, &E), CBL_OK);
+    CHECK_ST(cbl_doc_put(c, "c", "{\"k\":2}", NULL, 0, NULL, NULL, &E), CBL_OK);
+    CHECK_ST(cbl_doc_put(c, "_design/r", "{\"views\":{\"seen\":{\"map\":\"function (doc) { emit(doc.k, null); }\","
+                         "\"reduce\":\"function (keys, values, rereduce) { if (rereduce) return values.join('|') + '|re';"
+                         " return keys.map(function (k) { return k.join(':'); }).join(','); }\"}}}",
+                         NULL, 0, NULL, NULL, &E), CBL_OK);
+    cbl_view* v = NULL;
+    CHECK_ST(cbl_collection_view(c, "r/seen", &v, &E), CBL_OK);
+    char* all = query(v, "{}");
+    CHECK(all && strstr(all, "{\"key\":null,\"value\":\"1:a,2:b,2:c|re\"}"));
+    char* grouped = query(v, "{\"group\":true}");
+    CHECK(grouped && strstr(grouped, "{\"key\":1,\"value\":\"1:a|re\"},{\"key\":2,\"value\":\"2:b,2:c|re\"}"));
+    if (!all || !grouped || !strstr(grouped, "2:b,2:c|re")) fprintf(stderr, "    %s\n    %s\n", all, grouped);
+    cbl_free(all);
+    cbl_free(grouped);
+    cbl_view_release(v);
     cbl_collection_release(c);
     CHECK_ST(cbl_db_close(db, &E), CBL_OK);
 }
@@ -170,12 +197,65 @@ static void test_design_documents_checked_when_written(void) {
     CHECK(E.detail == CBL_DETAIL_COMPILATION_ERROR);
     CHECK_ST(cbl_doc_put(c, "_design/shape", "{\"views\":{\"v\":{\"reduce\":\"_count\"}}}", NULL, 0, NULL, NULL, &E), 400);
     CHECK(E.detail == CBL_DETAIL_INVALID_DESIGN_DOC);
+    /* An expression that loops as it is evaluated never gives a function: 400 too. */
+    CHECK_ST(cbl_js_set_limits(200, (uint64_t)16 << 20, &E), CBL_OK);
+    CHECK_ST(cbl_doc_put(c, "_design/loop", "{\"views\":{\"v\":{\"map\":\"(function () { for (;;) {} })()\"}}}",
+                         NULL, 0, NULL, NULL, &E), 400);
+    CHECK(E.detail == CBL_DETAIL_COMPILATION_ERROR && strstr(E.message, "execution timeout"));
+    CHECK_ST(cbl_js_set_limits(5000, (uint64_t)64 << 20, &E), CBL_OK);
     char* doc = NULL;
     CHECK_ST(cbl_doc_get(c, "_design/broken", 0, &doc, &E), CBL_NOT_FOUND);
     CHECK_ST(cbl_doc_put(c, "_design/sound", "{\"views\":{\"v\":{\"map\":\"function (doc) { emit(doc.a); }\",\"reduce\":\"_approx_count_distinct\"}}}",
                          NULL, 0, NULL, NULL, &E), CBL_OK);
     cbl_collection_release(c);
     CHECK_ST(cbl_db_close(db, &E), CBL_OK);
+}
+
+/* A pull from a database holding a design document stores it with its revision (the
+ * second here), and its JavaScript view then runs on the pulled documents. */
+static void test_pull_of_design_documents(void) {
+    cbl_db* source = open_in("pull-source", "source");
+    cbl_db* target = open_in("pull-target", "target");
+    cbl_collection* sc = default_coll(source);
+    cbl_collection* tc = default_coll(target);
+    char *rev1 = NULL, *rev2 = NULL;
+    CHECK_ST(cbl_doc_put(sc, "_design/app", "{\"views\":{\"v\":{\"map\":\"function (doc) { emit(doc.n, null); }\"}}}",
+                         NULL, 0, NULL, &rev1, &E), CBL_OK);
+    CHECK_ST(cbl_doc_put(sc, "_design/app", "{\"views\":{\"v\":{\"map\":\"function (doc) { if (doc.n) emit(doc.n, doc.n); }\",\"reduce\":\"_sum\"}}}",
+                         rev1, 0, NULL, &rev2, &E), CBL_OK);
+    CHECK_ST(cbl_doc_put(sc, "a", "{\"n\":2}", NULL, 0, NULL, NULL, &E), CBL_OK);
+    CHECK_ST(cbl_doc_put(sc, "b", "{\"n\":3}", NULL, 0, NULL, NULL, &E), CBL_OK);
+    cbl_server* server = NULL;
+    CHECK_ST(cbl_server_start("{\"port\":0}", &server, &E), CBL_OK);
+    CHECK_ST(cbl_server_serve(server, "source", source, &E), CBL_OK);
+    uint16_t port = 0;
+    CHECK_ST(cbl_server_port(server, &port, &E), CBL_OK);
+    char config[160];
+    snprintf(config, sizeof config, "{\"url\":\"http://127.0.0.1:%u/source\",\"direction\":\"pull\"}", (unsigned)port);
+    cbl_replicator* r = NULL;
+    CHECK_ST(cbl_replicator_start(tc, config, NULL, NULL, NULL, &r, &E), CBL_OK);
+    CHECK_ST(cbl_replicator_wait(r, 60000, &E), CBL_OK);
+    cbl_replicator_stop(r);
+    char* doc = NULL;
+    CHECK_ST(cbl_doc_get(tc, "_design/app", 0, &doc, &E), CBL_OK);
+    char want[100];
+    snprintf(want, sizeof want, "\"_rev\":\"%s\"", rev2);
+    CHECK(doc && rev2 && strstr(doc, want) && strncmp(rev2, "2-", 2) == 0);
+    cbl_free(doc);
+    cbl_free(rev1);
+    cbl_free(rev2);
+    cbl_view* v = NULL;
+    CHECK_ST(cbl_collection_view(tc, "app/v", &v, &E), CBL_OK);
+    char* rows = query(v, "{}");
+    CHECK(rows && strstr(rows, "{\"key\":null,\"value\":5}"));
+    if (rows && !strstr(rows, "\"value\":5")) fprintf(stderr, "    %s\n", rows);
+    cbl_free(rows);
+    cbl_view_release(v);
+    cbl_server_stop(server, 1000);
+    cbl_collection_release(sc);
+    cbl_collection_release(tc);
+    CHECK_ST(cbl_db_close(source, &E), CBL_OK);
+    CHECK_ST(cbl_db_close(target, &E), CBL_OK);
 }
 
 int main(void) {
@@ -185,7 +265,9 @@ int main(void) {
     int64_t instances = cbl_instance_count();
     test_limits();
     test_design_view_by_name();
+    test_reduce_as_couchdb();
     test_validate_doc_update();
     test_design_documents_checked_when_written();
+    test_pull_of_design_documents();
     return finish_tests(instances);
 }

@@ -128,6 +128,11 @@ for i in 1 2 3 4; do "$CBLITE" put --dir "$tmp" --create js "d$i" "{\"n\":$i,\"o
 run "$CBLITE" query js.cblite2 app/byOdd --options '{"group":true}' --json
 expect_rc 0 "query a design document's view"
 check "its rows, reduced per key" [ "$(json '[[r["key"], r["value"]] for r in d["rows"]]')" = "[[0, 6], [1, 4]]" ]
+# --key is the view's key (the encryption flag is --raw-key: one name each, which a debug
+# build's ArgumentParser checks).
+run "$CBLITE" query js.cblite2 app/byOdd --key 1 --options '{"reduce":false}' --json
+expect_rc 0 "query a design document's view --key"
+check "--key selects the view's rows of that key" [ "$(json '[[r["id"], r["value"]] for r in d["rows"]]')" = "[['d1', 1], ['d3', 3]]" ]
 run "$CBLITE" changes js.cblite2 --filter app/odd --param odd=1
 check "changes --filter DDOC/NAME with --param" [ "$(cut -f2 "$tmp/out" | paste -sd,)" = "d1,d3" ]
 run "$CBLITE" changes js.cblite2 --filter _design
@@ -230,7 +235,7 @@ run env CBLITE_DB_PASSWORD=wrong "$CBLITE" ls secret.cblite2 --password
 expect_rc 6 "a wrong password"
 run env CBLITE_DB_PASSWORD=first-pw CBLITE_DB_NEW_KEY=$(printf 'ab%.0s' $(seq 1 32)) "$CBLITE" rekey secret.cblite2 --password --new-key
 expect_rc 0 "rekey to a raw key"
-run env CBLITE_DB_KEY=$(printf 'ab%.0s' $(seq 1 32)) "$CBLITE" decrypt secret.cblite2 --key
+run env CBLITE_DB_KEY=$(printf 'ab%.0s' $(seq 1 32)) "$CBLITE" decrypt secret.cblite2 --raw-key
 expect_rc 0 "decrypt"
 check "decrypted database reads without a key" [ "$("$CBLITE" ls secret.cblite2 --limit 1)" = p1 ]
 run "$CBLITE" ls secret.cblite2 --password </dev/null

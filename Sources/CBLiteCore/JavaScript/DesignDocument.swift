@@ -12,14 +12,9 @@ public struct DesignDocument: Sendable {
     public var id: String { "_design/" + name }
 
     /// The design document `_design/name` of the collection; nil when there is none (or it
-    /// is deleted).
+    /// is deleted). Parsed once per revision (DesignDocumentCache).
     public static func load(_ collection: Collection, name: String) throws -> DesignDocument? {
-        let bytes: [UInt8]
-        do { bytes = try collection.get(docID: "_design/" + name) } catch let e as CBLError where e.status == .notFound {
-            return nil
-        }
-        let body = try bytes.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0, what: "design document") }
-        return DesignDocument(collection, name: name, body: body)
+        try collection.store.designDocuments.load(collection, name: name)
     }
 
     /// CouchDB's `language` (default "javascript"); only JavaScript design documents run.

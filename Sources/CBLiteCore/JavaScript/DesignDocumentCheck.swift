@@ -2,7 +2,9 @@
 /// couch_db's filters check): its `views` and `filters` have the right shapes, its views
 /// name a map and a known built-in reduce, and its JavaScript functions compile. A failure
 /// refuses the write (400) in CouchDB's words; validate_doc_update is not compiled here, as
-/// CouchDB does not. Compiled in a pooled context under the usual limits.
+/// CouchDB does not. Compiled in a pooled context under the usual limits; a function
+/// whose expression loops or runs out of memory as it is evaluated is a compilation error
+/// too (CouchDB's query server would time out: a 500 os_process_error there).
 enum DesignDocumentCheck {
     /// The built-in reduces CouchDB accepts.
     static let builtinReduces: Set<String> = ["_count", "_sum", "_stats", "_approx_count_distinct"]
@@ -40,8 +42,13 @@ enum DesignDocumentCheck {
         try JSEnginePool.shared.withEngine(key: "\u{0}design-check", label: "design document check",
                                            setUp: { try $0.evaluate(checker, fileName: "check") }) { engine in
             for f in functions {
-                let failure = try engine.call("__cbl_compiles", [.string(f.source)])
-                if let message = failure.stringValue {
+                // An expression that loops or exhausts memory while it evaluates can never
+                // give a function: a compilation error (400), not the engine's 500.
+                let message: String?
+                do { message = try engine.call("__cbl_compiles", [.string(f.source)]).stringValue } catch let failure as JSFailure {
+                    message = failure.description
+                }
+                if let message {
                     throw DesignDocumentRefusal.compilation.error("Compilation of the \(f.what) failed: \(message) (\(f.source.prefix(200)))")
                 }
             }

@@ -40,17 +40,15 @@ enum JSViewFunctions {
             return r
         }
         let viewJSON = JSONWriter.ordered(.string(view))
-        return .custom { keys, values, rereduce in
-            // CouchDB's arguments: keys as [key, doc ID] pairs (cblite passes null IDs), or
-            // null when rereducing.
+        return .couch { keys, values, rereduce in
+            // CouchDB's arguments: keys as [key, doc ID] pairs (Reduction makes them), null
+            // when rereducing.
             var args = Array("[".utf8) + viewJSON + Array(",".utf8)
             if let keys {
                 args.append(UInt8(ascii: "["))
                 for (i, k) in keys.enumerated() {
                     if i > 0 { args.append(UInt8(ascii: ",")) }
-                    args.append(UInt8(ascii: "["))
                     args += k
-                    args += Array(",null]".utf8)
                 }
                 args.append(UInt8(ascii: "]"))
             } else {

@@ -19,6 +19,7 @@ public final class Store: @unchecked Sendable {
     let notifier = ChangeNotifier()
     let validators = ValidatorRegistry()
     let designValidators = DesignValidators()
+    let designDocuments = DesignDocumentCache()
     let filters = FilterRegistry()
     /// Signalled after every commit, so changes feeds can wait instead of polling.
     let commits = Monitor()

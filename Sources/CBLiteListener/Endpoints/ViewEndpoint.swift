@@ -72,8 +72,8 @@ enum ViewResponse {
             case "update_seq":
                 updateSeq = v.boolValue == true || v.stringValue == "true"
                 options[k] = nil
-            // CouchDB's clustering and ordering hints: one node here, rows always sorted.
-            case "stable", "sorted", "conflicts", "partition": options[k] = nil
+            // CouchDB's clustering hints: one node here.
+            case "stable", "conflicts", "partition": options[k] = nil
             // update=lazy: the rows as they are, the index brought up to date afterwards.
             case "update" where v.stringValue == "lazy": options[k] = .string("after")
             default: break
@@ -111,7 +111,7 @@ enum ViewResponse {
             }
             rows.append("}")
         }
-        if aggregated {
+        if aggregated || !query.sorted {
             w.append("{")
         } else {
             let offset = try firstRow.map { try rowsBefore(view, query, key: $0.key, docID: $0.id) } ?? result.totalRows

@@ -20,7 +20,8 @@ Quick tour::
 Options are CouchDB's names as keyword arguments (``startkey=``, ``endkey=``,
 ``descending=``, ``limit=``, ``skip=``, ``keys=``, ``key=``, ``inclusive_end=``,
 ``startkey_docid=``, ``endkey_docid=``, ``reduce=``, ``group=``, ``group_level=``,
-``include_docs=``, ``update=`` (True, False or "after"), ``prefix_match_level=``;
+``include_docs=``, ``update=`` (True, False or "after"), ``prefix_match_level=``,
+``sorted=`` (False: rows in any order, the same set);
 all-docs queries also take ``all_docs_mode=``). They cross the ABI as one JSON object.
 
 Map functions receive the document as a dict (with ``_id`` and ``_rev``) and an

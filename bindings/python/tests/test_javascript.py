@@ -43,7 +43,15 @@ DESIGN = {
     "views": {
         "by_age": {"map": "function (doc) { if (doc.type == 'person') emit(doc.age, doc.name); }",
                    "reduce": "_count"},
-        "hostile": {"map": "function (doc) { if (doc.loop) for (;;) {} if (doc.bad) throw 'no'; emit(doc._id); }"},
+        # Each kind of hostile code fails its own document only: an endless loop, a throw,
+        # deep recursion, a huge allocation, eval of a loop, and reaching for I/O (there is
+        # no binding: require is the design document's, print does not exist).
+        "hostile": {"map": "function (doc) { if (doc.loop) for (;;) {} if (doc.bad) throw 'no';"
+                           " if (doc.deep) (function f() { return f() + 1; })();"
+                           " if (doc.huge) { var s = 'x'; for (;;) s = s + s; }"
+                           " if (doc.evil) eval('for (;;) {}');"
+                           " if (doc.io) print(require('fs'));"
+                           " emit(doc._id); }"},
     }
 }
 
@@ -73,7 +81,8 @@ def test_a_design_document_view_by_name_gives_the_native_views_rows(coll):
     def strip(rows):
         return [(r.key, r.value, r.doc_id) for r in rows]
 
-    for options in ({"reduce": False}, {}, {"group": True}, {"reduce": False, "descending": True, "limit": 2}):
+    for options in ({"reduce": False}, {}, {"group": True}, {"reduce": False, "descending": True, "limit": 2},
+                    {"reduce": False, "sorted": False}):
         assert strip(_rows(coll.query("d/by_age", **options))) == strip(nv.rows(**options)), options
     assert [(r.key, r.value) for r in _rows(coll.database.query("d/by_age", group=True))] == [(30, 3), (31, 2)]
     v = coll.view("d/by_age")
@@ -82,15 +91,32 @@ def test_a_design_document_view_by_name_gives_the_native_views_rows(coll):
     nv.release()
 
 
+def test_a_javascript_reduce_sees_doc_ids_and_ends_with_a_rereduce(coll):
+    """CouchDB's reduce arguments: [key, doc ID] pairs, then a final rereduce of the partial
+    results, even of one."""
+    for i, k in enumerate([1, 2, 2]):
+        coll.put({"k": k}, "abc"[i])
+    coll.put({"views": {"seen": {
+        "map": "function (doc) { emit(doc.k, null); }",
+        "reduce": "function (keys, values, rereduce) { return rereduce ? {re: values} : keys; }"}}}, "_design/r")
+    assert [r.value for r in _rows(coll.query("r/seen"))] == [{"re": [[[1, "a"], [2, "b"], [2, "c"]]]}]
+    assert [(r.key, r.value) for r in _rows(coll.query("r/seen", group=True))] == \
+        [(1, {"re": [[[1, "a"]]]}), (2, {"re": [[[2, "b"], [2, "c"]]]})]
+
+
 def test_hostile_map_functions_fail_their_document_only(coll):
     cblite.set_js_limits(200, 8 << 20)
     try:
         coll.put({"n": 1}, "a")
-        coll.put({"loop": True}, "b")
-        coll.put({"bad": True}, "c")
+        for kind in ("loop", "bad", "deep", "huge", "evil", "io"):
+            coll.put({kind: True}, kind)
         coll.put({"n": 2}, "z")
         coll.put(design(), "_design/d")
         assert [r.doc_id for r in _rows(coll.query("d/hostile"))] == ["a", "z"]
+        # A function whose expression loops as it is evaluated is refused when written
+        # (400, as not compiling), not a 500.
+        with pytest.raises(cblite.BadRequest, match="execution timeout"):
+            coll.put({"views": {"v": {"map": "(function () { for (;;) {} })()"}}}, "_design/loop")
     finally:
         cblite.set_js_limits()
 

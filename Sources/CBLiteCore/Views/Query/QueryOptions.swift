@@ -27,6 +27,10 @@ public struct QueryOptions: Sendable {
     public var prefixMatchLevel = 0
     /// All-docs queries only.
     public var allDocsMode: AllDocsMode = .allDocs
+    /// CouchDB's `sorted`: false lets rows come in any order (the same set). The index
+    /// answers in key order either way; the listener then leaves out total_rows and
+    /// offset, as CouchDB does.
+    public var sorted = true
 
     public init() {}
 
@@ -41,6 +45,7 @@ public struct QueryOptions: Sendable {
         "key", "keys", "startkey", "start_key", "endkey", "end_key", "inclusive_end", "startkey_docid",
         "start_key_doc_id", "endkey_docid", "end_key_doc_id", "descending", "limit", "skip", "reduce", "group",
         "group_level", "include_docs", "conflicts", "update", "stale", "prefix_match_level", "all_docs_mode",
+        "sorted",
     ]
 
     public init(object o: JSONObject) throws {
@@ -88,6 +93,7 @@ public struct QueryOptions: Sendable {
                     throw CBLError.badRequest("option \"all_docs_mode\" must be one of all_docs, include_deleted, show_conflicts, only_conflicts, by_sequence")
                 }
                 allDocsMode = m
+            case "sorted": sorted = try v.boolOption(k)
             default:
                 throw CBLError.badRequest("unknown query option \"\(k)\"")
             }

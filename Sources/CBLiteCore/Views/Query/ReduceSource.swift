@@ -63,7 +63,7 @@ final class ReduceSource: ValueRowProducer {
                 break
             }
             if keyJSON.isEmpty { keyJSON = try groupKeyJSON(row) }
-            try reduction?.add(key: row.key, value: row.value)
+            try reduction?.add(key: row.key, value: row.value, docID: row.sourceDocID ?? row.docID)
         }
         guard current != nil else { return nil }
         return QueryRow(key: keyJSON, value: try reduction?.finish(), docID: nil, sourceDocID: nil, sequence: 0, doc: nil)

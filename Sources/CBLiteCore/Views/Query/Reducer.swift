@@ -2,11 +2,17 @@
 /// custom function of (keys, values, rereduce) returning JSON. With rereduce, keys is nil
 /// and values are results of earlier calls.
 public enum Reducer {
+    public typealias Function = (_ keys: [[UInt8]]?, _ values: [[UInt8]], _ rereduce: Bool) throws -> [UInt8]
     case count
     case sum
     case stats
     case approxCountDistinct
-    case custom((_ keys: [[UInt8]]?, _ values: [[UInt8]], _ rereduce: Bool) throws -> [UInt8])
+    /// The API's callbacks: keys are the rows' keys; rereduce only joins chunks' results.
+    case custom(Function)
+    /// CouchDB's reduce (a design document's JavaScript): each key is `[key, docID]`, and
+    /// every answered value is a rereduce of partial results, even of one — CouchDB
+    /// rereduces its B-tree nodes' and shards' results, and a function may tell.
+    case couch(Function)
 
     /// `_count`, `_sum`, `_stats`, `_approx_count_distinct`; nil for any other name.
     public init?(builtin name: String) {

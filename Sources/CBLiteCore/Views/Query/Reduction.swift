@@ -27,8 +27,9 @@ final class Reduction {
         self.chunkSize = max(2, chunkSize)
     }
 
-    /// Adds a row (its key and value as JSON text; value nil when none was emitted).
-    func add(key: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>?) throws {
+    /// Adds a row (its key and value as JSON text; value nil when none was emitted; the
+    /// ID of the document that emitted it, which CouchDB's reduce sees).
+    func add(key: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>?, docID: UnsafeBufferPointer<UInt8>?) throws {
         rowCount += 1
         switch reducer {
         case .count:
@@ -51,8 +52,18 @@ final class Reduction {
             stats.add(n)
         case .approxCountDistinct:
             distinct.add(key)
-        case .custom(let fn):
-            keys.append(Array(key))
+        case .custom(let fn), .couch(let fn):
+            if case .couch = reducer {
+                var w = JSONWriter(capacity: key.count + (docID?.count ?? 4) + 4)
+                w.append("[")
+                w.appendRaw(key)
+                w.append(",")
+                if let docID { w.writeString(utf8: docID) } else { w.append("null") }
+                w.append("]")
+                keys.append(w.bytes)
+            } else {
+                keys.append(Array(key))
+            }
             values.append(value.map { Array($0) } ?? Array("null".utf8))
             if keys.count >= chunkSize {
                 partials.append(try fn(keys, values, false))
@@ -89,6 +100,11 @@ final class Reduction {
             keys.removeAll()
             values.removeAll()
             if partials.count == 1 { return partials[0] }
+            return try fn(nil, partials, true)
+        case .couch(let fn):
+            if !keys.isEmpty || partials.isEmpty { partials.append(try fn(keys, values, false)) }
+            keys.removeAll()
+            values.removeAll()
             return try fn(nil, partials, true)
         }
     }
