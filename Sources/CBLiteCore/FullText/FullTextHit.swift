@@ -1,0 +1,15 @@
+/// One document a search found.
+public struct FullTextHit: Sendable, Equatable {
+    public let docID: String
+    /// BM25 relevance: higher is better (comparable within one search only).
+    public let score: Double
+    /// The matched fields' snippets, the matched terms highlighted, in the index's field order.
+    public let snippets: [(field: String, text: String)]
+    /// The document's JSON, when asked for.
+    public let document: [UInt8]?
+
+    public static func == (a: FullTextHit, b: FullTextHit) -> Bool {
+        a.docID == b.docID && a.score == b.score && a.document == b.document
+            && a.snippets.map(\.field) == b.snippets.map(\.field) && a.snippets.map(\.text) == b.snippets.map(\.text)
+    }
+}
