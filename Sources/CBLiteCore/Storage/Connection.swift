@@ -82,6 +82,9 @@ public final class Connection {
         // Updates on the current revision extend the revision tree inside their UPDATE.
         let fn = RevTreeAppendFunction.register(db)
         if fn != SQLITE_OK { throw SQLiteError.make(fn, "could not register \(RevTreeAppendFunction.name)") }
+        // Full-text indexes with stop words name this tokenizer in their schema (FullTextAnalyzer).
+        let ft = cblite_register_fts_tokenizers(db)
+        if ft != SQLITE_OK { throw SQLiteError.make(ft, "could not register the full-text tokenizers") }
         // The first read tells a wrong (or missing) key: SQLITE_NOTADB, mapped to 401.
         // A file that is not a database at all (or has a damaged header) gives the same
         // code: FileDiagnosis tells them apart.

@@ -1,0 +1,91 @@
+/// The full-text indexes of a collection: read from its `language: "query"` design
+/// documents (FullTextIndex), created and deleted by writing them, their storage dropped
+/// with them. Mango's json indexes share the design documents (MangoIndexes): a text
+/// index is a member of `indexes`, a json index one of `views`.
+extension Collection {
+    /// The full-text indexes, by design document ID then name (byte order).
+    public func textIndexes() throws -> [FullTextIndex] {
+        try check()
+        return try designDocuments().flatMap(FullTextIndex.from).sorted { a, b in
+            a.ddoc == b.ddoc ? a.name.utf8.lexicographicallyPrecedes(b.name.utf8) : a.ddoc.utf8.lexicographicallyPrecedes(b.ddoc.utf8)
+        }
+    }
+
+    /// The index of that name (in that design document, when given); 404 when there is
+    /// none, 400 when the name is in several design documents and none is given.
+    public func textIndex(named name: String, ddoc: String? = nil) throws -> FullTextIndex {
+        let matches = try textIndexes().filter { $0.name == name && (ddoc == nil || $0.ddoc == MangoIndex.ddocID(ddoc!)) }
+        guard let first = matches.first else { throw CBLError.notFound("no full-text index named \"\(name)\"") }
+        if matches.count > 1 { throw CBLError.badRequest("full-text index \"\(name)\" is in several design documents; name one") }
+        return first
+    }
+
+    /// Creates (or redefines) a full-text index by writing its design document: "created",
+    /// or "exists" when the same definition is already there. A changed definition
+    /// rebuilds the index on its next use. An existing design document of another
+    /// language is refused (400), as CouchDB refuses it for json indexes.
+    @discardableResult
+    public func createTextIndex(_ index: FullTextIndex) throws -> String {
+        try check()
+        var doc = JSONObject([("language", .string("query"))])
+        var parent: String? = nil
+        if let existing = try? get(docID: index.ddoc),
+           let obj = try? existing.withUnsafeBufferPointer({ try JSONParser.parseObject(bytes: $0) }) {
+            guard obj["language"] == .string("query") else {
+                throw CBLError.badRequest("design document \(index.ddoc) is not a query design document")
+            }
+            if FullTextIndex.from(designDocument: obj).contains(where: { $0.name == index.name && $0.version == index.version }) {
+                return "exists"
+            }
+            parent = obj["_rev"]?.stringValue
+            doc = obj
+            doc["_id"] = nil
+            doc["_rev"] = nil
+        }
+        var indexes = doc["indexes"]?.objectValue ?? JSONObject()
+        indexes[index.name] = index.designJSON
+        doc["indexes"] = .object(indexes)
+        _ = try put(docID: index.ddoc, json: String(decoding: JSONWriter.ordered(.object(doc)), as: UTF8.self), parent: parent)
+        return "created"
+    }
+
+    /// Deletes a full-text index and its storage; the design document goes when nothing
+    /// but its language is left. 404 when there is no such index.
+    public func deleteTextIndex(name: String, ddoc: String? = nil) throws {
+        let index = try textIndex(named: name, ddoc: ddoc)
+        guard let existing = try? get(docID: index.ddoc),
+              var obj = try? existing.withUnsafeBufferPointer({ try JSONParser.parseObject(bytes: $0) }),
+              var indexes = obj["indexes"]?.objectValue else { throw CBLError.notFound("no full-text index named \"\(name)\"") }
+        let rev = obj["_rev"]?.stringValue
+        indexes[index.name] = nil
+        obj["indexes"] = indexes.isEmpty ? nil : .object(indexes)
+        obj["_id"] = nil
+        obj["_rev"] = nil
+        if obj.members.allSatisfy({ $0.key == "language" }) {
+            _ = try delete(docID: index.ddoc, parent: rev)
+        } else {
+            _ = try put(docID: index.ddoc, json: String(decoding: JSONWriter.ordered(.object(obj)), as: UTF8.self), parent: rev)
+        }
+        try dropTextStorage(named: index.storageName)
+    }
+
+    /// Drops the storage of full-text indexes no design document defines any more (one
+    /// deleted or changed by replication or a document write); `keeping`: the storage
+    /// names still in use besides the design documents' (other kinds of full-text source).
+    public func dropOrphanTextIndexes(keeping others: Set<String> = []) throws {
+        let live = Set(try textIndexes().map(\.storageName)).union(others)
+        let prefix = "\u{1}text/"
+        for (_, n) in try store.read({ conn in try FullTextStorage.indexes(conn, collectionID: id) })
+        where n.hasPrefix(prefix) && !live.contains(n) {
+            try dropTextStorage(named: n)
+        }
+    }
+
+    /// Drops one full-text index's tables and registry row (nothing when it has none).
+    public func dropTextStorage(named name: String) throws {
+        try store.write(timeoutMs: database.busyTimeoutMs) { conn, _ in
+            guard let st = try FullTextStorage.load(conn, collectionID: id, name: name) else { return }
+            try FullTextStorage.drop(conn, st.id)
+        }
+    }
+}

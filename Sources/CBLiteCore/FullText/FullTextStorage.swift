@@ -1,0 +1,181 @@
+import CSQLCipher
+
+/// Where full-text indexes live: a registry `fts_indexes` with one row per (collection,
+/// storage name) — the definition's version, its columns and the last indexed sequence —
+/// and per index an FTS5 table `fts_<id>` (rowid: the document's sequence when indexed;
+/// an unindexed `docid` column, then one column per field) with `fts_map_<id>`, which
+/// finds a document's row by its ID when it changes or goes. FTS5 keeps the text
+/// (snippets are cut from it) and the terms in shadow tables of the same database file:
+/// encrypted with it. The one owner of these tables: every SQL statement on them is
+/// written here; the rest of the engine calls these methods (as ViewStorage for views).
+enum FullTextStorage {
+    static let registrySQL = """
+    CREATE TABLE IF NOT EXISTS fts_indexes(
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        coll INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        last_seq INTEGER NOT NULL DEFAULT 0,
+        UNIQUE(coll, name));
+    """
+
+    static func table(_ id: Int64) -> String { "fts_\(id)" }
+    static func mapTable(_ id: Int64) -> String { "fts_map_\(id)" }
+
+    /// An SQL string literal.
+    private static func quoted(_ s: String) -> String { "'" + s.replacing("'", with: "''") + "'" }
+
+    /// Columns are named c0, c1, ... (field paths are not identifiers); queries name
+    /// them so (FullTextQuery.fts5).
+    static func columnName(_ i: Int) -> String { "c\(i)" }
+
+    static func createTables(_ conn: Connection, _ id: Int64, columns: Int, analyzer: FullTextAnalyzer) throws {
+        let cols = (0..<columns).map(columnName).joined(separator: ", ")
+        try conn.exec("""
+        CREATE VIRTUAL TABLE IF NOT EXISTS \(table(id)) USING fts5(docid UNINDEXED, \(cols), tokenize=\(quoted(analyzer.tokenizeOption)));
+        CREATE TABLE IF NOT EXISTS \(mapTable(id))(docid TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+        """)
+    }
+
+    static func dropTables(_ conn: Connection, _ id: Int64) throws {
+        try conn.exec("DROP TABLE IF EXISTS \(table(id)); DROP TABLE IF EXISTS \(mapTable(id))")
+    }
+
+    struct State: Equatable {
+        var id: Int64
+        var version: String
+        var lastSeq: Int64
+    }
+
+    static func load(_ conn: Connection, collectionID: Int64, name: String) throws -> State? {
+        guard try conn.hasTable("fts_indexes") else { return nil }
+        let s = try conn.prepare("SELECT id, version, last_seq FROM fts_indexes WHERE coll=? AND name=?")
+        defer { s.reset() }
+        s.bind(1, collectionID).bind(2, name)
+        guard try s.step() else { return nil }
+        return State(id: s.int(0), version: s.string(1) ?? "", lastSeq: s.int(2))
+    }
+
+    /// Creates the registry row and tables, or empties and re-creates them when the
+    /// version differs (the columns or tokenizer may have changed). In a write transaction.
+    static func ensure(_ conn: Connection, collectionID: Int64, source: FullTextSource) throws -> State {
+        try conn.exec(registrySQL)
+        if var st = try load(conn, collectionID: collectionID, name: source.name) {
+            if st.version != source.version {
+                try dropTables(conn, st.id)
+                st.version = source.version
+                st.lastSeq = 0
+                try save(conn, st)
+            }
+            try createTables(conn, st.id, columns: source.columns.count, analyzer: source.analyzer)
+            return st
+        }
+        let s = try conn.prepare("INSERT INTO fts_indexes(coll, name, version) VALUES (?,?,?)")
+        s.bind(1, collectionID).bind(2, source.name).bind(3, source.version)
+        try s.run()
+        guard let st = try load(conn, collectionID: collectionID, name: source.name) else {
+            throw CBLError.internalError("full-text index \(source.name) was not registered")
+        }
+        try createTables(conn, st.id, columns: source.columns.count, analyzer: source.analyzer)
+        return st
+    }
+
+    static func save(_ conn: Connection, _ st: State) throws {
+        let s = try conn.prepare("UPDATE fts_indexes SET version=?, last_seq=? WHERE id=?")
+        s.bind(1, st.version).bind(2, st.lastSeq).bind(3, st.id)
+        try s.run()
+    }
+
+    static func drop(_ conn: Connection, _ id: Int64) throws {
+        try dropTables(conn, id)
+        let s = try conn.prepare("DELETE FROM fts_indexes WHERE id=?")
+        s.bind(1, id)
+        try s.run()
+    }
+
+    /// The (id, storage name) of a collection's full-text indexes.
+    static func indexes(_ conn: Connection, collectionID: Int64) throws -> [(id: Int64, name: String)] {
+        guard try conn.hasTable("fts_indexes") else { return [] }
+        let s = try conn.prepare("SELECT id, name FROM fts_indexes WHERE coll=? ORDER BY name")
+        defer { s.reset() }
+        s.bind(1, collectionID)
+        var out: [(Int64, String)] = []
+        while try s.step() { out.append((s.int(0), s.string(1) ?? "")) }
+        return out
+    }
+
+    // MARK: rows
+
+    /// Removes a document's row (nothing when it has none).
+    static func removeDocument(_ conn: Connection, _ id: Int64, docID: String) throws {
+        let q = try conn.prepare("SELECT seq FROM \(mapTable(id)) WHERE docid=?")
+        q.bind(1, docID)
+        let seq: Int64?
+        do {
+            defer { q.reset() }
+            seq = try q.step() ? q.int(0) : nil
+        }
+        guard let seq else { return }
+        let d = try conn.prepare("DELETE FROM \(table(id)) WHERE rowid=?")
+        d.bind(1, seq)
+        try d.run()
+        let m = try conn.prepare("DELETE FROM \(mapTable(id)) WHERE docid=?")
+        m.bind(1, docID)
+        try m.run()
+    }
+
+    /// Adds a document's row (it has none: removeDocument first when it may).
+    static func insert(_ conn: Connection, _ id: Int64, sequence: Int64, docID: String, texts: [String?]) throws {
+        let cols = (0..<texts.count).map { ", " + columnName($0) }.joined()
+        let params = (0..<texts.count).map { _ in ",?" }.joined()
+        let s = try conn.prepare("INSERT INTO \(table(id))(rowid, docid\(cols)) VALUES (?,?\(params))")
+        s.bind(1, sequence).bind(2, docID)
+        for (i, t) in texts.enumerated() { s.bind(Int32(i + 3), t) }
+        try s.run()
+        let m = try conn.prepare("INSERT INTO \(mapTable(id))(docid, seq) VALUES (?,?)")
+        m.bind(1, docID).bind(2, sequence)
+        try m.run()
+    }
+
+    // MARK: queries
+
+    /// One match of a query: the row's sequence and document ID, its BM25 score (higher
+    /// is better) and, per column, the snippet when the column matched (nil otherwise).
+    struct Match {
+        let sequence: Int64
+        let docID: String
+        let score: Double
+        let snippets: [String?]
+    }
+
+    /// Calls `body` with the matches of an FTS5 query, best first (ties by sequence),
+    /// from after `after` (a bookmark's score and sequence) on, until it returns false.
+    /// `snippet`: the highlight marks, the ellipsis and the most tokens of a snippet.
+    static func search(_ conn: Connection, _ id: Int64, columns: Int, match: String, after: (score: Double, sequence: Int64)?,
+                       snippet: FullTextSnippetStyle, _ body: (Match) throws -> Bool) throws {
+        // bm25() is lower for better matches. snippet() gives a column's text even where
+        // the column did not match: a snippet without a highlight is dropped.
+        let t = table(id)
+        let snippets = (0..<columns).map {
+            "snippet(\(t), \($0 + 1), ?2, ?3, ?4, ?5)"
+        }.joined(separator: ", ")
+        var sql = "SELECT rowid, docid, -bm25(\(t)) AS score, \(snippets) FROM \(t) WHERE \(t) MATCH ?1"
+        if after != nil { sql += " AND (-bm25(\(t)) < ?6 OR (-bm25(\(t)) = ?6 AND rowid > ?7))" }
+        sql += " ORDER BY score DESC, rowid"
+        let s = try conn.prepare(sql)
+        defer { s.reset() }
+        s.bind(1, match).bind(2, snippet.open).bind(3, snippet.close).bind(4, snippet.ellipsis).bind(5, Int64(snippet.tokens))
+        if let after {
+            sqlite3_bind_double(s.handle, 6, after.score)
+            s.bind(7, after.sequence)
+        }
+        while try s.step() {
+            let texts: [String?] = (0..<columns).map { i in
+                guard let x = s.string(Int32(3 + i)), x.contains(snippet.open) else { return nil }
+                return x
+            }
+            let m = Match(sequence: s.int(0), docID: s.string(1) ?? "", score: sqlite3_column_double(s.handle, 2), snippets: texts)
+            if try !body(m) { return }
+        }
+    }
+}
