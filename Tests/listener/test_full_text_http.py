@@ -125,3 +125,72 @@ def test_text_find_errors_and_explain(db):
 def test_text_index_fields_must_be_name_type_objects(db):
     status, err = db.json("POST", "/db/_index", {"type": "text", "index": {"fields": ["title"]}})
     assert (status, err["error"]) == (400, "invalid_index_fields_definition")
+
+
+NOUVEAU = {"nouveau": {"words": {
+    "default_analyzer": "standard",
+    "index": "function (doc) { if (doc.title) { index('text', 'title', doc.title, {store: true}); }"
+             " if (doc.body) index('text', 'body', doc.body); if (doc.year) index('double', 'year', doc.year, {store: true}); }"}}}
+
+
+def nouveau(s, query, **params):
+    from urllib.parse import urlencode
+    return s.json("GET", "/db/_design/n/_nouveau/words?" + urlencode(dict(params, q=query)))
+
+
+def test_nouveau_index_queried(db):
+    assert db.json("PUT", "/db/_design/n", NOUVEAU)[0] == 201
+    status, r = nouveau(db, "coffee")
+    assert status == 200 and r["total_hits"] == 3 and r["total_hits_relation"] == "EQUAL_TO"
+    assert [h["id"] for h in r["hits"]][0] == "c"
+    hit = next(h for h in r["hits"] if h["id"] == "a")
+    assert hit["fields"] == {"title": "Coffee with milk", "year": 2001} and "doc" not in hit
+    assert hit["order"][0]["@type"] == "float" and hit["order"][0]["value"] > 0
+    # Field-scoped; documents included; POST with a body.
+    r = nouveau(db, "title:coffee", include_docs="true")[1]
+    assert sorted(h["id"] for h in r["hits"]) == ["a", "c"] and all(h["doc"]["_id"] == h["id"] for h in r["hits"])
+    status, r = db.json("POST", "/db/_design/n/_nouveau/words", {"q": "body:espresso"})
+    assert status == 200 and [h["id"] for h in r["hits"]] == ["c"]
+    # Pages by bookmark.
+    r1 = nouveau(db, "coffee", limit=2)[1]
+    r2 = nouveau(db, "coffee", limit=2, bookmark=r1["bookmark"])[1]
+    assert len(r1["hits"]) == 2 and [h["id"] for h in r1["hits"] + r2["hits"]][0] == "c"
+    assert sorted(h["id"] for h in r1["hits"] + r2["hits"]) == ["a", "b", "c"]
+    # A deleted document is no hit.
+    rev = db.json("GET", "/db/c")[1]["_rev"]
+    assert db.json("DELETE", "/db/c?rev=" + rev)[0] == 200
+    assert sorted(h["id"] for h in nouveau(db, "coffee")[1]["hits"]) == ["a", "b"]
+    status, info = db.json("GET", "/db/_design/n/_nouveau_info/words")
+    assert status == 200 and info["name"] == "_design/n/words" and info["search_index"]["num_docs"] == 3
+
+
+def test_nouveau_design_update_rebuilds(db):
+    rev = db.json("PUT", "/db/_design/n", NOUVEAU)[1]["rev"]
+    assert nouveau(db, "title:water")[1]["total_hits"] == 1
+    changed = {"_rev": rev, "nouveau": {"words": {"index": "function (doc) { index('text', 'default', doc.body || ''); }"}}}
+    assert db.json("PUT", "/db/_design/n", changed)[0] == 201
+    # Unscoped terms search the `default` field; the old `title` field is gone.
+    assert [h["id"] for h in nouveau(db, "sparkling")[1]["hits"]] == ["d"]
+    assert nouveau(db, "water")[1]["total_hits"] == 0
+    status, err = nouveau(db, "title:water")
+    assert status == 400 and "unknown field 'title'" in err["reason"] and "position 0" in err["reason"]
+
+
+def test_nouveau_errors(db):
+    assert db.json("PUT", "/db/_design/n", NOUVEAU)[0] == 201
+    status, err = nouveau(db, "coffee~2")
+    assert status == 400 and "position 6" in err["reason"]
+    status, err = nouveau(db, "year:[1 TO 5]")
+    assert status == 400 and "position 5" in err["reason"]
+    status, err = nouveau(db, "coffee AND")
+    assert status == 400 and "position" in err["reason"]
+    assert nouveau(db, "coffee", counts='["title"]')[0] == 400
+    assert db.json("GET", "/db/_design/n/_nouveau/words")[0] == 400          # no q
+    assert nouveau(db, "coffee", limit=500)[0] == 400
+    assert db.json("GET", "/db/_design/n/_nouveau/nope?q=x")[0] == 404
+    assert db.json("GET", "/db/_design/none/_nouveau/words?q=x")[0] == 404
+    # The index function is compiled when the design document is written.
+    status, err = db.json("PUT", "/db/_design/bad", {"nouveau": {"x": {"index": "function (doc) { index("}}})
+    assert (status, err["error"]) == (400, "compilation_error")
+    status, err = db.json("PUT", "/db/_design/bad", {"nouveau": {"x": {"default_analyzer": "standard"}}})
+    assert status == 400
