@@ -51,7 +51,9 @@
  *      cbl_blob_reader     cbl_doc_open_attachment              cbl_blob_reader_close
  *      cbl_view            cbl_collection_view                  cbl_view_release
  *      cbl_query_result    cbl_view_query,                      cbl_query_result_release
- *                          cbl_collection_all_docs_query        (not the one a live
+ *                          cbl_collection_all_docs_query,       (not the one a live
+ *                          cbl_collection_find,
+ *                          cbl_collection_search
  *                                                               query's callback gets:
  *                                                               the library's)
  *      cbl_live_query      cbl_live_query_start                 cbl_live_query_stop
@@ -131,6 +133,7 @@
  *   11. Replicator             replicating a collection with a CouchDB-protocol peer
  *   12. Server                 serving databases over HTTP(S) with CouchDB's REST API
  *   13. JavaScript             the limits of design documents' JavaScript (Duktape)
+ *   14. Full-text search       full-text indexes (SQLite FTS5) and ranked searches
  *
  * The header compiles as C99 and as C++.
  */
@@ -1775,6 +1778,78 @@ CBL_WARN_UNUSED cbl_status cbl_js_set_limits(uint32_t timeout_ms, uint64_t memor
 
 /* The current limits. Errors: 400 (an out pointer NULL). */
 CBL_WARN_UNUSED cbl_status cbl_js_get_limits(uint32_t* out_timeout_ms, uint64_t* out_memory_bytes, cbl_error* err);
+
+/* ------------------------------------------------------------------------------------ */
+/* 14. Full-text search: full-text indexes and ranked searches                          */
+/* ------------------------------------------------------------------------------------ */
+
+/* Full-text indexes cover one or more fields of a collection's documents (dotted paths,
+ * as Mango's: "a.b", "a\\.b" for a member named "a.b"; a string is indexed, an array's
+ * strings are, one after the other). Text is cut into Unicode words, compared without
+ * case and (Latin) diacritics by default; Porter stemming (English) and stop words are
+ * options. An index is stored as CouchDB stores a text index: a member of "indexes" in a
+ * design document with "language": "query", so it replicates, and one written as a
+ * document defines it. It is kept current with the documents (a search sees every write
+ * committed before it; deleted and purged documents leave it at once), rebuilt when its
+ * definition changes and dropped with its collection. Its terms and text live in the
+ * database file (encrypted with it).
+ *
+ * Queries: terms (`coffee milk`: both), "phrases", prefixes (`data*`), AND / OR / NOT
+ * (`a NOT b`), `a NEAR b` (within 10 terms), `a NEAR/3 b`, `NEAR(a b c, 5)`, field-scoped
+ * terms (`title:coffee`, `title:(a OR b)`), `+required -excluded`, and parentheses.
+ * Operators are upper case. A malformed query fails with 400 and a message that ends with
+ * " at position N" (N counts characters from 0): "invalid full-text query: AND needs a
+ * term after it at position 7".
+ *
+ * Thread safety: as the other collection calls; a result is read by one thread at a time. */
+
+/* Creates (or redefines) a full-text index by writing its design document.
+ * definition_json: {"name": "n", "ddoc": "d" (optional: "_design/<name>" when absent),
+ *   "fields": ["title", "body"], "analyzer" (optional): "standard" (default) | "english"
+ *   (stemming and English stop words) | {"fold_diacritics": true, "stemming": false,
+ *   "stop_words": ["the", ...]}, "partial_filter_selector": {...} (optional: only
+ *   documents it matches are indexed)}.
+ * Sets *out_json to {"result": "created" or "exists", "id": the design document's ID,
+ * "name"}; caller frees. The index is built by the first search. Errors: 400 (the
+ * definition; an existing design document of another language), 409 (a concurrent write
+ * of the design document), 503. */
+CBL_WARN_UNUSED cbl_status cbl_collection_create_text_index(cbl_collection* coll, const char* definition_json,
+                                                            char** out_json, cbl_error* err);
+
+/* Deletes a full-text index: its entry in its design document (the document too when
+ * nothing else is left in it) and its stored terms. ddoc: optional (NULL: the only index
+ * of that name). Errors: 400 (also a name in several design documents and no ddoc), 404
+ * (no such index), 409, 503. */
+CBL_WARN_UNUSED cbl_status cbl_collection_delete_text_index(cbl_collection* coll, const char* ddoc, const char* name,
+                                                            cbl_error* err);
+
+/* The full-text indexes as a JSON array, by design document then name: [{"ddoc", "name",
+ * "type": "text", "partitioned": false, "def": {"fields": [{"title": "string"}],
+ * "partial_filter_selector"?, "analyzer": {...}}}]. Caller frees. Errors: 400, 404, 500. */
+CBL_WARN_UNUSED cbl_status cbl_collection_text_indexes(cbl_collection* coll, char** out_json, cbl_error* err);
+
+/* Searches the full-text index `name` (of the design document "ddoc" in the request
+ * when given). request_json: {"query": "coffee NEAR milk", "fields": ["title"] (optional:
+ * unscoped terms match in these fields only), "selector": {...} (optional: a Mango
+ * selector the documents must match too), "limit" (default 25), "skip", "bookmark" (a
+ * previous page's, from cbl_query_result_search_info), "include_docs" (default false),
+ * "snippets": true (default) | false | {"open": "<b>", "close": "</b>", "ellipsis": "…",
+ * "tokens": 16 (1-64)}}.
+ * Returns a result read with cbl_query_result_next / _next_rows / _json, best match
+ * first (ties: older documents first). Each row: doc_id and source_doc_id the document's
+ * ID; key_json its BM25 score (a JSON number, higher is better); value_json the snippets
+ * of the fields that matched, {"title": "a <b>coffee</b> …"}, in the index's field order
+ * ({} with "snippets": false); doc_json the document with include_docs; sequence the
+ * document's sequence. The page is computed when the call runs. Release with
+ * cbl_query_result_release. Errors: 400 (request; a malformed query, with its position;
+ * a field the index does not have), 404 (no such index), 500, 503. */
+CBL_WARN_UNUSED cbl_status cbl_collection_search(cbl_collection* coll, const char* name, const char* request_json,
+                                                 cbl_query_result** out_result, cbl_error* err);
+
+/* What a search's result says beside its rows, as JSON {"bookmark": the next page's (pass
+ * it as "bookmark"; null when the page is empty), "total_rows": the rows of this page}.
+ * Caller frees. Errors: 400 (NULL out_json, a result not made by cbl_collection_search). */
+CBL_WARN_UNUSED cbl_status cbl_query_result_search_info(cbl_query_result* result, char** out_json, cbl_error* err);
 
 #ifdef __cplusplus
 }

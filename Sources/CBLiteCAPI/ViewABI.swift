@@ -43,6 +43,8 @@ final class QueryResultBox {
     let enumerator: QueryEnumerator
     /// A Mango find's cursor (cbl_query_result_find_info), nil for other results.
     let find: FindCursor?
+    /// A search's bookmark (cbl_query_result_search_info), nil for other results.
+    var search: SearchInfo? = nil
 
     init(_ e: QueryEnumerator, find: FindCursor? = nil) { enumerator = e; self.find = find }
 

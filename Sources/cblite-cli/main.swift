@@ -269,7 +269,7 @@ struct CBLiteTool: ParsableCommand {
                       Changes.self, Query.self, ListCollections.self, MakeCollection.self, AttachmentCommands.self,
                       Export.self, Import.self, Copy.self, Check.self, Compact.self, Reindex.self,
                       Encrypt.self, Decrypt.self, Rekey.self, Shell.self, Serve.self, Push.self, Pull.self, Sync.self,
-                      Find.self, IndexCommands.self])
+                      Find.self, IndexCommands.self, Search.self, TextIndexCommands.self])
 }
 
 func exitCode(for e: CBLError) -> Int32 {

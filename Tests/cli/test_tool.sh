@@ -401,5 +401,30 @@ check "serve --json prints its URL as JSON" "$PYTHON" -c "import json,sys; asser
 kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true
 check "serve --json says it stopped" grep -q '{"stopped":true}' "$tmp/serve.json"
 
+# ---- full-text search: text-index create / ls / rm, search with --limit, --json, --selector -------
+"$CBLITE" put --dir "$tmp" --create fts a '{"title":"Coffee","body":"coffee beans and more coffee","year":2020}' >/dev/null
+"$CBLITE" put --dir "$tmp" fts b '{"title":"Breakfast","body":"toast with coffee and milk","year":2021}' >/dev/null
+"$CBLITE" put --dir "$tmp" fts c '{"title":"Café","body":"a café in Paris","year":2022}' >/dev/null
+run "$CBLITE" text-index create fts.cblite2 notes title,body --stemming
+expect_rc 0 "text-index create"
+check "text-index create says created and names the design document" grep -q "^created	_design/notes	notes$" "$tmp/out"
+run "$CBLITE" text-index ls fts.cblite2
+check "text-index ls lists fields and options" grep -q "^_design/notes	notes	title,body	stemming$" "$tmp/out"
+run "$CBLITE" search fts.cblite2 'coffee'
+expect_rc 0 "search"
+check "search prints hits best first with their snippets" bash -c "cut -f2 '$tmp/out' | tr '\n' ' ' | grep -qx 'a b ' && grep -q 'body: <b>coffee</b> beans' '$tmp/out'"
+check "search prints the next page's bookmark on stderr" grep -q "^bookmark: " "$tmp/err"
+run "$CBLITE" search fts.cblite2 'coffee' --limit 1 --json
+check "search --limit --json" [ "$(json '[h["id"] for h in d["hits"]]')" = "['a']" ]
+run "$CBLITE" search fts.cblite2 'coffee OR cafe' --selector '{"year":{"$gte":2021}}' --json
+check "search --selector combines the text match and the selector" [ "$(json 'sorted(h["id"] for h in d["hits"])')" = "['b', 'c']" ]
+run "$CBLITE" search fts.cblite2 'coffee AND'
+expect_rc 4 "a malformed query is a bad request"
+check "a malformed query names its position" grep -q "AND needs a term after it at position 7" "$tmp/err"
+run "$CBLITE" text-index rm fts.cblite2 notes
+expect_rc 0 "text-index rm"
+run "$CBLITE" search fts.cblite2 'coffee'
+expect_rc 4 "search without a full-text index"
+
 echo "# $failures failure(s)"
 [ "$failures" = 0 ]

@@ -57,7 +57,7 @@ extension Collection {
                 if toSkip > 0 { toSkip -= 1; continue }
                 let snippets: [(field: String, text: String)] = request.snippets == nil ? [] :
                     zip(source.columns, m.snippets).compactMap { f, t in t.map { (f, $0) } }
-                hits.append(FullTextHit(docID: m.docID, score: m.score, snippets: snippets, document: doc))
+                hits.append(FullTextHit(docID: m.docID, sequence: m.sequence, score: m.score, snippets: snippets, document: doc))
                 last = after
                 if hits.count >= limit { break }
             }

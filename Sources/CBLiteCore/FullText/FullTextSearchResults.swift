@@ -4,3 +4,10 @@ public struct FullTextSearchResults: Sendable {
     public let hits: [FullTextHit]
     public let bookmark: String?
 }
+
+extension FullTextSearchResults {
+    /// {"hits": [hit JSON...], "bookmark": ...|null}
+    public var json: JSONValue {
+        .object(JSONObject([("hits", .array(hits.map(\.json))), ("bookmark", bookmark.map { .string($0) } ?? .null)]))
+    }
+}

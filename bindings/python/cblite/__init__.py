@@ -26,7 +26,8 @@ this package, else the system's library search path.
 #   3  _documents, log, javascript, listeners (ListenerToken), server (Server),
 #      blob_reader (BlobReader), blob_writer (BlobWriter), query_result (QueryResult),
 #      transaction (Transaction), replicator (Replicator)
-#   4  attachments (re-exports), live_query (LiveQuery), mango (FindResult)
+#   4  attachments (re-exports), live_query (LiveQuery), mango (FindResult),
+#      fulltext (SearchResult)
 #   5  views (View)
 #   6  collection (Collection)
 #   7  database (Database)

@@ -275,6 +275,11 @@ VIEW_FUNCTIONS: Dict[str, Any] = {
     "cbl_collection_create_index": (c_int, [c_void_p, c_char_p, _OUT_STR, _ERR]),
     "cbl_collection_delete_index": (c_int, [c_void_p, c_char_p, c_char_p, _ERR]),
     "cbl_collection_indexes": (c_int, [c_void_p, _OUT_STR, _ERR]),
+    "cbl_collection_create_text_index": (c_int, [c_void_p, c_char_p, _OUT_STR, _ERR]),
+    "cbl_collection_delete_text_index": (c_int, [c_void_p, c_char_p, c_char_p, _ERR]),
+    "cbl_collection_text_indexes": (c_int, [c_void_p, _OUT_STR, _ERR]),
+    "cbl_collection_search": (c_int, [c_void_p, c_char_p, c_char_p, _OUT_HANDLE, _ERR]),
+    "cbl_query_result_search_info": (c_int, [c_void_p, _OUT_STR, _ERR]),
 }
 
 #: The "Replication" section of include/cblite.h.

@@ -29,6 +29,8 @@ from .errors import BadRequest, CBLiteError, Conflict, NotFound
 from .listeners import Change, ListenerToken
 from . import mango as _mango
 from .mango import FindResult
+from . import fulltext as _fulltext
+from .fulltext import SearchResult
 from .query_result import QueryResult
 from .replicator import Auth, Replicator, build_config
 from .views import View
@@ -732,6 +734,51 @@ class Collection(ReleasableHandle):
         result: Dict[str, Any] = call_json(C.cbl_collection_indexes, self._h)
         indexes: List[Dict[str, Any]] = result["indexes"]
         return indexes
+
+    # -- full-text search ----------------------------------------------------------------
+
+    def create_text_index(self, name: str, fields: Iterable[str], *, ddoc: Optional[str] = None,
+                          stemming: bool = False, stop_words: Optional[Iterable[str]] = None,
+                          fold_diacritics: bool = True, analyzer: Optional[Any] = None,
+                          partial_filter_selector: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+        """Creates (or redefines) a full-text index over `fields` (dotted paths; strings and
+        arrays of strings are indexed), stored as a text index in the design document
+        ``_design/<ddoc or name>``: ``{"result": "created" | "exists", "id", "name"}``.
+        Words are compared without case and (Latin) diacritics unless ``fold_diacritics``
+        is False; ``stemming`` adds English (Porter) stemming; ``stop_words`` are never
+        indexed nor searched. ``analyzer`` ("standard", "english", or a dict of those three
+        options) replaces them. ``partial_filter_selector``: only matching documents are indexed."""
+        result: Dict[str, Any] = call_json(C.cbl_collection_create_text_index, self._h, _fulltext.index_definition(
+            name, fields, ddoc, analyzer, stemming, stop_words, fold_diacritics, partial_filter_selector))
+        return result
+
+    def delete_text_index(self, name: str, ddoc: Optional[str] = None) -> None:
+        """Deletes a full-text index and its stored terms (:class:`NotFound` when there is none)."""
+        call(C.cbl_collection_delete_text_index, self._h, cstr(ddoc, "ddoc"), cstr(name, "name"))
+
+    def text_indexes(self) -> List[Dict[str, Any]]:
+        """The full-text indexes: ``[{"ddoc", "name", "type": "text", "def": {"fields", "analyzer", ...}}]``."""
+        result: List[Dict[str, Any]] = call_json(C.cbl_collection_text_indexes, self._h)
+        return result
+
+    def search(self, query: str, *, index: Optional[str] = None, ddoc: Optional[str] = None,
+               fields: Optional[Iterable[str]] = None, selector: Optional[Mapping[str, Any]] = None,
+               limit: Optional[int] = 25, skip: int = 0, bookmark: Optional[str] = None,
+               include_docs: bool = False, snippets: Any = True) -> SearchResult:
+        """Searches a full-text index (``index`` may be left out when the collection has
+        one): iterate the result for :class:`~cblite.fulltext.SearchHit` values, best
+        first, e.g. ``for hit in coll.search("coffee NEAR milk", fields=["body"]):
+        print(hit.doc_id, hit.score, hit.snippets)``. The query takes terms, "phrases",
+        prefixes (``data*``), AND/OR/NOT, ``a NEAR b``, ``title:term``, ``+a -b`` and
+        parentheses; a malformed one is :class:`BadRequest` naming the position.
+        ``fields``: unscoped terms match in these fields only; ``selector``: a Mango
+        selector the documents must match too; ``limit`` None: every hit; ``snippets``:
+        False for none, or ``{"open", "close", "ellipsis", "tokens"}``."""
+        name = index if index is not None else _fulltext.only_index(self.text_indexes())
+        request = _fulltext.search_request(query, fields, ddoc, selector, limit, skip, bookmark,
+                                           include_docs, snippets)
+        return SearchResult(call_handle(C.cbl_collection_search, self._h, cstr(name, "index"), request),
+                            include_docs=include_docs)
 
     # -- replication -------------------------------------------------------------------
 
