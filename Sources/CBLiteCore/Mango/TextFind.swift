@@ -69,6 +69,8 @@ public struct TextFind {
 
     /// The documents of one page (projected) and the bookmark of the next.
     func run(in collection: Collection) throws -> (docs: [[UInt8]], bookmark: String) {
+        // A definition replaced or deleted by a document write left its old storage.
+        try collection.dropOrphanTextIndexes()
         let selector = request.selector.isEmpty ? nil : request.selector
         let limit = Int(request.limit), skip = Int(request.skip)
         var docs: [JSONValue] = []
