@@ -185,6 +185,7 @@ def test_nouveau_errors(db):
     status, err = nouveau(db, "coffee AND")
     assert status == 400 and "position" in err["reason"]
     assert nouveau(db, "coffee", counts='["title"]')[0] == 400
+    assert nouveau(db, "coffee", sort="year")[0] == 400
     assert db.json("GET", "/db/_design/n/_nouveau/words")[0] == 400          # no q
     assert nouveau(db, "coffee", limit=500)[0] == 400
     assert db.json("GET", "/db/_design/n/_nouveau/nope?q=x")[0] == 404
@@ -194,3 +195,15 @@ def test_nouveau_errors(db):
     assert (status, err["error"]) == (400, "compilation_error")
     status, err = db.json("PUT", "/db/_design/bad", {"nouveau": {"x": {"default_analyzer": "standard"}}})
     assert status == 400
+
+
+def test_nouveau_sorted_by_field_values(db):
+    assert db.json("PUT", "/db/_design/n", NOUVEAU)[0] == 201
+    r = nouveau(db, "coffee", sort="-year<double>")[1]
+    assert [h["id"] for h in r["hits"]] == ["c", "a", "b"]
+    assert r["hits"][0]["order"][0] == {"@type": "double", "value": 2010}
+    r = nouveau(db, "coffee", sort='["title<string>"]', limit=2)[1]
+    assert [h["id"] for h in r["hits"]] == ["c", "a"] and r["total_hits"] == 3      # "Coffee coffee…" < "Coffee with…"
+    r = nouveau(db, "coffee", sort='["title<string>"]', bookmark=r["bookmark"])[1]
+    assert [h["id"] for h in r["hits"]] == ["b"]
+    assert [h["id"] for h in nouveau(db, "coffee", sort="-<score>")[1]["hits"]][0] == "c"

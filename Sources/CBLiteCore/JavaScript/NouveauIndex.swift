@@ -126,6 +126,16 @@ public struct NouveauIndex: Sendable {
         }
     }
 
+    /// The value of each field the function gives a document (the first, when it gives a
+    /// field several), for sorting.
+    func fieldValues(_ docJSON: [UInt8], docID: String) throws -> [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        for case .array(let r) in try fields(docJSON, docID: docID) ?? [] where r.count == 4 {
+            if case .string(let field) = r[1], out[field] == nil { out[field] = r[2] }
+        }
+        return out
+    }
+
     /// The stored fields of a document (`{store: true}`, and `stored` fields), as a hit's `fields`.
     func storedFields(_ docJSON: [UInt8], docID: String) throws -> JSONObject {
         var out = JSONObject()

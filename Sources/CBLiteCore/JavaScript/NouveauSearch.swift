@@ -5,24 +5,61 @@
 /// phrases, `field:`, AND/OR/NOT, +/-, prefixes; unscoped terms search the field named
 /// `default` when the index has one (Nouveau's default field), else every text field.
 extension Collection {
-    /// One page of hits as `GET /db/_design/DDOC/_nouveau/NAME` answers it.
+    /// One page of hits as `GET /db/_design/DDOC/_nouveau/NAME` answers it: by relevance,
+    /// or by the values the index function gives the `sort` fields.
     public func nouveauSearch(ddoc: String, index name: String, query: String, limit: Int = 25, bookmark: String? = nil,
-                              includeDocs: Bool = false) throws -> JSONValue {
+                              includeDocs: Bool = false, sort: [NouveauSort] = []) throws -> JSONValue {
         let index = try nouveauIndex(ddoc: ddoc, name: name)
         try NouveauSearchSyntax.check(query)
         guard limit >= 0 else { throw CBLError.badRequest("limit must not be negative") }
         let only: [String]? = index.columns.contains("default") ? ["default"] : nil
         try dropOrphanNouveauIndexes()
         let source = index.source
-        // Every match counted (total_hits, EQUAL_TO as Lucene says for an exact count), then the page.
-        let total = try search(source, FullTextSearchRequest(query: query, fields: only, snippets: nil)).hits.count
-        let page = try search(source, FullTextSearchRequest(query: query, fields: only, limit: limit, bookmark: bookmark,
-                                                            includeDocs: true, snippets: nil))
-        let hits: [JSONValue] = try page.hits.map { h in
+        let score = { (h: FullTextHit) -> [JSONValue] in [
+            .object(JSONObject([("@type", .string("float")), ("value", .double(h.score))])),
+            .object(JSONObject([("@type", .string("string")), ("value", .string(h.docID))])),
+        ] }
+        var page: [(hit: FullTextHit, order: [JSONValue])]
+        var next: String?
+        let total: Int
+        if sort.isEmpty {
+            // Every match counted (total_hits, EQUAL_TO as Lucene says for an exact count), then the page.
+            total = try search(source, FullTextSearchRequest(query: query, fields: only, snippets: nil)).hits.count
+            let r = try search(source, FullTextSearchRequest(query: query, fields: only, limit: limit, bookmark: bookmark,
+                                                             includeDocs: true, snippets: nil))
+            page = r.hits.map { ($0, score($0)) }
+            next = r.bookmark
+        } else {
+            // Every match with its sort values, sorted; the bookmark is the next page's offset.
+            var offset = 0
+            if let b = bookmark {
+                guard b.hasPrefix("o"), let n = Int(b.dropFirst()), n >= 0 else { throw CBLError.badRequest("invalid bookmark") }
+                offset = n
+            }
+            let all = try search(source, FullTextSearchRequest(query: query, fields: only, includeDocs: true, snippets: nil)).hits
+            total = all.count
+            let keyed = try all.map { h -> (hit: FullTextHit, order: [JSONValue]) in
+                let values = try index.fieldValues(h.document ?? [], docID: h.docID)
+                return (h, sort.map { s in
+                    .object(JSONObject([("@type", .string(s.type == "double" ? "double" : "string")), ("value", values[s.field] ?? .null)]))
+                } + score(h))
+            }
+            let sorted = keyed.enumerated().sorted { a, b in
+                for (i, s) in sort.enumerated() {
+                    let x = a.element.order[i].objectValue?["value"] ?? .null, y = b.element.order[i].objectValue?["value"] ?? .null
+                    // A hit without the field comes after those with it, whatever the direction.
+                    if (x == .null) != (y == .null) { return y == .null }
+                    let c = CollatableKey.compare(CollatableKey.encode(x), CollatableKey.encode(y))
+                    if c != 0 { return s.descending ? c > 0 : c < 0 }
+                }
+                return a.offset < b.offset
+            }.map(\.element)
+            page = Array(sorted.dropFirst(offset).prefix(limit))
+            next = page.isEmpty ? nil : "o\(offset + page.count)"
+        }
+        let hits: [JSONValue] = try page.map { h, order in
             var hit = JSONObject([
-                ("id", .string(h.docID)),
-                ("order", .array([.object(JSONObject([("@type", .string("float")), ("value", .double(h.score))])),
-                                  .object(JSONObject([("@type", .string("string")), ("value", .string(h.docID))]))])),
+                ("id", .string(h.docID)), ("order", .array(order)),
                 ("fields", .object(try index.storedFields(h.document ?? [], docID: h.docID))),
             ])
             if includeDocs, let d = h.document { hit["doc"] = try d.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) } }
@@ -31,7 +68,7 @@ extension Collection {
         return .object(JSONObject([
             ("total_hits_relation", .string("EQUAL_TO")), ("total_hits", .int(Int64(total))),
             ("ranges", .null), ("counts", .null),
-            ("bookmark", page.bookmark.map { .string($0) } ?? bookmark.map { .string($0) } ?? .null),
+            ("bookmark", next.map { .string($0) } ?? bookmark.map { .string($0) } ?? .null),
             ("hits", .array(hits)),
         ]))
     }
@@ -72,6 +109,26 @@ extension Collection {
             let live = (try? DesignDocument.load(self, name: String(parts[1])))??.body["nouveau"]?.objectValue?[String(parts[2])] != nil
             if !live { try dropTextStorage(named: n) }
         }
+    }
+}
+
+/// A Nouveau `sort` item, `"[-]FIELD<string|double>"` (CouchDB's syntax): the hits ordered by
+/// the value the index function gives FIELD, descending with "-".
+public struct NouveauSort: Sendable, Equatable {
+    public let field: String
+    public let type: String
+    public let descending: Bool
+
+    /// nil for relevance (`"<score>"`, `"-<score>"`); 400 for what is not a sort item.
+    public static func parse(_ item: String) throws -> NouveauSort? {
+        var t = Substring(item)
+        let descending = t.hasPrefix("-")
+        if descending { t = t.dropFirst() }
+        if t == "<score>" { return nil }
+        for type in ["string", "double"] where t.hasSuffix("<\(type)>") && t.count > type.count + 2 {
+            return NouveauSort(field: String(t.dropLast(type.count + 2)), type: type, descending: descending)
+        }
+        throw CBLError.badRequest("invalid sort item \"\(item)\": \"[-]FIELD<string>\", \"[-]FIELD<double>\" or \"-<score>\"")
     }
 }
 

@@ -5,7 +5,7 @@ import NIOHTTP1
 /// CouchDB 3.5's Nouveau endpoints on the full-text engine (CBLiteCore's NouveauIndex):
 /// `GET|POST /{db}/_design/{ddoc}/_nouveau/{name}` (q, limit, bookmark, include_docs; in
 /// the query string or a JSON body) and `GET /{db}/_design/{ddoc}/_nouveau_info/{name}`.
-/// Hits are ordered by score only: `sort` other than by relevance, `counts` and `ranges`
+/// Hits come by relevance or by `sort` (`"-year<double>"`); `counts` and `ranges` (facets)
 /// are refused with a 400 that says so.
 extension Router {
     func nouveau(_ name: String, _ ddoc: String, _ what: String, _ index: String, _ req: Request, _ res: ResponseWriter) throws {
@@ -29,9 +29,9 @@ extension Router {
         for (k, v) in p.members {
             switch k {
             case "q", "query", "limit", "bookmark", "include_docs", "update", "locale", "top_n": continue
-            case "sort" where v == .string("-<score>") || v == .array([.string("-<score>")]) || v == .null: continue
-            case "sort", "counts", "ranges":
-                throw CouchError.badRequest("\(k) is not supported by cblite's nouveau indexes (hits come by relevance, without facets)")
+            case "sort": continue
+            case "counts", "ranges":
+                throw CouchError.badRequest("\(k) is not supported by cblite's nouveau indexes (no facets)")
             default: throw CouchError.badRequest("invalid parameter: \(k)")
             }
         }
@@ -51,7 +51,18 @@ extension Router {
             guard case .bool(let b) = i else { throw CouchError.badRequest("include_docs must be a boolean") }
             includeDocs = b
         }
+        var sort: [NouveauSort] = []
+        switch p["sort"] {
+        case nil, .null?: break
+        case .string(let s)?: sort = try NouveauSort.parse(s).map { [$0] } ?? []
+        case .array(let items)?:
+            sort = try items.compactMap {
+                guard case .string(let s) = $0 else { throw CouchError.badRequest("sort items must be strings") }
+                return try NouveauSort.parse(s)
+            }
+        default: throw CouchError.badRequest("sort must be a string or an array of strings")
+        }
         res.sendJSON(200, try coll.nouveauSearch(ddoc: ddoc, index: index, query: q, limit: limit, bookmark: bookmark,
-                                                 includeDocs: includeDocs))
+                                                 includeDocs: includeDocs, sort: sort))
     }
 }
