@@ -67,4 +67,11 @@ final class FullTextHTTPPlanTests: CBLTestCase {
         XCTAssertEqual(hits.hits.map(\.docID), ["a"])
         XCTAssertThrowsError(try NouveauIndex(try XCTUnwrap(try DesignDocument.load(c, name: "d")), name: "none"))
     }
+
+    func testNouveauSortItems() throws {
+        XCTAssertEqual(try NouveauSort.parse("-year<double>"), NouveauSort(field: "year", type: "double", descending: true))
+        XCTAssertEqual(try NouveauSort.parse("title<string>"), NouveauSort(field: "title", type: "string", descending: false))
+        XCTAssertNil(try NouveauSort.parse("-<score>"))
+        for bad in ["year", "<double>", "-", "year<long>"] { XCTAssertThrowsError(try NouveauSort.parse(bad), bad) }
+    }
 }
