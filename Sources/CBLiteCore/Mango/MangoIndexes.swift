@@ -25,7 +25,7 @@ extension Collection {
         }
     }
 
-    /// `GET /db/_index`'s answer: the special `_all_docs` index, then the json ones.
+    /// `GET /db/_index`'s answer: the special `_all_docs` index, then the json and text ones.
     public func mangoIndexListJSON(limit: Int? = nil, skip: Int = 0) throws -> JSONValue {
         let all = [MangoIndex.special.json] + (try mangoIndexes().map(\.json) + textIndexes().map(\.json)).sorted(by: TextIndexDefinition.listed)
         let page = all.dropFirst(skip).prefix(limit ?? all.count)
