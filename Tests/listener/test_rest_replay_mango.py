@@ -11,11 +11,13 @@ from rest_replay import Replay
 
 # seq -> (cblite's status, why). Every entry is checked too.
 DIFFERENCES = {
+    10: (400, "text indexes are served (full-text search): this one's fields are not {name, type} objects, as CouchDB with its search service refuses them; without it, 503"),
     81: (400, "$mod with a 0 divisor is refused as a bad argument; CouchDB fails the query with 500 badarith"),
 }
 
 # seq -> why the answer's body differs (the status is still compared).
 SHAPE_DIFFERENCES = {
+    10: (400, "text indexes are served (full-text search): this one's fields are not {name, type} objects, as CouchDB with its search service refuses them; without it, 503"),
     12: "a body that is not JSON: the same error name, another parser's reason",
     84: "a body that is not JSON: the same error name, another parser's reason",
 }

@@ -38,6 +38,13 @@ enum DesignDocumentCheck {
                 }
             }
         }
+        if let nouveau = body["nouveau"] {
+            guard let nouveau = nouveau.objectValue else { throw invalid("`nouveau` field must have object type") }
+            for (name, index) in nouveau.members {
+                guard let source = index.objectValue?["index"]?.stringValue else { throw invalid("Index `\(name)` must contain an index function") }
+                functions.append((source, "index function in the '\(name)' nouveau index"))
+            }
+        }
         guard !functions.isEmpty else { return }
         try JSEnginePool.shared.withEngine(key: "\u{0}design-check", label: "design document check",
                                            setUp: { try $0.evaluate(checker, fileName: "check") }) { engine in

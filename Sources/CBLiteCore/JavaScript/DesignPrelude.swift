@@ -117,5 +117,24 @@ enum DesignPrelude {
       var result = fn(keys, values, rereduce);
       return result === undefined ? null : result;
     }
+
+    // A Nouveau index function (nouveau.NAME.index) on one document: the fields its
+    // index(type, name, value, options) calls give, as [type, name, value, options] rows.
+    var __cbl_fields = null;
+    function index(type, name, value, options) {
+      if (__cbl_fields === null) throw new Error('index() outside a nouveau index function');
+      __cbl_fields.push([type, name, value === undefined ? null : value, options === undefined ? null : options]);
+    }
+    function __cbl_nouveau(name, doc) {
+      var fn = __cbl_function('nouveau\u0000' + name + '\u0000index');
+      require = __cbl_doc_require;
+      __cbl_fields = [];
+      try {
+        fn(doc);
+        return __cbl_fields;
+      } finally {
+        __cbl_fields = null;
+      }
+    }
     """#
 }

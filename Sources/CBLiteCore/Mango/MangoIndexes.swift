@@ -25,11 +25,11 @@ extension Collection {
         }
     }
 
-    /// `GET /db/_index`'s answer: the special `_all_docs` index, then the json ones.
+    /// `GET /db/_index`'s answer: the special `_all_docs` index, then the json and text ones.
     public func mangoIndexListJSON(limit: Int? = nil, skip: Int = 0) throws -> JSONValue {
-        let all = [MangoIndex.special] + (try mangoIndexes())
+        let all = [MangoIndex.special.json] + (try mangoIndexes().map(\.json) + textIndexes().map(\.json)).sorted(by: TextIndexDefinition.listed)
         let page = all.dropFirst(skip).prefix(limit ?? all.count)
-        return .object(JSONObject([("total_rows", .int(Int64(all.count))), ("indexes", .array(page.map(\.json)))]))
+        return .object(JSONObject([("total_rows", .int(Int64(all.count))), ("indexes", .array(Array(page)))]))
     }
 
     /// Creates a json index from `POST /db/_index`'s body; returns "created" or "exists",
@@ -42,7 +42,8 @@ extension Collection {
         guard let def = o["index"] else { throw MangoError.missingKey("index") }
         if let t = o["type"] {
             guard case .string(let type) = t else { throw MangoError.invalidIndex("Invalid type for index: \(ErlangTerm.format(t))") }
-            if type == "text" || type == "nouveau" { throw MangoError(503, "required index service unavailable", type) }
+            if type == "text" { return try createTextIndex(mango: o) }
+            if type == "nouveau" { throw MangoError(503, "required index service unavailable", type) }
             if type != "json" { throw MangoError.invalidIndex("Invalid type for index: \(type)") }
         }
         guard case .object(let d) = def else {
@@ -100,6 +101,7 @@ extension Collection {
     /// goes when it has nothing left but its language. 404 when there is no such index.
     public func deleteMangoIndex(ddoc: String, type: String, name: String) throws {
         let ddocID = MangoIndex.ddocID(ddoc)
+        if type == "text" { return try deleteTextIndex(mango: ddocID, name: name) }
         guard type == "json", let existing = try? get(docID: ddocID),
               var obj = try? existing.withUnsafeBufferPointer({ try JSONParser.parseObject(bytes: $0) }),
               let index = MangoIndex.from(designDocument: obj).first(where: { $0.name == name }),

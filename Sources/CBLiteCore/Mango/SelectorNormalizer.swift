@@ -55,7 +55,8 @@ enum SelectorNormalizer {
         case "$lt", "$lte", "$eq", "$ne", "$gte", "$gt":
             break
         case "$text":
-            throw MangoError(503, "required index service unavailable", "text")
+            // TextFind takes it from the top of a selector; anywhere else a text index cannot answer it.
+            throw MangoError(400, "invalid_operator", "$text must be at the top of the selector (or in its top $and)")
         case "$where", "$geoWithin", "$geoIntersects", "$near", "$nearSphere":
             throw MangoError.notSupported(k)
         default:

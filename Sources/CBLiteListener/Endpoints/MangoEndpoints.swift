@@ -14,7 +14,9 @@ extension Router {
             case "_explain":
                 try requireMethod(req, [.POST])
                 let coll = try collection(name)
-                res.sendJSON(200, try coll.explain(try FindRequest(try mangoBody(req)), databaseName: name))
+                let body = try mangoBody(req)
+                if let text = try coll.textExplain(body, databaseName: name) { return res.sendJSON(200, text) }
+                res.sendJSON(200, try coll.explain(try FindRequest(body), databaseName: name))
             default: try mangoIndex(name, rest, req, res)
             }
         } catch let e as MangoError {
@@ -32,7 +34,9 @@ extension Router {
     private func find(_ name: String, _ req: Request, _ res: ResponseWriter) throws {
         try requireMethod(req, [.POST])
         let coll = try collection(name)
-        let request = try FindRequest(try mangoBody(req))
+        let body = try mangoBody(req)
+        if let text = try coll.textFind(body) { return try textFound(text, res) }
+        let request = try FindRequest(body)
         let cursor = try coll.find(request)
         // The first document is read before the answer starts, so that an error is a status.
         var next = try cursor.nextJSON()
@@ -57,6 +61,21 @@ extension Router {
         }
         tail.append("}\n")
         try res.write(tail.bytes)
+    }
+
+    /// A `$text` query's page (TextFind), in `_find`'s shape.
+    private func textFound(_ page: (docs: [[UInt8]], bookmark: String), _ res: ResponseWriter) throws {
+        var out = JSONWriter(canonical: false)
+        out.append("{\"docs\":[")
+        for (i, d) in page.docs.enumerated() {
+            if i > 0 { out.append(",") }
+            out.appendRaw(d)
+        }
+        out.append("],\"bookmark\":")
+        out.writeString(page.bookmark)
+        out.append("}\n")
+        res.begin(status: 200)
+        try res.write(out.bytes)
     }
 
     private func mangoIndex(_ name: String, _ rest: [String], _ req: Request, _ res: ResponseWriter) throws {

@@ -93,6 +93,9 @@ final class Router: @unchecked Sendable {
         if second.hasPrefix("_design/") && s.count == 5 && s[2] == "_view" && s[4] == "queries" {
             return try viewQueries(first, String(second.dropFirst(8)), s[3], req, res)
         }
+        if second.hasPrefix("_design/") && s.count == 4 && (s[2] == "_nouveau" || s[2] == "_nouveau_info") {
+            return try nouveau(first, String(second.dropFirst(8)), s[2], s[3], req, res)
+        }
         if second.hasPrefix("_design/") && s.count >= 3 && s[2].hasPrefix("_") {
             return try designDocumentEndpoint(first, String(second.dropFirst(8)), s[2], req, res)
         }
@@ -130,6 +133,7 @@ final class Router: @unchecked Sendable {
             }
             if (s.count == 4 || (s.count == 5 && s[4] == "queries")) && s[2] == "_view" { return false }
             if s.count == 3 && s[2] == "queries" { return false }       // _all_docs/queries and the like
+            if s.count == 4 && s[2] == "_nouveau" { return false }
             return true
         case .DELETE:
             return path.segments.first != "_session"
