@@ -86,7 +86,7 @@ let package = Package(
             name: "CDuktape",
             path: "Sources/CDuktape",
             exclude: ["generate.sh"],
-            sources: ["duktape/duktape.c", "cblite/js_engine.c"],
+            sources: ["duktape/duktape.c", "cblite/js_engine.c", "cblite/js_json.c"],
             publicHeadersPath: "include",
             cSettings: [.headerSearchPath("duktape"), .unsafeFlags(["-fvisibility=hidden", "-O2", "-Wno-everything"])],
             linkerSettings: [.linkedLibrary("m")]

@@ -84,8 +84,10 @@ enum DesignPrelude {
       return (__cbl_functions[path] = fn);
     }
 
+    // Each view's map, found without building its path on every call.
+    var __cbl_maps = Object.create(null);
     function __cbl_map(view, doc) {
-      var fn = __cbl_function('views\u0000' + view + '\u0000map');
+      var fn = __cbl_maps[view] || (__cbl_maps[view] = __cbl_function('views\u0000' + view + '\u0000map'));
       require = __cbl_view_require;
       __cbl_rows = [];
       try {

@@ -59,6 +59,17 @@ public final class JSEngine {
         }
     }
 
+    /// Calls `name`, which returns rows ([key, value] pairs: a map function's), and gives
+    /// each row's key and value as JSON, each followed by a newline — no JSON text of the
+    /// whole result to write and parse again.
+    public func callRows(_ name: String, argumentsJSON arguments: [UInt8]) throws -> [UInt8] {
+        try arguments.withUnsafeBufferPointer { a in
+            try run { result in
+                a.withMemoryRebound(to: CChar.self) { cblite_js_call_rows(handle, name, $0.baseAddress, $0.count, limits.timeoutMs, &result) }
+            }
+        }
+    }
+
     public func call(_ name: String, argumentsJSON arguments: [UInt8]) throws -> [UInt8] {
         try arguments.withUnsafeBufferPointer { a in try call(name, argumentsJSON: a) }
     }

@@ -15,16 +15,25 @@ enum JSViewFunctions {
             args.append(UInt8(ascii: "]"))
             let out: [UInt8]
             do {
-                out = try lease.engine().call("__cbl_map", argumentsJSON: args)
+                out = try lease.engine().callRows("__cbl_map", argumentsJSON: args)
             } catch let failure as JSFailure {
                 if case .threw = failure {} else { lease.drop() }
                 Loggers.query.warning("\(path): the map function failed on document \"\(doc.docID)\", which the view skips: \(failure)")
                 return
             }
-            guard case .array(let rows) = try out.withUnsafeBufferPointer({ try JSONParser.parse(bytes: $0) }) else { return }
-            for row in rows {
-                guard case .array(let kv) = row, kv.count == 2 else { continue }
-                emitter.emit(kv[0], kv[1])
+            // "key\nvalue\n" per row: emitted as JSON texts, as the C API's maps emit.
+            try out.withUnsafeBufferPointer { text in
+                var start = 0, key: UnsafeBufferPointer<UInt8>? = nil
+                for i in 0..<text.count where text[i] == 0x0A {
+                    let line = UnsafeBufferPointer(rebasing: text[start..<i])
+                    start = i + 1
+                    if let k = key {
+                        try emitter.emit(keyJSON: k, valueJSON: line)
+                        key = nil
+                    } else {
+                        key = line
+                    }
+                }
             }
         }
     }

@@ -1,8 +1,11 @@
 /* cblite_js.h on Duktape: a counting allocator for the memory cap, the executor's timeout
  * hook for the time limit, every entry into the engine a protected call (an uncaught
- * error never reaches Duktape's fatal handler), JSON in and out through Duktape's own. */
+ * error never reaches Duktape's fatal handler), JSON in through js_json.c and out through
+ * Duktape's own encoder. */
 #include "duktape.h"
 #include "cblite_js.h"
+#include "cblite_js_json.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -161,19 +164,115 @@ static duk_ret_t eval_unsafe(duk_context *ctx, void *udata) {
     return 1;
 }
 
-/* -> [json] */
-static duk_ret_t call_unsafe(duk_context *ctx, void *udata) {
-    const call_input *in = udata;
-    duk_push_lstring(ctx, in->text, in->length);
-    duk_json_decode(ctx, 0);
-    if (!duk_is_array(ctx, 0)) return duk_error(ctx, DUK_ERR_TYPE_ERROR, "arguments are not an array");
+/* [] -> [args result] */
+static void call_function(duk_context *ctx, const call_input *in) {
+    cblite_js_push_json(ctx, in->text, in->length);
+    if (!duk_is_array(ctx, 0)) (void)duk_error(ctx, DUK_ERR_TYPE_ERROR, "arguments are not an array");
     if (!duk_get_global_string(ctx, in->name) || !duk_is_callable(ctx, 1))
-        return duk_error(ctx, DUK_ERR_TYPE_ERROR, "%s is not a function", in->name);
+        (void)duk_error(ctx, DUK_ERR_TYPE_ERROR, "%s is not a function", in->name);
     duk_size_t n = duk_get_length(ctx, 0);
     duk_require_stack(ctx, (duk_idx_t)n + 1);
     for (duk_size_t i = 0; i < n; i++) duk_get_prop_index(ctx, 0, (duk_uarridx_t)i);
     duk_call(ctx, (duk_idx_t)n);     /* [args function a0..an-1] -> [args result] */
+}
+
+/* -> [json] */
+static duk_ret_t call_unsafe(duk_context *ctx, void *udata) {
+    call_function(ctx, udata);
     to_json(ctx);
+    return 1;
+}
+
+/* A growing text in a Duktape dynamic buffer (freed by the collector, even when an error
+ * unwinds the call). */
+typedef struct { duk_idx_t at; char *data; size_t length, capacity; } text_out;
+
+static void put(duk_context *ctx, text_out *o, const char *s, size_t n) {
+    if (o->length + n > o->capacity) {
+        o->capacity = (o->length + n) * 2 + 64;
+        o->data = duk_resize_buffer(ctx, o->at, o->capacity);
+    }
+    memcpy(o->data + o->length, s, n);
+    o->length += n;
+}
+
+/* The value at `idx` as JSON.stringify writes it ("null" where it writes nothing): null,
+ * booleans, integers below 2^53, printable ASCII strings and arrays of these directly;
+ * anything else (other numbers, other strings, objects, deep or cyclic arrays) through
+ * Duktape's encoder — the common rows without its per-call set-up (callgrind). */
+static void put_json(duk_context *ctx, text_out *o, duk_idx_t idx, int depth) {
+    char digits[32];
+    switch (duk_get_type(ctx, idx)) {
+    case DUK_TYPE_NULL: case DUK_TYPE_UNDEFINED: put(ctx, o, "null", 4); return;
+    case DUK_TYPE_BOOLEAN: if (duk_get_boolean(ctx, idx)) put(ctx, o, "true", 4); else put(ctx, o, "false", 5); return;
+    case DUK_TYPE_NUMBER: {
+        double d = duk_get_number(ctx, idx);
+        if (d < 9007199254740992.0 && d > -9007199254740992.0 && d == (double)(long long)d) {
+            int n = snprintf(digits, sizeof digits, "%lld", (long long)d);   /* -0 writes 0, as JSON does */
+            put(ctx, o, digits, (size_t)n);
+            return;
+        }
+        break;
+    }
+    case DUK_TYPE_STRING: {
+        duk_size_t n = 0;
+        const char *s = duk_get_lstring(ctx, idx, &n);
+        duk_size_t i = 0;
+        while (i < n && s[i] >= 0x20 && s[i] < 0x7F && s[i] != '"' && s[i] != '\\') i++;
+        if (i < n) break;
+        put(ctx, o, "\"", 1);
+        put(ctx, o, s, n);
+        put(ctx, o, "\"", 1);
+        return;
+    }
+    case DUK_TYPE_OBJECT:
+        if (depth < 16 && duk_is_array(ctx, idx) && !duk_has_prop_string(ctx, idx, "toJSON")) {
+            duk_idx_t array = duk_normalize_index(ctx, idx);
+            duk_size_t n = duk_get_length(ctx, array);
+            duk_require_stack(ctx, 2);
+            put(ctx, o, "[", 1);
+            for (duk_size_t i = 0; i < n; i++) {
+                if (i > 0) put(ctx, o, ",", 1);
+                duk_get_prop_index(ctx, array, (duk_uarridx_t)i);
+                put_json(ctx, o, -1, depth + 1);
+                duk_pop(ctx);
+            }
+            put(ctx, o, "]", 1);
+            return;
+        }
+        break;
+    default: break;
+    }
+    duk_dup(ctx, idx);
+    to_json(ctx);
+    duk_size_t n = 0;
+    const char *s = duk_get_lstring(ctx, -1, &n);
+    put(ctx, o, s, n);
+    duk_pop(ctx);
+}
+
+/* -> [buffer of "key\nvalue\n" per row] */
+static duk_ret_t call_rows_unsafe(duk_context *ctx, void *udata) {
+    call_function(ctx, udata);
+    if (!duk_is_array(ctx, -1)) return duk_error(ctx, DUK_ERR_TYPE_ERROR, "%s did not return rows", ((call_input *)udata)->name);
+    duk_idx_t rows = duk_normalize_index(ctx, -1);
+    duk_require_stack(ctx, 4);
+    text_out o = { 0, NULL, 0, 0 };
+    o.data = duk_push_dynamic_buffer(ctx, 0);
+    o.at = duk_normalize_index(ctx, -1);
+    duk_size_t n = duk_get_length(ctx, rows);
+    for (duk_size_t i = 0; i < n; i++) {
+        duk_get_prop_index(ctx, rows, (duk_uarridx_t)i);
+        if (!duk_is_array(ctx, -1) || duk_get_length(ctx, -1) != 2) return duk_error(ctx, DUK_ERR_TYPE_ERROR, "a row is not [key, value]");
+        for (duk_uarridx_t k = 0; k < 2; k++) {
+            duk_get_prop_index(ctx, -1, k);
+            put_json(ctx, &o, -1, 0);
+            put(ctx, &o, "\n", 1);
+            duk_pop(ctx);
+        }
+        duk_pop(ctx);
+    }
+    duk_resize_buffer(ctx, o.at, o.length);
     return 1;
 }
 
@@ -194,7 +293,7 @@ static duk_ret_t describe_unsafe(duk_context *ctx, void *udata) {
 
 static int copy_out(duk_context *ctx, cblite_js_result *result) {
     duk_size_t n = 0;
-    const char *s = duk_get_lstring(ctx, -1, &n);
+    const char *s = duk_is_buffer_data(ctx, -1) ? duk_get_buffer_data(ctx, -1, &n) : duk_get_lstring(ctx, -1, &n);
     result->text = malloc(n + 1);
     if (!result->text) { result->length = 0; return 0; }
     memcpy(result->text, s ? s : "", n);
@@ -249,6 +348,12 @@ int cblite_js_call(cblite_js *js, const char *name, const char *args_json, size_
                    uint32_t timeout_ms, cblite_js_result *result) {
     call_input in = { args_json, length, name };
     return run(js, call_unsafe, &in, timeout_ms, result);
+}
+
+int cblite_js_call_rows(cblite_js *js, const char *name, const char *args_json, size_t length,
+                        uint32_t timeout_ms, cblite_js_result *result) {
+    call_input in = { args_json, length, name };
+    return run(js, call_rows_unsafe, &in, timeout_ms, result);
 }
 
 long cblite_js_version(void) { return (long) DUK_VERSION; }

@@ -41,6 +41,13 @@ int cblite_js_eval(cblite_js *js, const char *source, size_t length, const char 
 int cblite_js_call(cblite_js *js, const char *name, const char *args_json, size_t length,
                    uint32_t timeout_ms, cblite_js_result *result);
 
+/* As cblite_js_call, for a function that returns an array of [key, value] pairs (a map
+ * function's rows): the result is each pair's key and value as JSON, each followed by a
+ * newline (JSON text as written here never holds one), "" for no rows. A result that is
+ * not such an array is a THREW. */
+int cblite_js_call_rows(cblite_js *js, const char *name, const char *args_json, size_t length,
+                        uint32_t timeout_ms, cblite_js_result *result);
+
 /* Bytes the heap holds now, and the most it has held. */
 size_t cblite_js_memory_used(const cblite_js *js);
 size_t cblite_js_memory_peak(const cblite_js *js);
