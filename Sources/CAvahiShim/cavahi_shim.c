@@ -140,9 +140,14 @@ static void register_service(cavahi_service *s, AvahiClient *c);
 
 static void rename_service(cavahi_service *s, AvahiClient *c) {
     char *alternative = av.alternative_service_name(s->name);
+    char *copy = alternative ? strdup(alternative) : NULL;
+    if (alternative) av.free(alternative);
+    if (!copy) {
+        fail(s, "DNS-SD: cannot pick another name", AVAHI_ERR_NO_MEMORY);
+        return;
+    }
     free(s->name);
-    s->name = strdup(alternative);
-    av.free(alternative);
+    s->name = copy;
     cavahi_event e = {.kind = CAVAHI_RENAMED, .name = s->name, .type = s->type};
     deliver(s, &e);
     register_service(s, c);

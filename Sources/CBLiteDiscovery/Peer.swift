@@ -12,6 +12,10 @@ public struct Peer: Equatable, Sendable {
     public var addresses: [String]
     public var txt: ServiceTXT
 
+    public init(name: String, type: String, domain: String, host: String, port: Int, addresses: [String], txt: ServiceTXT) {
+        (self.name, self.type, self.domain, self.host, self.port, self.addresses, self.txt) = (name, type, domain, host, port, addresses, txt)
+    }
+
     /// The base URL to reach it: its first address (IPv4 first), https when its TXT says
     /// TLS. A link-local IPv6 address would need its interface, so IPv4 is preferred.
     public var url: String? {

@@ -19,22 +19,26 @@ enum PeerAddress {
     /// Browses until the peer named `name` is resolved, for at most `timeoutMs`.
     /// Throws 404 when it is not found in time, 503 without Avahi.
     static func find(name: String, type: String, timeoutMs: Int) throws -> Peer {
-        let found = LockedValue<Peer?>(nil)
-        let monitor = Monitor()
+        let found = Found()
         let browser = try PeerBrowser(type: type) { event in
             guard case .appeared(let p) = event, p.name == name else { return }
-            monitor.locked { found.withLock { $0 = p }; monitor.broadcast() }
+            found.monitor.locked { found.peer = p; found.monitor.broadcast() }
         }
         defer { browser.stop() }
         let deadline = MonotonicTime.now().adding(milliseconds: timeoutMs)
-        return try monitor.locked {
-            while true {
-                if let p = found.withLock({ $0 }) { return p }
-                guard monitor.wait(until: deadline) else {
-                    throw CBLError(.notFound, "no peer named \"\(name)\" (\(type)) found on the network within \(timeoutMs / 1000) s (see `cblite peers`)")
-                }
+        return try found.monitor.locked {
+            while found.peer == nil, found.monitor.wait(until: deadline) {}
+            guard let found = found.peer else {
+                throw CBLError(.notFound, "no peer named \"\(name)\" (\(type)) found on the network within \(timeoutMs / 1000) s (see `cblite peers`)")
             }
+            return found
         }
+    }
+
+    /// The peer `find` waits for, set by the browser's thread.
+    private final class Found: @unchecked Sendable {
+        let monitor = Monitor()
+        var peer: Peer?                 // guarded by monitor
     }
 
     /// Browses for `timeoutMs` and returns the peers seen then.
