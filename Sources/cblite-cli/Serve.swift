@@ -135,6 +135,10 @@ struct Serve: ParsableCommand {
 
         let listener = try Listener(configuration: JSONValue.object(members).jsonString)
         try listener.start()
+        let bound = listener.configuration.host
+        if advertise != nil, bound.hasPrefix("127.") || bound == "::1" || bound == "localhost" {
+            writeStderr("cblite: warning: advertised, but listening on \(bound) only: peers cannot connect (--host 0.0.0.0)\n")
+        }
         // The advertised name once Avahi has probed it (another one after a conflict).
         let advertised = listener.advertisement.map { a -> String in
             if case .failed(let message) = a.waitSettled(timeoutMs: 10_000) { writeStderr("cblite: \(message)\n") }
