@@ -1740,7 +1740,8 @@ typedef struct cbl_server cbl_server;
  *   "advertise": {"name": "Kitchen tablet", "type": "_couchdb._tcp" (the default)} —
  *       publish the listener with DNS-SD (section 14) while it runs: its name, port and a
  *       TXT record of "txtvers=1", "tls=0|1", "sha256=<certificate fingerprint>" (with
- *       TLS) and "db=<the databases served at start, comma-separated>" (continued in
+ *       TLS) and "db=<the databases served, comma-separated>" (those of the directory
+ *       at start and those given to cbl_server_serve, kept current by it; continued in
  *       "db2", "db3"... past 255 bytes; "db_more=1" when the record's 1300 bytes could not
  *       hold them all). A name another host uses is replaced as DNS-SD prescribes
  *       ("Kitchen tablet #2"); see cbl_server_advertisement. Stopping the listener

@@ -46,6 +46,8 @@ static struct {
                      const char *, const char *, uint16_t, AvahiStringList *);
     int (*group_commit)(AvahiEntryGroup *);
     int (*group_reset)(AvahiEntryGroup *);
+    int (*group_update_txt)(AvahiEntryGroup *, AvahiIfIndex, AvahiProtocol, AvahiPublishFlags, const char *,
+                            const char *, const char *, AvahiStringList *);
     AvahiServiceBrowser *(*browser_new)(AvahiClient *, AvahiIfIndex, AvahiProtocol, const char *, const char *,
                                         AvahiLookupFlags, AvahiServiceBrowserCallback, void *);
     AvahiServiceResolver *(*resolver_new)(AvahiClient *, AvahiIfIndex, AvahiProtocol, const char *, const char *,
@@ -90,6 +92,7 @@ static void load(void) {
     SYM(client, group_add, "avahi_entry_group_add_service_strlst")
     SYM(client, group_commit, "avahi_entry_group_commit")
     SYM(client, group_reset, "avahi_entry_group_reset")
+    SYM(client, group_update_txt, "avahi_entry_group_update_service_txt_strlst")
     SYM(client, browser_new, "avahi_service_browser_new")
     SYM(client, resolver_new, "avahi_service_resolver_new")
     SYM(client, resolver_free, "avahi_service_resolver_free")
@@ -116,7 +119,33 @@ struct cavahi_service {
     int committed;               // the group holds the service (reset after a collision)
     // browsing
     int browsing;
+    struct resolving *resolvers;     // one per service seen, kept so its changes are reported
 };
+
+// A resolver kept while its service is there: Avahi reports the service again (found) when
+// its TXT record, port or address changes.
+struct resolving {
+    struct resolving *next;
+    AvahiServiceResolver *resolver;
+    AvahiIfIndex interface;
+    AvahiProtocol protocol;
+    char *name, *type, *domain;
+};
+
+static void forget_resolver(cavahi_service *s, AvahiIfIndex interface, AvahiProtocol protocol, const char *name,
+                            const char *type, const char *domain) {
+    for (struct resolving **p = &s->resolvers; *p; p = &(*p)->next) {
+        struct resolving *r = *p;
+        if (r->interface == interface && r->protocol == protocol && !strcmp(r->name, name) && !strcmp(r->type, type)
+            && !strcmp(r->domain, domain)) {
+            *p = r->next;
+            av.resolver_free(r->resolver);
+            free(r->name); free(r->type); free(r->domain);
+            free(r);
+            return;
+        }
+    }
+}
 
 // The service whose event this thread is delivering (a stop from inside it must not join
 // its own thread).
@@ -233,8 +262,11 @@ static void resolver_callback(AvahiServiceResolver *r, AvahiIfIndex interface, A
         for (int i = 0; i < count; i++) free(items[i]);
         free(items);
     }
-    // A service that cannot be resolved (it went away meanwhile, timed out) is not reported.
-    av.resolver_free(r);
+    else {
+        // A service that cannot be resolved (it went away meanwhile, timed out) is not reported.
+        forget_resolver(s, interface, protocol, name, type, domain);
+    }
+    (void)r;
 }
 
 static void browser_callback(AvahiServiceBrowser *b, AvahiIfIndex interface, AvahiProtocol protocol,
@@ -247,11 +279,23 @@ static void browser_callback(AvahiServiceBrowser *b, AvahiIfIndex interface, Ava
         // Resolved on the browse's own interface and protocol, to an address of that protocol
         // (a host publishes its IPv6 link-local address over IPv4 too, unusable without its
         // interface): one report per place it is seen, IPv4 ones giving IPv4 addresses.
-        if (!av.resolver_new(s->client, interface, protocol, name, type, domain, protocol, 0,
-                             resolver_callback, s))
+    {
+        struct resolving *r = calloc(1, sizeof *r);
+        if (r && (r->name = strdup(name)) && (r->type = strdup(type)) && (r->domain = strdup(domain))
+            && (r->resolver = av.resolver_new(s->client, interface, protocol, name, type, domain, protocol, 0,
+                                              resolver_callback, s))) {
+            r->interface = interface;
+            r->protocol = protocol;
+            r->next = s->resolvers;
+            s->resolvers = r;
+        } else {
+            if (r) { free(r->name); free(r->type); free(r->domain); free(r); }
             fail(s, "DNS-SD: cannot resolve a service", av.client_errno(s->client));
+        }
         break;
+    }
     case AVAHI_BROWSER_REMOVE: {
+        forget_resolver(s, interface, protocol, name, type, domain);
         cavahi_event e = {.kind = CAVAHI_REMOVED, .name = name, .type = type, .domain = domain,
                           .interface = interface, .protocol = protocol};
         deliver(s, &e);
@@ -280,6 +324,12 @@ static void browse_client_callback(AvahiClient *c, AvahiClientState state, void 
 static void release(cavahi_service *s) {
     if (s->poll) av.poll_stop(s->poll);              // joins the poll thread
     if (s->client) av.client_free(s->client);       // and with it the group, browser, resolvers
+    while (s->resolvers) {                           // the client freed their resolvers
+        struct resolving *r = s->resolvers;
+        s->resolvers = r->next;
+        free(r->name); free(r->type); free(r->domain);
+        free(r);
+    }
     if (s->poll) av.poll_free(s->poll);
     if (s->txt) av.strlst_free(s->txt);
     free(s->name);
@@ -338,6 +388,30 @@ cavahi_status cavahi_publish(const char *name, const char *type, uint16_t port, 
     if (st != CAVAHI_OK) { release(s); return st; }
     *out = s;
     return CAVAHI_OK;
+}
+
+cavahi_status cavahi_update_txt(cavahi_service *s, const char *const *txt, int txt_count, char *errbuf, size_t errlen) {
+    AvahiStringList *list = txt_count > 0 ? av.strlst_new_from_array((const char **)txt, txt_count) : NULL;
+    cavahi_status st = CAVAHI_OK;
+    // The poll thread owns the group: change it under its lock (which that thread, inside
+    // one of its events, already holds).
+    int own_thread = delivering == s;
+    if (!own_thread) av.poll_lock(s->poll);
+    if (s->committed) {
+        int r = av.group_update_txt(s->group, AVAHI_IF_UNSPEC, AVAHI_PROTO_UNSPEC, 0, s->name, s->type, NULL, list);
+        if (r < 0) {
+            snprintf(errbuf, errlen, "DNS-SD: cannot update the TXT record: %s", av.strerror(r));
+            st = CAVAHI_ERROR;
+        }
+    }
+    if (st == CAVAHI_OK) {
+        if (s->txt) av.strlst_free(s->txt);
+        s->txt = list;              // what a later registration (after a conflict) publishes
+    } else if (list) {
+        av.strlst_free(list);
+    }
+    if (!own_thread) av.poll_unlock(s->poll);
+    return st;
 }
 
 cavahi_status cavahi_browse(const char *type, cavahi_event_fn fn, void *context, cavahi_service **out,

@@ -13,7 +13,7 @@ public final class Advertiser: @unchecked Sendable {
 
     public let type: String
     public let port: Int
-    public let txt: [String]
+    private var currentTXT: [String]
     private let monitor = Monitor()
     private var currentName: String
     private var currentState = State.registering
@@ -26,7 +26,7 @@ public final class Advertiser: @unchecked Sendable {
         try ServiceType.validate(type)
         self.type = type
         self.port = port
-        self.txt = txt
+        currentTXT = txt
         currentName = name
         // The service holds the advertiser weakly: the advertiser's deinit stops it.
         service = try AvahiService.publish(name: name, type: type, port: port, txt: txt) { [weak self] event in
@@ -42,6 +42,17 @@ public final class Advertiser: @unchecked Sendable {
     public var name: String { monitor.locked { currentName } }
 
     public var state: State { monitor.locked { currentState } }
+
+    /// The TXT items advertised.
+    public var txt: [String] { monitor.locked { currentTXT } }
+
+    /// Advertises other TXT items from now on (peers browsing see the service "updated").
+    /// Throws 400 when Avahi refuses them.
+    public func update(txt: [String]) throws {
+        let s: AvahiService? = monitor.locked { service }
+        try s?.updateTXT(txt)
+        monitor.locked { currentTXT = txt }
+    }
 
     /// Waits up to `timeoutMs` until the advertisement is established or has failed; returns the state.
     @discardableResult

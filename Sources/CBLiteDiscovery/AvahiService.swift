@@ -55,6 +55,23 @@ final class AvahiService: @unchecked Sendable {
         handle.withLock { $0 = out }
     }
 
+    /// Replaces an advertisement's TXT items (nothing once stopped). Throws 400 when Avahi refuses them.
+    func updateTXT(_ txt: [String]) throws {
+        // Under the handle's lock: a concurrent stop waits until the update is done.
+        try handle.withLock { h in
+            guard let h else { return }
+            var message = [CChar](repeating: 0, count: 512)
+            let items = txt.map { strdup($0) }
+            defer { items.forEach { free($0) } }
+            let st = items.map { UnsafePointer($0) }.withUnsafeBufferPointer { p in
+                cavahi_update_txt(h, p.baseAddress, Int32(p.count), &message, message.count)
+            }
+            guard st == CAVAHI_OK else {
+                throw CBLError(.badRequest, String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            }
+        }
+    }
+
     /// Withdraws the advertisement or stops browsing. Idempotent.
     func stop() {
         let h: OpaquePointer? = handle.withLock { h in defer { h = nil }; return h }

@@ -74,6 +74,8 @@ public final class Listener: @unchecked Sendable {
                 pendingServes.append((name, database))
             }
         }
+        // The advertisement names the databases served: it follows.
+        try advertisement?.update(txt: advertisedTXT().build())
     }
 
     /// Serves `view` (registered through the API with its map/reduce functions) as

@@ -8,10 +8,13 @@
  *   test_discovery advertise NAME     with a daemon (Tests/discovery, in a network
  *                                     namespace): serves a database and advertises it as
  *                                     NAME, prints the advertisement's JSON once
- *                                     established, stops (withdrawing it) when stdin closes
- *   test_discovery browse NAME        with a daemon: browses until NAME appears (prints
- *                                     the event), then until it disappears (prints it);
- *                                     exit 1 when either does not happen within 30 s
+ *                                     established; a line on stdin serves another
+ *                                     database by handle ("given"); stops (withdrawing
+ *                                     the advertisement) when stdin closes
+ *   test_discovery browse NAME        with a daemon: browses until NAME appears, until it
+ *                                     is updated with "given" among its databases, and
+ *                                     until it disappears (printing each event); exit 1
+ *                                     when one does not happen within 30 s
  */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
@@ -24,8 +27,8 @@
 static struct {
     pthread_mutex_t lock;
     const char* name;
-    int appeared, disappeared, events;
-} seen = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0};
+    int appeared, updated, disappeared, events;
+} seen = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0, 0};
 
 static void on_event(void* context, const char* json) {
     CHECK(context == &seen);
@@ -35,6 +38,7 @@ static void on_event(void* context, const char* json) {
     snprintf(quoted, sizeof quoted, "\"name\":\"%s\"", seen.name);
     if (strstr(json, quoted)) {
         if (strstr(json, "\"event\":\"appeared\"")) { seen.appeared++; printf("%s\n", json); }
+        if (strstr(json, "\"event\":\"updated\"") && strstr(json, "\"given\"")) { seen.updated++; printf("%s\n", json); }
         if (strstr(json, "\"event\":\"disappeared\"")) { seen.disappeared++; printf("%s\n", json); }
         fflush(stdout);
     }
@@ -42,6 +46,7 @@ static void on_event(void* context, const char* json) {
 }
 
 static int appeared(void* arg) { (void)arg; pthread_mutex_lock(&seen.lock); int n = seen.appeared; pthread_mutex_unlock(&seen.lock); return n > 0; }
+static int updated(void* arg) { (void)arg; pthread_mutex_lock(&seen.lock); int n = seen.updated; pthread_mutex_unlock(&seen.lock); return n > 0; }
 static int disappeared(void* arg) { (void)arg; pthread_mutex_lock(&seen.lock); int n = seen.disappeared; pthread_mutex_unlock(&seen.lock); return n > 0; }
 
 /* A callback that stops its own browser: the stop returns at once, and no event follows. */
@@ -67,6 +72,10 @@ static int browse(const char* name) {
     sleep_ms(200);
     CHECK(__atomic_load_n(&g_self_calls, __ATOMIC_SEQ_CST) == 1);
     cbl_browser_stop(g_self_stopping);        /* released already: ignored */
+    /* The advertiser serves another database (the test tells it to): its TXT follows. */
+    CHECK(wait_until(updated, NULL, 30000));
+    CHECK_OUT(cbl_browser_peers(b, &J, &E), CBL_OK, strstr(J, "\"databases\":[\"given\",\"notes\"]") != NULL
+                                                    || strstr(J, "\"databases\":[\"notes\",\"given\"]") != NULL);
     CHECK(wait_until(disappeared, NULL, 30000));
     CHECK_OUT(cbl_browser_peers(b, &J, &E), CBL_OK, strstr(J, name) == NULL);
     cbl_browser_stop(b);
@@ -99,9 +108,19 @@ static int advertise(const char* name) {
     printf("%s\n", json ? json : "null");
     fflush(stdout);
     cbl_free(json);
-    char buf[64];
-    while (read(0, buf, sizeof buf) > 0) {}          /* until the test closes stdin */
+    char line[64];
+    cbl_db* given = NULL;
+    while (fgets(line, sizeof line, stdin)) {         /* until the test closes stdin */
+        char other[300];
+        snprintf(other, sizeof other, "%s/other", g_root);
+        given = open_db("given", other);
+        CHECK_ST(cbl_server_serve(server, "given", given, &E), CBL_OK);
+        CHECK_OUT(cbl_server_advertisement(server, &J, &E), CBL_OK, strstr(J, "\"db=") && strstr(J, "given"));
+        printf("served\n");
+        fflush(stdout);
+    }
     cbl_server_stop(server, 1000);
+    if (given) CHECK_ST(cbl_db_close(given, &E), CBL_OK);
     return finish_tests(instances);
 }
 

@@ -145,17 +145,23 @@ def test_c_library_advertises_and_browses(link, cli):
     a, b = link.hosts
     program = os.environ.get("CBLITE_TEST_DISCOVERY") or os.path.join(ROOT, "build", "tests", "test_discovery")
     assert os.access(program, os.X_OK), f"{program} is missing (make test-discovery builds it)"
-    advertiser = a.popen([program, "advertise", "From C"], stdin=subprocess.PIPE)
+    advertiser = a.popen([program, "advertise", "From C"], stdin=subprocess.PIPE)   # text mode (Host.popen)
     advertised = json.loads(advertiser.stdout.readline() or "null")
     assert advertised and advertised["name"] == "From C" and advertised["state"] == "established", advertiser.stderr.read()
     browser = b.popen([program, "browse", "From C"])
     appeared = json.loads(browser.stdout.readline())
     assert appeared["event"] == "appeared" and appeared["peer"]["port"] == advertised["port"]
+    assert appeared["peer"]["databases"] == ["notes"]
+    advertiser.stdin.write("serve\n")                  # serves "given" by handle: the TXT follows
+    advertiser.stdin.flush()
+    assert advertiser.stdout.readline().strip() == "served"
+    updated = json.loads(browser.stdout.readline())
+    assert updated["event"] == "updated" and sorted(updated["peer"]["databases"]) == ["given", "notes"]
     out, err = advertiser.communicate(input="", timeout=20)      # closing stdin stops it
     assert advertiser.returncode == 0, out + err
     out, err = browser.communicate(timeout=40)
     assert browser.returncode == 0, out + err
-    assert json.loads(out.splitlines()[0])["event"] == "disappeared"
+    assert json.loads(out.splitlines()[0])["event"] == "disappeared", out
 
 
 def test_python_async_iterator_and_server_option(link, cli):

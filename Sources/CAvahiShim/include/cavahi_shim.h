@@ -55,6 +55,10 @@ typedef enum {
 cavahi_status cavahi_publish(const char *name, const char *type, uint16_t port, const char *const *txt, int txt_count,
                              cavahi_event_fn fn, void *context, cavahi_service **out, char *errbuf, size_t errlen);
 
+/// Replaces the advertised TXT items (published at once when the service is registered,
+/// else used when it is). Returns CAVAHI_ERROR with a message when Avahi refuses them.
+cavahi_status cavahi_update_txt(cavahi_service *service, const char *const *txt, int txt_count, char *errbuf, size_t errlen);
+
 /// Browses for services of `type` in the default domain: each one found is resolved
 /// (CAVAHI_FOUND, once per interface and protocol it is seen on) and reported when it goes
 /// (CAVAHI_REMOVED).
