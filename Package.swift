@@ -92,6 +92,24 @@ let package = Package(
             linkerSettings: [.linkedLibrary("m")]
         ),
         .systemLibrary(name: "CCBLite", path: "Sources/CCBLite"),
+        // DNS-SD through the system's Avahi daemon: libavahi-client is loaded with dlopen
+        // (its headers from Debian's libavahi-client-dev), so libcblite.so does not need it
+        // to load and a machine without Avahi gets a clear status. Hidden symbols.
+        .target(
+            name: "CAvahiShim",
+            path: "Sources/CAvahiShim",
+            sources: ["cavahi_shim.c"],
+            publicHeadersPath: "include",
+            cSettings: [.unsafeFlags(["-fvisibility=hidden", "-O2"])]
+        ),
+        // Peer discovery: advertising a listener and browsing for peers (DNS-SD), over CAvahiShim.
+        .target(
+            name: "CBLiteDiscovery",
+            dependencies: ["CBLiteCore", "CAvahiShim"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // libqrencode for `cblite serve --qr`: linked into the tool only, never into libcblite.so.
+        .systemLibrary(name: "CQREncode", path: "Sources/CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // The vocabulary shared by the engine and the wire format, with no storage: JSON,
         // the status/error type, hex/base64, digests, revision IDs, attachment identities.
         // CouchWire depends on it alone; the engine re-exports it.
@@ -120,14 +138,15 @@ let package = Package(
         ),
         .target(
             name: "CBLiteCAPI",
-            dependencies: ["CBLiteCore", "CouchWire", "CBLiteListener", "CBLiteReplicator", "CCBLite"],
+            dependencies: ["CBLiteCore", "CouchWire", "CBLiteListener", "CBLiteReplicator", "CCBLite", "CBLiteDiscovery"],
             exclude: ["exports.map"],
             // As in the engine: every query row passes the handle table.
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
         .executableTarget(
             name: "cblite-cli",
-            dependencies: ["CBLiteCore", "CouchWire", "CBLiteListener", "CBLiteReplicator", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["CBLiteCore", "CouchWire", "CBLiteListener", "CBLiteReplicator", "CBLiteDiscovery", "CQREncode",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The CouchDB wire format, pure (no I/O, no storage): multipart, _revisions, query
         // parameters, error bodies and names, auth headers, the replication and _changes
@@ -146,6 +165,7 @@ let package = Package(
                 "CBLiteCore",
                 "CouchWire",
                 "CBLiteReplicator",          // POST /_replicate runs cblite's own replicator
+                "CBLiteDiscovery",           // "advertise": the listener's DNS-SD advertisement
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -177,6 +197,11 @@ let package = Package(
             // Databases written by earlier versions (read by CryptoCompatibilityTests via #filePath).
             exclude: ["Fixtures"],
             swiftSettings: [faultInjection]
+        ),
+        .testTarget(
+            name: "CBLiteDiscoveryTests",
+            dependencies: ["CBLiteDiscovery", "CBLiteListener", "CBLiteCore"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(
             name: "CouchWireTests",

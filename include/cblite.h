@@ -59,6 +59,7 @@
  *      cbl_live_query      cbl_live_query_start                 cbl_live_query_stop
  *      cbl_server          cbl_server_start                     cbl_server_stop
  *      cbl_replicator      cbl_replicator_start                 cbl_replicator_stop
+ *      cbl_browser         cbl_browser_start                    cbl_browser_stop
  *      cbl_emitter         the library, for one map call        none: valid during it
  *
  *    Handles are independent: closing a database handle releases nothing made from it.
@@ -134,6 +135,7 @@
  *   12. Server                 serving databases over HTTP(S) with CouchDB's REST API
  *   13. JavaScript             the limits of design documents' JavaScript (Duktape)
  *   14. Full-text search       full-text indexes (SQLite FTS5) and ranked searches
+ *   15. Discovery              finding peers on the network (DNS-SD through Avahi)
  *
  * The header compiles as C99 and as C++.
  */
@@ -1739,11 +1741,21 @@ typedef struct cbl_server cbl_server;
  *       most 4096. At the limit the connection waiting longest — idle, or still sending
  *       its request head — is closed for a new one; 503 when all are busy),
  *       "idle_timeout_ms" (120000), "header_timeout_ms" (5000: a request head must be
- *       complete this long after its first byte), "max_header_count" (100; more: 431)}.
+ *       complete this long after its first byte), "max_header_count" (100; more: 431)},
+ *   "advertise": {"name": "Kitchen tablet", "type": "_couchdb._tcp" (the default)} —
+ *       publish the listener with DNS-SD (section 15) while it runs: its name, port and a
+ *       TXT record of "txtvers=1", "tls=0|1", "sha256=<certificate fingerprint>" (with
+ *       TLS) and "db=<the databases served, comma-separated>" (those of the directory
+ *       at start and those given to cbl_server_serve, kept current by it; continued in
+ *       "db2", "db3"... past 255 bytes; "db_more=1" when the record's 1300 bytes could not
+ *       hold them all). A name another host uses is replaced as DNS-SD prescribes
+ *       ("Kitchen tablet #2"); see cbl_server_advertisement. Stopping the listener
+ *       withdraws it.
  * A collection is served as "<db>.<scope>.<collection>" (the default one as "<db>").
  * On success *out_server is a handle for the calls below; release it with
  * cbl_server_stop. Errors: 400 (malformed or unknown configuration, address in use or
- * invalid, unreadable TLS files), 404 (directory missing), 500. */
+ * invalid, unreadable TLS files), 404 (directory missing), 503 ("advertise" given but no
+ * Avahi: its library or daemon missing, said in the message; nothing is left running), 500. */
 CBL_WARN_UNUSED cbl_status cbl_server_start(const char* config_json, cbl_server** out_server, cbl_error* err);
 
 /* Serves the open database `db` as `name` (replacing a directory database of that
@@ -1761,9 +1773,17 @@ CBL_WARN_UNUSED cbl_status cbl_server_url(cbl_server* server, char** out_url, cb
  * that pin it. Caller frees. Errors: 404 (not a TLS listener), 400. */
 CBL_WARN_UNUSED cbl_status cbl_server_tls_fingerprint(cbl_server* server, char** out_sha256, cbl_error* err);
 
-/* Stops accepting connections, waits up to timeout_ms for requests in flight, closes
- * every connection and the databases it opened, releases the port, and releases the
- * handle. NULL and invalid handles are ignored. */
+/* The listener's DNS-SD advertisement (its "advertise" option) as a JSON object:
+ *   {"name": the name advertised (another one after a conflict), "type", "port",
+ *    "txt": [the TXT items], "state": "registering" | "established" | "failed",
+ *    "error": message (when failed)}.
+ * Caller frees. Errors: 404 (not advertised), 400 (invalid handle). */
+CBL_WARN_UNUSED cbl_status cbl_server_advertisement(cbl_server* server, char** out_json, cbl_error* err);
+
+/* Withdraws the advertisement (if any), stops accepting connections, waits up to
+ * timeout_ms for requests in flight, closes every connection and the databases it
+ * opened, releases the port, and releases the handle. NULL and invalid handles are
+ * ignored. */
 void cbl_server_stop(cbl_server* server, int32_t timeout_ms);
 
 /* ------------------------------------------------------------------------------------ */
@@ -1855,6 +1875,51 @@ CBL_WARN_UNUSED cbl_status cbl_collection_search(cbl_collection* coll, const cha
  * it as "bookmark"; null when the page is empty), "total_rows": the rows of this page}.
  * Caller frees. Errors: 400 (NULL out_json, a result not made by cbl_collection_search). */
 CBL_WARN_UNUSED cbl_status cbl_query_result_search_info(cbl_query_result* result, char** out_json, cbl_error* err);
+
+/* ------------------------------------------------------------------------------------ */
+/* 15. Discovery: finding peers on the network (DNS-SD through Avahi)                   */
+/* ------------------------------------------------------------------------------------ */
+
+/* Peers find each other with DNS Service Discovery over multicast DNS, the way Couchbase
+ * Lite used Bonjour: a listener advertises itself (cbl_server_start's "advertise"), a
+ * browser reports the peers of a service type as they come and go. On Linux this goes
+ * through the system's Avahi daemon over D-Bus; libavahi-client.so.3 is loaded when a
+ * browser or an advertisement starts, so the library itself needs neither. Without
+ * them, starting fails with 503 and a message saying which is missing; nothing else is
+ * affected. */
+typedef struct cbl_browser cbl_browser;
+
+/* A peer event as a JSON object, valid during the call only:
+ *   {"event": "appeared" | "updated", "peer": {"name", "type", "domain", "host" (its
+ *       mDNS name, e.g. "tablet.local"), "port", "addresses": [IPv4 first, then IPv6],
+ *       "url": "http[s]://address:port/" (https when its TXT says TLS), "databases": [..],
+ *       "tls": bool, "sha256": fingerprint to pin (when advertised), "txt": {key: value}}}
+ *   {"event": "disappeared", "peer": {"name", "type", "domain"}}
+ *   {"event": "failed", "message": ..}   (the daemon went away; nothing follows)
+ * "appeared" comes once the peer is resolved; "updated" when it is resolved again with
+ * other addresses, port or TXT (a peer seen on several interfaces or over IPv4 and IPv6
+ * is one peer); "disappeared" when it withdrew everywhere. Called on the browser's own
+ * thread, one event at a time, never while a lock of the library is held; it may call
+ * any function, cbl_browser_stop on this browser included (which then returns at once). */
+typedef void (*cbl_browser_fn)(void* context, const char* event_json);
+
+/* Starts browsing for services of `type` (NULL: "_couchdb._tcp", cblite's listeners and
+ * CouchDB-protocol peers) in the local network's default domain ("local"). Peers already
+ * there are reported as they are resolved, usually within a second. On success
+ * *out_browser is a handle; release it with cbl_browser_stop. Errors: 400 (a type that is
+ * not "_name._tcp" / "_name._udp", NULL callback), 503 (no Avahi library, or no Avahi
+ * daemon reachable on the system D-Bus: the message says which). */
+CBL_WARN_UNUSED cbl_status cbl_browser_start(const char* type, cbl_browser_fn callback, void* context,
+                             cbl_browser** out_browser, cbl_error* err);
+
+/* The peers seen now, as a JSON array of the "peer" objects of cbl_browser_fn, by name.
+ * Caller frees. Errors: 400 (invalid handle). */
+CBL_WARN_UNUSED cbl_status cbl_browser_peers(cbl_browser* browser, char** out_json, cbl_error* err);
+
+/* Stops browsing, waits until no call of its callback runs (unless called from the
+ * callback, which returns at once: no event follows), and releases the handle. NULL and
+ * invalid handles are ignored. */
+void cbl_browser_stop(cbl_browser* browser);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
 import CBLiteCore
+import CBLiteDiscovery
 import CouchWire
 import NIOCore
 import NIOHTTP1
@@ -25,6 +26,7 @@ public final class Listener: @unchecked Sendable {
     private let connections = ConnectionRegistry()
     private let views = ViewRegistry()
     private var boundPort = 0
+    private var advertiser: Advertiser?
 
     /// SHA-256 of the TLS certificate (DER), lowercase hex: what a client pins.
     public private(set) var tlsCertificateSHA256: String?
@@ -57,6 +59,10 @@ public final class Listener: @unchecked Sendable {
 
     public var isRunning: Bool { lock.locked { channel != nil } }
 
+    /// The DNS-SD advertisement while running with `"advertise"`: its name (another one
+    /// after a conflict on the network) and state.
+    public var advertisement: Advertiser? { lock.locked { advertiser } }
+
     /// Serves `database` as `name` (in addition to, or in place of, the directory's
     /// database of that name); nil stops serving a given handle. May be called before or
     /// after start. The handle stays the caller's: the listener never closes it.
@@ -68,6 +74,8 @@ public final class Listener: @unchecked Sendable {
                 pendingServes.append((name, database))
             }
         }
+        // The advertisement names the databases served: it follows.
+        try advertisement?.update(txt: advertisedTXT().build())
     }
 
     /// Serves `view` (registered through the API with its map/reduce functions) as
@@ -77,8 +85,29 @@ public final class Listener: @unchecked Sendable {
         views.set(view, database: database, designDoc: designDoc, name: name)
     }
 
-    /// Binds and starts serving. Throws when the address is in use or invalid.
+    /// Binds and starts serving, and advertises it when configured to. Throws when the
+    /// address is in use or invalid; 503 when it cannot be advertised (no Avahi), and then
+    /// it is not left running.
     public func start() throws {
+        try bind()
+        guard let settings = configuration.advertise else { return }
+        do {
+            let a = try Advertiser(name: settings.name, type: settings.type, port: port, txt: advertisedTXT().build())
+            lock.locked { advertiser = a }
+        } catch {
+            stop(timeoutMs: 0)
+            throw error
+        }
+    }
+
+    /// What the advertisement's TXT record says: the databases served now (not the
+    /// system's `_users`, `_replicator`), TLS and the certificate to pin.
+    private func advertisedTXT() -> ServiceTXT {
+        let names = lock.locked { server?.databases.allNames() ?? [] }.filter { !$0.hasPrefix("_") }
+        return ServiceTXT(databases: names, tls: tlsContext != nil, sha256: tlsCertificateSHA256)
+    }
+
+    private func bind() throws {
         try lock.locked {
             guard channel == nil else { throw CBLError(.badRequest, "the listener is already running") }
             let limits = configuration.limits
@@ -122,6 +151,8 @@ public final class Listener: @unchecked Sendable {
     /// Stops accepting, waits up to `timeoutMs` for requests in flight, closes every
     /// connection and the databases it opened, and releases the port. Idempotent.
     public func stop(timeoutMs: Int = 5000) {
+        // Withdrawn first: peers stop finding a listener that no longer answers.
+        lock.locked { defer { advertiser = nil }; return advertiser }?.stop()
         let (ch, group, workers, server): (Channel?, MultiThreadedEventLoopGroup?, WorkerPool?, ServerContext?) = lock.locked {
             defer { channel = nil; self.group = nil; self.workers = nil; self.server = nil }
             return (channel, self.group, self.workers, self.server)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CBLiteCore
+import CBLiteDiscovery
 import CBLiteReplicator
 import Glibc
 
@@ -10,7 +11,13 @@ import Glibc
 // ReplicatorConfiguration(json:).
 
 private let replicationDiscussion = """
-    URL is the peer's database: http[s]://[user[:password]@]host[:port]/db. With --user, \
+    URL is the peer's database: http[s]://[user[:password]@]host[:port]/db, or \
+    peer:NAME[/db] for a peer advertised on the local network under NAME (`cblite serve \
+    --advertise NAME`, see `cblite peers`), found with DNS-SD within 10 seconds; without \
+    /db, the peer's database of the local one's name. A peer advertising TLS is pinned to \
+    the certificate fingerprint it advertises unless --pinned-cert or --ca-file says \
+    otherwise (trust what answers to the name on the network). A URL ending in \
+    #sha256=HEX (what `cblite serve --qr` shows) pins that certificate. With --user, \
     the password is read from the environment variable CBLITE_PASSWORD, else from the URL, \
     else (on a terminal) asked for without echo; it is never printed.
 
@@ -38,7 +45,7 @@ private let replicationDiscussion = """
     """
 
 struct ReplicationOptions: ParsableArguments {
-    @Argument(help: "The peer's database URL (http[s]://[user[:password]@]host[:port]/db).")
+    @Argument(help: "The peer's database URL (http[s]://[user[:password]@]host[:port]/db), or peer:NAME[/db] for a peer found on the local network.")
     var url: String
 
     @Flag(name: .long, help: "Keep replicating new changes until SIGINT or SIGTERM.")
@@ -189,7 +196,8 @@ private struct ReplicationRun {
     /// The replicator's JSON configuration from the options, checked by the replicator.
     func makeConfiguration() throws -> ReplicatorConfiguration {
         var o = JSONObject()
-        o["url"] = .string(options.url)
+        let (url, pinned) = try peerURL()
+        o["url"] = .string(url)
         o["direction"] = .string(direction.rawValue)
         if options.continuous { o["continuous"] = .bool(true) }
         if options.createTarget && direction != .pull { o["create_target"] = .bool(true) }
@@ -218,14 +226,14 @@ private struct ReplicationRun {
             o["headers"] = .object(h)
         }
         var tls = JSONObject()
-        if let p = options.pinnedCert { tls["pinned_sha256"] = .string(p) }
+        if let p = pinned { tls["pinned_sha256"] = .string(p) }
         if let f = options.caFile { tls["ca_file"] = .string(f) }
         if !tls.isEmpty { o["tls"] = .object(tls) }
 
         // Credentials: --user (or the URL's user) with $CBLITE_PASSWORD, the URL's password
         // or a prompt, as "auth" (which takes precedence over the URL's credentials).
         let parsed: RemoteURL
-        do { parsed = try RemoteURL(options.url) } catch let e as CBLError { throw usageError(e.message) }
+        do { parsed = try RemoteURL(url) } catch let e as CBLError { throw usageError(e.message) }
         let envPassword = getenv("CBLITE_PASSWORD").map { String(cString: $0) }
         if let user = options.user ?? parsed.user {
             // An explicit password wins: the URL's for the URL's user, $CBLITE_PASSWORD for --user.
@@ -242,6 +250,24 @@ private struct ReplicationRun {
 
         let text = String(decoding: JSONWriter.ordered(.object(o)), as: UTF8.self)
         do { return try ReplicatorConfiguration(json: text) } catch let e as CBLError { throw usageError(e.message) }
+    }
+
+    /// The URL to replicate with and the certificate to pin: a `peer:NAME[/db]` found on
+    /// the network (pinned to its advertised fingerprint unless told otherwise), or the
+    /// URL given, its `#sha256=HEX` taken as the certificate to pin.
+    private func peerURL() throws -> (url: String, pinned: String?) {
+        guard let (name, database) = PeerAddress.parse(options.url) else {
+            let (url, fragmentPin) = ShareableURL.split(options.url)
+            if let fragmentPin, let given = options.pinnedCert, given.lowercased() != fragmentPin.lowercased() {
+                throw usageError("--pinned-cert and the URL's #sha256= name different certificates")
+            }
+            return (url, options.pinnedCert ?? fragmentPin)
+        }
+        let peer = try PeerAddress.find(name: name, type: ServiceType.couchDB, timeoutMs: 10_000)
+        guard let base = peer.url else { throw CBLError(.notFound, "the peer \"\(name)\" has no address") }
+        let db = try database ?? self.db.location().name
+        let pinned = options.pinnedCert ?? (options.caFile == nil ? peer.txt.sha256 : nil)
+        return (base + db.split(separator: "/", omittingEmptySubsequences: false).joined(separator: "%2F"), pinned)
     }
 
 }

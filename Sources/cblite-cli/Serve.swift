@@ -1,5 +1,6 @@
 import ArgumentParser
 import CBLiteCore
+import CBLiteDiscovery
 import CBLiteListener
 import Glibc
 
@@ -14,6 +15,17 @@ struct Serve: ParsableCommand {
             configuration file's, which uses the keys of the listener's JSON configuration \
             (host, port, directory, users, read_only, allow_remote_without_auth, tls, limits); \
             its users' passwords may be given as CouchDB's PBKDF2 hashes ("-pbkdf2:sha256-…").
+
+            --advertise NAME publishes the listener on the local network with DNS-SD (through \
+            the Avahi daemon; exit 5 with a message when it is not reachable) so that \
+            `cblite peers` lists it and `cblite sync DB peer:NAME/DB` reaches it; a name \
+            already taken becomes "NAME #2". Serve on an address peers can reach (--host \
+            0.0.0.0) with users, or "allow_remote_without_auth" in the configuration.
+
+            --qr prints the URL as a QR code (for a dark terminal, as qrencode -t UTF8 draws \
+            it), with TLS the certificate's fingerprint after it as #sha256=HEX, which \
+            `cblite sync/pull/push` takes as the certificate to pin. Listening on every \
+            address, the URL has the machine's first non-loopback IPv4 address.
             """)
 
     @Option(name: .long, help: "Directory whose databases are served (default: $CBLITE_DIR or ~/.local/share/cblite).")
@@ -46,7 +58,16 @@ struct Serve: ParsableCommand {
     @Option(name: .long, help: "A limit as KEY=N (repeatable), a key of the configuration's \"limits\": max_connections, header_timeout_ms, max_header_count, max_attachment_bytes, ...")
     var limit: [String] = []
 
-    @Flag(name: .long, help: "Print {\"url\", \"tls_sha256\"} and {\"stopped\": true} as JSON lines.")
+    @Option(name: .long, help: "Advertise the listener on the local network under this name (DNS-SD).")
+    var advertise: String?
+
+    @Option(name: .customLong("advertise-type"), help: "The advertised service type (default _couchdb._tcp).")
+    var advertiseType: String?
+
+    @Flag(name: .long, help: "Print the URL (with the TLS certificate's fingerprint) as a QR code.")
+    var qr = false
+
+    @Flag(name: .long, help: "Print {\"url\", \"tls_sha256\", \"advertised\"} and {\"stopped\": true} as JSON lines.")
     var json = false
 
     func run() throws {
@@ -97,6 +118,14 @@ struct Serve: ParsableCommand {
             members["tls"] = .object(JSONObject([("cert_pem_file", .string(tlsCert)), ("key_pem_file", .string(tlsKey))]))
         }
 
+        if let advertise {
+            var a = JSONObject([("name", .string(advertise))])
+            if let advertiseType { a["type"] = .string(advertiseType) }
+            members["advertise"] = .object(a)
+        } else if advertiseType != nil {
+            throw ToolError.usage("--advertise-type needs --advertise NAME")
+        }
+
         // Block the signals before any thread starts, then wait for one synchronously.
         var signals = sigset_t()
         sigemptyset(&signals)
@@ -106,13 +135,30 @@ struct Serve: ParsableCommand {
 
         let listener = try Listener(configuration: JSONValue.object(members).jsonString)
         try listener.start()
+        let bound = listener.configuration.host
+        if advertise != nil, bound.hasPrefix("127.") || bound == "::1" || bound == "localhost" {
+            writeStderr("cblite: warning: advertised, but listening on \(bound) only: peers cannot connect (--host 0.0.0.0)\n")
+        }
+        // The advertised name once Avahi has probed it (another one after a conflict).
+        let advertised = listener.advertisement.map { a -> String in
+            if case .failed(let message) = a.waitSettled(timeoutMs: 10_000) { writeStderr("cblite: \(message)\n") }
+            return a.name
+        }
         if json {
             var o = JSONObject([("url", .string(listener.url))])
             if let fp = listener.tlsCertificateSHA256 { o["tls_sha256"] = .string(fp) }
+            if let advertised { o["advertised"] = .string(advertised) }
             print(o.jsonText)
         } else {
             print("cblite listening on \(listener.url)")
             if let fp = listener.tlsCertificateSHA256 { print("TLS certificate SHA-256: \(fp)") }
+            if let advertised, let a = listener.advertisement { print("advertised as \"\(advertised)\" (\(a.type))") }
+        }
+        if qr {
+            // On standard output with the rest, unless that is JSON lines.
+            let url = ShareableURL.of(listener)
+            let text = try QRCode.render(url) + url + "\n"
+            if json { writeStderr(text) } else { print(text, terminator: "") }
         }
         fflush(nil)
         var received: Int32 = 0

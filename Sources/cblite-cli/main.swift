@@ -268,7 +268,7 @@ struct CBLiteTool: ParsableCommand {
         subcommands: [Info.self, List.self, Get.self, Cat.self, Revs.self, Put.self, Edit.self, Remove.self, Purge.self,
                       Changes.self, Query.self, ListCollections.self, MakeCollection.self, AttachmentCommands.self,
                       Export.self, Import.self, Copy.self, Check.self, Compact.self, Reindex.self,
-                      Encrypt.self, Decrypt.self, Rekey.self, Shell.self, Serve.self, Push.self, Pull.self, Sync.self,
+                      Encrypt.self, Decrypt.self, Rekey.self, Shell.self, Serve.self, Push.self, Pull.self, Sync.self, Peers.self,
                       Find.self, IndexCommands.self, Search.self, TextIndexCommands.self])
 }
 

@@ -20,6 +20,8 @@ public struct ListenerConfiguration: Sendable {
     public var allowRemoteWithoutAuth = false
     public var tls: TLSSettings?
     public var limits = Limits()
+    /// Published with DNS-SD while the listener runs (AdvertiseSettings).
+    public var advertise: AdvertiseSettings?
     /// How `/_uuids` and POSTed documents without an ID get IDs (CouchDB's `[uuids]`).
     var uuidAlgorithm: UUIDGenerator.Algorithm = .sequential
     var utcIDSuffix = ""
@@ -79,6 +81,7 @@ public struct ListenerConfiguration: Sendable {
             case "allow_remote_without_auth": allowRemoteWithoutAuth = try Self.bool(v, k)
             case "tls": tls = try Self.tlsSettings(v)
             case "limits": limits = try Self.limits(v)
+            case "advertise": advertise = v.isNull ? nil : try AdvertiseSettings(json: v)
             case "uuids":
                 guard let u = v.objectValue else { throw Self.bad("uuids must be an object {\"algorithm\", \"utc_id_suffix\"}") }
                 for (key, value) in u.members {

@@ -23,7 +23,7 @@ this package, else the system's library search path.
 #   0  errors, _shutdown (what must stop at exit), _deep_json (JSON of any depth)
 #   1  _lib (every ctypes declaration)
 #   2  _util
-#   3  _documents, log, javascript, listeners (ListenerToken), server (Server),
+#   3  _documents, log, javascript, listeners (ListenerToken), server (Server), discovery (PeerBrowser),
 #      blob_reader (BlobReader), blob_writer (BlobWriter), query_result (QueryResult),
 #      transaction (Transaction), replicator (Replicator)
 #   4  attachments (re-exports), live_query (LiveQuery), mango (FindResult),
@@ -37,6 +37,7 @@ from .collection import Collection
 from .database import Database
 from .transaction import Transaction
 from .server import Server
+from .discovery import PeerBrowser, PeerEvent
 from .replicator import ReplicationEvent, Replicator
 from .attachments import BlobReader, BlobWriter
 from .errors import (BadRequest, Busy, CBLiteError, Conflict, DatabaseDamaged, Forbidden,
@@ -67,5 +68,5 @@ __all__ = [
     "LogDomain", "LogLevel", "set_log_level", "get_log_level", "set_log_callback",
     "get_log_callback", "version", "version_number", "storage_versions", "instance_count", "status_name",
     "default_directory", "library_path", "missing_functions", "live_listener_count",
-    "remove_all_listeners", "set_js_limits", "js_limits",
+    "remove_all_listeners", "set_js_limits", "js_limits", "PeerBrowser", "PeerEvent",
 ]

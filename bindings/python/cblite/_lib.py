@@ -34,7 +34,7 @@ __all__ = [
     "lib", "C", "library_path", "cbl_error", "cbl_change", "missing_functions",
     "cbl_query_row",
     "LOG_FN", "TRANSACTION_FN", "UPDATE_FN", "VALIDATE_FN", "CHANGE_FN", "FILTER_FN", "REVISION_FN",
-    "MAP_FN", "REDUCE_FN", "LIVE_FN", "STATUS_FN", "DOCUMENT_FN",
+    "MAP_FN", "REDUCE_FN", "LIVE_FN", "STATUS_FN", "DOCUMENT_FN", "BROWSER_FN",
     "take_string", "new_error", "enc", "FUNCTIONS",
     "ATTACHMENT_FUNCTIONS", "VIEW_FUNCTIONS", "REPLICATOR_FUNCTIONS",
     "CBL_GET_DELETED", "CBL_GET_CONFLICTS", "CBL_GET_REVISIONS", "CBL_GET_LOCAL_SEQ",
@@ -103,6 +103,8 @@ LIVE_FN = CFUNCTYPE(None, c_void_p, c_void_p)
 STATUS_FN = CFUNCTYPE(None, c_void_p, c_char_p)
 #: ``cbl_replicator_document_fn``: (context, documents_json).
 DOCUMENT_FN = CFUNCTYPE(None, c_void_p, c_char_p)
+#: ``cbl_browser_fn``: (context, event_json).
+BROWSER_FN = CFUNCTYPE(None, c_void_p, c_char_p)
 
 _ERR = POINTER(cbl_error)
 _OUT_STR = POINTER(c_void_p)      # char**  (read as void* so that we can cbl_free it)
@@ -209,6 +211,11 @@ FUNCTIONS: Dict[str, Any] = {
     "cbl_server_url": (_STATUS, [_H, _OUT_STR, _ERR]),
     "cbl_server_tls_fingerprint": (_STATUS, [_H, _OUT_STR, _ERR]),
     "cbl_server_stop": (None, [_H, c_int32]),
+    "cbl_server_advertisement": (_STATUS, [_H, _OUT_STR, _ERR]),
+    # Discovery
+    "cbl_browser_start": (_STATUS, [_S, BROWSER_FN, c_void_p, _OUT_HANDLE, _ERR]),
+    "cbl_browser_peers": (_STATUS, [_H, _OUT_STR, _ERR]),
+    "cbl_browser_stop": (None, [_H]),
     # Changes
     "cbl_collection_changes": (_STATUS, [_H, c_uint64, _S, _OUT_STR, _ERR]),
     "cbl_collection_salvage": (_STATUS, [_H, REVISION_FN, c_void_p, _OUT_STR, _ERR]),

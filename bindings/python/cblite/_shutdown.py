@@ -20,7 +20,7 @@ import weakref
 from typing import Any, List, MutableMapping, Protocol
 
 __all__ = ["Stoppable", "LiveSet", "bury", "LOG_CALLBACK", "DATABASES", "LIVE_QUERIES",
-           "REPLICATORS", "LISTENERS", "EXIT_ORDER"]
+           "REPLICATORS", "LISTENERS", "BROWSERS", "EXIT_ORDER"]
 
 
 class Stoppable(Protocol):
@@ -77,9 +77,10 @@ DATABASES = LiveSet("databases (their validators and filters)", weak=True)
 LIVE_QUERIES = LiveSet("live queries")
 REPLICATORS = LiveSet("replicators")
 LISTENERS = LiveSet("listeners")
+BROWSERS = LiveSet("peer browsers")
 
 #: The order the exit handler stops them in.
-EXIT_ORDER = (LOG_CALLBACK, DATABASES, LIVE_QUERIES, REPLICATORS, LISTENERS)
+EXIT_ORDER = (LOG_CALLBACK, DATABASES, LIVE_QUERIES, REPLICATORS, LISTENERS, BROWSERS)
 
 _graveyard: List[Any] = []
 

@@ -15,6 +15,9 @@
         async for event in aio.replication_events(db.replicate(url)):
             print(event.kind, event.data)
 
+        async for event in aio.peer_events():          # cblite.PeerEvent, until break
+            print(event.kind, event.peer["name"])
+
 The library calls back on its own threads; each iterator hands what it receives to the
 event loop it was started on (``call_soon_threadsafe``), so the loop never blocks.
 Leaving the ``async for`` (``break``, an exception, cancellation) removes the listener or
@@ -27,12 +30,13 @@ import asyncio
 from typing import Any, AsyncIterator, List, Optional, Union
 
 from .collection import Collection
+from .discovery import DEFAULT_SERVICE_TYPE, PeerBrowser, PeerEvent
 from .database import Database
 from .listeners import Change, ListenerToken
 from .replicator import ReplicationEvent, Replicator
 from .views import Row, View
 
-__all__ = ["changes", "live_query", "replication_events"]
+__all__ = ["changes", "live_query", "replication_events", "peer_events"]
 
 _END: Any = object()
 
@@ -116,3 +120,24 @@ def _next_event(replicator: Replicator) -> Any:
     except TimeoutError:
         return None
     return _END if event is None else event
+
+
+async def peer_events(service_type: str = DEFAULT_SERVICE_TYPE) -> AsyncIterator[PeerEvent]:
+    """Yields the peers of `service_type` as they appear, change and disappear on the
+    local network (a :class:`cblite.PeerBrowser`'s events), until the iteration is left or
+    browsing fails (the "failed" event is the last). Raises :class:`cblite.Busy` at once
+    without the Avahi daemon."""
+    loop = asyncio.get_running_loop()
+    queue: "asyncio.Queue[Any]" = asyncio.Queue()
+
+    def deliver(event: PeerEvent) -> None:         # on the browser's thread
+        loop.call_soon_threadsafe(queue.put_nowait, event)
+        if event.kind == "failed":
+            loop.call_soon_threadsafe(queue.put_nowait, _END)
+
+    browser = PeerBrowser(service_type, on_event=deliver)
+    try:
+        async for event in _drain(queue, lambda: browser.is_running):
+            yield event
+    finally:
+        browser.stop()

@@ -15,7 +15,7 @@ from ctypes import byref, c_uint16
 from typing import Any, Dict, Mapping, Optional
 
 from ._lib import C, cbl_error
-from ._util import call, call_handle, call_str, check, cstr, json_arg
+from ._util import call, call_dict, call_handle, call_str, check, cstr, json_arg
 from .errors import BadRequest, NotFound
 
 __all__ = ["Server"]
@@ -29,7 +29,9 @@ class Server:
     and/or as keyword arguments (which win): ``host``, ``port`` (0, the default here:
     any free port), ``directory``, ``users`` ({name: password}), ``read_only``,
     ``allow_remote_without_auth``, ``tls`` ({"anonymous": True} or
-    {"cert_pem_file": ..., "key_pem_file": ...}), ``limits``.
+    {"cert_pem_file": ..., "key_pem_file": ...}), ``limits``, ``advertise``
+    ({"name": ..., "type"?: "_couchdb._tcp"}: published with DNS-SD while it runs, see
+    :mod:`cblite.discovery`; raises :class:`cblite.Busy` when Avahi is not there).
     """
 
     def __init__(self, config: Optional[Mapping[str, Any]] = None, **options: Any) -> None:
@@ -70,6 +72,16 @@ class Server:
         it; None when the server speaks plain HTTP."""
         try:
             return call_str(C.cbl_server_tls_fingerprint, self._h)
+        except NotFound:
+            return None
+
+    @property
+    def advertisement(self) -> Optional[Dict[str, Any]]:
+        """The DNS-SD advertisement ({"name" (another one after a conflict on the
+        network), "type", "port", "txt", "state": "registering" | "established" |
+        "failed", "error"?}), or None when the server is not advertised."""
+        try:
+            return call_dict(C.cbl_server_advertisement, self._h)
         except NotFound:
             return None
 

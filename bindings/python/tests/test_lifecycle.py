@@ -157,9 +157,9 @@ live = view.live_query(lambda rows: None)
 cblite.set_log_callback(lambda domain, level, message: None)
 sizes = {{live_set.name: len(live_set) for live_set in s.EXIT_ORDER}}
 assert sizes == {{s.LOG_CALLBACK.name: 1, s.DATABASES.name: 1, s.LIVE_QUERIES.name: 1,
-                  s.REPLICATORS.name: 0, s.LISTENERS.name: 1}}, sizes
+                  s.REPLICATORS.name: 0, s.LISTENERS.name: 1, s.BROWSERS.name: 0}}, sizes
 s._stop_everything()
-assert [len(live_set) for live_set in s.EXIT_ORDER] == [0, 1, 0, 0, 0]
+assert [len(live_set) for live_set in s.EXIT_ORDER] == [0, 1, 0, 0, 0, 0]
 assert not token.active and not live.running and cblite.get_log_callback() is None
 db.put({{"a": 1}}, "x")           # the validator is gone, the database still open
 assert "x" in db and db.is_open
