@@ -166,6 +166,29 @@ final class MangoTests: CBLTestCase {
         XCTAssertEqual(try ids(#"{"age":{"$gte":25},"name":{"$ne":"bob"}}"#), ["a", "c"])
     }
 
+    /// A live find runs its query again after each change and delivers its documents
+    /// when they differ (LiveQuery's mechanism, as for views).
+    func testALiveFindDeliversItsDocumentsWhenTheyChange() throws {
+        let seen = LockedValue<[[String]]>([])
+        let lq = LiveQuery(collection: c, find: try FindRequest(json: #"{"selector":{"age":{"$gt":30}}}"#)) { e in
+            let ids = ((try? e.allRows()) ?? []).compactMap { $0.docID }
+            seen.withLock { $0.append(ids) }
+        }
+        try lq.start()
+        defer { lq.stop() }
+        XCTAssertTrue(lq.waitIdle())
+        XCTAssertEqual(seen.withLock { $0 }, [["a", "c"]])                   // "old": strings sort after numbers
+        _ = try c.put(docID: "g", json: #"{"age":40}"#, parent: nil)
+        _ = try c.put(docID: "h", json: #"{"age":3}"#, parent: nil)         // not found: nothing delivered
+        XCTAssertTrue(lq.waitIdle())
+        XCTAssertEqual(seen.withLock { $0 }, [["a", "c"], ["a", "c", "g"]])
+        try lq.setFind(try FindRequest(json: #"{"selector":{"age":{"$lt":4}}}"#))
+        XCTAssertTrue(lq.waitIdle())
+        XCTAssertEqual(seen.withLock { $0 }.last, ["d", "h"])                // null sorts before numbers
+        let unusable = LiveQuery(collection: c, find: try FindRequest(json: #"{"selector":{"x":1},"sort":["x"]}"#)) { _ in }
+        XCTAssertThrowsError(try unusable.start())
+    }
+
     func testPagingAnIndexByBookmarkCoversEveryResultOnce() throws {
         for i in 0..<600 { _ = try c.put(docID: String(format: "k%04d", i), json: "{\"v\":\(i % 7)}", parent: nil) }
         _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["v"]}}"#))

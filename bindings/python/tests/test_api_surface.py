@@ -127,6 +127,7 @@ CASES = {
 NOT_C_STRINGS = {
     "Collection.find:selector", "Collection.find:fields", "Collection.find:bookmark", "Collection.find:options",
     "Collection.explain:selector", "Collection.explain:options", "Collection.create_index:ddoc",
+    "Collection.live_find:selector", "Collection.live_find:options",
     "Collection.create_index:name", "Collection.create_index:partial_filter_selector",
     "Collection.changes:doc_ids", "Collection.changes:filter", "Collection.changes:style",
     "Collection.changes:filter_params",
