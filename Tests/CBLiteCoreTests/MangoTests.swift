@@ -189,6 +189,30 @@ final class MangoTests: CBLTestCase {
         XCTAssertThrowsError(try unusable.start())
     }
 
+    /// `_explain`'s other indexes as CouchDB 3.5 ranks them (mango_cursor): the usable
+    /// json indexes by their place after the chosen one, then `_all_docs`, then the
+    /// unusable, then the partial ones; listed by design document, descending.
+    func testExplainRanksTheOtherIndexesAsCouchDB() throws {
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["age"]},"ddoc":"a1","name":"age"}"#))
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["age","name"]},"ddoc":"a2","name":"age-name"}"#))
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["name"]},"ddoc":"n","name":"name"}"#))
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["age"],"partial_filter_selector":{"x":1}},"ddoc":"p","name":"p"}"#))
+        func candidates(_ selector: String) throws -> [String] {
+            let plan = try c.explain(try FindRequest(json: "{\"selector\":\(selector)}"), databaseName: "db")
+            return (plan.objectValue?["index_candidates"]?.arrayValue ?? []).map { cand -> String in
+                let i = cand.objectValue?["index"]?.objectValue, a = cand.objectValue?["analysis"]?.objectValue
+                let reason = a?["reasons"]?.arrayValue?.first?.objectValue?["name"]?.stringValue ?? "?"
+                return "\(i?["name"]?.stringValue ?? "?") \(a?["usable"]?.boolValue ?? false) \(reason) \(a?["ranking"]?.intValue ?? -1)"
+            }
+        }
+        XCTAssertEqual(try candidates(#"{"age":{"$gt":1}}"#),             // age-name needs both fields
+                       ["p false is_partial 3", "name false field_mismatch 2", "age-name false field_mismatch 2",
+                        "_all_docs true unfavored_type 1"])
+        XCTAssertEqual(try candidates(#"{"age":{"$gt":1},"name":{"$gt":null}}"#),    // age-name chosen: no field left out
+                       ["p false is_partial 4", "name true less_overlap 2", "age true less_overlap 1",
+                        "_all_docs true unfavored_type 3"])
+    }
+
     func testPagingAnIndexByBookmarkCoversEveryResultOnce() throws {
         for i in 0..<600 { _ = try c.put(docID: String(format: "k%04d", i), json: "{\"v\":\(i % 7)}", parent: nil) }
         _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["v"]}}"#))
