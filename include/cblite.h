@@ -1343,7 +1343,8 @@ CBL_WARN_UNUSED cbl_status cbl_live_query_start(cbl_view* view, const char* opti
                                 cbl_live_query_fn callback, void* context,
                                 cbl_live_query** out_live_query, cbl_error* err);
 
-/* Replaces the options; the query re-runs and delivers its new result set. Errors: 400. */
+/* Replaces the options (a live find's: its _find body); the query re-runs and delivers
+ * its new result set. Errors: 400. */
 CBL_WARN_UNUSED cbl_status cbl_live_query_set_options(cbl_live_query* live_query, const char* options_json,
                                       cbl_error* err);
 
@@ -1414,6 +1415,18 @@ CBL_WARN_UNUSED cbl_status cbl_collection_create_index(cbl_collection* coll, con
  * Errors: 400, 404 (no such index), 409. */
 CBL_WARN_UNUSED cbl_status cbl_collection_delete_index(cbl_collection* coll, const char* ddoc, const char* name,
                                                        cbl_error* err);
+
+/* Starts a live find: the query (a _find body, as cbl_collection_find takes) runs on the
+ * live query's own thread, then again after each committed change to the collection, and
+ * `callback` gets its result (rows as cbl_collection_find's: doc_json the document found)
+ * first, then each time the documents found differ from the last ones delivered. The
+ * callback rules, cbl_live_query_wait_idle and cbl_live_query_stop are the live queries'
+ * (section 9); cbl_live_query_set_options takes a new _find body. Errors: as
+ * cbl_collection_find (the query is checked and planned before this returns), 400 (NULL
+ * callback). */
+CBL_WARN_UNUSED cbl_status cbl_collection_live_find(cbl_collection* coll, const char* query_json,
+                                                    cbl_live_query_fn callback, void* context,
+                                                    cbl_live_query** out_live_query, cbl_error* err);
 
 /* The indexes as CouchDB's GET /db/_index lists them: {"total_rows", "indexes": [the
  * special _all_docs index, then each json index by design document and name]}. Caller

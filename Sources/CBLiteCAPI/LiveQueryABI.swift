@@ -30,7 +30,11 @@ private func liveQuery(_ h: OpaquePointer?) throws -> LiveQuery {
                                                           _ err: ErrorOut?) -> cbl_status {
     abiCall(err) {
         let lq = try liveQuery(h)
-        lq.setOptions(try QueryOptions(json: try optionalString(opts, "options_json")))
+        if lq.isFind {
+            do { try lq.setFind(try FindRequest(json: try string(opts, "options_json"))) } catch let e as MangoError { throw e.cblError }
+        } else {
+            lq.setOptions(try QueryOptions(json: try optionalString(opts, "options_json")))
+        }
     }
 }
 

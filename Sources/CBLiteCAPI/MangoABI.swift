@@ -61,3 +61,22 @@ private func mango<T>(_ body: () throws -> T) throws -> T {
         return JSONWriter.ordered(try mango { try c.mangoIndexListJSON() })
     }
 }
+
+@c @implementation public func cbl_collection_live_find(_ coll: OpaquePointer?, _ query: UnsafePointer<CChar>?,
+                                                        _ callback: cbl_live_query_fn?, _ context: UnsafeMutableRawPointer?,
+                                                        _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
+    outCall(out, "out_live_query", empty: nil, err) {
+        guard let callback else { throw CBLError(.badRequest, "callback is NULL") }
+        let c = try collection(coll)
+        let request = try mango { try FindRequest(json: try string(query, "query_json")) }
+        let ctx = Context(raw: context)
+        let lq = LiveQuery(collection: c, find: request) { enumerator in
+            // The result is a handle for the duration of the callback only.
+            let handle = HandleTable.shared.register(QueryResultBox(enumerator))
+            callback(ctx.raw, handle)
+            HandleTable.shared.remove(handle)
+        }
+        try mango { try lq.start() }
+        return HandleTable.shared.register(lq)
+    }
+}

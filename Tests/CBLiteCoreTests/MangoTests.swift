@@ -147,6 +147,72 @@ final class MangoTests: CBLTestCase {
         XCTAssertEqual(names, ["Alice", "bob", "Carol", "Dave"])
     }
 
+    /// The conditions an index row's key decides are not checked again on its document
+    /// (KeyFilter) — exact only at the revision the row was made from: a document changed
+    /// since (an index not brought up to date: "update": false) is checked whole.
+    func testKeyDecidedConditionsHoldOnlyForTheIndexedRevision() throws {
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["age","name"]},"ddoc":"an","name":"an"}"#))
+        XCTAssertEqual(try ids(#"{"age":{"$gte":25,"$lt":31}}"#), ["b"])
+        XCTAssertEqual(try ids(#"{"age":{"$gte":25},"name":{"$ne":"bob"}}"#), ["a", "c"])     // a second column's key
+        XCTAssertEqual(try ids(#"{"age":{"$gt":null},"name":{"$regex":"^[ab]"}}"#), ["b"])   // and a residual condition
+        XCTAssertEqual(try ids(#"{"age":{"$gte":31,"$lte":31},"name":"Alice"}"#), ["a"])
+        // b moves out of the range and a into it; the index is not updated. b's row (25)
+        // passes the key conditions, a's (31, in the scan's range up to [31, <MAX>]) fails
+        // them: as CouchDB, both documents are read as they are now and checked whole.
+        _ = try c.put(docID: "b", json: #"{"name":"bob","age":99}"#, parent: try c.doc("b")["_rev"]?.stringValue)
+        _ = try c.put(docID: "a", json: #"{"name":"Alice","age":26}"#, parent: try c.doc("a")["_rev"]?.stringValue)
+        XCTAssertEqual(try ids(#"{"age":{"$gte":25,"$lt":31}}"#, #""update":false"#), ["a"])
+        XCTAssertEqual(try ids(#"{"age":{"$gte":25,"$lt":31}}"#), ["a"])
+        XCTAssertEqual(try ids(#"{"age":{"$gte":25},"name":{"$ne":"bob"}}"#), ["a", "c"])
+    }
+
+    /// A live find runs its query again after each change and delivers its documents
+    /// when they differ (LiveQuery's mechanism, as for views).
+    func testALiveFindDeliversItsDocumentsWhenTheyChange() throws {
+        let seen = LockedValue<[[String]]>([])
+        let lq = LiveQuery(collection: c, find: try FindRequest(json: #"{"selector":{"age":{"$gt":30}}}"#)) { e in
+            let ids = ((try? e.allRows()) ?? []).compactMap { $0.docID }
+            seen.withLock { $0.append(ids) }
+        }
+        try lq.start()
+        defer { lq.stop() }
+        XCTAssertTrue(lq.waitIdle())
+        XCTAssertEqual(seen.withLock { $0 }, [["a", "c"]])                   // "old": strings sort after numbers
+        _ = try c.put(docID: "g", json: #"{"age":40}"#, parent: nil)
+        _ = try c.put(docID: "h", json: #"{"age":3}"#, parent: nil)         // not found: nothing delivered
+        XCTAssertTrue(lq.waitIdle())
+        XCTAssertEqual(seen.withLock { $0 }, [["a", "c"], ["a", "c", "g"]])
+        try lq.setFind(try FindRequest(json: #"{"selector":{"age":{"$lt":4}}}"#))
+        XCTAssertTrue(lq.waitIdle())
+        XCTAssertEqual(seen.withLock { $0 }.last, ["d", "h"])                // null sorts before numbers
+        let unusable = LiveQuery(collection: c, find: try FindRequest(json: #"{"selector":{"x":1},"sort":["x"]}"#)) { _ in }
+        XCTAssertThrowsError(try unusable.start())
+    }
+
+    /// `_explain`'s other indexes as CouchDB 3.5 ranks them (mango_cursor): the usable
+    /// json indexes by their place after the chosen one, then `_all_docs`, then the
+    /// unusable, then the partial ones; listed by design document, descending.
+    func testExplainRanksTheOtherIndexesAsCouchDB() throws {
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["age"]},"ddoc":"a1","name":"age"}"#))
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["age","name"]},"ddoc":"a2","name":"age-name"}"#))
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["name"]},"ddoc":"n","name":"name"}"#))
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["age"],"partial_filter_selector":{"x":1}},"ddoc":"p","name":"p"}"#))
+        func candidates(_ selector: String) throws -> [String] {
+            let plan = try c.explain(try FindRequest(json: "{\"selector\":\(selector)}"), databaseName: "db")
+            return (plan.objectValue?["index_candidates"]?.arrayValue ?? []).map { cand -> String in
+                let i = cand.objectValue?["index"]?.objectValue, a = cand.objectValue?["analysis"]?.objectValue
+                let reason = a?["reasons"]?.arrayValue?.first?.objectValue?["name"]?.stringValue ?? "?"
+                return "\(i?["name"]?.stringValue ?? "?") \(a?["usable"]?.boolValue ?? false) \(reason) \(a?["ranking"]?.intValue ?? -1)"
+            }
+        }
+        XCTAssertEqual(try candidates(#"{"age":{"$gt":1}}"#),             // age-name needs both fields
+                       ["p false is_partial 3", "name false field_mismatch 2", "age-name false field_mismatch 2",
+                        "_all_docs true unfavored_type 1"])
+        XCTAssertEqual(try candidates(#"{"age":{"$gt":1},"name":{"$gt":null}}"#),    // age-name chosen: no field left out
+                       ["p false is_partial 4", "name true less_overlap 2", "age true less_overlap 1",
+                        "_all_docs true unfavored_type 3"])
+    }
+
     func testPagingAnIndexByBookmarkCoversEveryResultOnce() throws {
         for i in 0..<600 { _ = try c.put(docID: String(format: "k%04d", i), json: "{\"v\":\(i % 7)}", parent: nil) }
         _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["v"]}}"#))
@@ -168,9 +234,9 @@ final class MangoTests: CBLTestCase {
 /// kind, escaped names, array positions and paths that go nowhere.
 final class FieldPathScanTests: XCTestCase {
     func testTheTextLookupAgreesWithTheTreeLookup() throws {
-        let doc = #"{"s":"a\"}]b,","n":-1.5e3,"t":true,"z":null,"o":{"x":[1,{"y":"}"}],"e":{}},"#
+        let doc = #"{"s":"a\"}]b,","bs":"\\","q\\":"\\\"","n":-1.5e3,"t":true,"z":null,"o":{"x":[1,{"y":"}"}],"e":{}},"#
             + #""a":[[],{"k":[2,3]},"q"],"es\u0063":{"d.e":7},"\u00e9":1,"u":"é","last":[ 1 , 2 ]}"#
-        let paths = ["s", "n", "t", "z", "o", "o.x", "o.x.1.y", "o.x.0", "o.x.2", "o.e", "o.e.q", "a.0", "a.1.k.1", "a.1.k.2",
+        let paths = ["s", "bs", "q\\", "n", "t", "z", "o", "o.x", "o.x.1.y", "o.x.0", "o.x.2", "o.e", "o.e.q", "a.0", "a.1.k.1", "a.1.k.2",
                      "a.2", "a.3", "a.+1", "a.-1", "a.x", "esc", "esc.d\\.e", "esc.d", "é", "u", "u.0", "t.x", "missing",
                      "last.1", "last"]
         let tree = try JSONParser.parse(doc)

@@ -2,7 +2,7 @@
  * test_mango.c — C tests of libcblite's Mango queries and json indexes (the "Mango
  * queries" part of include/cblite.h), through the .so: find read row by row, indexes
  * created, listed and deleted, explain, the find info (bookmark, warning, statistics),
- * CouchDB's error texts, a query seeing its own writes, and handles.
+ * CouchDB's error texts, a query seeing its own writes, live finds, and handles.
  * Prints "N passed, N failed" and exits nonzero on any failure.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -41,6 +41,22 @@ static const char* find_ids(cbl_collection* c, const char* query, char* buf, siz
 }
 
 static char B[4096];
+
+/* A live find's deliveries: how many, and the IDs of the last one. */
+typedef struct { int calls; char ids[256]; } live_seen;
+
+static void on_live_find(void* ctx, cbl_query_result* r) {
+    live_seen* seen = ctx;
+    seen->calls++;
+    seen->ids[0] = 0;
+    cbl_query_row row;
+    int has = 0;
+    cbl_error e;
+    while (cbl_query_result_next(r, &row, &has, &e) == CBL_OK && has) {
+        if (seen->ids[0]) strncat(seen->ids, ",", sizeof seen->ids - strlen(seen->ids) - 1);
+        strncat(seen->ids, row.doc_id, sizeof seen->ids - strlen(seen->ids) - 1);
+    }
+}
 
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -96,6 +112,25 @@ int main(void) {
     CHECK_ST(cbl_collection_find(c, NULL, &r, &E), 400);
     CHECK_OUT(cbl_collection_create_index(c, "{\"index\":{}}", &J, &E), 400, 1);
     CHECK(strcmp(E.message, "missing_required_key: Missing required key: fields") == 0);
+
+    /* A live find: its documents first, then again only when they change. */
+    live_seen seen = {0, ""};
+    cbl_live_query* lf = NULL;
+    CHECK_ST(cbl_collection_live_find(c, "{\"selector\":{\"age\":{\"$gt\":40}}}", on_live_find, &seen, &lf, &E), CBL_OK);
+    CHECK_ST(cbl_live_query_wait_idle(lf, &E), CBL_OK);
+    CHECK(seen.calls == 1 && strcmp(seen.ids, "c") == 0);
+    put(c, "f", "{\"age\":50}");
+    put(c, "g", "{\"age\":1}");                      /* found nowhere: no delivery */
+    CHECK_ST(cbl_live_query_wait_idle(lf, &E), CBL_OK);
+    CHECK(seen.calls == 2 && strcmp(seen.ids, "c,f") == 0);
+    CHECK_ST(cbl_live_query_set_options(lf, "{\"selector\":{\"age\":{\"$lt\":2}}}", &E), CBL_OK);
+    CHECK_ST(cbl_live_query_wait_idle(lf, &E), CBL_OK);
+    CHECK(seen.calls == 3 && strcmp(seen.ids, "g") == 0);
+    CHECK_ST(cbl_live_query_set_options(lf, "{\"selector\":{\"age\":{\"$foo\":1}}}", &E), 400);
+    cbl_live_query_stop(lf);
+    CHECK_ST(cbl_collection_live_find(c, "{\"selector\":{\"age\":{\"$foo\":1}}}", on_live_find, &seen, &lf, &E), 400);
+    CHECK(lf == NULL && strstr(E.message, "invalid_operator") != NULL);
+    CHECK_ST(cbl_collection_live_find(c, "{\"selector\":{}}", NULL, NULL, &lf, &E), 400);
 
     /* Deleting: the design document goes with its last index; then 404. */
     CHECK_ST(cbl_collection_delete_index(c, "by-age", "age", &E), CBL_OK);

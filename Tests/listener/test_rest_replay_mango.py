@@ -3,7 +3,8 @@
 errors, replayed in order against `cblite serve` (rest_replay.py). Beside the statuses, each
 answer is compared with CouchDB's: the documents found, in order (bodies without `_rev`,
 whose digests are ours), the warnings and statistics, the error names and texts, the index
-listings and the plans `_explain` shows — except as DIFFERENCES and SHAPE_DIFFERENCES say."""
+listings and the plans `_explain` shows (with the other indexes it considered, their
+ranks and reasons) — except as DIFFERENCES and SHAPE_DIFFERENCES say."""
 import json
 import re
 
@@ -49,7 +50,9 @@ def comparable(path, body):
         return {"index": index_entry(body["index"]), "selector": body["selector"], "fields": body["fields"],
                 "limit": body["limit"], "skip": body["skip"], "opts": body["opts"],
                 "mrargs": {k: m[k] for k in ("start_key", "end_key", "direction", "include_docs")},
-                "covering": body["covering"]}
+                "covering": body["covering"],
+                "index_candidates": [{"index": index_entry(c["index"]), "analysis": c["analysis"]}
+                                     for c in body["index_candidates"]]}
     if "/_index" in path and "indexes" in body:
         return {"total_rows": body["total_rows"], "indexes": [index_entry(i) for i in body["indexes"]]}
     if "/_index" in path and "result" in body:

@@ -4,6 +4,14 @@
 struct FieldPath: Equatable, Sendable {
     let text: String
     let parts: [String]
+    /// Each part as UTF-8 and, when it can name an array position, that position: what a
+    /// scan of JSON text compares and counts (FieldPathScan), made once.
+    let scanParts: [ScanPart]
+
+    struct ScanPart: Equatable, Sendable {
+        let name: [UInt8]
+        let position: Int?
+    }
 
     enum Lookup {
         case found(JSONValue)
@@ -18,10 +26,17 @@ struct FieldPath: Equatable, Sendable {
     /// parse_field). An empty part is an error.
     init(_ text: String) throws {
         self.text = text
+        parts = try FieldPath.split(text)
+        scanParts = parts.map { p in
+            ScanPart(name: Array(p.utf8), position: Int(p).flatMap { i in i >= 0 && p.first != "+" ? i : nil })
+        }
+    }
+
+    private static func split(_ text: String) throws -> [String] {
         guard text.contains("\\") else {
-            parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             if parts.contains("") { throw MangoError.invalidFieldName(text) }
-            return
+            return parts
         }
         var out: [String] = [], cur: [Character] = []
         var prev: Character? = nil
@@ -36,7 +51,7 @@ struct FieldPath: Equatable, Sendable {
         }
         out.append(String(cur.filter { $0 != "\\" }))
         if out.contains("") { throw MangoError.invalidFieldName(text) }
-        parts = out
+        return out
     }
 
     func lookup(in value: JSONValue) -> Lookup {

@@ -1,8 +1,18 @@
+import Glibc
+
 /// Runs a `_find`: scans the chosen index (a json index's view rows, or the documents by
-/// ID for `_all_docs`) a page at a time, reads each page's documents in one read
-/// transaction, keeps those the selector matches, and yields them one by one after
-/// `skip`, up to `limit` — memory bounded by a page whatever the result's size. The
-/// bookmark, warnings and execution statistics are final once `next()` returned nil.
+/// ID for `_all_docs`) a page at a time and yields the documents the selector matches,
+/// one by one after `skip`, up to `limit` — memory bounded by a page whatever the
+/// result's size. The bookmark, warnings and execution statistics are final once
+/// `next()` returned nil.
+///
+/// A page's texts (keys, IDs, documents as JSON) sit in one arena, from which results
+/// are lent without copying (FindRows). A json index's rows are first checked against
+/// the selector's conditions on the indexed fields, on their keys (KeyFilter): a row they
+/// reject is not read; the documents of the others are read by the sequence the row
+/// records (a rowid lookup), in one read transaction a page, and matched against the
+/// rest of the selector over their text (FieldPathScan). A document is parsed only to
+/// project `fields`; otherwise its stored text is the result.
 public final class FindCursor {
     public let plan: QueryPlan
     let request: FindRequest
@@ -10,15 +20,43 @@ public final class FindCursor {
     private var source: MapScan?
     private var idCursor: String?
     private var scanDone = false
-    /// The current page: each row's key and document ID, and its document's JSON text (nil:
-    /// gone, or not read because the index covers the query).
-    private var pending: [(key: JSONValue, id: String, text: [UInt8]?)] = []
     /// The index's columns give every field the query reads: documents are not read
     /// (CouchDB's covering indexes), the result is made from the key.
     let covering: Bool
-    private var pendingIndex = 0
+    private let keyFilter: KeyFilter?
+
+    private struct Entry {
+        var key: RowArena.Span          // the key's JSON (`_all_docs`: made once returned)
+        var id: RowArena.Span
+        var doc: RowArena.Span          // the document's JSON (projected once returned); none when not read
+        var state: State
+    }
+    private enum State {
+        /// Read at the revision the index row was made from: the key filter's residual decides.
+        case indexed
+        /// Read at another revision (or found by ID): the whole selector decides.
+        case unchecked
+        /// Rejected by the key filter: examined (as CouchDB reads it), not read.
+        case keyRejected
+        /// Gone since the scan: not examined.
+        case gone
+        /// A covering index's row: the document is made from its key.
+        case covered
+    }
+    private var entries: [Entry] = []
+    private var entryIndex = 0
+    private let arena = RowArena(capacity: 64 * 1024)
+    /// Results were lent from the arena since the caller last gave them back (FindRows):
+    /// a new page then adds to the arena instead of reusing it.
+    private var lent = false
+    private let scanRows = UnsafeMutablePointer<QueryRowRef>.allocate(capacity: FindCursor.scanRun)
+    private static let scanRun = 64
+
     private var toSkip: Int64
     private var returned: Int64 = 0
+    /// The last result returned: its entry in the current page, or made a Bookmark once
+    /// the page is left.
+    private var lastEntry: Int?
     private var last: Bookmark?
     private let started = MonotonicTime.now()
     public private(set) var keysExamined: Int64 = 0
@@ -30,9 +68,11 @@ public final class FindCursor {
         self.request = request
         self.plan = plan
         toSkip = request.skip
+        scanRows.initialize(repeating: QueryRowRef(), count: FindCursor.scanRun)
         let available = Set(plan.index.columns + ["_id"])
         covering = !plan.index.isSpecial && !request.projection.isAll && !request.conflicts
             && request.projection.names.allSatisfy(available.contains) && request.selector.fieldNames.allSatisfy(available.contains)
+        keyFilter = plan.index.isSpecial || covering ? nil : KeyFilter(request.selector, columns: plan.index.columns)
         let resume = try request.bookmark.map(Bookmark.init)
         if plan.empty || request.limit == 0 { scanDone = true; return }
         if plan.index.isSpecial {
@@ -52,51 +92,96 @@ public final class FindCursor {
         }
     }
 
-    /// The next result document (projected), nil at the end.
-    public func next() throws -> JSONValue? { try nextResult()?.doc }
+    deinit {
+        scanRows.deinitialize(count: FindCursor.scanRun)
+        scanRows.deallocate()
+    }
 
-    /// The next result with the index key and document ID it was found at, and its JSON
-    /// text when that is the document as stored (no `fields`): it is then not written again.
-    func nextResult() throws -> (key: JSONValue, id: String, doc: JSONValue, text: [UInt8]?)? {
-        while returned < request.limit {
-            if pendingIndex >= pending.count {
-                if scanDone { return nil }
-                try fetchPage()
-                continue
-            }
-            let p = pending[pendingIndex]
-            pendingIndex += 1
-            keysExamined += 1
-            let doc: JSONValue
-            var text: [UInt8]? = nil
-            if covering {
-                doc = coveredDocument(key: p.key, id: p.id)
-                guard request.selector.matches(doc) else { continue }
-            } else {
-                guard let t = p.text else { continue }
-                docsExamined += 1
-                // Matched over the text: a document that does not match is never parsed whole.
-                guard try t.withUnsafeBufferPointer({ try request.selector.matches(json: $0) }) else { continue }
-                doc = try t.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }
-                if request.projection.isAll { text = t }
-            }
-            if toSkip > 0 { toSkip -= 1; continue }
-            returned += 1
-            last = Bookmark(key: p.key, docID: p.id)
-            return (p.key, p.id, request.projection.apply(doc), text)
-        }
-        return nil
+    /// The next result document (projected), nil at the end.
+    public func next() throws -> JSONValue? {
+        guard let e = try nextEntry(mayFetch: true) else { return nil }
+        return try arena.buffer(e.doc).map { try JSONParser.parse(bytes: $0) }
     }
 
     /// The next result as JSON text.
     public func nextJSON() throws -> [UInt8]? {
-        try nextResult().map { $0.text ?? JSONWriter.ordered($0.doc) }
+        guard let e = try nextEntry(mayFetch: true) else { return nil }
+        return arena.buffer(e.doc).map(Array.init)
+    }
+
+    /// The next result as a query row lent from the page (valid until `giveBack`); nil at
+    /// the end, or, unless `mayFetch`, at the end of the page.
+    func nextRow(mayFetch: Bool) throws -> QueryRowRef? {
+        guard let e = try nextEntry(mayFetch: mayFetch) else { return nil }
+        lent = true
+        let id = arena.buffer(e.id)
+        return QueryRowRef(key: arena.buffer(e.key)!, value: nil, docID: id, sourceDocID: id, doc: arena.buffer(e.doc),
+                           error: nil, sequence: 0, collatableKey: nil)
+    }
+
+    /// The rows lent so far are no longer used.
+    func giveBack() { lent = false }
+
+    /// The next result's entry: counted, matched, skipped, projected.
+    private func nextEntry(mayFetch: Bool) throws -> Entry? {
+        while returned < request.limit {
+            if entryIndex >= entries.count {
+                if scanDone || !mayFetch { return nil }
+                try fetchPage()
+                continue
+            }
+            let i = entryIndex
+            entryIndex += 1
+            keysExamined += 1
+            var e = entries[i]
+            switch e.state {
+            case .gone: continue
+            case .keyRejected:
+                docsExamined += 1
+                continue
+            case .covered:
+                let key = try arena.buffer(e.key).map { try JSONParser.parse(bytes: $0) } ?? .null
+                let doc = coveredDocument(key: key, id: String(decoding: arena.buffer(e.id)!, as: UTF8.self))
+                guard request.selector.matches(doc) else { continue }
+                e.doc = arena.store(JSONWriter.ordered(request.projection.apply(doc)))
+            case .indexed, .unchecked:
+                docsExamined += 1
+                let text = arena.buffer(e.doc)!
+                if e.state == .unchecked || keyFilter == nil {
+                    guard try request.selector.matches(json: text) else { continue }
+                } else if let f = keyFilter, !f.residualIsEmpty {
+                    guard try Selector.match(f.residual, json: text) else { continue }
+                }
+                if !request.projection.isAll {
+                    e.doc = arena.store(JSONWriter.ordered(request.projection.apply(try JSONParser.parse(bytes: text))))
+                }
+            }
+            if toSkip > 0 { toSkip -= 1; continue }
+            returned += 1
+            if e.key.length < 0 { e.key = storeString(arena.buffer(e.id)!) }       // `_all_docs`: the ID
+            entries[i] = e
+            lastEntry = i
+            return e
+        }
+        return nil
     }
 
     public var resultsReturned: Int64 { returned }
 
     /// Where the next page starts ("nil" when nothing was returned, as CouchDB says).
-    public var bookmark: String { last?.text ?? request.bookmark ?? "nil" }
+    public var bookmark: String {
+        keepLast()
+        return last?.text ?? request.bookmark ?? "nil"
+    }
+
+    /// The last result's bookmark made from its entry, before its page goes.
+    private func keepLast() {
+        guard let i = lastEntry else { return }
+        let e = entries[i]
+        let key = (try? arena.buffer(e.key).map { try JSONParser.parse(bytes: $0) }) ?? nil
+        last = Bookmark(key: key ?? .null, docID: String(decoding: arena.buffer(e.id)!, as: UTF8.self))
+        lastEntry = nil
+    }
 
     /// CouchDB's warnings, joined by newlines (nil: none).
     public var warning: String? {
@@ -128,23 +213,159 @@ public final class FindCursor {
     // MARK: scanning
 
     private func fetchPage() throws {
-        pending.removeAll(keepingCapacity: true)
-        pendingIndex = 0
-        var ids: [(id: String, key: JSONValue)] = []
-        if let source {
-            source.recycle()
-            var row = QueryRowRef(key: UnsafeBufferPointer(start: nil, count: 0), sequence: 0)
-            while ids.count < FindCursor.pageSize, try source.next(into: &row) {
+        keepLast()
+        entries.removeAll(keepingCapacity: true)
+        entryIndex = 0
+        if !lent { arena.reset() }              // else lent texts stay where they are until given back
+        if source != nil { try indexPage() } else { try idPage() }
+        if request.conflicts { try readWithConflicts() }
+    }
+
+    /// The next page of a json index's rows, and the documents of those the key filter keeps.
+    private func indexPage() throws {
+        guard let source else { return }
+        source.recycle()
+        var reads: [(entry: Int, sequence: Int64)] = []
+        var taken = 0
+        while taken < FindCursor.pageSize {
+            let n = try source.next(into: scanRows, max: min(FindCursor.scanRun, FindCursor.pageSize - taken))
+            if n == 0 { scanDone = true; break }
+            taken += n
+            for r in 0..<n {
+                let row = scanRows[r]
                 guard let d = row.docID else { continue }
-                let key = (try? JSONParser.parse(bytes: row.key)) ?? .null
-                ids.append((String(decoding: d, as: UTF8.self), key))
+                var e = Entry(key: arena.store(row.key), id: arena.store(d), doc: .none, state: .indexed)
+                // Whether the key passes the key filter (nil: no filter, or no key to check).
+                let keyPasses = keyFilter.flatMap { f in row.collatableKey.map(f.accepts) }
+                if covering {
+                    e.state = .covered
+                } else if keyPasses == false && request.update {
+                    e.state = .keyRejected
+                } else {
+                    // A stale index (update false) may hold an older revision: the document decides.
+                    if keyFilter != nil && keyPasses != true { e.state = .unchecked }
+                    if !request.conflicts { reads.append((entries.count, row.sequence)) }
+                }
+                entries.append(e)
             }
-            if ids.count < FindCursor.pageSize { scanDone = true }
-        } else {
-            ids = try idPage().map { ($0, .string($0)) }
         }
-        let docs: [[UInt8]?] = covering ? Array(repeating: nil, count: ids.count) : try readDocuments(ids.map(\.id))
-        for (i, doc) in docs.enumerated() { pending.append((ids[i].key, ids[i].id, doc)) }
+        guard !reads.isEmpty else { return }
+        reads.sort { $0.sequence < $1.sequence }
+        let docStore = collection.docStore
+        try readSnapshot { conn in
+            var changed: [Int] = []              // entries whose document is no longer at the row's sequence
+            var start = 0
+            while start < reads.count {
+                let batch = reads[start..<min(start + DocumentStore.sequenceBatch, reads.count)]
+                start = batch.endIndex
+                var j = batch.startIndex
+                try docStore.current(conn, sequences: ArraySlice(batch.map(\.sequence))) { s in
+                    let sequence = s.int(0)
+                    while j < batch.endIndex && batch[j].sequence < sequence { changed.append(batch[j].entry); j += 1 }
+                    while j < batch.endIndex && batch[j].sequence == sequence {
+                        let i = batch[j].entry
+                        j += 1
+                        let id = arena.buffer(entries[i].id)!
+                        guard !DocFlags(rawValue: s.int(2)).contains(.deleted), let rowID = s.borrowedBytes(1),
+                              rowID.sameBytes(id) else { changed.append(i); continue }
+                        entries[i].doc = storeDocument(id: id, rev: s.borrowedNonEmpty(3), body: s.borrowedBytes(4))
+                    }
+                }
+                while j < batch.endIndex { changed.append(batch[j].entry); j += 1 }
+            }
+            // Changed since they were indexed: their current revisions, checked whole.
+            for i in changed {
+                let docID = String(decoding: arena.buffer(entries[i].id)!, as: UTF8.self)
+                let current: RowArena.Span? = try docStore.current(conn, docID: docID) { s in
+                    if DocFlags(rawValue: s.int(1)).contains(.deleted) { return nil }
+                    return storeDocument(id: arena.buffer(entries[i].id)!, rev: s.borrowedNonEmpty(2), body: s.borrowedBytes(3))
+                } ?? nil
+                entries[i].doc = current ?? .none
+                entries[i].state = current == nil ? .gone : .unchecked
+            }
+        }
+    }
+
+    /// The next page of live, non-design documents within the `_id` bounds, read with
+    /// their bodies in one statement.
+    private func idPage() throws {
+        let (lo, hi) = plan.idBounds
+        let desc = request.sort.descending
+        var lower = lo.map { DocumentStore.Bound(value: .string($0), inclusive: true) }
+        var upper = hi.map { DocumentStore.Bound(value: .string($0), inclusive: true) }
+        if let c = idCursor {
+            if desc { upper = .init(value: .string(c), inclusive: false) } else { lower = .init(value: .string(c), inclusive: false) }
+        }
+        let docStore = collection.docStore
+        let withBody = !request.conflicts
+        let (count, lastID): (Int, String?) = try collection.mapMissingTable {
+            try collection.store.read { conn in
+                let s = try docStore.summaries(conn, filter: .live, lower: lower, upper: upper, descending: desc,
+                                                limit: Int64(FindCursor.pageSize), withBody: withBody)
+                defer { s.reset() }
+                var count = 0
+                var lastID = RowArena.Span.none
+                while try s.step() {
+                    count += 1
+                    let id = s.borrowedBytes(0) ?? UnsafeBufferPointer(start: nil, count: 0)
+                    lastID = arena.store(id)
+                    if id.starts(with: FindCursor.designPrefix) { continue }     // design documents are not queried
+                    let doc = withBody ? storeDocument(id: id, rev: s.borrowedNonEmpty(3), body: s.borrowedBytes(4)) : .none
+                    entries.append(Entry(key: .none, id: lastID, doc: doc, state: .unchecked))
+                }
+                return (count, arena.buffer(lastID).map { String(decoding: $0, as: UTF8.self) })
+            }
+        }
+        if count < FindCursor.pageSize { scanDone = true }
+        if let lastID { idCursor = lastID }
+    }
+
+    private static let designPrefix = Array("_design/".utf8)
+
+    /// `conflicts`: each document of the page read again with its `_conflicts`.
+    private func readWithConflicts() throws {
+        for i in entries.indices where entries[i].state == .indexed || entries[i].state == .unchecked {
+            let id = String(decoding: arena.buffer(entries[i].id)!, as: UTF8.self)
+            if let doc = try? collection.get(docID: id, options: .conflicts) {
+                entries[i].doc = arena.store(doc)
+                entries[i].state = .unchecked
+            } else {
+                entries[i].state = .gone
+            }
+        }
+    }
+
+    /// Reads in one snapshot (one read transaction rather than one a statement; the
+    /// calling thread's own transaction when it has one).
+    private func readSnapshot(_ body: (Connection) throws -> Void) throws {
+        let store = collection.store
+        try collection.mapMissingTable {
+            try store.read { conn in
+                let own = !store.ownedByCurrentThread
+                if own { try conn.exec("BEGIN") }
+                defer { if own { try? conn.exec("COMMIT") } }
+                try body(conn)
+            }
+        }
+    }
+
+    /// A document's JSON as it is read (`_id`, `_rev`, then the body's members), stored.
+    private func storeDocument(id: UnsafeBufferPointer<UInt8>, rev: UnsafeBufferPointer<UInt8>?,
+                               body: UnsafeBufferPointer<UInt8>?) -> RowArena.Span {
+        let rev = rev ?? UnsafeBufferPointer(start: nil, count: 0)
+        if let n = DocumentJSON.plainLength(docID: id, rev: rev, deleted: false, body: body) {
+            return arena.store(count: n) { DocumentJSON.writePlain(at: $0, docID: id, rev: rev, deleted: false, body: body) }
+        }
+        var w = JSONWriter(capacity: (body?.count ?? 2) + id.count + rev.count + 48)
+        DocumentJSON.write(into: &w, docID: id, rev: rev, deleted: false, body: body)
+        return arena.store(w.bytes)
+    }
+
+    /// A document ID as a JSON string, stored.
+    private func storeString(_ s: UnsafeBufferPointer<UInt8>) -> RowArena.Span {
+        var w = JSONWriter(canonical: false, capacity: s.count + 2)
+        w.writeString(utf8: s)
+        return arena.store(w.bytes)
     }
 
     /// The document a covering index's key stands for: its columns' values and its ID.
@@ -154,51 +375,6 @@ public final class FindCursor {
             if let path = try? FieldPath(column) { Projection.set(&doc, path.parts[...], value) }
         }
         return doc
-    }
-
-    /// The next page of live, non-design document IDs within the `_id` bounds.
-    private func idPage() throws -> [String] {
-        let (lo, hi) = plan.idBounds
-        let desc = request.sort.descending
-        var lower = lo.map { DocumentStore.Bound(value: .string($0), inclusive: true) }
-        var upper = hi.map { DocumentStore.Bound(value: .string($0), inclusive: true) }
-        if let c = idCursor {
-            if desc { upper = .init(value: .string(c), inclusive: false) } else { lower = .init(value: .string(c), inclusive: false) }
-        }
-        let docStore = collection.docStore
-        let raw: [String] = try collection.mapMissingTable {
-            try collection.store.read { conn in
-                let s = try docStore.summaries(conn, filter: .live, lower: lower, upper: upper, descending: desc,
-                                                limit: Int64(FindCursor.pageSize))
-                defer { s.reset() }
-                var out: [String] = []
-                while try s.step() { out.append(s.string(0) ?? "") }
-                return out
-            }
-        }
-        if raw.count < FindCursor.pageSize { scanDone = true }
-        idCursor = raw.last
-        return raw.filter { !$0.hasPrefix("_design/") }      // design documents are not queried
-    }
-
-    /// The JSON of the current revisions of `ids` in one read (nil: gone since the scan).
-    private func readDocuments(_ ids: [String]) throws -> [[UInt8]?] {
-        if request.conflicts {
-            return ids.map { id in try? collection.get(docID: id, options: .conflicts) }
-        }
-        let docStore = collection.docStore
-        return try collection.mapMissingTable {
-            try collection.store.read { conn in
-                try ids.map { id -> [UInt8]? in
-                    let json: [UInt8]?? = try docStore.current(conn, docID: id) { s -> [UInt8]? in
-                        if DocFlags(rawValue: s.int(1)).contains(.deleted) { return nil }
-                        let rev = s.borrowedNonEmpty(2) ?? UnsafeBufferPointer(start: nil, count: 0)
-                        return DocumentJSON.render(docID: id, rev: rev, deleted: false, body: s.borrowedBytes(3))
-                    }
-                    return json ?? nil
-                }
-            }
-        }
     }
 }
 
@@ -217,19 +393,26 @@ extension Collection {
     /// its key the index key it was found at, its document the (projected) result.
     public func findQuery(_ request: FindRequest) throws -> (result: QueryEnumerator, cursor: FindCursor) {
         let cursor = try find(request)
-        let e = QueryEnumerator(source: ValueRows(FindRows(cursor)), options: QueryOptions(), collection: self, viewName: nil,
+        let e = QueryEnumerator(source: FindRows(cursor), options: QueryOptions(), collection: self, viewName: nil,
                                 totalRows: 0, generation: 0, lastSequence: try lastSequence, includeDocs: false)
         return (e, cursor)
     }
 }
 
-/// A find's results as query rows.
-final class FindRows: ValueRowProducer {
+/// A find's results as query rows, lent from its pages: a new page is read only by a call
+/// that has lent no row yet (its error is then that call's, as RowSource asks).
+final class FindRows: RowSource {
     let cursor: FindCursor
     init(_ c: FindCursor) { cursor = c }
-    func next() throws -> QueryRow? {
-        guard let r = try cursor.nextResult() else { return nil }
-        return QueryRow(key: JSONWriter.ordered(r.key), value: nil, docID: r.id, sourceDocID: r.id, sequence: 0,
-                        doc: r.text ?? JSONWriter.ordered(r.doc))
+
+    func next(into rows: UnsafeMutablePointer<QueryRowRef>, max: Int) throws -> Int {
+        var n = 0
+        while n < max, let r = try cursor.nextRow(mayFetch: n == 0) {
+            rows[n] = r
+            n += 1
+        }
+        return n
     }
+
+    func recycle() { cursor.giveBack() }
 }

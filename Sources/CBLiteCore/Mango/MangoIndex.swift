@@ -104,15 +104,18 @@ public struct MangoIndex: Sendable {
         let paths = columns.compactMap { try? FieldPath($0) }
         let partial = partialFilter
         v.setMapReduce(map: { doc, emitter in
-            if let partial, !partial.matches(.object(try doc.object)) { return }
-            // Only the indexed fields are read from the text (FieldPathScan), not the whole document.
-            var key: [JSONValue] = []
-            key.reserveCapacity(paths.count)
-            for p in paths {
-                guard case .found(let x) = try doc.withJSON({ try p.lookup(inJSON: $0) }) else { return }
-                key.append(x)
+            // Only the fields the partial filter and the index read are read from the text
+            // (FieldPathScan), not the whole document.
+            try doc.withJSON { json in
+                if let partial, !(try partial.matches(json: json)) { return }
+                var key: [JSONValue] = []
+                key.reserveCapacity(paths.count)
+                for p in paths {
+                    guard case .found(let x) = try p.lookup(inJSON: json) else { return }
+                    key.append(x)
+                }
+                emitter.emit(.array(key), nil)
             }
-            emitter.emit(.array(key), nil)
         }, reduce: nil, version: version)
         return v
     }

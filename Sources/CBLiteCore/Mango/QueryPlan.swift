@@ -69,28 +69,75 @@ public struct QueryPlan {
         var chosen = MangoIndex.special
         var ranges: [FieldRange] = []
         var empty = false
-        if !json.isEmpty {
-            let ranked = json.map { ($0, prefixRanges($0, sel)) }.sorted { a, b in
-                let pa = a.1?.count ?? Int.max, pb = b.1?.count ?? Int.max
-                if pa != pb { return pa > pb }
-                if a.0.columns.count != b.0.columns.count { return a.0.columns.count < b.0.columns.count }
-                return (a.0.ddoc ?? "") + "\u{0}" + a.0.name <= (b.0.ddoc ?? "") + "\u{0}" + b.0.name
-            }
-            chosen = ranked[0].0
-            if let r = ranked[0].1 { ranges = r } else { empty = true }
+        // The json indexes in CouchDB's order of preference (mango_cursor_view:
+        // choose_best_index): the fewest indexed fields without a range, the fewest columns,
+        // then by design document and name.
+        let ranked = json.map { ($0, prefixRanges($0, sel)) }.sorted { a, b in
+            let pa = a.1?.count ?? Int.max, pb = b.1?.count ?? Int.max
+            if pa != pb { return pa > pb }
+            if a.0.columns.count != b.0.columns.count { return a.0.columns.count < b.0.columns.count }
+            return (a.0.ddoc ?? "") + "\u{0}" + a.0.name <= (b.0.ddoc ?? "") + "\u{0}" + b.0.name
+        }
+        if let best = ranked.first {
+            chosen = best.0
+            if let r = best.1 { ranges = r } else { empty = true }
         } else if let r = FieldRange.of(sel, field: "_id") {
             ranges = [r]
         } else {
             empty = true
         }
-        let candidates = all.filter { $0.ddoc != chosen.ddoc || $0.name != chosen.name }.map { i -> (MangoIndex, Bool, String, Int) in
-            let ok = usable.contains { $0.ddoc == i.ddoc && $0.name == i.name }
-            let reason = i.isSpecial ? "unfavored_type" : (i.partialFilter != nil && !named(i) ? "is_partial"
-                : (ok ? "less_overlap" : (sort.isEmpty ? "field_mismatch" : "sort_order_mismatch")))
-            return (i, ok, reason, (prefixRanges(i, sel)?.count).map { max(1, 1 + sel.indexableFields.count - $0) } ?? 1)
+        let candidates = QueryPlan.candidates(all: all, considered: considered, usable: usable, pool: pool,
+                                              ranked: ranked.map { ($0.0, $0.1?.count ?? 0) }, chosen: chosen,
+                                              indexable: sel.indexableFields.count, sortGiven: !sort.isEmpty)
+        return QueryPlan(index: chosen, ranges: ranges, empty: empty, useIndexWarning: warning, candidates: candidates)
+    }
+
+    /// `_explain`'s `index_candidates` as CouchDB 3.5 makes them (mango_cursor:
+    /// extract_candidate_indexes): every index but the chosen one, each with whether it
+    /// could serve, why it was not chosen, and its rank — partial indexes not named by
+    /// `use_index` (is_partial), unusable ones (field_mismatch, sort_order_mismatch),
+    /// usable ones `use_index` left out (excluded_by_user), `_all_docs` beside usable json
+    /// indexes (unfavored_type) ranked after the json indexes, and the usable json indexes
+    /// after the chosen one by their place in the order of preference (less_overlap,
+    /// too_many_fields, alphabetically_comes_after). Listed as CouchDB's map of them
+    /// folds: by design document then name, descending, `_all_docs` last.
+    static func candidates(all: [MangoIndex], considered: [MangoIndex], usable: [MangoIndex], pool: [MangoIndex],
+                           ranked: [(MangoIndex, Int)], chosen: MangoIndex, indexable: Int, sortGiven: Bool)
+        -> [(index: MangoIndex, usable: Bool, reason: String, ranking: Int)] {
+        func has(_ list: [MangoIndex], _ i: MangoIndex) -> Bool { list.contains { $0.ddoc == i.ddoc && $0.name == i.name } }
+        let ofType = ranked.isEmpty ? pool.filter(\.isSpecial) : ranked.map(\.0)
+        let partial = all.filter { !has(considered, $0) }
+        let notUsable = considered.filter { !has(usable, $0) }
+        let excluded = usable.filter { !has(pool, $0) }
+        let unfavored = pool.filter { !has(ofType, $0) }
+        let unfavoredRank = max(1, ranked.count)
+        let excludedRank = unfavoredRank + (unfavored.isEmpty ? 0 : 1)
+        let notUsableRank = excludedRank + (excluded.isEmpty ? 0 : 1)
+        let partialRank = notUsableRank + (notUsable.isEmpty ? 0 : 1)      // no partition scopes: none out of scope
+        let chosenWidth = chosen.columns.count
+        var out: [(index: MangoIndex, usable: Bool, reason: String, ranking: Int)] = []
+        for i in all where !(i.ddoc == chosen.ddoc && i.name == chosen.name) {
+            if has(partial, i) {
+                out.append((i, false, "is_partial", partialRank))
+            } else if has(notUsable, i) {
+                out.append((i, false, sortGiven ? "sort_order_mismatch" : "field_mismatch", notUsableRank))
+            } else if has(excluded, i) {
+                out.append((i, true, "excluded_by_user", excludedRank))
+            } else if has(unfavored, i) {
+                out.append((i, true, "unfavored_type", unfavoredRank))
+            } else if let n = ranked.firstIndex(where: { $0.0.ddoc == i.ddoc && $0.0.name == i.name }) {
+                let distance = indexable - ranked[n].1
+                let reason = distance > 0 ? "less_overlap"
+                    : (i.columns.count > chosenWidth ? "too_many_fields" : "alphabetically_comes_after")
+                out.append((i, true, reason, n))
+            }
         }
-        return QueryPlan(index: chosen, ranges: ranges, empty: empty, useIndexWarning: warning,
-                         candidates: candidates.map { (index: $0.0, usable: $0.1, reason: $0.2, ranking: $0.3) })
+        return out.sorted { a, b in
+            guard let da = a.index.ddoc else { return false }
+            guard let db = b.index.ddoc else { return true }
+            if da != db { return db.utf8.lexicographicallyPrecedes(da.utf8) }
+            return b.index.name.utf8.lexicographicallyPrecedes(a.index.name.utf8)
+        }
     }
 
     /// The key range of a json index scan (CollatableKey bytes), inclusive at both ends.

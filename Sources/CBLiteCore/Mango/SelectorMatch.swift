@@ -9,8 +9,10 @@ extension Selector {
 
     /// The same over a stored document's JSON text, parsing only the fields the selector
     /// names (FieldPathScan) rather than the whole document.
-    func matches(json: UnsafeBufferPointer<UInt8>) throws -> Bool {
-        try Selector.match(root) { p in try p.map { try $0.lookup(inJSON: json) } ?? .found(try JSONParser.parse(bytes: json)) }
+    func matches(json: UnsafeBufferPointer<UInt8>) throws -> Bool { try Selector.match(root, json: json) }
+
+    static func match(_ n: Node, json: UnsafeBufferPointer<UInt8>) throws -> Bool {
+        try match(n) { p in try p.map { try $0.lookup(inJSON: json) } ?? .found(try JSONParser.parse(bytes: json)) }
     }
 
     static func match(_ n: Node, _ v: JSONValue) -> Bool {
@@ -40,8 +42,13 @@ extension Selector {
         // comparison (the order its sort keys reproduce), numbers by value.
         switch (v, o.value) {
         case (.string(var a), .string(var b)):
-            if a.utf8.elementsEqual(b.utf8) { return 0 }
-            return a.withUTF8 { pa in b.withUTF8 { pb in ICU.shared.compare(pa, pb) } }
+            return a.withUTF8 { pa in
+                b.withUTF8 { pb in
+                    // Equal bytes are equal strings (the common match) without ICU.
+                    if pa.sameBytes(pb) { return 0 }
+                    return ICU.shared.compare(pa, pb)
+                }
+            }
         case (.int, .int), (.int, .double), (.double, .int), (.double, .double):     // as doubles, as index keys
             let a = v.doubleValue!, b = o.value.doubleValue!
             return a == b ? 0 : (a < b ? -1 : 1)

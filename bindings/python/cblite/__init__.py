@@ -51,6 +51,7 @@ from .log import (LogDomain, LogLevel, default_directory, get_log_callback, get_
                   instance_count, set_log_callback, set_log_level, status_name,
                   storage_versions, version, version_number)
 from .javascript import js_limits, set_js_limits
+from .live_query import LiveFind
 
 #: 501, as ``cblite.NotImplemented``. Left out of ``__all__``: ``from cblite import *``
 #: must not replace the builtin ``NotImplemented``.
@@ -68,5 +69,5 @@ __all__ = [
     "LogDomain", "LogLevel", "set_log_level", "get_log_level", "set_log_callback",
     "get_log_callback", "version", "version_number", "storage_versions", "instance_count", "status_name",
     "default_directory", "library_path", "missing_functions", "live_listener_count",
-    "remove_all_listeners", "set_js_limits", "js_limits", "PeerBrowser", "PeerEvent",
+    "remove_all_listeners", "set_js_limits", "js_limits", "PeerBrowser", "PeerEvent", "LiveFind",
 ]

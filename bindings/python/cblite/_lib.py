@@ -277,6 +277,7 @@ VIEW_FUNCTIONS: Dict[str, Any] = {
     "cbl_live_query_wait_idle": (c_int, [c_void_p, _ERR]),
     "cbl_live_query_stop": (None, [c_void_p]),
     "cbl_collection_find": (c_int, [c_void_p, c_char_p, _OUT_HANDLE, _ERR]),
+    "cbl_collection_live_find": (c_int, [c_void_p, c_char_p, LIVE_FN, c_void_p, _OUT_HANDLE, _ERR]),
     "cbl_query_result_find_info": (c_int, [c_void_p, _OUT_STR, _ERR]),
     "cbl_collection_explain": (c_int, [c_void_p, c_char_p, _OUT_STR, _ERR]),
     "cbl_collection_create_index": (c_int, [c_void_p, c_char_p, _OUT_STR, _ERR]),

@@ -33,6 +33,7 @@ from . import fulltext as _fulltext
 from .fulltext import SearchResult
 from .query_result import QueryResult
 from .replicator import Auth, Replicator, build_config
+from .live_query import LiveFind
 from .views import View
 
 if TYPE_CHECKING:  # annotations only: Database sits above this module (it opens collections)
@@ -709,6 +710,14 @@ class Collection(ReleasableHandle):
         query = _mango.find_query(selector, sort=sort, fields=fields, limit=limit, skip=skip,
                                   bookmark=bookmark, use_index=use_index, **options)
         return FindResult(call_handle(C.cbl_collection_find, self._h, query))
+
+    def live_find(self, selector: Mapping[str, Any], callback: Callable[[List[Dict[str, Any]]], Any],
+                  **options: Any) -> "LiveFind":
+        """A live :meth:`find`: `callback` gets the list of documents found (on the live
+        query's thread), first, then after each committed change that changes it; the
+        keyword arguments are :meth:`find`'s. Stop it with ``stop()`` or a ``with`` block,
+        e.g. ``with coll.live_find({"age": {"$gt": 30}}, print, sort=["age"]): ...``."""
+        return LiveFind(self, callback, _mango.find_query(selector, **options))
 
     def explain(self, selector: Mapping[str, Any], **options: Any) -> Dict[str, Any]:
         """The plan of :meth:`find` with these arguments, as CouchDB's ``_explain``."""

@@ -1,4 +1,5 @@
-"""Live queries: a view query re-run, and its rows delivered, whenever its result changes."""
+"""Live queries: a view query (or a Mango find) re-run, and its rows (documents)
+delivered, whenever its result changes."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ from ._util import CALLBACK_SCOPE, call, call_handle, in_callback, query_options
 from .errors import error_for_status
 from .query_result import Row, read_rows
 
-if TYPE_CHECKING:  # annotations only: both sit above this module (they start live queries)
+if TYPE_CHECKING:  # annotations only: they sit above this module (they start live queries)
+    from .collection import Collection
     from .database import Database
     from .views import View
 
-__all__ = ["LiveQuery", "live_query_count", "stop_all_live_queries"]
+__all__ = ["LiveQuery", "LiveFind", "live_query_count", "stop_all_live_queries"]
 
 log = logging.getLogger("cblite")
 
@@ -27,15 +29,20 @@ class LiveQuery:
 
     def __init__(self, view: "View", callback: Callable[[List[Row]], Any],
                  options: Dict[str, Any]) -> None:
-        self._view = view            # keeps the map/reduce trampolines alive
+        self._view: Optional["View"] = view   # keeps the map/reduce trampolines alive
+        self._start(view.collection.database, callback,
+                    lambda cfunc: call_handle(C.cbl_live_query_start, view._h, query_options(options), cfunc, None))
+
+    def _start(self, db: "Database", callback: Callable[[List[Any]], Any],
+               start: Callable[[Any], Optional[int]], docs: bool = False) -> None:
         self._callback = callback
-        self._db: Optional["Database"] = view.collection.database
+        self._db: Optional["Database"] = db
 
         def trampoline(_ctx: Any, result: int) -> None:
             with CALLBACK_SCOPE:
                 try:
                     rows = read_rows(result)
-                    callback(rows)
+                    callback([r.doc for r in rows] if docs else rows)
                 except BaseException:
                     try:
                         log.exception("exception in cblite live query callback %r", callback)
@@ -43,8 +50,7 @@ class LiveQuery:
                         pass
 
         self._cfunc: Any = LIVE_FN(trampoline)
-        self._handle: Optional[int] = call_handle(C.cbl_live_query_start, view._h,
-                                                  query_options(options), self._cfunc, None)
+        self._handle: Optional[int] = start(self._cfunc)
         LIVE_QUERIES.add(self)
         self._db._live_queries.add(self)
 
@@ -90,6 +96,24 @@ class LiveQuery:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+class LiveFind(LiveQuery):
+    """A running live find (:meth:`Collection.live_find`): its callback gets the list of
+    documents found, first, then whenever it changes. Stopped as a :class:`LiveQuery`."""
+
+    def __init__(self, collection: "Collection", callback: Callable[[List[Dict[str, Any]]], Any],
+                 query: bytes) -> None:
+        self._view = None
+        self._start(collection.database, callback,
+                    lambda cfunc: call_handle(C.cbl_collection_live_find, collection._h, query, cfunc, None),
+                    docs=True)
+
+    def set_options(self, selector: Any = None, **options: Any) -> None:
+        """Replaces the query (the arguments of :meth:`Collection.live_find`); it re-runs
+        and calls back with the documents it finds."""
+        from .mango import find_query
+        call(C.cbl_live_query_set_options, self._h(), find_query(selector, **options))
 
 
 def live_query_count() -> int:

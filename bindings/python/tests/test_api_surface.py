@@ -130,6 +130,7 @@ CASES = {
 NOT_C_STRINGS = {
     "Collection.find:selector", "Collection.find:fields", "Collection.find:bookmark", "Collection.find:options",
     "Collection.explain:selector", "Collection.explain:options", "Collection.create_index:ddoc",
+    "Collection.live_find:selector", "Collection.live_find:options",
     "Collection.create_index:name", "Collection.create_index:partial_filter_selector",
     "Collection.create_text_index:ddoc", "Collection.create_text_index:fields", "Collection.create_text_index:name",
     "Collection.create_text_index:partial_filter_selector", "Collection.create_text_index:stop_words",

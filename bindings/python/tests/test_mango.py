@@ -202,3 +202,22 @@ def test_find_sort_fields_limit_bookmark_explain_and_errors(coll):
     coll.delete_index("by-n", "n")
     with pytest.raises(cblite.NotFound):
         coll.delete_index("by-n", "n")
+
+
+def test_live_find_calls_back_when_the_documents_found_change(coll):
+    seen = []
+    coll.put({"_id": "lf1", "kind": "live", "v": 1})
+    with coll.live_find({"kind": "live", "v": {"$gt": 0}}, seen.append, limit=10) as live:
+        live.wait_idle()
+        assert [[d["_id"] for d in docs] for docs in seen] == [["lf1"]]
+        coll.put({"_id": "lf2", "kind": "live", "v": 2})
+        live.wait_idle()
+        coll.put({"_id": "other", "kind": "dead", "v": 3})       # found nowhere: no call
+        live.wait_idle()
+        assert [[d["_id"] for d in docs] for docs in seen] == [["lf1"], ["lf1", "lf2"]]
+        live.set_options({"kind": "live", "v": {"$gt": 1}})
+        live.wait_idle()
+        assert [d["_id"] for d in seen[-1]] == ["lf2"]
+        with pytest.raises(cblite.BadRequest, match="Invalid operator"):
+            coll.live_find({"v": {"$foo": 1}}, seen.append)
+    assert not live.running and cblite.views.live_query_count() == 0

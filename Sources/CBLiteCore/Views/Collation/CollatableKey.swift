@@ -189,6 +189,37 @@ public enum CollatableKey {
         a.withUnsafeBufferPointer { pa in b.withUnsafeBufferPointer { pb in compare(pa, pb) } }
     }
 
+    /// Where item `index` of an array key (a Mango index's key: one item a column) starts,
+    /// nil when the key is not an array that long. Items are self-delimiting, so an item
+    /// compares with an encoded value over the value's length (`compareItem`).
+    static func itemStart(_ key: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
+        guard key.first == array else { return nil }
+        var pos = 1
+        for _ in 0..<index {
+            guard pos < key.count, key[pos] != end, skipValue(key, &pos) else { return nil }
+        }
+        return pos < key.count && key[pos] != end ? pos : nil
+    }
+
+    /// The order of the item at `start` of `key` and `item` (an encodeItem): both are
+    /// self-delimiting, so bytes that agree over the whole of `item` are the same item.
+    static func compareItem(_ key: UnsafeBufferPointer<UInt8>, at start: Int, _ item: UnsafeBufferPointer<UInt8>) -> Int {
+        let n = min(key.count - start, item.count)
+        if n > 0 {
+            let r = memcmp(key.baseAddress! + start, item.baseAddress!, n)
+            if r != 0 { return r < 0 ? -1 : 1 }
+        }
+        return n == item.count ? 0 : -1          // a truncated key sorts first
+    }
+
+    /// `value` encoded as an item of an array key (a number keeps its 8 bytes): `item`'s
+    /// bytes compare with it as the keys they are in do.
+    static func encodeItem(_ value: JSONValue) -> [UInt8] {
+        var out: [UInt8] = []
+        encodeItem(value, into: &out)
+        return out
+    }
+
     /// Moves `pos` past the encoded value starting there; false when the bytes are not a
     /// well-formed key.
     private static func skipValue(_ k: UnsafeBufferPointer<UInt8>, _ pos: inout Int) -> Bool {

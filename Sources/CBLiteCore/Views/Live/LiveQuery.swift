@@ -7,12 +7,20 @@ import Glibc
 /// the index changed in ways it cannot attribute to keys). A new result set is delivered
 /// only when its rows differ from the previous one (or the options changed).
 ///
+/// A live find (a Mango query) works the same way: after each committed change it runs
+/// again (bringing its index up to date, as a find does) and delivers its documents when
+/// they differ from the previous ones.
+///
 /// The work and the callbacks run on the live query's own thread, after the commit and
 /// outside the engine's locks, so a callback may call back into the library.
 public final class LiveQuery: Service, @unchecked Sendable {
     public typealias Callback = (QueryEnumerator) -> Void
 
-    public let view: View
+    /// The view queried; nil for a live find.
+    public let view: View?
+    public let collection: Collection
+    /// A live find's query (nil for a view's live query).
+    private var findRequest: FindRequest?
     public var serviceName: String { "live query" }
     private let callback: Callback
     private let monitor = Monitor()
@@ -39,20 +47,32 @@ public final class LiveQuery: Service, @unchecked Sendable {
 
     public init(view: View, options: QueryOptions, callback: @escaping Callback) {
         self.view = view
+        collection = view.collection
         var o = options
         o.update = .before
         self.options = o
         self.callback = callback
     }
 
+    /// A live find: `request` run after each committed change; each row of a delivered
+    /// result is a document found (as `Collection.findQuery` gives them).
+    public init(collection: Collection, find request: FindRequest, callback: @escaping Callback) {
+        view = nil
+        self.collection = collection
+        findRequest = request
+        options = QueryOptions()
+        self.callback = callback
+    }
+
     /// Starts watching; the first result set is delivered from the live query's thread.
     public func start() throws {
-        guard view.hasMap else { throw CBLError(.notAcceptable, "view \"\(view.name)\" has no map function") }
-        let tok = try view.collection.addChangeObserver { [weak self] _ in self?.markDirty() }
+        if let view, !view.hasMap { throw CBLError(.notAcceptable, "view \"\(view.name)\" has no map function") }
+        if findRequest != nil { _ = try collection.find(findRequest!) }       // its errors are start's
+        let tok = try collection.addChangeObserver { [weak self] _ in self?.markDirty() }
         // Closing the database handle stops this live query.
         let reg: ServiceRegistration
         do {
-            reg = try view.collection.database.register(self)
+            reg = try collection.database.register(self)
         } catch {
             tok.remove()            // the handle was closed: nothing may stay registered
             throw error
@@ -71,7 +91,7 @@ public final class LiveQuery: Service, @unchecked Sendable {
             return nil
         }
         if let failure {
-            view.collection.database.unregister(reg)
+            collection.database.unregister(reg)
             tok.remove()
             throw failure
         }
@@ -91,6 +111,19 @@ public final class LiveQuery: Service, @unchecked Sendable {
 
     public var currentOptions: QueryOptions { monitor.locked { options } }
 
+    /// Replaces a live find's query; it re-runs and delivers its new result set.
+    public func setFind(_ request: FindRequest) throws {
+        guard findRequest != nil else { throw CBLError(.badRequest, "not a live find") }
+        monitor.locked {
+            findRequest = request
+            optionsChanged = true
+            dirty = true
+            monitor.broadcast()
+        }
+    }
+
+    public var isFind: Bool { monitor.locked { findRequest != nil } }
+
     private func markDirty() {
         monitor.locked { dirty = true; monitor.broadcast() }
     }
@@ -107,7 +140,7 @@ public final class LiveQuery: Service, @unchecked Sendable {
             registration = nil
             return r
         }
-        if let reg { view.collection.database.unregister(reg) }
+        if let reg { collection.database.unregister(reg) }
         tok?.remove()
         guard let t else { return }
         t.join()
@@ -130,21 +163,21 @@ public final class LiveQuery: Service, @unchecked Sendable {
 
     private func run() {
         while true {
-            let work: (QueryOptions, Bool)? = monitor.locked {
+            let work: (QueryOptions, FindRequest?, Bool)? = monitor.locked {
                 while !stopped && !dirty { _ = monitor.wait(until: nil) }
                 if stopped { return nil }
                 dirty = false
                 busy = true
                 defer { optionsChanged = false }
-                return (options, optionsChanged)
+                return (options, findRequest, optionsChanged)
             }
-            guard let (opts, forced) = work else { return }
-            process(opts, forced: forced)
+            guard let (opts, find, forced) = work else { return }
+            if let find { processFind(find, forced: forced) } else if let view { process(view, opts, forced: forced) }
             monitor.locked { busy = false; monitor.broadcast() }
         }
     }
 
-    private func process(_ opts: QueryOptions, forced: Bool) {
+    private func process(_ view: View, _ opts: QueryOptions, forced: Bool) {
         do {
             let update = try view.updateIndex()
             let relevant: Bool = {
@@ -161,25 +194,46 @@ public final class LiveQuery: Service, @unchecked Sendable {
             o.update = .never
             let rows = try view.query(o).allRows()
             let gen = update.generationAfter
-            monitor.locked { runs += 1 }
-            if !forced, let last = monitor.locked({ lastRows }), last == rows { return }
-            let deliver: Bool = monitor.locked {
-                if stopped { return false }
-                lastRows = rows
-                deliveries += 1
-                return true
-            }
-            guard deliver else { return }
-            let e = QueryEnumerator(source: ValueRows(ArrayRowSource(rows)), options: QueryOptions(), collection: view.collection,
+            guard record(rows, forced: forced) else { return }
+            let e = QueryEnumerator(source: ValueRows(ArrayRowSource(rows)), options: QueryOptions(), collection: collection,
                                     viewName: view.name, totalRows: (try? view.totalRows) ?? 0, generation: gen,
                                     lastSequence: (try? view.lastSequenceIndexed) ?? 0, includeDocs: o.includeDocs)
             callback(e)
-        } catch let e as CBLError {
-            monitor.locked { self.error = e }
-            Loggers.database.warning("live query on view \(view.name) failed: \(e)")
         } catch {
-            monitor.locked { self.error = CBLError(.internalError, "\(error)") }
+            failed(error)
         }
+    }
+
+    /// A live find's run: every change may change which documents match, so it runs again.
+    private func processFind(_ request: FindRequest, forced: Bool) {
+        do {
+            let rows = try collection.findQuery(request).result.allRows()
+            guard record(rows, forced: forced) else { return }
+            callback(QueryEnumerator(source: ValueRows(ArrayRowSource(rows)), options: QueryOptions(), collection: collection,
+                                     viewName: nil, totalRows: 0, generation: 0, lastSequence: (try? collection.lastSequence) ?? 0,
+                                     includeDocs: false))
+        } catch {
+            failed(error)
+        }
+    }
+
+    /// Counts a run; whether its rows are to be delivered (they differ from the last
+    /// delivered, or the query changed), then recorded as delivered.
+    private func record(_ rows: [QueryRow], forced: Bool) -> Bool {
+        monitor.locked { runs += 1 }
+        if !forced, let last = monitor.locked({ lastRows }), last == rows { return false }
+        return monitor.locked {
+            if stopped { return false }
+            lastRows = rows
+            deliveries += 1
+            return true
+        }
+    }
+
+    private func failed(_ error: Error) {
+        let e = error as? CBLError ?? (error as? MangoError)?.cblError ?? CBLError(.internalError, "\(error)")
+        monitor.locked { self.error = e }
+        Loggers.database.warning("live query on \(view.map { "view \($0.name)" } ?? "a find") failed: \(e)")
     }
 
     deinit {

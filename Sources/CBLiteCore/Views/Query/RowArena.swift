@@ -52,6 +52,15 @@ final class RowArena {
         return Span(offset: Int32(used), length: Int32(n))
     }
 
+    /// Stores a text of `n` bytes that `fill` writes in place (no copy through an array).
+    func store(count n: Int, _ fill: (UnsafeMutablePointer<UInt8>) -> Void) -> Span {
+        if used + n + 1 > capacity { grow(toHold: n) }
+        fill(base + used)
+        base[used + n] = 0
+        defer { used += n + 1 }
+        return Span(offset: Int32(used), length: Int32(n))
+    }
+
     func store(_ bytes: UnsafeBufferPointer<UInt8>?) -> Span {
         guard let bytes else { return .none }
         return store(bytes.baseAddress, count: bytes.count)
