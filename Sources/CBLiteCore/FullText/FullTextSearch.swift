@@ -5,9 +5,7 @@
 extension Collection {
     /// Searches a full-text index defined in a design document (textIndex(named:ddoc:)).
     public func search(index name: String, ddoc: String? = nil, _ request: FullTextSearchRequest) throws -> FullTextSearchResults {
-        let index = try textIndex(named: name, ddoc: ddoc)
-        // A definition replaced or deleted by a document write left its old storage.
-        try dropOrphanTextIndexes()
+        let index = try FullTextIndex.named(name, ddoc: ddoc, in: currentTextIndexes())
         return try search(index.source, request)
     }
 
@@ -37,9 +35,10 @@ extension Collection {
             var page: [FullTextStorage.Match] = []
             try store.read { conn in
                 try FullTextStorage.search(conn, st.id, columns: source.columns.count, match: match,
-                                           after: after.map { ($0.score, $0.sequence) }, snippet: style) { m in
+                                           after: after.map { ($0.score, $0.sequence) }, limit: max(pageSize, 1),
+                                           snippet: style) { m in
                     page.append(m)
-                    return page.count < max(pageSize, 1)
+                    return true
                 }
             }
             for m in page {
