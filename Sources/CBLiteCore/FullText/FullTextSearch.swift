@@ -27,7 +27,6 @@ extension Collection {
         var toSkip = request.skip
         var hits: [FullTextHit] = []
         var last: FullTextBookmark? = nil
-        let style = request.snippets ?? FullTextSnippetStyle(open: "\u{1}", close: "\u{2}")
         let needDocs = request.includeDocs || request.selector != nil
         // Pages of matches (a selector may reject some) until the limit is reached.
         let pageSize = request.selector == nil ? min(limit == Int.max ? 256 : limit + toSkip, 4096) : 256
@@ -36,7 +35,7 @@ extension Collection {
             try store.read { conn in
                 try FullTextStorage.search(conn, st.id, columns: source.columns.count, match: match,
                                            after: after.map { ($0.score, $0.sequence) }, limit: max(pageSize, 1),
-                                           snippet: style) { m in
+                                           snippet: request.snippets) { m in
                     page.append(m)
                     return true
                 }
@@ -54,8 +53,7 @@ extension Collection {
                     doc = request.includeDocs ? d : nil
                 }
                 if toSkip > 0 { toSkip -= 1; continue }
-                let snippets: [(field: String, text: String)] = request.snippets == nil ? [] :
-                    zip(source.columns, m.snippets).compactMap { f, t in t.map { (f, $0) } }
+                let snippets = zip(source.columns, m.snippets).compactMap { f, t in t.map { (field: f, text: $0) } }
                 hits.append(FullTextHit(docID: m.docID, sequence: m.sequence, score: m.score, snippets: snippets, document: doc))
                 last = after
                 if hits.count >= limit { break }

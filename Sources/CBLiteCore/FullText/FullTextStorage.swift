@@ -157,7 +157,8 @@ enum FullTextStorage {
     // MARK: queries
 
     /// One match of a query: the row's sequence and document ID, its BM25 score (higher
-    /// is better) and, per column, the snippet when the column matched (nil otherwise).
+    /// is better) and, per column, the snippet when the column matched (nil otherwise;
+    /// empty when no snippets were asked for).
     struct Match {
         let sequence: Int64
         let docID: String
@@ -169,31 +170,35 @@ enum FullTextStorage {
     /// sequence), from after `after` (a bookmark's score and sequence) on, until it
     /// returns false. The LIMIT lets SQLite keep only the best rows while it sorts, where
     /// a full sort took 9x raw FTS5's time for a common term (bench_fts).
-    /// `snippet`: the highlight marks, the ellipsis and the most tokens of a snippet.
+    /// `snippet`: the highlight marks, the ellipsis and the most tokens of a snippet (nil:
+    /// no snippets, none computed).
     static func search(_ conn: Connection, _ id: Int64, columns: Int, match: String, after: (score: Double, sequence: Int64)?, limit: Int,
-                       snippet: FullTextSnippetStyle, _ body: (Match) throws -> Bool) throws {
+                       snippet: FullTextSnippetStyle?, _ body: (Match) throws -> Bool) throws {
         // bm25() is lower for better matches. snippet() gives a column's text even where
         // the column did not match: a snippet without a highlight is dropped.
         let t = table(id)
-        let snippets = (0..<columns).map {
-            "snippet(\(t), \($0 + 1), ?2, ?3, ?4, ?5)"
-        }.joined(separator: ", ")
-        var sql = "SELECT rowid, docid, -bm25(\(t)) AS score, \(snippets) FROM \(t) WHERE \(t) MATCH ?1"
+        let snippets = snippet == nil ? "" : (0..<columns).map { ", snippet(\(t), \($0 + 1), ?2, ?3, ?4, ?5)" }.joined()
+        var sql = "SELECT rowid, docid, -bm25(\(t)) AS score\(snippets) FROM \(t) WHERE \(t) MATCH ?1"
         if after != nil { sql += " AND (-bm25(\(t)) < ?6 OR (-bm25(\(t)) = ?6 AND rowid > ?7))" }
         sql += " ORDER BY score DESC, rowid LIMIT ?8"
         let s = try conn.prepare(sql)
         defer { s.reset() }
-        s.bind(1, match).bind(2, snippet.open).bind(3, snippet.close).bind(4, snippet.ellipsis).bind(5, Int64(snippet.tokens))
+        s.bind(1, match)
+        if let snippet {
+            s.bind(2, snippet.open).bind(3, snippet.close).bind(4, snippet.ellipsis).bind(5, Int64(snippet.tokens))
+        }
         if let after {
             sqlite3_bind_double(s.handle, 6, after.score)
             s.bind(7, after.sequence)
         }
         s.bind(8, Int64(limit))
         while try s.step() {
-            let texts: [String?] = (0..<columns).map { i in
-                guard let x = s.string(Int32(3 + i)), x.contains(snippet.open) else { return nil }
-                return x
-            }
+            let texts: [String?] = snippet.map { style in
+                (0..<columns).map { i in
+                    guard let x = s.string(Int32(3 + i)), x.contains(style.open) else { return nil }
+                    return x
+                }
+            } ?? []
             let m = Match(sequence: s.int(0), docID: s.string(1) ?? "", score: sqlite3_column_double(s.handle, 2), snippets: texts)
             if try !body(m) { return }
         }
