@@ -173,3 +173,20 @@ bench-jsview: lib $(BENCH_OUT)/bench_jsview
 	$(BENCH_OUT)/bench_jsview --n $(BENCH_JSVIEW_N) --runs $(BENCH_RUNS) --dir $(BENCH_OUT)/jsview-data
 bench: bench-jsview
 .PHONY: bench-jsview
+
+# The full-text phase (issue 30, bench/bench_fts.c): a full-text index built on Debian's
+# fortunes (installed here when missing, as root) and ranked searches with snippets,
+# against raw SQLite FTS5 over the same rows, in the same run.
+BENCH_FTS_REPEAT ?= 4
+FORTUNES_DIR     := /usr/share/games/fortunes
+$(BENCH_OUT)/bench_fts: bench/bench_fts.c $(BENCH_COMMON_SRC) include/cblite.h $(BUILD)/lib/$(SO_REAL) $(BENCH_OUT)/sqlite3.o
+	@mkdir -p $(BENCH_OUT)
+	$(CC) $(BENCH_CFLAGS) -ISources/CSQLCipher/include -o $@ bench/bench_fts.c bench/bench_common.c $(BENCH_OUT)/sqlite3.o \
+	  -L$(BUILD)/lib -lcblite -lcrypto -lm -lpthread -Wl,--enable-new-dtags -Wl,-rpath,$(CURDIR)/$(BUILD)/lib
+bench-fts-corpus:
+	@test -d $(FORTUNES_DIR) || { test "$$(id -u)" = 0 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q fortunes >/dev/null; } || \
+	  { echo "bench-fts: needs Debian's fortunes package (apt-get install fortunes, as root)"; exit 1; }
+bench-fts: lib $(AMALGAMATION) $(BENCH_OUT)/bench_fts bench-fts-corpus
+	$(BENCH_OUT)/bench_fts --runs $(BENCH_RUNS) --repeat $(BENCH_FTS_REPEAT) --dir $(BENCH_OUT)/fts-data --corpus $(FORTUNES_DIR)
+bench: bench-fts
+.PHONY: bench-fts bench-fts-corpus

@@ -42,6 +42,15 @@ public struct FullTextIndex: Sendable, Equatable {
 
     // MARK: design documents
 
+    /// The index of that name (in that design document, when given) among `indexes`; 404
+    /// when there is none, 400 when the name is in several design documents and none is given.
+    static func named(_ name: String, ddoc: String?, in indexes: [FullTextIndex]) throws -> FullTextIndex {
+        let matches = indexes.filter { $0.name == name && (ddoc == nil || $0.ddoc == MangoIndex.ddocID(ddoc!)) }
+        guard let first = matches.first else { throw CBLError.notFound("no full-text index named \"\(name)\"") }
+        if matches.count > 1 { throw CBLError.badRequest("full-text index \"\(name)\" is in several design documents; name one") }
+        return first
+    }
+
     /// The member of the design document's `indexes` that defines it.
     var designJSON: JSONValue {
         var index: [(key: String, value: JSONValue)] = [

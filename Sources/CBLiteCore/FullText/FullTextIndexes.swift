@@ -11,13 +11,25 @@ extension Collection {
         }
     }
 
+    /// The full-text indexes for a search: read from the design documents once per
+    /// collection sequence (reading and parsing them cost a search on a small index more
+    /// than its query: bench_fts), and then the storage of indexes no design document
+    /// defines any more (deleted or changed by a document write) is dropped. Inside a
+    /// transaction they are read every time (its sequences may be rolled back and reused).
+    func currentTextIndexes() throws -> [FullTextIndex] {
+        let inTransaction = store.ownedByCurrentThread
+        let sequence = try store.collectionMeta(id).lastSeq
+        if !inTransaction, let cached = textIndexCache.withLock({ $0 }), cached.sequence == sequence { return cached.indexes }
+        let defined = try textIndexes()
+        try dropOrphanTextIndexes(defined: defined)
+        if !inTransaction { textIndexCache.withLock { $0 = (sequence, defined) } }
+        return defined
+    }
+
     /// The index of that name (in that design document, when given); 404 when there is
     /// none, 400 when the name is in several design documents and none is given.
     public func textIndex(named name: String, ddoc: String? = nil) throws -> FullTextIndex {
-        let matches = try textIndexes().filter { $0.name == name && (ddoc == nil || $0.ddoc == MangoIndex.ddocID(ddoc!)) }
-        guard let first = matches.first else { throw CBLError.notFound("no full-text index named \"\(name)\"") }
-        if matches.count > 1 { throw CBLError.badRequest("full-text index \"\(name)\" is in several design documents; name one") }
-        return first
+        try FullTextIndex.named(name, ddoc: ddoc, in: textIndexes())
     }
 
     /// Creates (or redefines) a full-text index by writing its design document: "created",
@@ -73,7 +85,12 @@ extension Collection {
     /// deleted or changed by replication or a document write); `keeping`: the storage
     /// names still in use besides the design documents' (other kinds of full-text source).
     public func dropOrphanTextIndexes(keeping others: Set<String> = []) throws {
-        let live = Set(try textIndexes().map(\.storageName)).union(others)
+        try dropOrphanTextIndexes(defined: textIndexes(), keeping: others)
+    }
+
+    /// The same, given the indexes the design documents define.
+    func dropOrphanTextIndexes(defined: [FullTextIndex], keeping others: Set<String> = []) throws {
+        let live = Set(defined.map(\.storageName)).union(others)
         let prefix = "\u{1}text/"
         for (_, n) in try store.read({ conn in try FullTextStorage.indexes(conn, collectionID: id) })
         where n.hasPrefix(prefix) && !live.contains(n) {

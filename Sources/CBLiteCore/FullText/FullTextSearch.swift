@@ -5,9 +5,7 @@
 extension Collection {
     /// Searches a full-text index defined in a design document (textIndex(named:ddoc:)).
     public func search(index name: String, ddoc: String? = nil, _ request: FullTextSearchRequest) throws -> FullTextSearchResults {
-        let index = try textIndex(named: name, ddoc: ddoc)
-        // A definition replaced or deleted by a document write left its old storage.
-        try dropOrphanTextIndexes()
+        let index = try FullTextIndex.named(name, ddoc: ddoc, in: currentTextIndexes())
         return try search(index.source, request)
     }
 
@@ -29,7 +27,6 @@ extension Collection {
         var toSkip = request.skip
         var hits: [FullTextHit] = []
         var last: FullTextBookmark? = nil
-        let style = request.snippets ?? FullTextSnippetStyle(open: "\u{1}", close: "\u{2}")
         let needDocs = request.includeDocs || request.selector != nil
         // Pages of matches (a selector may reject some) until the limit is reached.
         let pageSize = request.selector == nil ? min(limit == Int.max ? 256 : limit + toSkip, 4096) : 256
@@ -37,9 +34,10 @@ extension Collection {
             var page: [FullTextStorage.Match] = []
             try store.read { conn in
                 try FullTextStorage.search(conn, st.id, columns: source.columns.count, match: match,
-                                           after: after.map { ($0.score, $0.sequence) }, snippet: style) { m in
+                                           after: after.map { ($0.score, $0.sequence) }, limit: max(pageSize, 1),
+                                           snippet: request.snippets) { m in
                     page.append(m)
-                    return page.count < max(pageSize, 1)
+                    return true
                 }
             }
             for m in page {
@@ -55,8 +53,7 @@ extension Collection {
                     doc = request.includeDocs ? d : nil
                 }
                 if toSkip > 0 { toSkip -= 1; continue }
-                let snippets: [(field: String, text: String)] = request.snippets == nil ? [] :
-                    zip(source.columns, m.snippets).compactMap { f, t in t.map { (f, $0) } }
+                let snippets = zip(source.columns, m.snippets).compactMap { f, t in t.map { (field: f, text: $0) } }
                 hits.append(FullTextHit(docID: m.docID, sequence: m.sequence, score: m.score, snippets: snippets, document: doc))
                 last = after
                 if hits.count >= limit { break }

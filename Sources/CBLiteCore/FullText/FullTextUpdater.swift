@@ -14,7 +14,11 @@ struct FullTextUpdater {
     func run() throws -> FullTextStorage.State {
         let store = collection.store, collID = collection.id
         let timeout = collection.database.busyTimeoutMs
-        var state = try store.read { conn in try FullTextStorage.load(conn, collectionID: collID, name: source.name) }
+        // The index's state and the collection's counters in one read: an index found
+        // current (most searches) costs that read alone.
+        var (state, known): (FullTextStorage.State?, CollectionMeta?) = try store.read { conn in
+            (try FullTextStorage.load(conn, collectionID: collID, name: source.name), try store.collectionMeta(collID, reading: conn))
+        }
         if state == nil || state!.version != source.version {
             state = try store.write(timeoutMs: timeout) { conn, _ in
                 try FullTextStorage.ensure(conn, collectionID: collID, source: source)
@@ -28,7 +32,8 @@ struct FullTextUpdater {
         // was written by this update — nothing to look up or remove for them.
         var freshThrough: Int64? = nil
         while true {
-            let meta = try store.collectionMeta(collID)
+            let meta = try known ?? store.collectionMeta(collID)
+            known = nil
             if meta.lastSeq <= st.lastSeq { return st }
             let from = st.lastSeq
             if from == 0 { freshThrough = meta.lastSeq }
@@ -57,6 +62,7 @@ struct FullTextUpdater {
                 // Nothing saved or purged since the read (a save takes a new sequence, a
                 // purge lowers the live count): the documents read are still current.
                 let unchanged = try store.collectionMeta(collID) == meta
+                let rows = try FullTextStorage.RowWriter(conn, now.id, columns: source.columns.count)
                 for (seq, id, texts) in docs {
                     if !unchanged {
                         let current = try collection.docStore.summary(conn, docID: id)?.sequence
@@ -67,7 +73,7 @@ struct FullTextUpdater {
                         }
                     }
                     if seq > fresh { try FullTextStorage.removeDocument(conn, now.id, docID: id) }
-                    if let texts { try FullTextStorage.insert(conn, now.id, sequence: seq, docID: id, texts: texts) }
+                    if let texts { try rows.add(sequence: seq, docID: id, texts: texts) }
                 }
                 now.lastSeq = upTo
                 try FullTextStorage.save(conn, now)
