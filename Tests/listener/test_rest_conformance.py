@@ -1,7 +1,8 @@
 """What CouchDB 3.5 answers that the replay of its recording (test_rest_replay.py) cannot
 show by itself: headers behind a proxy and on answers made below HTTP, the changes feed's
 conditional GET, the purge history across compaction and restarts, `_revs_limit`
-trimming at once, and the members of `_all_docs` rows."""
+trimming at once, the members of `_all_docs` rows, and a view's answer streamed."""
+import json
 import re
 import socket
 
@@ -81,3 +82,23 @@ def test_all_docs_rows_have_couchdbs_members_only(serve):
         assert status == 200 and [set(r) for r in body["rows"]] == [members]
     status, body = s.json("POST", "/db/_all_docs", {"keys": ["a", "zz"]})
     assert [set(r) for r in body["rows"]] == [{"id", "key", "value"}, {"key", "error"}]
+
+
+def test_a_view_answer_streams_with_couchdbs_offset(serve):
+    # Written a page at a time (chunked, no Content-Length), as _all_docs is: the answer
+    # of a view of any size is never held whole; the offset counts the rows before the
+    # first one answered, as CouchDB's does.
+    s = serve()
+    s.json("PUT", "/db")
+    docs = [{"_id": "d%05d" % i, "n": i, "pad": "x" * 100} for i in range(3000)]
+    assert s.json("POST", "/db/_bulk_docs", {"docs": docs})[0] == 201
+    s.json("PUT", "/db/_design/app", {"views": {"byN": {"map": "function (doc) { emit(doc.n, doc.pad); }"}}})
+    status, h, data = s.request("GET", "/db/_design/app/_view/byN?startkey=1000")
+    body = json.loads(data)
+    assert status == 200 and h.get("transfer-encoding") == "chunked" and "content-length" not in h
+    assert (body["total_rows"], body["offset"], len(body["rows"])) == (3000, 1000, 2000)
+    assert body["rows"][0] == {"id": "d01000", "key": 1000, "value": "x" * 100}
+    status, body = s.json("GET", "/db/_design/app/_view/byN?startkey=5000")
+    assert (status, body["offset"], body["rows"]) == (200, 3000, [])
+    status, body = s.json("GET", "/db/_design/app/_view/byN?limit=notanumber")
+    assert (status, body["error"]) == (400, "query_parse_error")

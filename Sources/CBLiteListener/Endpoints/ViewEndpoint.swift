@@ -26,7 +26,13 @@ extension Router {
         if options["queries"] != nil {
             throw CouchError.badRequest("The `queries` parameter is no longer supported at this endpoint")
         }
-        res.sendJSON(200, raw: try ViewResponse.answer(view, options))
+        // The head goes with the first piece: an error before it is still an error answer.
+        var started = false
+        try ViewResponse.answer(view, options) { piece in
+            if !started { res.begin(status: 200); started = true }
+            try res.write(piece)
+        }
+        try res.write([10])
     }
 
     /// POST `/{db}/_design/{ddoc}/_view/{view}/queries`: `{"queries": [options...]}` →
@@ -37,7 +43,8 @@ extension Router {
         var body = Array("{\"results\":[".utf8)
         for (i, o) in try req.queriesBody(limit: limits.maxBodyBytes).enumerated() {
             if i > 0 { body += Array(",\n".utf8) }
-            body += try ViewResponse.answer(view, o)
+            // Whole before the head: an error in any query is that request's error answer.
+            try ViewResponse.answer(view, o) { body += $0 }
         }
         body += Array("]}".utf8)
         res.sendJSON(200, raw: body)
@@ -62,8 +69,12 @@ extension Router {
 /// A view's answer in CouchDB's shape: {"total_rows","offset",["update_seq"],"rows"} with
 /// rows {"id","key","value"[,"doc"]}; reduced or grouped, {"rows"} of {"key","value"}.
 enum ViewResponse {
-    /// Runs one query (CouchDB's options) and writes its answer.
-    static func answer(_ view: View, _ given: JSONObject) throws -> [UInt8] {
+    /// Runs one query (CouchDB's options) and hands its answer to `sink` in pieces of
+    /// about `chunkBytes`, so an answer of any size is written in bounded memory. Bad
+    /// options and a failing first read throw before `sink` is first called (an error
+    /// answer can still be sent).
+    static func answer(_ view: View, _ given: JSONObject, chunkBytes: Int = 64 * 1024,
+                       to sink: ([UInt8]) throws -> Void) throws {
         try view.loadDesignFunctions()
         var options = given
         var updateSeq = false
@@ -86,42 +97,48 @@ enum ViewResponse {
         try checkCouchRules(view, query, options)
         let result = try view.query(query)
         let aggregated = (view.hasReduce && query.reduce != false) || query.group || query.groupLevel > 0
-        var w = JSONWriter(capacity: 1024)
-        var rows = JSONWriter(capacity: 1024)
-        var first = true
-        var firstRow: (key: [UInt8], id: String)? = nil
         var row = QueryRowRef()
-        while try result.next(into: &row) {
-            rows.append(first ? "\n{" : ",\n{")
-            first = false
-            // A linked document's row: "id" is the emitting document's, "doc" the linked one.
-            if let id = row.sourceDocID ?? row.docID {
-                if firstRow == nil { firstRow = (Array(row.key), String(decoding: id, as: UTF8.self)) }
-                rows.append("\"id\":")
-                rows.writeString(utf8: id)
-                rows.append(",")
-            }
-            rows.append("\"key\":")
-            rows.appendRaw(row.key)
-            rows.append(",\"value\":")
-            if let v = row.value { rows.appendRaw(v) } else { rows.append("null") }
-            if query.includeDocs && row.docID != nil {
-                rows.append(",\"doc\":")
-                if let d = row.doc { rows.appendRaw(d) } else { rows.append("null") }
-            }
-            rows.append("}")
-        }
+        var more = try result.next(into: &row)
+        var w = JSONWriter(capacity: chunkBytes + 4096)
         if aggregated || !query.sorted {
             w.append("{")
         } else {
-            let offset = try firstRow.map { try rowsBefore(view, query, key: $0.key, docID: $0.id) } ?? result.totalRows
+            // CouchDB's offset: the rows before the first one answered (all of them when none is).
+            var offset = result.totalRows
+            if more, let id = row.sourceDocID ?? row.docID {
+                offset = try rowsBefore(view, query, key: Array(row.key), docID: String(decoding: id, as: UTF8.self))
+            }
             w.append("{\"total_rows\":\(result.totalRows),\"offset\":\(offset),")
         }
         if updateSeq { w.append("\"update_seq\":\(result.lastSequence),") }
         w.append("\"rows\":[")
-        w.appendRaw(rows.bytes)
+        var first = true
+        while more {
+            w.append(first ? "\n{" : ",\n{")
+            first = false
+            // A linked document's row: "id" is the emitting document's, "doc" the linked one.
+            if let id = row.sourceDocID ?? row.docID {
+                w.append("\"id\":")
+                w.writeString(utf8: id)
+                w.append(",")
+            }
+            w.append("\"key\":")
+            w.appendRaw(row.key)
+            w.append(",\"value\":")
+            if let v = row.value { w.appendRaw(v) } else { w.append("null") }
+            if query.includeDocs && row.docID != nil {
+                w.append(",\"doc\":")
+                if let d = row.doc { w.appendRaw(d) } else { w.append("null") }
+            }
+            w.append("}")
+            if w.bytes.count >= chunkBytes {
+                try sink(w.bytes)
+                w = JSONWriter(capacity: chunkBytes + 4096)
+            }
+            more = try result.next(into: &row)
+        }
         w.append(first ? "]}" : "\n]}")
-        return w.bytes
+        try sink(w.bytes)
     }
 
     /// CouchDB's refusals the engine's options do not make (query_parse_error).
