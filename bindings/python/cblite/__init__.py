@@ -28,7 +28,7 @@ this package, else the system's library search path.
 #      transaction (Transaction), replicator (Replicator)
 #   4  attachments (re-exports), live_query (LiveQuery), mango (FindResult),
 #      fulltext (SearchResult)
-#   5  views (View)
+#   5  views (View), live_find (LiveFind)
 #   6  collection (Collection)
 #   7  database (Database)
 #   8  models (Model), aio
@@ -51,7 +51,7 @@ from .log import (LogDomain, LogLevel, default_directory, get_log_callback, get_
                   instance_count, set_log_callback, set_log_level, status_name,
                   storage_versions, version, version_number)
 from .javascript import js_limits, set_js_limits
-from .live_query import LiveFind
+from .live_find import LiveFind
 
 #: 501, as ``cblite.NotImplemented``. Left out of ``__all__``: ``from cblite import *``
 #: must not replace the builtin ``NotImplemented``.

@@ -33,7 +33,7 @@ from . import fulltext as _fulltext
 from .fulltext import SearchResult
 from .query_result import QueryResult
 from .replicator import Auth, Replicator, build_config
-from .live_query import LiveFind
+from .live_find import LiveFind
 from .views import View
 
 if TYPE_CHECKING:  # annotations only: Database sits above this module (it opens collections)

@@ -1,5 +1,5 @@
-"""Live queries: a view query (or a Mango find) re-run, and its rows (documents)
-delivered, whenever its result changes."""
+"""Live queries: a view query (or a Mango find: live_find.LiveFind) re-run, and its rows
+(documents) delivered, whenever its result changes."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # annotations only: they sit above this module (they start li
     from .database import Database
     from .views import View
 
-__all__ = ["LiveQuery", "LiveFind", "live_query_count", "stop_all_live_queries"]
+__all__ = ["LiveQuery", "live_query_count", "stop_all_live_queries"]
 
 log = logging.getLogger("cblite")
 
@@ -96,24 +96,6 @@ class LiveQuery:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
-
-
-class LiveFind(LiveQuery):
-    """A running live find (:meth:`Collection.live_find`): its callback gets the list of
-    documents found, first, then whenever it changes. Stopped as a :class:`LiveQuery`."""
-
-    def __init__(self, collection: "Collection", callback: Callable[[List[Dict[str, Any]]], Any],
-                 query: bytes) -> None:
-        self._view = None
-        self._start(collection.database, callback,
-                    lambda cfunc: call_handle(C.cbl_collection_live_find, collection._h, query, cfunc, None),
-                    docs=True)
-
-    def set_options(self, selector: Any = None, **options: Any) -> None:
-        """Replaces the query (the arguments of :meth:`Collection.live_find`); it re-runs
-        and calls back with the documents it finds."""
-        from .mango import find_query
-        call(C.cbl_live_query_set_options, self._h(), find_query(selector, **options))
 
 
 def live_query_count() -> int:
