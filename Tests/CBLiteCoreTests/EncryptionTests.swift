@@ -27,23 +27,6 @@ final class EncryptionTests: XCTestCase {
     private let rawKey = #"{"raw_hex":"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"}"#
     private let marker = "PLAINTEXT-MARKER-7f3a9"
 
-    private func allBytes(under path: String) throws -> [UInt8] {
-        var out: [UInt8] = []
-        for name in try FileSystem.list(path) {
-            let p = path + "/" + name
-            if FileSystem.isDirectory(p) { out += try allBytes(under: p); continue }
-            let fd = open(p, O_RDONLY)
-            defer { close(fd) }
-            var buf = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n <= 0 { break }
-                out += buf[0..<n]
-            }
-        }
-        return out
-    }
-
     private func contains(_ hay: [UInt8], _ needle: String) -> Bool {
         let n = Array(needle.utf8)
         guard hay.count >= n.count else { return false }

@@ -59,7 +59,7 @@ final class FullTextHTTPPlanTests: CBLTestCase {
         let index = try NouveauIndex(try XCTUnwrap(try DesignDocument.load(c, name: "d")), name: "i")
         XCTAssertEqual(index.columns, ["title", "tag"])
         let doc = Array(#"{"_id": "a", "title": "Flat white", "tags": ["milk", "hot"], "n": 3}"#.utf8)
-        let stored = try index.storedFields(doc, docID: "a")
+        let stored = NouveauIndex.storedFields(try XCTUnwrap(try index.fields(doc, docID: "a")))
         XCTAssertEqual(stored["title"], .string("Flat white"))
         XCTAssertEqual(stored["n"], .int(3))
         XCTAssertNil(stored["tag"])

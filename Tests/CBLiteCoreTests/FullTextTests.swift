@@ -6,15 +6,8 @@ import Glibc
 /// (Unicode folding, stemming, stop words), incremental updates, deletes and purges,
 /// rebuilds on a definition change, selectors, paging, and the index's place in
 /// `language: "query"` design documents.
-final class FullTextTests: CBLTestCase {
-    var db: Database!
-    var c: Collection!
-
-    override func setUp() {
-        super.setUp()
-        db = try! open()
-        c = try! db.defaultCollection()
-    }
+final class FullTextTests: CBLCollectionTestCase {
+    var c: Collection { coll }
 
     func put(_ id: String, _ json: String) throws {
         let rev = try? c.get(docID: id).withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) }["_rev"]?.stringValue
@@ -290,19 +283,7 @@ final class FullTextTests: CBLTestCase {
 
     /// The bytes of a database's files.
     private func bytes(of name: String) throws -> [UInt8] {
-        let bundle = dir + "/" + name + ".cblite2"
-        var out: [UInt8] = []
-        for f in try FileSystem.list(bundle) where !FileSystem.isDirectory(bundle + "/" + f) {
-            let fd = Glibc.open(bundle + "/" + f, O_RDONLY)
-            defer { close(fd) }
-            var buf = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n <= 0 { break }
-                out += buf[0..<n]
-            }
-        }
-        return out
+        try allBytes(under: dir + "/" + name + ".cblite2")
     }
 
     private func holds(_ name: String, _ text: String) throws -> Bool {

@@ -4,14 +4,11 @@ import XCTest
 /// Mango in the engine: each operator by CouchDB 3.5's rules, the normalization that
 /// decides them, the views' collation in comparisons, errors with CouchDB's texts, json
 /// indexes (incremental, partial, chosen as CouchDB chooses) and paging by bookmark.
-final class MangoTests: CBLTestCase {
-    var db: Database!
-    var c: Collection!
+final class MangoTests: CBLCollectionTestCase {
+    var c: Collection { coll }
 
     override func setUp() {
         super.setUp()
-        db = try! open()
-        c = try! db.defaultCollection()
         let docs = [
             "a": #"{"name":"Alice","age":31,"tags":["x","y"],"addr":{"city":"Paris"},"n":{"a.b":1},"m":{"k1":1}}"#,
             "b": #"{"name":"bob","age":25,"tags":["y"],"addr":{"city":"Berlin"},"f":1.0}"#,

@@ -160,3 +160,22 @@ class CBLCollectionTestCase: CBLTestCase {
         super.tearDown()
     }
 }
+
+/// Every byte of the files under `path` (subfolders too), for tests that look for
+/// plaintext on disk.
+func allBytes(under path: String) throws -> [UInt8] {
+    var out: [UInt8] = []
+    for name in try FileSystem.list(path) {
+        let p = path + "/" + name
+        if FileSystem.isDirectory(p) { out += try allBytes(under: p); continue }
+        let fd = Glibc.open(p, O_RDONLY)
+        defer { close(fd) }
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            out += buf[0..<n]
+        }
+    }
+    return out
+}

@@ -3,15 +3,8 @@ import XCTest
 
 /// Every query option alone and in combination, built-in and custom reducers, grouping,
 /// prefix matching and all-docs modes.
-final class ViewQueryTests: CBLTestCase {
-    var db: Database!
-    var c: Collection!
-
-    override func setUp() {
-        super.setUp()
-        db = try! open()
-        c = try! db.defaultCollection()
-    }
+final class ViewQueryTests: CBLCollectionTestCase {
+    var c: Collection { coll }
 
     /// Docs d1..d5 with keys "a","b","c","d","e" and values 1..5, plus d6 also "c".
     func letters(reduce: Reducer? = nil) throws -> View {

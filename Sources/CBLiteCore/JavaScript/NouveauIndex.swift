@@ -126,20 +126,21 @@ public struct NouveauIndex: Sendable {
         }
     }
 
-    /// The value of each field the function gives a document (the first, when it gives a
-    /// field several), for sorting.
-    func fieldValues(_ docJSON: [UInt8], docID: String) throws -> [String: JSONValue] {
+    /// The value of each field among a document's `fields` rows (the first, when it gives
+    /// a field several), for sorting.
+    static func fieldValues(_ rows: [JSONValue]) -> [String: JSONValue] {
         var out: [String: JSONValue] = [:]
-        for case .array(let r) in try fields(docJSON, docID: docID) ?? [] where r.count == 4 {
+        for case .array(let r) in rows where r.count == 4 {
             if case .string(let field) = r[1], out[field] == nil { out[field] = r[2] }
         }
         return out
     }
 
-    /// The stored fields of a document (`{store: true}`, and `stored` fields), as a hit's `fields`.
-    func storedFields(_ docJSON: [UInt8], docID: String) throws -> JSONObject {
+    /// The stored fields among a document's `fields` rows (`{store: true}`, and `stored`
+    /// fields), as a hit's `fields`.
+    static func storedFields(_ rows: [JSONValue]) -> JSONObject {
         var out = JSONObject()
-        for case .array(let r) in try fields(docJSON, docID: docID) ?? [] where r.count == 4 {
+        for case .array(let r) in rows where r.count == 4 {
             guard case .string(let type) = r[0], case .string(let field) = r[1] else { continue }
             if type == "stored" || r[3].objectValue?["store"] == .bool(true) { out[field] = r[2] }
         }

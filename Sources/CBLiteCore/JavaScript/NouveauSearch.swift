@@ -19,7 +19,10 @@ extension Collection {
             .object(JSONObject([("@type", .string("float")), ("value", .double(h.score))])),
             .object(JSONObject([("@type", .string("string")), ("value", .string(h.docID))])),
         ] }
-        var page: [(hit: FullTextHit, order: [JSONValue])]
+        // The index function's rows of a hit's document: run once per hit, for its sort
+        // values and its stored fields alike.
+        func rows(_ h: FullTextHit) throws -> [JSONValue] { try index.fields(h.document ?? [], docID: h.docID) ?? [] }
+        var page: [(hit: FullTextHit, order: [JSONValue], rows: [JSONValue]?)]
         var next: String?
         let total: Int
         if sort.isEmpty {
@@ -27,7 +30,7 @@ extension Collection {
             total = try search(source, FullTextSearchRequest(query: query, fields: only, snippets: nil)).hits.count
             let r = try search(source, FullTextSearchRequest(query: query, fields: only, limit: limit, bookmark: bookmark,
                                                              includeDocs: true, snippets: nil))
-            page = r.hits.map { ($0, score($0)) }
+            page = r.hits.map { ($0, score($0), nil) }
             next = r.bookmark
         } else {
             // Every match with its sort values, sorted; the bookmark is the next page's offset.
@@ -38,11 +41,12 @@ extension Collection {
             }
             let all = try search(source, FullTextSearchRequest(query: query, fields: only, includeDocs: true, snippets: nil)).hits
             total = all.count
-            let keyed = try all.map { h -> (hit: FullTextHit, order: [JSONValue]) in
-                let values = try index.fieldValues(h.document ?? [], docID: h.docID)
+            let keyed = try all.map { h -> (hit: FullTextHit, order: [JSONValue], rows: [JSONValue]?) in
+                let given = try rows(h)
+                let values = NouveauIndex.fieldValues(given)
                 return (h, sort.map { s in
                     .object(JSONObject([("@type", .string(s.type == "double" ? "double" : "string")), ("value", values[s.field] ?? .null)]))
-                } + score(h))
+                } + score(h), given)
             }
             let sorted = keyed.enumerated().sorted { a, b in
                 for (i, s) in sort.enumerated() {
@@ -57,10 +61,10 @@ extension Collection {
             page = Array(sorted.dropFirst(offset).prefix(limit))
             next = page.isEmpty ? nil : "o\(offset + page.count)"
         }
-        let hits: [JSONValue] = try page.map { h, order in
+        let hits: [JSONValue] = try page.map { h, order, given in
             var hit = JSONObject([
                 ("id", .string(h.docID)), ("order", .array(order)),
-                ("fields", .object(try index.storedFields(h.document ?? [], docID: h.docID))),
+                ("fields", .object(NouveauIndex.storedFields(try given ?? rows(h)))),
             ])
             if includeDocs, let d = h.document { hit["doc"] = try d.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) } }
             return .object(hit)
