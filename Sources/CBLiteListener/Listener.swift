@@ -78,6 +78,15 @@ public final class Listener: @unchecked Sendable {
         try advertisement?.update(txt: advertisedTXT().build())
     }
 
+    /// A database created or deleted over HTTP: the advertisement follows too. A failure
+    /// to update it is not the request's: the record is set again at the next change.
+    private func databaseNamesChanged() {
+        guard let advertisement else { return }
+        do { try advertisement.update(txt: advertisedTXT().build()) } catch {
+            Loggers.listener.warning("advertisement not updated: \(error)")
+        }
+    }
+
     /// Serves `view` (registered through the API with its map/reduce functions) as
     /// `/{database}/_design/{designDoc}/_view/{name}`, where `database` is the URL name
     /// of the view's collection; nil stops serving it. May be called before or after start.
@@ -118,6 +127,7 @@ public final class Listener: @unchecked Sendable {
             let server = ServerContext(configuration: configuration, workers: workers, serverUUID: Listener.randomHex(16), views: views)
             server.router = Router(server: server, inFlight: inFlight)
             for (name, db) in pendingServes { try server.databases.serve(name: name, database: db) }
+            server.databases.onNamesChanged = { [weak self] in self?.databaseNamesChanged() }
             pendingServes = []
             let tls = tlsContext
             let connections = self.connections

@@ -76,6 +76,19 @@ def test_advertise_browse_sync_by_name_and_withdraw(link, cli):
         assert p["addresses"] == [a.address] and p["url"] == f"http://{a.address}:{port}/"
         assert p["databases"] == ["notes"] and p["tls"] is False and p["host"] == "cblite-a.local"
 
+        # A database created or deleted over HTTP: the TXT record follows.
+        def http(method, path):
+            code = ("import sys, urllib.request; r = urllib.request.urlopen(urllib.request.Request("
+                    "sys.argv[1], method=sys.argv[2])); print(r.status)")
+            r = a.run([sys.executable, "-c", code, f"http://127.0.0.1:{port}/{path}", method])
+            assert r.returncode == 0, r.stderr
+        http("PUT", "recipes")
+        wait_for(lambda: peers(b, cli, timeout=1).get("Kitchen tablet", {}).get("databases") == ["notes", "recipes"], 15,
+                 "the created database advertised")
+        http("DELETE", "recipes")
+        wait_for(lambda: peers(b, cli, timeout=1).get("Kitchen tablet", {}).get("databases") == ["notes"], 15,
+                 "the deleted database withdrawn from the record")
+
         # b syncs with a by name: a's document comes, b's goes.
         local = os.path.join(b.directory, "local")
         r = b.run([cli, "put", "--dir", local, "--create", "notes", "n2", '{"from":"b"}'])

@@ -15,6 +15,14 @@ final class DatabaseRegistry: @unchecked Sendable {
 
     init(directory: String?) { self.directory = directory }
 
+    private var namesObserver: (@Sendable () -> Void)?
+    /// Called after a database is created or deleted through the listener (not for
+    /// collections): the DNS-SD advertisement lists the databases served.
+    var onNamesChanged: (@Sendable () -> Void)? {
+        get { lock.locked { namesObserver } }
+        set { lock.locked { namesObserver = newValue } }
+    }
+
     private var compression: AttachmentCompression?
     /// CouchDB's attachment compression on every database served (ServerConfig's).
     var attachmentCompression: AttachmentCompression? {
@@ -150,6 +158,7 @@ final class DatabaseRegistry: @unchecked Sendable {
             if (try? Database.exists(name: dbName, directory: directory)) == true { throw CouchError.databaseExists }
             opened[dbName] = serving(try Database.open(name: dbName, directory: directory))
         }
+        onNamesChanged?()
     }
 
     /// DELETE /db: deletes a directory database (or a collection).
@@ -168,6 +177,7 @@ final class DatabaseRegistry: @unchecked Sendable {
             if let held = opened.removeValue(forKey: dbName), !held.database.isClosed { try? held.database.close() }
             try Database.delete(name: dbName, directory: directory)
         }
+        onNamesChanged?()
     }
 
     /// Every served database name, sorted (`_all_dbs`).
