@@ -144,4 +144,27 @@ final class JavaScriptViewTests: CBLTestCase {
         registered.setMapReduce(map: { _, emit in emit.emit(.int(7), nil) }, reduce: nil, version: "api")
         XCTAssertEqual(try rows(registered, #"{"limit":1}"#), #"{"total_rows":9,"offset":0,"rows":[{"id":"p0","key":7,"value":null}]}"#)
     }
+
+    func testCompactingADesignDocumentsViewsKeepsTheirRowsAndGivesPagesBack() throws {
+        let db = try open()
+        let c = try db.defaultCollection()
+        _ = try putDesign(c, "d", #"{"views": {"v": {"map": "function (doc) { emit(doc.n, doc.pad); }"}}}"#)
+        let pad = String(repeating: "x", count: 2000)
+        var firstRevs: [String] = []
+        for i in 0..<300 { firstRevs.append(try c.put(docID: "n\(i)", json: #"{"n":\#(i),"pad":"\#(pad)"}"#, parent: nil).revID) }
+        let v = try c.view(named: "d/v")
+        XCTAssertEqual(try v.query(QueryOptions(json: #"{"key":7}"#)).allRows().count, 1)
+        // Deleting most documents frees the index's pages; compacting gives them back.
+        for i in 0..<280 { _ = try c.delete(docID: "n\(i)", parent: nil) }
+        XCTAssertEqual(try v.query(QueryOptions(json: "{}")).allRows().count, 20)
+        let file = db.store.filePath
+        let size = { FileSystem.fileSize(file) + max(0, FileSystem.fileSize(file + "-wal")) }
+        let before = size()
+        try c.compactDesignViews(name: "d")
+        XCTAssertLessThan(size(), before - 400_000)     // the 280 deleted rows' 2 KB values
+        XCTAssertEqual(try rows(v, #"{"limit":1}"#), #"{"total_rows":20,"offset":0,"rows":[{"id":"n280","key":280,"value":"\#(pad)"}]}"#)
+        // Every revision's body is kept: this is not the database's compaction.
+        XCTAssertNoThrow(try c.get(docID: "n0", revID: firstRevs[0]))
+        XCTAssertThrowsError(try c.compactDesignViews(name: "nope")) { XCTAssertEqual(($0 as? CBLError)?.status, .notFound) }
+    }
 }

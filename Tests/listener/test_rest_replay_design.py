@@ -9,7 +9,6 @@ from rest_replay import Replay
 
 # seq -> (cblite's status, why). Every entry is checked too.
 DIFFERENCES = {
-    53: (404, "POST /db/_compact/DDOC (view compaction) is not served: cblite's indexes are SQLite tables"),
     61: (404, "_changes?filter=NAME without a slash: a filter registered through the API by that name, "
               "and there is none (CouchDB refuses the name with 400)"),
     92: (400, "_sum over non-numbers: the engine's built-in refuses the query; CouchDB answers an error object as the value"),

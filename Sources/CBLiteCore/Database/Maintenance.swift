@@ -18,12 +18,21 @@ extension Database {
             }
         }
         try deleteOrphanedAttachments()      // Blobs/: files no kept revision refers to
+        try rewriteFile()
+        Loggers.database.info("compacted \(name)")
+    }
+
+    /// Rewrites the file compactly (SQLite's VACUUM, the write-ahead log folded in before
+    /// and after): every table, view indexes included, packed into the fewest pages, free
+    /// pages given back. Nothing stored changes. 406 in a transaction.
+    public func rewriteFile() throws {
+        try checkOpen()
+        if store.transactionDepth > 0 { throw CBLError(.notAcceptable, "cannot compact inside a transaction") }
         try store.exclusive(timeoutMs: busyTimeoutMs) { conn in
             try conn.exec("PRAGMA wal_checkpoint(TRUNCATE)")
             try conn.exec("VACUUM")
             try conn.exec("PRAGMA wal_checkpoint(TRUNCATE)")
         }
-        Loggers.database.info("compacted \(name)")
     }
 
     /// Rebuilds every SQL index from its table (SQLite's REINDEX): repairs an index an

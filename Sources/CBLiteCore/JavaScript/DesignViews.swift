@@ -56,6 +56,15 @@ extension Collection {
         return dropped
     }
 
+    /// CouchDB's view compaction (`POST /db/_compact/DDOC`): the design document's view
+    /// indexes are SQLite tables of the database file, so compacting them is rewriting
+    /// the file (Database.rewriteFile), which packs them with every other table and keeps
+    /// every revision (unlike Database.compact). 404 when no design document `name` exists.
+    public func compactDesignViews(name: String) throws {
+        guard try DesignDocument.load(self, name: name) != nil else { throw CBLError(.notFound, "missing") }
+        try database.rewriteFile()
+    }
+
     /// The `_info` of design document `name` (CouchDB's view_index object): its views'
     /// least indexed sequence, the changes pending, a signature of its views' code.
     public func designInfo(name: String) throws -> JSONObject? {

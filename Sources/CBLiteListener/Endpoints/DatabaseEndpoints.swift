@@ -58,11 +58,12 @@ extension Router {
         res.sendJSON(201, .object(JSONObject([("ok", .bool(true)), ("instance_start_time", .string(String(coll.database.instanceStartTime)))])))
     }
 
-    func compact(_ name: String, _ req: Request, _ res: ResponseWriter) throws {
+    /// POST /db/_compact, and /db/_compact/DDOC (that design document's view indexes).
+    func compact(_ name: String, designDoc: String? = nil, _ req: Request, _ res: ResponseWriter) throws {
         try requireMethod(req, [.POST])
         guard req.contentType?.isJSON == true else { throw CouchError.badContentType("Content-Type must be application/json") }
         let coll = try collection(name)
-        try coll.database.compact()
+        if let designDoc { try coll.compactDesignViews(name: designDoc) } else { try coll.database.compact() }
         res.sendJSON(202, .object(JSONObject([("ok", .bool(true))])))
     }
 

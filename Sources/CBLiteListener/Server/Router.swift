@@ -87,6 +87,7 @@ final class Router: @unchecked Sendable {
             }
         }
         if second == "_index" { return try mango(first, second, Array(s[2...]), req, res) }
+        if second == "_compact" && s.count == 3 { return try compact(first, designDoc: s[2], req, res) }
         if second.hasPrefix("_design/") && s.count == 4 && s[2] == "_view" {
             return try view(first, String(second.dropFirst(8)), s[3], req, res)
         }
