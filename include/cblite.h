@@ -1754,7 +1754,11 @@ typedef struct cbl_server cbl_server;
  *       most 4096. At the limit the connection waiting longest — idle, or still sending
  *       its request head — is closed for a new one; 503 when all are busy),
  *       "idle_timeout_ms" (120000), "header_timeout_ms" (5000: a request head must be
- *       complete this long after its first byte), "max_header_count" (100; more: 431)},
+ *       complete this long after its first byte), "body_timeout_ms" (20000) and
+ *       "body_min_bytes_per_second" (500: a request body may take body_timeout_ms plus a
+ *       second for every 500 bytes that came; a slower client is disconnected; time the
+ *       listener spent not reading, its handler busy, does not count), "max_header_count"
+ *       (100; more: 431)},
  *   "advertise": {"name": "Kitchen tablet", "type": "_couchdb._tcp" (the default)} —
  *       publish the listener with DNS-SD (section 15) while it runs: its name, port and a
  *       TXT record of "txtvers=1", "tls=0|1", "sha256=<certificate fingerprint>" (with

@@ -202,6 +202,28 @@ final class SafetyTests: ListenerTestCase {
         XCTAssertEqual(try client().request("GET", "/").status, 200)
     }
 
+    /// A body trickling in slower than the limits' rate is cut off (slow-body attack); one
+    /// that keeps to the rate, however long it takes in all, is served.
+    func testSlowBodiesAreCutOffAndSteadyOnesServed() throws {
+        try start(#""limits":{"body_timeout_ms":400,"body_min_bytes_per_second":1000}"#)
+        XCTAssertEqual(try client().request("PUT", "/db").status, 201)
+        let slow = try client()
+        slow.send("PUT /db/slow HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+        for _ in 0..<3 { usleep(150_000); slow.send(" ") }      // 1 byte earns 1 ms: far too slow
+        XCTAssertTrue(slow.isClosedByServer(timeoutMs: 3000))
+        XCTAssertEqual(try client().request("GET", "/db/slow").status, 404)
+
+        let steady = try client()
+        let value = String(repeating: "v", count: 2390)
+        let body = Array(#"{"v":"\#(value)"}"#.utf8)             // 2,400 bytes in 12 pieces, 100 ms apart: 1.2 s in all
+        steady.send("PUT /db/steady HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n")
+        for i in stride(from: 0, to: body.count, by: 200) {
+            steady.send(Array(body[i..<min(i + 200, body.count)]))
+            usleep(100_000)
+        }
+        XCTAssertEqual(try steady.readResponse().status, 201)
+    }
+
     /// At the limit, a new connection is refused only when every open one has a request
     /// in flight (here: bodies that have not arrived).
     func testMaxConnectionsRefusesWhenAllAreBusy() throws {

@@ -48,6 +48,10 @@ public struct ListenerConfiguration: Sendable {
         /// A request's head must be complete this long after its first byte, however
         /// steadily it trickles in (slowloris).
         public var headerTimeoutMs = 5_000
+        /// A request body may take this long, plus a second for every
+        /// `bodyMinBytesPerSecond` bytes that came (BodyRateGuard: slow-body clients).
+        public var bodyTimeoutMs = 20_000
+        public var bodyMinBytesPerSecond = 500
         /// More header fields than this: 431.
         public var maxHeaderCount = 100
         public init() {}
@@ -171,6 +175,8 @@ public struct ListenerConfiguration: Sendable {
             case "max_connections": l.maxConnections = Int(n)
             case "idle_timeout_ms": l.idleTimeoutMs = Int(n)
             case "header_timeout_ms": l.headerTimeoutMs = Int(n)
+            case "body_timeout_ms": l.bodyTimeoutMs = Int(n)
+            case "body_min_bytes_per_second": l.bodyMinBytesPerSecond = Int(n)
             case "max_attachment_bytes": l.maxAttachmentBytes = Int(n)
             case "max_header_count": l.maxHeaderCount = Int(n)
             default: throw bad("unknown key \"limits.\(k)\"")

@@ -6,7 +6,7 @@ import NIOHTTP1
 /// One HTTP connection, on its event loop. It checks a request's credentials and limits
 /// as soon as the head arrives (before any body is read), hands the request to a worker
 /// thread, feeds the body to it with backpressure, and cuts off clients that are slow to
-/// send their headers or that go idle.
+/// send their headers or their body (BodyRateGuard), or that go idle.
 final class ConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
@@ -32,6 +32,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// Set when the connection must not serve another request (an oversized body).
     private var closeAfterResponse = false
     private var headerTimer: Scheduled<Void>?
+    private var bodyGuard: BodyRateGuard?
+    private var bodyTimer: Scheduled<Void>?
     private var context: ChannelHandlerContext?
 
     private let connections: ConnectionRegistry
@@ -51,6 +53,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
         headerTimer?.cancel()
+        stopBodyGuard()
     }
 
     // MARK: timeouts
@@ -85,6 +88,42 @@ final class ConnectionHandler: ChannelDuplexHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
+    private static var nowMs: Int64 { Int64(NIODeadline.now().uptimeNanoseconds / 1_000_000) }
+
+    /// A request whose body is still to come: it must arrive at the limits' rate.
+    private func startBodyGuard(context: ChannelHandlerContext) {
+        let limits = server.limits
+        bodyGuard = BodyRateGuard(graceMs: limits.bodyTimeoutMs, minBytesPerSecond: limits.bodyMinBytesPerSecond, nowMs: Self.nowMs)
+        scheduleBodyCheck(context: context)
+    }
+
+    private func scheduleBodyCheck(context: ChannelHandlerContext) {
+        guard let g = bodyGuard else { return }
+        bodyTimer?.cancel()
+        bodyTimer = context.eventLoop.scheduleTask(in: .milliseconds(max(1, g.deadlineMs - Self.nowMs))) { [weak self] in
+            self?.checkBodyRate()
+        }
+    }
+
+    private func checkBodyRate() {
+        guard let context, bodyGuard != nil, case .active(_, _, _, false) = state else { return stopBodyGuard() }
+        if pendingRead {
+            bodyGuard?.restart(nowMs: Self.nowMs)     // we stopped reading: not the client's time
+        } else if let g = bodyGuard, Self.nowMs >= g.deadlineMs {
+            Loggers.listener.info("closing a connection whose request body arrives too slowly")
+            stopBodyGuard()
+            context.close(promise: nil)               // the worker's read of the body fails
+            return
+        }
+        scheduleBodyCheck(context: context)
+    }
+
+    private func stopBodyGuard() {
+        bodyTimer?.cancel()
+        bodyTimer = nil
+        bodyGuard = nil
+    }
+
     // MARK: reading
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -97,11 +136,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
         case .body(var buffer):
             if case .active(_, let body, _, _) = state {
                 let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+                bodyGuard?.received(bytes.count)
                 if !body.append(bytes) { closeAfterResponse = true }    // over the limit: the worker answers 413
             }
         case .end:
             switch state {
             case .active(let id, let body, let c, _):
+                stopBodyGuard()
                 body.finish()
                 state = .active(id: id, body: body, cancellation: c, bodyDone: true)
             case .discarding:
@@ -123,6 +164,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private func resumeReading() {
         guard pendingRead, let context else { return }
         pendingRead = false
+        bodyGuard?.restart(nowMs: Self.nowMs)          // the client could not send while we did not read
         context.read()
     }
 
@@ -144,6 +186,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             c.cancel()
         }
         headerTimer?.cancel()
+        stopBodyGuard()
         context.fireChannelInactive()
     }
 
@@ -195,6 +238,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         // A quick read has no body (isQuickRead checks): its response may end before the
         // request's `.end` arrives, and must not be taken for one that left a body unread.
         state = .active(id: id, body: body, cancellation: cancellation, bodyDone: quick)
+        if !quick { startBodyGuard(context: context) }
         let writer = ResponseWriter(channel: context.channel, version: head.version, isHead: head.method == .HEAD,
                                     keepAlive: head.isKeepAlive, requestID: RequestID.choose(clientGiven: head.headers.first(name: RequestID.header)),
                                     bodyTimeMs: { body.receivingMs },
@@ -269,6 +313,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
         state = .idle
         currentWriter = nil
+        stopBodyGuard()
         // A body the handler did not read to its end would be taken for the next request.
         if !keepAlive || !bodyDone || closeAfterResponse {
             context.close(promise: nil)
