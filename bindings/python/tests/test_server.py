@@ -112,8 +112,9 @@ def test_bad_configurations(dbdir):
 def test_hardening_limits_cross_the_abi(dbdir, db):
     """The limits of issue 31 given from Python reach the listener: a header-count cap
     (431), an attachment limit apart from the body limit (413 past it, and an attachment
-    larger than max_body_bytes within it), and a short header time-box."""
-    limits = {"max_header_count": 5, "max_attachment_bytes": 200_000, "max_body_bytes": 100_000, "header_timeout_ms": 300}
+    larger than max_body_bytes within it), and short header and body time-boxes."""
+    limits = {"max_header_count": 5, "max_attachment_bytes": 200_000, "max_body_bytes": 100_000, "header_timeout_ms": 300,
+              "body_timeout_ms": 300, "body_min_bytes_per_second": 1000}
     with cblite.Server(directory=str(dbdir), limits=limits) as server:
         many = {"X-%d" % i: "y" for i in range(6)}
         assert request(server, "GET", "/" + db.name, headers=many)[0] == 431
@@ -124,6 +125,11 @@ def test_hardening_limits_cross_the_abi(dbdir, db):
         slow = socket.create_connection(("127.0.0.1", server.port), timeout=5)
         slow.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")       # and never the end of the head
         assert slow.recv(100) == b""                              # cut off by the time-box
+        slow.close()
+        slow = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        slow.sendall(f"PUT /{db.name}/s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     "Content-Length: 50\r\n\r\n{".encode())           # and the rest never comes
+        assert slow.recv(100) == b""                              # cut off: the body is too slow
         slow.close()
     with pytest.raises(cblite.BadRequest):
         cblite.Server(directory=str(dbdir), limits={"max_header_count": 0})
