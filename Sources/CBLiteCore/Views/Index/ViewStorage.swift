@@ -66,9 +66,10 @@ enum ViewStorage {
         """
     }
 
-    /// Drops a view's index table (its trigger goes with it) and its counts.
+    /// Drops a view's index table (its triggers go with it), its counts and its text keys.
     static func dropTables(_ conn: Connection, _ id: Int64) throws {
         try conn.exec("DROP TABLE IF EXISTS \(table(id)); DROP TABLE IF EXISTS \(countsTable(id))")
+        try dropTextTables(conn, id)
     }
 
     /// The document-ID index of a view's table (it serves the lookups of a document's old
