@@ -41,7 +41,6 @@ final class MappedBatch {
     /// The texts of text-key rows, by row index (their keys are null): kept apart so that
     /// rows of other keys cost nothing more.
     private var texts: [UInt32: String] = [:]
-    var hasTexts: Bool { !texts.isEmpty }
 
     /// A batch is written when it holds this much (bounds memory on huge collections).
     /// Fewer rows a batch would hold less memory but cost time: after the first batch of a
@@ -205,7 +204,8 @@ final class MappedBatch {
                 keyJSON = slice(UInt32(r.jsonStart), UInt32(r.jsonLength))
             }
             let value = Layout(docs, rows, bytes.count).valueRange(index)
-            return EmittedRow(key: key, keyJSON: keyJSON, value: value.map { Array(bytes[$0]) }, text: texts[UInt32(index)])
+            return EmittedRow(key: key, keyJSON: keyJSON, value: value.map { Array(bytes[$0]) },
+                              text: texts.isEmpty ? nil : texts[UInt32(index)])
         }
     }
 
