@@ -233,6 +233,26 @@ final class ViewTextKeyTests: CBLCollectionTestCase {
         XCTAssertEqual(try hitIDs(plain, "coffee"), [])
     }
 
+    func testLiveFullTextQueryFollowsTheTexts() throws {
+        try coffeeCorpus()
+        let v = try textView()
+        let got = Locked<[[String]]>([])
+        let lq = LiveQuery(view: v, options: try QueryOptions(json: #"{"full_text_query":"coffee","full_text_ranking":false}"#)) { e in
+            let ids = (try? e.allRows().map { $0.docID ?? "-" }) ?? ["error"]
+            got.with { $0.append(ids) }
+        }
+        try lq.start()
+        XCTAssertTrue(lq.waitIdle())
+        XCTAssertEqual(got.get().last, ["r1", "r2", "r3"])
+        try put("r4", #"{"text":"iced coffee","tag":4}"#)             // a new match
+        lq.waitIdle()
+        XCTAssertEqual(got.get().last, ["r1", "r2", "r3", "r4"])
+        try put("r1", #"{"text":"still water","tag":1}"#)             // same value, the text no longer matches
+        lq.waitIdle()
+        XCTAssertEqual(got.get().last, ["r2", "r3", "r4"])
+        lq.stop()
+    }
+
     private func v(_ view: View, _ options: String) throws -> [QueryRow] { try view.query(QueryOptions(json: options)).allRows() }
 
     func testEncryptedDatabaseKeepsNoPlaintextTerms() throws {
