@@ -11,7 +11,8 @@
 ///
 /// The one owner of these tables: every SQL statement on them is written here (this file:
 /// schema and registry; ViewStorage+Rows: the updater's writes; ViewStorage+Reads: the
-/// queries' reads; the WHERE conditions of key ranges come from KeyRangeSQL), as
+/// queries' reads; ViewStorage+Text: the text keys' full-text tables; the WHERE
+/// conditions of key ranges come from KeyRangeSQL), as
 /// DocumentStore owns a collection's document table. The rest of the engine calls these
 /// methods.
 enum ViewStorage {
