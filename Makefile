@@ -118,7 +118,7 @@ $(BUILD)/tests/%: Tests/c/%.c Tests/c/check.h include/cblite.h $(BUILD)/lib/$(SO
 
 # The C test program (every function of the header), the header as C99 and C++, and a
 # host that links the system libsqlite3 beside libcblite (SQLite symbol interposition).
-test-c: lib test-header $(BUILD)/tests/test_cblite $(BUILD)/tests/test_interpose $(BUILD)/tests/test_views $(BUILD)/tests/test_attachments $(BUILD)/tests/test_sync $(BUILD)/tests/test_server $(BUILD)/tests/test_replicator $(BUILD)/tests/test_diagnosis $(BUILD)/tests/test_javascript $(BUILD)/tests/test_mango $(BUILD)/tests/test_fulltext $(BUILD)/tests/test_discovery
+test-c: lib test-header $(BUILD)/tests/test_cblite $(BUILD)/tests/test_interpose $(BUILD)/tests/test_views $(BUILD)/tests/test_attachments $(BUILD)/tests/test_sync $(BUILD)/tests/test_server $(BUILD)/tests/test_replicator $(BUILD)/tests/test_diagnosis $(BUILD)/tests/test_javascript $(BUILD)/tests/test_mango $(BUILD)/tests/test_fulltext $(BUILD)/tests/test_discovery $(BUILD)/tests/test_view_fulltext
 	$(BUILD)/tests/test_cblite
 	$(BUILD)/tests/test_interpose
 	$(BUILD)/tests/test_views
@@ -131,6 +131,7 @@ test-c: lib test-header $(BUILD)/tests/test_cblite $(BUILD)/tests/test_interpose
 	$(BUILD)/tests/test_mango
 	$(BUILD)/tests/test_fulltext
 	$(BUILD)/tests/test_discovery
+	$(BUILD)/tests/test_view_fulltext
 
 $(BUILD)/tests/test_interpose: Tests/c/test_interpose.c include/cblite.h $(BUILD)/lib/$(SO_REAL)
 	@mkdir -p $(BUILD)/tests

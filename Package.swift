@@ -62,7 +62,7 @@ let package = Package(
             // index_rows.c and page_crypto.c, which read SQLite's and SQLCipher's own
             // structures, in one translation unit. cblite/README.md: what each file relies on.
             sources: ["sqlite_unit.c", "cblite/codec_shim.c", "cblite/adaptive_mutex.c", "cblite/kept_read_locks.c",
-                      "cblite/fault_injection.c", "cblite/stop_words.c"],
+                      "cblite/fault_injection.c", "cblite/stop_words.c", "cblite/fts_matches.c"],
             publicHeadersPath: "include",
             cSettings: sqlcipherDefines + [faultInjectionC],
             linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("m")]

@@ -1143,7 +1143,30 @@ CBL_WARN_UNUSED cbl_status cbl_db_wait_notifications(cbl_db* db, uint32_t timeou
  *                                    items; level n > 1 applies level n-1 to its last item
  *   "sorted": bool                   CouchDB's: false allows rows in any order (the same
  *                                    set); the rows still come in key order here
+ *   "full_text_query": "q"           the view's text keys matching q (cbl_emitter_emit_text;
+ *                                    Couchbase Lite 1.x's fullTextQuery), query syntax as
+ *                                    cbl_collection_search's (section 14); see below
+ *   "full_text_ranking": bool        default true: best match first (BM25, ties in index
+ *                                    order); false: index order (document ID, emit order)
+ *   "full_text_snippets": true | false | {"open": "<b>", "close": "</b>", "ellipsis": "…",
+ *                                    "tokens": 16 (1-64)}  default false: each row's snippet
  * Unknown options and wrong types: 400.
+ *
+ * Full-text queries: with "full_text_query", the rows are the text keys matching it, with
+ * their value, document ("id" redirected by a value's "_id" as above), "seq" and, as
+ * "key" (key_json), the match: {"text": the emitted text, "score": BM25 relevance (higher
+ * is better), "matches": [{"term": t, "range": [start, length]}, ...], "snippet": "…" or
+ * null}. "matches" lists every matched word of the text in text order; "range" is in
+ * UTF-8 bytes of "text"; "term" numbers the query's words from 0 in query order (after
+ * analysis: stop words have none, a repeated word keeps its first number, each word of a
+ * phrase has its own). Words are folded and stemmed ("cat" finds "cats") by the view's
+ * analyzer. "limit", "skip", "descending" (reverses the order), "include_docs",
+ * "conflicts" and "update" apply; "key", "keys", "startkey", "endkey", "*_docid",
+ * "prefix_match_level", "group", "group_level" and "reduce": true are 400; a view with a
+ * reduce function answers unreduced rows. A malformed query is a 400 whose message ends
+ * with its position ("... at position 7", counted in Unicode scalars). A view that has
+ * emitted no text key answers no rows. In ordinary queries a text key's row has the key
+ * null (as in 1.x) and its emitted value.
  *
  * Results (JSON): {"total_rows":n,"offset":skip,"update_seq":last indexed sequence,
  *   "rows":[{"id":doc ID,"key":k,"value":v,"seq":n,"source_id":..?,"doc":{..}?}, ...]}
@@ -1173,6 +1196,18 @@ typedef void (*cbl_map_fn)(void* context, const char* doc_json, cbl_emitter* emi
  * error once the callback returns. */
 CBL_WARN_UNUSED cbl_status cbl_emitter_emit(cbl_emitter* emitter, const char* key_json,
                                             const char* value_json, cbl_error* err);
+
+/* Emits a text key from a map callback (Couchbase Lite 1.x's emit(CBLTextKey(text),
+ * value)): a row whose key is null in ordinary queries, and whose text is indexed for the
+ * view's full-text queries ("full_text_query", below) with the view's analyzer
+ * (cbl_view_set_text_analyzer). text: UTF-8, copied; value_json: any JSON value, or NULL
+ * for no value. A document may emit any number of text keys besides other rows; they
+ * follow its updates, deletion and purge as its other rows do. Errors: 400 (NULL or
+ * invalid UTF-8 text, invalid JSON, or the emitter is not the one of a running map
+ * callback); a failed emit fails the index update as cbl_emitter_emit's does. Thread
+ * safety: as cbl_emitter_emit (only from the map callback running with this emitter). */
+CBL_WARN_UNUSED cbl_status cbl_emitter_emit_text(cbl_emitter* emitter, const char* text,
+                                                 const char* value_json, cbl_error* err);
 
 /* Deprecated: use cbl_emitter_emit, the same call under the name of its first
  * argument. Errors: as cbl_emitter_emit. */
@@ -1225,6 +1260,15 @@ CBL_WARN_UNUSED cbl_status cbl_view_info(cbl_view* view, char** out_json, cbl_er
 /* Deletes the view's index (tables and registry entry); the handle stays usable and
  * its next update rebuilds the index. Errors: 400, 404 (no index), 503, 500. */
 CBL_WARN_UNUSED cbl_status cbl_view_delete(cbl_view* view, cbl_error* err);
+
+/* Sets how this view handle's text keys (cbl_emitter_emit_text) are cut into terms, for
+ * the texts and the full-text queries alike. analyzer_json: "english" (the default, as
+ * Couchbase Lite 1.x: case and diacritics folded, English stemming, English stop words),
+ * "standard" (folded only), or {"fold_diacritics": true, "stemming": false, "stop_words":
+ * ["the", ...]} (members optional). Another analyzer than the default is part of the
+ * index's version: the next update rebuilds the index when it changed. Errors: 400
+ * (NULL or invalid JSON, an unknown analyzer). Thread safety: as cbl_view_set_map_reduce. */
+CBL_WARN_UNUSED cbl_status cbl_view_set_text_analyzer(cbl_view* view, const char* analyzer_json, cbl_error* err);
 
 /* Releases a view handle. Waits for background index updates it started
  * ("update":"after") to finish, so its callbacks are not called afterwards except by live

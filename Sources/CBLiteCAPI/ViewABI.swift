@@ -122,6 +122,25 @@ private func jsonArray(_ items: [[UInt8]]) -> [UInt8] {
     }
 }
 
+@c @implementation public func cbl_emitter_emit_text(_ emitter: OpaquePointer?, _ text: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?,
+                                             _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) {
+        let box = try HandleTable.shared.lookup(emitter, as: EmitterBox.self, "cbl_emitter")
+        let emit = try box.current()
+        do {
+            let t = try string(text, "text")
+            if let value {
+                try withJSONBytes(value, "value_json") { v in try emit.emit(text: t, valueJSON: v) }
+            } else {
+                try emit.emit(text: t, valueJSON: nil)
+            }
+        } catch let e as CBLError {
+            if box.error == nil { box.error = e }
+            throw e
+        }
+    }
+}
+
 @c @implementation public func cbl_collection_view(_ coll: OpaquePointer?, _ name: UnsafePointer<CChar>?,
                                                    _ out: UnsafeMutablePointer<OpaquePointer?>?, _ err: ErrorOut?) -> cbl_status {
     outCall(out, "out_view", empty: nil, err) { HandleTable.shared.register(try collection(coll).view(named: try string(name, "name"))) }
@@ -185,6 +204,15 @@ private func jsonArray(_ items: [[UInt8]]) -> [UInt8] {
 
 @c @implementation public func cbl_view_delete(_ v: OpaquePointer?, _ err: ErrorOut?) -> cbl_status {
     abiCall(err) { try view(v).delete() }
+}
+
+@c @implementation public func cbl_view_set_text_analyzer(_ v: OpaquePointer?, _ analyzer: UnsafePointer<CChar>?,
+                                                  _ err: ErrorOut?) -> cbl_status {
+    abiCall(err) {
+        let theView = try view(v)
+        let a = try withJSONBytes(analyzer, "analyzer_json") { try FullTextAnalyzer(json: JSONParser.parse(bytes: $0)) }
+        theView.textAnalyzer = a
+    }
 }
 
 @c @implementation public func cbl_view_release(_ v: OpaquePointer?) {

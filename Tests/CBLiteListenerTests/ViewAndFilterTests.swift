@@ -54,6 +54,35 @@ final class ViewAndFilterTests: ListenerTestCase {
         XCTAssertTrue(show.object["reason"]?.stringValue?.contains("deprecated") == true)
     }
 
+    func testRegisteredViewsAnswerFullTextQueries() throws {
+        let db = try Database.open(name: "notes", directory: directory)
+        defer { try? db.close() }
+        let coll = try db.defaultCollection()
+        for (id, text) in [("a", "coffee coffee beans"), ("b", "tea with milk"), ("c", "a coffee with milk")] {
+            _ = try coll.put(docID: id, json: #"{"text":"\#(text)"}"#, parent: nil)
+        }
+        let view = try coll.view(named: "texts")
+        view.setMapReduce(map: { doc, emit in
+            if case .string(let t)? = try doc.object["text"] { emit.emit(text: t, .int(1)) }
+        }, reduce: Reducer(builtin: "_count"), version: "1")
+        listener = try Listener(configuration: #"{"port":0}"#)
+        try listener.serve(name: "notes", database: db)
+        listener.serveView(view, database: "notes", designDoc: "d", name: "texts")
+        try listener.start()
+        let c = try client()
+        // Map rows (the view's reduce does not apply), the match as key, the offset its skip.
+        let answer = try c.request("GET", #"/notes/_design/d/_view/texts?full_text_query="coffee"&skip=1"#).object
+        XCTAssertEqual(answer["offset"], .int(1))
+        XCTAssertEqual(answer["total_rows"], .int(3))
+        let rows = answer["rows"]?.arrayValue ?? []
+        XCTAssertEqual(rows.compactMap { $0.objectValue?["id"]?.stringValue }, ["c"])
+        XCTAssertEqual(rows.first?.objectValue?["key"]?.objectValue?["text"], .string("a coffee with milk"))
+        XCTAssertEqual(rows.first?.objectValue?["value"], .int(1))
+        let bad = try c.request("GET", #"/notes/_design/d/_view/texts?full_text_query="coffee%20AND""#)
+        XCTAssertEqual(bad.status, 400)
+        XCTAssertTrue(bad.object["reason"]?.stringValue?.hasSuffix("at position 7") == true)
+    }
+
     func testNamedFiltersWithQueryParameters() throws {
         let db = try Database.open(name: "db", directory: directory)
         defer { try? db.close() }

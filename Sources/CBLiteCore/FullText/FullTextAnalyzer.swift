@@ -42,6 +42,13 @@ public struct FullTextAnalyzer: Sendable, Equatable {
         return parts.joined(separator: " ")
     }
 
+    /// The `tokenize=...` argument of an FTS5 table's declaration.
+    var fts5TokenizeArgument: String { "tokenize='" + tokenizeOption.replacing("'", with: "''") + "'" }
+
+    /// Couchbase Lite 1.x's analysis of a view's text keys: folded, English stemming,
+    /// English stop words.
+    public static let textKeyDefault = FullTextAnalyzer(stemming: true, stopWords: englishStopWords)
+
     /// Its form in a design document's `analyzer` member.
     var json: JSONValue {
         .object(JSONObject([("name", .string("cblite")), ("fold_diacritics", .bool(foldDiacritics)),
@@ -50,7 +57,7 @@ public struct FullTextAnalyzer: Sendable, Equatable {
 
     /// Reads an `analyzer` member: cblite's own object, or CouchDB's analyzer names
     /// ("standard" and "english": Lucene's English analyzer stems and drops stop words).
-    init(json: JSONValue?) throws {
+    public init(json: JSONValue?) throws {
         self.init()
         switch json {
         case nil, .null: return

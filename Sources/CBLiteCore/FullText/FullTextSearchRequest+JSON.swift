@@ -41,24 +41,7 @@ extension FullTextSearchRequest {
             guard case .bool(let b) = v else { throw CBLError.badRequest("\"include_docs\" must be true or false") }
             includeDocs = b
         }
-        switch o["snippets"] {
-        case nil, .bool(true)?: break
-        case .bool(false)?: snippets = nil
-        case .object(let s)?:
-            var style = FullTextSnippetStyle()
-            for (k, v) in s.members {
-                switch (k, v) {
-                case ("open", .string(let x)): style.open = x
-                case ("close", .string(let x)): style.close = x
-                case ("ellipsis", .string(let x)): style.ellipsis = x
-                case ("tokens", .int(let n)) where n >= 1 && n <= 64: style.tokens = Int(n)
-                default: throw CBLError.badRequest("invalid snippet option: \(k)")
-                }
-            }
-            if style.open.isEmpty { throw CBLError.badRequest("the snippets' \"open\" mark must not be empty") }
-            snippets = style
-        default: throw CBLError.badRequest("\"snippets\" must be true, false or an object")
-        }
+        if let v = o["snippets"] { snippets = try FullTextSnippetStyle(option: v, name: "snippets") }
     }
 
     /// The design document a JSON request names ("ddoc"), if any.

@@ -14,3 +14,28 @@ public struct FullTextSnippetStyle: Sendable, Equatable {
         self.tokens = min(64, max(1, tokens))
     }
 }
+
+extension FullTextSnippetStyle {
+    /// Reads a snippets option: true (the default style), false (nil: no snippets) or
+    /// {"open", "close", "ellipsis", "tokens"} (each optional). `name`: the option's name,
+    /// for the errors.
+    public init?(option v: JSONValue, name: String) throws {
+        switch v {
+        case .bool(true): self.init()
+        case .bool(false): return nil
+        case .object(let s):
+            self.init()
+            for (k, v) in s.members {
+                switch (k, v) {
+                case ("open", .string(let x)): open = x
+                case ("close", .string(let x)): close = x
+                case ("ellipsis", .string(let x)): ellipsis = x
+                case ("tokens", .int(let n)) where n >= 1 && n <= 64: tokens = Int(n)
+                default: throw CBLError.badRequest("invalid snippet option: \(k)")
+                }
+            }
+            if open.isEmpty { throw CBLError.badRequest("the snippets' \"open\" mark must not be empty") }
+        default: throw CBLError.badRequest("\"\(name)\" must be true, false or an object")
+        }
+    }
+}

@@ -22,9 +22,6 @@ enum FullTextStorage {
     static func table(_ id: Int64) -> String { "fts_\(id)" }
     static func mapTable(_ id: Int64) -> String { "fts_map_\(id)" }
 
-    /// An SQL string literal.
-    private static func quoted(_ s: String) -> String { "'" + s.replacing("'", with: "''") + "'" }
-
     /// Columns are named c0, c1, ... (field paths are not identifiers); queries name
     /// them so (FullTextQuery.fts5).
     static func columnName(_ i: Int) -> String { "c\(i)" }
@@ -32,7 +29,7 @@ enum FullTextStorage {
     static func createTables(_ conn: Connection, _ id: Int64, columns: Int, analyzer: FullTextAnalyzer) throws {
         let cols = (0..<columns).map(columnName).joined(separator: ", ")
         try conn.exec("""
-        CREATE VIRTUAL TABLE IF NOT EXISTS \(table(id)) USING fts5(docid UNINDEXED, \(cols), tokenize=\(quoted(analyzer.tokenizeOption)));
+        CREATE VIRTUAL TABLE IF NOT EXISTS \(table(id)) USING fts5(docid UNINDEXED, \(cols), \(analyzer.fts5TokenizeArgument));
         CREATE TABLE IF NOT EXISTS \(mapTable(id))(docid TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
         """)
     }

@@ -85,6 +85,9 @@ public final class Connection {
         // Full-text indexes with stop words name this tokenizer in their schema (FullTextAnalyzer).
         let ft = cblite_register_fts_tokenizers(db)
         if ft != SQLITE_OK { throw SQLiteError.make(ft, "could not register the full-text tokenizers") }
+        // A view's full-text query reads where each row matched (ViewTextStorage).
+        let fm = cblite_register_fts_functions(db)
+        if fm != SQLITE_OK { throw SQLiteError.make(fm, "could not register the full-text functions") }
         // The first read tells a wrong (or missing) key: SQLITE_NOTADB, mapped to 401.
         // A file that is not a database at all (or has a damaged header) gives the same
         // code: FileDiagnosis tells them apart.

@@ -8,6 +8,7 @@ public final class View: @unchecked Sendable {
     private var map: MapFunction?
     private var reducer: Reducer?
     private var version = ""
+    private var analyzer = FullTextAnalyzer.textKeyDefault
     /// The revision of the design document whose JavaScript the functions are
     /// (DesignViews); nil when they were registered through the API, or there are none.
     private var designRevision: String?
@@ -59,6 +60,21 @@ public final class View: @unchecked Sendable {
     /// revision they come from otherwise.
     var functionOrigin: (registered: Bool, designRevision: String?) {
         monitor.locked { (map != nil && designRevision == nil, designRevision) }
+    }
+
+    /// How the texts of text keys (Emitter.emit(text:)) are cut into terms, for documents
+    /// and full-text queries alike: by default as Couchbase Lite 1.x did (case and
+    /// diacritics folded, English stemming, English stop words). Another analyzer is part
+    /// of the index's version: changing it rebuilds the index at the next update.
+    public var textAnalyzer: FullTextAnalyzer {
+        get { monitor.locked { analyzer } }
+        set { monitor.locked { analyzer = newValue } }
+    }
+
+    /// The version the index records: the functions' version, and the analyzer unless it
+    /// is the default (so indexes made before text keys existed stay current).
+    static func indexVersion(_ version: String, analyzer: FullTextAnalyzer) -> String {
+        analyzer == .textKeyDefault ? version : version + "\u{1}text:" + analyzer.tokenizeOption
     }
 
     public var hasMap: Bool { monitor.locked { map != nil } }
@@ -120,10 +136,12 @@ public final class View: @unchecked Sendable {
     public func updateIndex() throws -> IndexUpdate {
         try collection.check()
         try loadDesignFunctions()
-        let (map, version) = monitor.locked { (self.map, self.version) }
+        let (map, version, analyzer) = monitor.locked { (self.map, self.version, self.analyzer) }
         guard let map else { throw CBLError(.notAcceptable, "view \"\(name)\" has no map function") }
         let started = MonotonicTime.now()
-        let result = try collection.mapMissingTable { try IndexUpdater(view: self, map: map, version: version).run() }
+        let result = try collection.mapMissingTable {
+            try IndexUpdater(view: self, map: map, version: View.indexVersion(version, analyzer: analyzer), analyzer: analyzer).run()
+        }
         if result.changed {
             let ms = MonotonicTime.now().milliseconds - started.milliseconds
             Loggers.query.info("updated index of view \(name): generation \(result.generationBefore) -> \(result.generationAfter), \(result.changedKeys.map { "\($0.count) key(s) changed" } ?? "many keys changed"), \(ms) ms")

@@ -96,7 +96,9 @@ enum ViewResponse {
         }
         try checkCouchRules(view, query, options)
         let result = try view.query(query)
-        let aggregated = (view.hasReduce && query.reduce != false) || query.group || query.groupLevel > 0
+        // A full-text query's rows are matches (never reduced), its offset is its skip.
+        let fullText = query.fullTextQuery != nil
+        let aggregated = !fullText && ((view.hasReduce && query.reduce != false) || query.group || query.groupLevel > 0)
         var row = QueryRowRef()
         var more = try result.next(into: &row)
         var w = JSONWriter(capacity: chunkBytes + 4096)
@@ -105,7 +107,9 @@ enum ViewResponse {
         } else {
             // CouchDB's offset: the rows before the first one answered (all of them when none is).
             var offset = result.totalRows
-            if more, let id = row.sourceDocID ?? row.docID {
+            if fullText {
+                offset = query.skip
+            } else if more, let id = row.sourceDocID ?? row.docID {
                 offset = try rowsBefore(view, query, key: Array(row.key), docID: String(decoding: id, as: UTF8.self))
             }
             w.append("{\"total_rows\":\(result.totalRows),\"offset\":\(offset),")

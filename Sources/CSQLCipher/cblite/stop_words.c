@@ -97,7 +97,7 @@ static int stopTokenize(Fts5Tokenizer* p, void* ctx, int flags, const char* text
 }
 
 /* The connection's fts5_api, as FTS5's documentation gets it: SELECT fts5(?1). */
-static fts5_api* ftsAPI(sqlite3* db) {
+fts5_api* cblite_fts5_api(sqlite3* db) {
     fts5_api* api = NULL;
     sqlite3_stmt* s = NULL;
     if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &s, NULL) != SQLITE_OK) return NULL;
@@ -108,7 +108,7 @@ static fts5_api* ftsAPI(sqlite3* db) {
 }
 
 int cblite_register_fts_tokenizers(sqlite3* db) {
-    fts5_api* api = ftsAPI(db);
+    fts5_api* api = cblite_fts5_api(db);
     if (!api) return SQLITE_ERROR;
     fts5_tokenizer tok = { stopCreate, stopDelete, stopTokenize };
     return api->xCreateTokenizer(api, CBLITE_STOP_TOKENIZER, api, &tok, NULL);

@@ -18,4 +18,19 @@
  * SQLITE_OK, or SQLite's error when FTS5 is missing or the registration failed. */
 int cblite_register_fts_tokenizers(sqlite3* db);
 
+/* The connection's fts5_api (NULL when FTS5 is missing). */
+fts5_api* cblite_fts5_api(sqlite3* db);
+
+/* cblite_matches(table): an FTS5 auxiliary function giving where the current row's text
+ * (the table's first column) matched the query, as FTS4's offsets() did: "term start
+ * length" triples separated by spaces, one per matched token in text order. start and
+ * length are UTF-8 byte offsets into the text; term numbers the query's words from 0 in
+ * the order they appear in the query, a word repeated keeping its first number (words are
+ * the query's tokens after the table's tokenizer: folded, stemmed, stop words gone). A
+ * phrase's match gives one triple per token. "" when nothing matched in that column. */
+#define CBLITE_MATCHES_FUNCTION "cblite_matches"
+
+/* Registers cblite_matches on a connection. SQLITE_OK, or SQLite's error. */
+int cblite_register_fts_functions(sqlite3* db);
+
 #endif

@@ -27,7 +27,7 @@ this package, else the system's library search path.
 #      blob_reader (BlobReader), blob_writer (BlobWriter), query_result (QueryResult),
 #      transaction (Transaction), replicator (Replicator)
 #   4  attachments (re-exports), live_query (LiveQuery), mango (FindResult),
-#      fulltext (SearchResult)
+#      fulltext (SearchResult), text_match (TextMatch)
 #   5  views (View), live_find (LiveFind)
 #   6  collection (Collection)
 #   7  database (Database)
@@ -47,6 +47,7 @@ from .listeners import Change, ListenerToken, live_listener_count, remove_all_li
 from . import aio, models, views
 from .models import Model, ModelTypeError
 from .views import LiveQuery, QueryResult, Row, View, code_version
+from .text_match import TextKey, TextMatch
 from .log import (LogDomain, LogLevel, default_directory, get_log_callback, get_log_level,
                   instance_count, set_log_callback, set_log_level, status_name,
                   storage_versions, version, version_number)
@@ -70,4 +71,5 @@ __all__ = [
     "get_log_callback", "version", "version_number", "storage_versions", "instance_count", "status_name",
     "default_directory", "library_path", "missing_functions", "live_listener_count",
     "remove_all_listeners", "set_js_limits", "js_limits", "PeerBrowser", "PeerEvent", "LiveFind",
+    "TextKey", "TextMatch",
 ]

@@ -254,12 +254,14 @@ ATTACHMENT_FUNCTIONS: Dict[str, Any] = {
 VIEW_FUNCTIONS: Dict[str, Any] = {
     "cbl_emitter_emit": (c_int, [c_void_p, c_char_p, c_char_p, _ERR]),
     "cbl_emit": (c_int, [c_void_p, c_char_p, c_char_p, _ERR]),            # deprecated: cbl_emitter_emit
+    "cbl_emitter_emit_text": (c_int, [c_void_p, c_char_p, c_char_p, _ERR]),
     "cbl_collection_view": (c_int, [c_void_p, c_char_p, _OUT_HANDLE, _ERR]),
     "cbl_view_set_map_reduce": (c_int, [c_void_p, MAP_FN, REDUCE_FN, c_char_p, c_char_p,
                                         c_void_p, _ERR]),
     "cbl_view_update": (c_int, [c_void_p, _ERR]),
     "cbl_view_info": (c_int, [c_void_p, _OUT_STR, _ERR]),
     "cbl_view_delete": (c_int, [c_void_p, _ERR]),
+    "cbl_view_set_text_analyzer": (c_int, [c_void_p, c_char_p, _ERR]),
     "cbl_view_release": (None, [c_void_p]),
     "cbl_collection_view_names": (c_int, [c_void_p, _OUT_STR, _ERR]),
     "cbl_view_query_json": (c_int, [c_void_p, c_char_p, _OUT_STR, _ERR]),

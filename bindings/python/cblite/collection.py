@@ -672,7 +672,7 @@ class Collection(ReleasableHandle):
         JavaScript view, updated and reduced as CouchDB's. Options as :meth:`View.query`."""
         handle = self.view(view)
         try:
-            return handle.query(**options)
+            return handle.query(None, **options)
         finally:
             handle.release()
 

@@ -32,6 +32,16 @@ library threads. A map function that raises on a document is logged on the ``cbl
 logger and that document emits nothing (CouchDB's rule: one bad document does not break
 the view); an exception in a reduce function fails the query and is re-raised by it.
 
+Full-text (Couchbase Lite 1.x's text keys): a map function may emit ``emit(TextKey(text),
+value)``; ``view.query(full_text="coffee", snippets=True, ranking=True, **options)`` then
+yields :class:`~cblite.text_match.TextMatch` rows (``.full_text``, ``.score``,
+``.matches``, ``.match_count``, ``.snippet``, ``.value``, ``.doc_id``), best match first
+(``ranking=False``: index order). The query syntax is :meth:`Collection.search`'s; words
+are folded and stemmed ("cat" finds "cats") and English stop words ignored, unless
+:meth:`View.set_text_analyzer` says otherwise. In ordinary queries a text key's row has the
+key None. ``limit``, ``skip``, ``descending``, ``include_docs`` and ``update`` apply; key
+ranges, ``keys``, grouping and ``reduce=True`` raise BadRequest.
+
 The index is persistent and tagged with a version: when the version changes, the next
 query rebuilds the index. By default the version is derived from the code of the map and
 reduce functions (:func:`code_version`), so editing them rebuilds the index by itself.
@@ -47,7 +57,7 @@ import logging
 import threading
 import types
 from ctypes import byref
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Union, overload
 
 from . import _deep_json
 from ._lib import C, MAP_FN, REDUCE_FN, VIEW_FUNCTIONS, cbl_error, enc
@@ -57,12 +67,14 @@ from ._util import (CALLBACK_SCOPE, ReleasableHandle, call, call_handle, call_js
 from .errors import CBLiteError, error_for_status
 from .live_query import LiveQuery, live_query_count, stop_all_live_queries
 from .query_result import QueryResult, Row, raise_pending
+from .text_match import TextKey, TextMatch, TextMatchResult
 
 if TYPE_CHECKING:  # annotations only: Collection sits above this module (it opens views)
     from .collection import Collection
 
 __all__ = ["View", "Row", "QueryResult", "LiveQuery", "MapFunction", "ReduceFunction",
-           "Emit", "code_version", "live_query_count", "stop_all_live_queries"]
+           "Emit", "code_version", "live_query_count", "stop_all_live_queries", "TextKey", "TextMatch",
+           "TextMatchResult"]
 
 log = logging.getLogger("cblite")
 
@@ -190,7 +202,11 @@ class View(ReleasableHandle):
 
                 def emit(key: Any, value: Any = _ABSENT) -> None:
                     # Checked now, so that the exception points at the emit call.
-                    rows.append((to_json(key), None if value is _ABSENT else to_json(value)))
+                    value_json = None if value is _ABSENT else to_json(value)
+                    if isinstance(key, TextKey):
+                        rows.append((None, enc(key.text, "text key"), value_json))
+                    else:
+                        rows.append((to_json(key), None, value_json))
 
                 try:
                     assert map_fn is not None
@@ -205,9 +221,12 @@ class View(ReleasableHandle):
                         pass
                     return
                 try:
-                    for key_json, value_json in rows:
+                    for key_json, text, value_json in rows:
                         err = cbl_error()
-                        check(C.cbl_emitter_emit(emitter, key_json, value_json, byref(err)), err)
+                        if text is not None:
+                            check(C.cbl_emitter_emit_text(emitter, text, value_json, byref(err)), err)
+                        else:
+                            check(C.cbl_emitter_emit(emitter, key_json, value_json, byref(err)), err)
                 except BaseException as exc:  # the library fails the update too
                     view._pending_error = exc
 
@@ -249,15 +268,32 @@ class View(ReleasableHandle):
             raise_pending(self)
             raise
 
-    def query(self, **options: Any) -> QueryResult:
+    @overload
+    def query(self, full_text: None = None, **options: Any) -> QueryResult: ...
+
+    @overload
+    def query(self, full_text: str, *, snippets: Union[bool, Mapping[str, Any]] = False,
+              ranking: bool = True, **options: Any) -> TextMatchResult: ...
+
+    def query(self, full_text: Optional[str] = None, *, snippets: Union[bool, Mapping[str, Any]] = False,
+              ranking: bool = True, **options: Any) -> Union[QueryResult, TextMatchResult]:
         """Runs a query; returns a lazily read :class:`QueryResult`. Options are
-        CouchDB's (module documentation)."""
+        CouchDB's (module documentation).
+
+        With ``full_text`` (a full-text query on the view's text keys): a
+        :class:`~cblite.text_match.TextMatchResult` of :class:`~cblite.text_match.TextMatch`
+        rows; ``snippets`` True (``<b>``/``</b>`` marks) or ``{"open", "close", "ellipsis",
+        "tokens"}``; ``ranking`` False for index order instead of best match first."""
+        if full_text is not None:
+            options = dict(options, full_text_query=full_text, full_text_ranking=ranking,
+                           full_text_snippets=snippets if isinstance(snippets, bool) else dict(snippets))
         handle = self._call(call_handle, C.cbl_view_query, self._h, query_options(options))
-        return QueryResult(handle, self, include_docs=bool(options.get("include_docs")))
+        result = QueryResult(handle, self, include_docs=bool(options.get("include_docs")))
+        return result if full_text is None else TextMatchResult(result)
 
     def rows(self, **options: Any) -> List[Row]:
         """The rows of a query as a list."""
-        with self.query(**options) as result:
+        with self.query(None, **options) as result:
             return result.rows()
 
     def query_json(self, **options: Any) -> Dict[str, Any]:
@@ -278,6 +314,13 @@ class View(ReleasableHandle):
     def delete(self) -> None:
         """Deletes the index (the functions stay registered)."""
         call(C.cbl_view_delete, self._h)
+
+    def set_text_analyzer(self, analyzer: Union[str, Mapping[str, Any]]) -> None:
+        """How text keys are cut into terms: "english" (the default: folded, English
+        stemming and stop words, as Couchbase Lite 1.x), "standard" (folded only) or
+        ``{"fold_diacritics": True, "stemming": False, "stop_words": [...]}``. Another
+        analyzer than the default rebuilds the index at the next update."""
+        call(C.cbl_view_set_text_analyzer, self._h, to_json(analyzer if isinstance(analyzer, str) else dict(analyzer)))
 
     def live_query(self, callback: Callable[[List[Row]], Any], **options: Any) -> "LiveQuery":
         """Starts a live query: ``callback(rows)`` gets the first result, then each

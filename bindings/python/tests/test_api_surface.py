@@ -153,6 +153,7 @@ NOT_C_STRINGS = {
     "Collection.all_docs:options", "Collection.all_docs_query:options",
     "Database.all_docs:options", "Database.all_docs_query:options",
     "View.query:options", "View.rows:options", "View.query_json:options",
+    "View.query:full_text", "View.query:snippets", "View.set_text_analyzer:analyzer",   # JSON
     "Collection.query:options", "Database.query:options",
     "View.live_query:options", "LiveQuery.set_options:options",
     "Model.get_property:name", "Model.set_property:name",   # JSON keys

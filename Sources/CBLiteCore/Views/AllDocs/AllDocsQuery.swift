@@ -9,6 +9,7 @@ extension Collection {
         if options.reduce == true || options.effectiveGroupLevel > 0 {
             throw CBLError.badRequest("all-documents queries cannot reduce or group")
         }
+        if options.fullTextQuery != nil { throw CBLError.badRequest("all-documents queries have no full-text query (a view's text keys have)") }
         let meta = try store.collectionMeta(id)
         let scan = try AllDocsScan(collection: self, options: options)
         return QueryEnumerator(source: ValueRows(scan), options: options, collection: self, viewName: nil,

@@ -26,6 +26,18 @@ public final class Emitter {
         }
     }
 
+    /// Emits a text key (Couchbase Lite 1.x's `emit(CBLTextKey(text), value)`): the row's
+    /// key is null, and its text is indexed for the view's full-text queries
+    /// (QueryOptions.fullTextQuery), with the view's analyzer (View.textAnalyzer).
+    public func emit(text: String, _ value: JSONValue?) {
+        batch.addRow(text: text, value: value.map { Collation.compactJSON($0) })
+    }
+
+    /// Emits a text key with a value's JSON text (validated and made compact; 400 when invalid).
+    public func emit(text: String, valueJSON: UnsafeBufferPointer<UInt8>?) throws {
+        batch.addRow(text: text, value: try valueJSON.map { try Collation.compactJSON(json: $0) })
+    }
+
     public func emit(keyJSON: String, valueJSON: String?) throws {
         var k = keyJSON
         try k.withUTF8 { kb in

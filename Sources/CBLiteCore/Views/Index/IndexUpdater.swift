@@ -9,6 +9,8 @@ struct IndexUpdater {
     let map: MapFunction
     /// The map function's version: an index built with another one is emptied and rebuilt.
     let version: String
+    /// How text keys are indexed (View.textAnalyzer; part of `version` when not the default).
+    let analyzer: FullTextAnalyzer
 
     /// The index state a query last found current, with the reader connection and its
     /// PRAGMA data_version then: while that connection reports the same data_version,
@@ -247,7 +249,7 @@ struct IndexUpdater {
         // Recorded with the rows, in their transaction: an index holding sort keys names
         // the collator they came from.
         if batch.keysNeedCollator { st.format = IndexFormat.collated }
-        try batch.insert(documents: insertAll ? nil : toInsert, allNew: insertAll, intoView: st.id, conn: conn)
+        try batch.insert(documents: insertAll ? nil : toInsert, allNew: insertAll, intoView: st.id, analyzer: analyzer, conn: conn)
         batch.clear()                              // before the document-ID index's sort needs memory
         if last && !docIndexMade { try ViewStorage.ensureDocIndex(conn, st.id) }
         st.lastSeq = upTo
@@ -263,6 +265,7 @@ struct IndexUpdater {
         if a.isEmpty { return true }
         func less(_ x: EmittedRow, _ y: EmittedRow) -> Bool {
             if x.keyJSON != y.keyJSON { return x.keyJSON.lexicographicallyPrecedes(y.keyJSON) }
+            if x.text != y.text { return (x.text ?? "") < (y.text ?? "") || (x.text == nil && y.text != nil) }
             return (x.value ?? []).lexicographicallyPrecedes(y.value ?? []) || (x.value == nil && y.value != nil)
         }
         return a.sorted(by: less) == b.sorted(by: less)

@@ -38,6 +38,9 @@ final class MappedBatch {
     private(set) var keysNeedCollator = false
     private var rows: [Row] = []
     private var bytes: [UInt8] = []
+    /// The texts of text-key rows, by row index (their keys are null): kept apart so that
+    /// rows of other keys cost nothing more.
+    private var texts: [UInt32: String] = [:]
 
     /// A batch is written when it holds this much (bounds memory on huge collections).
     /// Fewer rows a batch would hold less memory but cost time: after the first batch of a
@@ -70,6 +73,7 @@ final class MappedBatch {
         docs = []
         rows = []
         bytes = []
+        texts = [:]
     }
 
     func beginDocument(id: UnsafeBufferPointer<UInt8>, sequence: Int64) {
@@ -150,6 +154,12 @@ final class MappedBatch {
                         doc: offset(d)))
     }
 
+    /// Adds a text-key row to the current document: key null, the text indexed for full-text queries.
+    func addRow(text: String, value: [UInt8]?) {
+        texts[offset(rows.count)] = text
+        addRow(key: .null, keyJSON: nil, value: value)
+    }
+
     /// Adds a row to the current document whose key is an integer of at most 15 digits
     /// (`plainInteger`'s): its CollatableKey written at once and its prefix computed from
     /// the number, where `addRow` walks a JSONValue (a C map function's common emit).
@@ -194,7 +204,8 @@ final class MappedBatch {
                 keyJSON = slice(UInt32(r.jsonStart), UInt32(r.jsonLength))
             }
             let value = Layout(docs, rows, bytes.count).valueRange(index)
-            return EmittedRow(key: key, keyJSON: keyJSON, value: value.map { Array(bytes[$0]) })
+            return EmittedRow(key: key, keyJSON: keyJSON, value: value.map { Array(bytes[$0]) },
+                              text: texts.isEmpty ? nil : texts[UInt32(index)])
         }
     }
 
@@ -256,9 +267,13 @@ final class MappedBatch {
     /// index order, and adds them to its per-key counts (ViewStorage.countsTable): one
     /// upsert per run of equal keys in a slice. `allNew`: none of their documents has rows
     /// in the table.
-    func insert(documents: [Int]?, allNew: Bool, intoView viewID: Int64, conn: Connection) throws {
+    /// Text-key rows also go into the view's full-text table (ViewStorage+Text), made with
+    /// `analyzer` when it is not there yet.
+    func insert(documents: [Int]?, allNew: Bool, intoView viewID: Int64, analyzer: FullTextAnalyzer,
+                conn: Connection) throws {
         let order = indexOrder(documents: documents)
         if order.isEmpty { return }
+        if !texts.isEmpty { try insertTexts(documents: documents, viewID: viewID, analyzer: analyzer, conn: conn) }
         let layout = Layout(docs, rows, bytes.count)
         let docs = layout.docs, rows = layout.rows
         try bytes.withUnsafeBufferPointer { buf in
@@ -311,6 +326,20 @@ final class MappedBatch {
                         try addCounts(rowsBuf, viewID: viewID, conn: conn)
                     }
                 }
+            }
+        }
+    }
+
+    /// Adds the text-key rows of the given documents (nil: all) to the view's full-text table.
+    private func insertTexts(documents: [Int]?, viewID: Int64, analyzer: FullTextAnalyzer, conn: Connection) throws {
+        try ViewStorage.ensureTextTables(conn, viewID, analyzer: analyzer)
+        let writer = try ViewStorage.TextRowWriter(conn, viewID)
+        for i in documents ?? Array(docs.indices) {
+            var id: String? = nil
+            for r in rowRange(i) {
+                guard let text = texts[UInt32(r)] else { continue }
+                if id == nil { id = docID(i) }
+                try writer.add(docID: id!, n: Int64(r - Int(docs[i].firstRow)), text: text)
             }
         }
     }

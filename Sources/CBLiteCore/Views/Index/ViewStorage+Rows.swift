@@ -7,22 +7,35 @@ extension ViewStorage {
     struct DocumentRows {
         private let old: Statement
         private let del: Statement
+        /// The view's text keys, when it has any (their texts are part of the rows compared).
+        private let texts: TextReader?
 
         init(_ conn: Connection, _ id: Int64) throws {
             let t = ViewStorage.table(id)
-            old = try conn.prepare("SELECT key, row FROM \(t) WHERE docid=? ORDER BY n")
+            old = try conn.prepare("SELECT key, row, n FROM \(t) WHERE docid=? ORDER BY n")
             del = try conn.prepare("DELETE FROM \(t) WHERE docid=?")
+            texts = try TextReader(conn, id)
         }
 
         /// The document's rows, in emit order.
         func read(docID: String) throws -> [EmittedRow] {
             var rows: [EmittedRow] = []
+            var numbers: [Int64] = []
             old.bind(1, docID)
-            defer { old.reset() }
-            while try old.step() {
-                let stored = try IndexRow.read(old.borrowedNonEmpty(1))
-                rows.append(EmittedRow(key: old.bytes(0) ?? [], keyJSON: try stored.keyJSONBytes(key: old.borrowedBytes(0)),
-                                       value: stored.value.map { Array($0) }))
+            do {
+                defer { old.reset() }
+                while try old.step() {
+                    let stored = try IndexRow.read(old.borrowedNonEmpty(1))
+                    rows.append(EmittedRow(key: old.bytes(0) ?? [], keyJSON: try stored.keyJSONBytes(key: old.borrowedBytes(0)),
+                                           value: stored.value.map { Array($0) }))
+                    numbers.append(old.int(2))
+                }
+            }
+            if let texts, !rows.isEmpty {
+                let byNumber = try texts.texts(docID: docID)
+                if !byNumber.isEmpty {
+                    for i in rows.indices { rows[i].text = byNumber[numbers[i]] }
+                }
             }
             return rows
         }

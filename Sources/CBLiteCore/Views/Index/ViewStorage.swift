@@ -11,7 +11,8 @@
 ///
 /// The one owner of these tables: every SQL statement on them is written here (this file:
 /// schema and registry; ViewStorage+Rows: the updater's writes; ViewStorage+Reads: the
-/// queries' reads; the WHERE conditions of key ranges come from KeyRangeSQL), as
+/// queries' reads; ViewStorage+Text: the text keys' full-text tables; the WHERE
+/// conditions of key ranges come from KeyRangeSQL), as
 /// DocumentStore owns a collection's document table. The rest of the engine calls these
 /// methods.
 enum ViewStorage {
@@ -66,9 +67,10 @@ enum ViewStorage {
         """
     }
 
-    /// Drops a view's index table (its trigger goes with it) and its counts.
+    /// Drops a view's index table (its triggers go with it), its counts and its text keys.
     static func dropTables(_ conn: Connection, _ id: Int64) throws {
         try conn.exec("DROP TABLE IF EXISTS \(table(id)); DROP TABLE IF EXISTS \(countsTable(id))")
+        try dropTextTables(conn, id)
     }
 
     /// The document-ID index of a view's table (it serves the lookups of a document's old

@@ -31,6 +31,16 @@ public struct QueryOptions: Sendable {
     /// answers in key order either way; the listener then leaves out total_rows and
     /// offset, as CouchDB does.
     public var sorted = true
+    /// A full-text query (FullTextQuery's syntax) on the view's text keys (Couchbase Lite
+    /// 1.x's `fullTextQuery`): the rows are the text keys matching it, each with its match
+    /// (TextKeyHit) as key. Key ranges, `keys`, grouping and reducing do not apply (400).
+    public var fullTextQuery: String?
+    /// With a full-text query: each row's snippet, cut and marked so (nil: none; 1.x's
+    /// `fullTextSnippets`, off by default).
+    public var fullTextSnippets: FullTextSnippetStyle?
+    /// With a full-text query: rows best match first (BM25), else in index order (1.x's
+    /// `fullTextRanking`, on by default).
+    public var fullTextRanking = true
 
     public init() {}
 
@@ -45,7 +55,7 @@ public struct QueryOptions: Sendable {
         "key", "keys", "startkey", "start_key", "endkey", "end_key", "inclusive_end", "startkey_docid",
         "start_key_doc_id", "endkey_docid", "end_key_doc_id", "descending", "limit", "skip", "reduce", "group",
         "group_level", "include_docs", "conflicts", "update", "stale", "prefix_match_level", "all_docs_mode",
-        "sorted",
+        "sorted", "full_text_query", "full_text_snippets", "full_text_ranking",
     ]
 
     public init(object o: JSONObject) throws {
@@ -94,6 +104,9 @@ public struct QueryOptions: Sendable {
                 }
                 allDocsMode = m
             case "sorted": sorted = try v.boolOption(k)
+            case "full_text_query": fullTextQuery = try v.stringOption(k)
+            case "full_text_snippets": fullTextSnippets = try FullTextSnippetStyle(option: v, name: k)
+            case "full_text_ranking": fullTextRanking = try v.boolOption(k)
             default:
                 throw CBLError.badRequest("unknown query option \"\(k)\"")
             }
@@ -103,6 +116,20 @@ public struct QueryOptions: Sendable {
             startKey = key
             endKey = key
             inclusiveEnd = true
+        }
+    }
+
+    /// A full-text query's rows are matches, not a key range: the options that select keys,
+    /// group or reduce are refused with it (View.query). (The full-text options alone do
+    /// nothing without it.)
+    func checkFullText() throws {
+        guard fullTextQuery != nil else { return }
+        let keyed: [(String, Bool)] = [("key\" or \"startkey", startKey != nil), ("key\" or \"endkey", endKey != nil),
+                                       ("keys", keys != nil), ("startkey_docid", startKeyDocID != nil),
+                                       ("endkey_docid", endKeyDocID != nil), ("prefix_match_level", prefixMatchLevel > 0),
+                                       ("group", group), ("group_level", groupLevel > 0), ("reduce", reduce == true)]
+        for (name, given) in keyed where given {
+            throw CBLError.badRequest("option \"\(name)\" cannot be combined with \"full_text_query\"")
         }
     }
 

@@ -5,7 +5,12 @@ extension View {
     public func query(_ options: QueryOptions = QueryOptions()) throws -> QueryEnumerator {
         try collection.check()
         try loadDesignFunctions()
-        let reducer = currentReducer
+        // Checked first: a malformed query is a 400 (with its position) before any indexing.
+        try options.checkFullText()
+        let textQuery = try options.fullTextQuery.map { q in
+            do { return try FullTextQuery(q, fields: []) } catch let e as FullTextQueryError { throw e.cblError }
+        }
+        let reducer = textQuery == nil ? currentReducer : nil       // a full-text query's rows are not reduced
         if options.reduce == true && reducer == nil {
             throw CBLError.badRequest("option \"reduce\" is true but view \"\(name)\" has no reduce function")
         }
@@ -31,7 +36,9 @@ extension View {
         }()
         let table = st.map { ViewStorage.table($0.id) }
         let source: RowSource
-        if reducing && CountSource.applies(reducer: reducer, options: scanOptions) {
+        if let textQuery {
+            source = ValueRows(TextKeyRows(store: store, viewID: st?.id, query: textQuery, analyzer: textAnalyzer, options: options))
+        } else if reducing && CountSource.applies(reducer: reducer, options: scanOptions) {
             source = ValueRows(CountSource(store: store, table: table, countsTable: st.map { ViewStorage.countsTable($0.id) },
                                            options: scanOptions))
         } else if aggregated {
