@@ -9,6 +9,17 @@
  *            json_extract, the equality and range ones through an expression index on
  *            json_extract(body, '$.age'), the scan without one.
  * Medians of --runs; prints one line per query and the ratios. Never fails on numbers.
+ *
+ * --phase P runs one phase alone, once (P: build, view, eq, range, scan for cblite;
+ * sqlite-build, sqlite-eq, sqlite-range, sqlite-scan for raw SQLite): the documents are
+ * loaded (and, for a query, the index built) first, then the phase runs inside
+ * bench_mango_measured(), which turns callgrind's instrumentation and collection on for
+ * it alone (valgrind's client requests; no-ops outside valgrind), so that the set-up runs
+ * uninstrumented and is not counted:
+ *   valgrind --tool=callgrind --instr-atstart=no --collect-atstart=no \
+ *       build/bench/bench_mango --n 100000 --phase eq
+ * Without valgrind's header, --toggle-collect=bench_mango_measured does the counting
+ * (the set-up is then instrumented, only slower).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -19,6 +30,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define BENCH_CALLGRIND 1
+#endif
+#endif
 
 enum { Q_BUILD, Q_VIEW, Q_EQ, Q_RANGE, Q_SCAN, Q_COUNT };
 static const char* const NAMES[Q_COUNT] = {"index build", "view build", "equality (indexed)", "range (indexed)",
@@ -56,43 +73,105 @@ static long find_count(cbl_collection* c, const char* query) {
     return total;
 }
 
-static void cblite_run(const char* dir, long n, double ms[Q_COUNT], long found[Q_COUNT]) {
+/* The phase alone measured by callgrind (--toggle-collect=bench_mango_measured): called
+ * through a volatile pointer, so that the compiler neither inlines nor clones it. */
+typedef struct { long (*run)(void*); void* arg; } measured_call;
+long bench_mango_measured(measured_call* m);
+long bench_mango_measured(measured_call* m) {
+#ifdef BENCH_CALLGRIND
+    CALLGRIND_START_INSTRUMENTATION;
+    CALLGRIND_TOGGLE_COLLECT;
+#endif
+    long found = m->run(m->arg);
+#ifdef BENCH_CALLGRIND
+    CALLGRIND_TOGGLE_COLLECT;
+    CALLGRIND_STOP_INSTRUMENTATION;
+#endif
+    return found;
+}
+static long (*volatile measured)(measured_call*) = bench_mango_measured;
+
+/* Runs `run` as a measured phase: its time in *ms, what it found returned. */
+static long timed(long (*run)(void*), void* arg, double* ms) {
+    measured_call m = {run, arg};
+    double t = bench_now_ms();
+    long found = measured(&m);
+    *ms = bench_now_ms() - t;
+    return found;
+}
+
+typedef struct { cbl_db* db; cbl_collection* c; const char* query; } cblite_ctx;
+
+static cblite_ctx cblite_open_filled(const char* dir, long n) {
     cbl_error e;
-    cbl_db* db = NULL;
-    cbl_collection* c = NULL;
+    cblite_ctx x = {NULL, NULL, NULL};
     bench_remove_tree(dir);
     bench_mkdirs(dir);
-    ok(cbl_db_open("mango", dir, NULL, &db, &e), &e, "open");
-    ok(cbl_db_default_collection(db, &c, &e), &e, "collection");
-    ok(cbl_db_begin(db, &e), &e, "begin");
+    ok(cbl_db_open("mango", dir, NULL, &x.db, &e), &e, "open");
+    ok(cbl_db_default_collection(x.db, &x.c, &e), &e, "collection");
+    ok(cbl_db_begin(x.db, &e), &e, "begin");
     for (long i = 0; i < n; i++) {
         char id[BENCH_ID_SIZE], body[BENCH_BODY_SIZE];
         bench_doc_id(id, i);
         bench_doc_body(body, i, (int)(i % 90));
-        ok(cbl_doc_put(c, id, body, NULL, 0, NULL, NULL, &e), &e, "put");
+        ok(cbl_doc_put(x.c, id, body, NULL, 0, NULL, NULL, &e), &e, "put");
     }
-    ok(cbl_db_commit(db, &e), &e, "commit");
-    double t = bench_now_ms();
+    ok(cbl_db_commit(x.db, &e), &e, "commit");
+    return x;
+}
+
+static void cblite_close(cblite_ctx* x) {
+    cbl_error e;
+    cbl_collection_release(x->c);
+    ok(cbl_db_close(x->db, &e), &e, "close");
+}
+
+/* The json index created, then built by its first find (which matches nothing). */
+static long cblite_build(void* arg) {
+    cblite_ctx* x = arg;
+    cbl_error e;
     char* out = NULL;
-    ok(cbl_collection_create_index(c, "{\"index\":{\"fields\":[\"age\"]},\"ddoc\":\"age\",\"name\":\"age\"}", &out, &e), &e, "index");
+    ok(cbl_collection_create_index(x->c, "{\"index\":{\"fields\":[\"age\"]},\"ddoc\":\"age\",\"name\":\"age\"}", &out, &e), &e, "index");
     cbl_free(out);
-    found[Q_BUILD] = find_count(c, "{\"selector\":{\"age\":-1}}");     /* builds the index */
-    ms[Q_BUILD] = bench_now_ms() - t;
-    cbl_view* v = NULL;
-    ok(cbl_collection_view(c, "byAge", &v, &e), &e, "view");
-    ok(cbl_view_set_map_reduce(v, map_age, NULL, NULL, "1", NULL, &e), &e, "map");
-    t = bench_now_ms();
+    return find_count(x->c, "{\"selector\":{\"age\":-1}}");
+}
+
+static long cblite_view(void* arg) {
+    cbl_view* v = arg;
+    cbl_error e;
     ok(cbl_view_update(v, &e), &e, "view update");
-    ms[Q_VIEW] = bench_now_ms() - t;
-    found[Q_VIEW] = 0;
-    cbl_view_release(v);
-    for (int q = Q_EQ; q < Q_COUNT; q++) {
-        t = bench_now_ms();
-        found[q] = find_count(c, SELECTORS[q]);
-        ms[q] = bench_now_ms() - t;
+    return 0;
+}
+
+static long cblite_find(void* arg) {
+    cblite_ctx* x = arg;
+    return find_count(x->c, x->query);
+}
+
+static cbl_view* cblite_age_view(cblite_ctx* x) {
+    cbl_error e;
+    cbl_view* v = NULL;
+    ok(cbl_collection_view(x->c, "byAge", &v, &e), &e, "view");
+    ok(cbl_view_set_map_reduce(v, map_age, NULL, NULL, "1", NULL, &e), &e, "map");
+    return v;
+}
+
+/* Every phase in order (only < 0), or phase `only` alone after its set-up. */
+static void cblite_run(const char* dir, long n, int only, double ms[Q_COUNT], long found[Q_COUNT]) {
+    cblite_ctx x = cblite_open_filled(dir, n);
+    if (only < 0 || only == Q_BUILD) found[Q_BUILD] = timed(cblite_build, &x, &ms[Q_BUILD]);
+    else cblite_build(&x);                                         /* set-up of the queries */
+    if (only < 0 || only == Q_VIEW) {
+        cbl_view* v = cblite_age_view(&x);
+        found[Q_VIEW] = timed(cblite_view, v, &ms[Q_VIEW]);
+        cbl_view_release(v);
     }
-    cbl_collection_release(c);
-    ok(cbl_db_close(db, &e), &e, "close");
+    for (int q = Q_EQ; q < Q_COUNT; q++) {
+        if (only >= 0 && only != q) continue;
+        x.query = SELECTORS[q];
+        found[q] = timed(cblite_find, &x, &ms[q]);
+    }
+    cblite_close(&x);
 }
 
 static void sq(sqlite3* db, const char* sql) {
@@ -113,17 +192,30 @@ static long sql_count(sqlite3* db, const char* sql) {
     return bytes ? total : total;
 }
 
-static void sqlite_run(const char* dir, long n, double ms[Q_COUNT], long found[Q_COUNT]) {
+typedef struct { sqlite3* db; const char* sql; } sqlite_ctx;
+
+static long sqlite_build(void* arg) {
+    sq(((sqlite_ctx*)arg)->db, "CREATE INDEX docs_age ON docs(json_extract(body, '$.age'))");
+    return 0;
+}
+
+static long sqlite_query(void* arg) {
+    sqlite_ctx* x = arg;
+    return sql_count(x->db, x->sql);
+}
+
+/* Every phase in order (only < 0), or phase `only` alone after its set-up. */
+static void sqlite_run(const char* dir, long n, int only, double ms[Q_COUNT], long found[Q_COUNT]) {
     char path[600];
     bench_remove_tree(dir);
     bench_mkdirs(dir);
     snprintf(path, sizeof path, "%s/raw.sqlite", dir);
-    sqlite3* db = NULL;
-    if (sqlite3_open(path, &db) != SQLITE_OK) bench_die("sqlite open");
-    sq(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-           "CREATE TABLE docs(id TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID; BEGIN");
+    sqlite_ctx x = {NULL, NULL};
+    if (sqlite3_open(path, &x.db) != SQLITE_OK) bench_die("sqlite open");
+    sq(x.db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+             "CREATE TABLE docs(id TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID; BEGIN");
     sqlite3_stmt* ins = NULL;
-    sqlite3_prepare_v2(db, "INSERT INTO docs VALUES (?, ?)", -1, &ins, NULL);
+    sqlite3_prepare_v2(x.db, "INSERT INTO docs VALUES (?, ?)", -1, &ins, NULL);
     for (long i = 0; i < n; i++) {
         char id[BENCH_ID_SIZE], body[BENCH_BODY_SIZE];
         bench_doc_id(id, i);
@@ -134,38 +226,61 @@ static void sqlite_run(const char* dir, long n, double ms[Q_COUNT], long found[Q
         sqlite3_reset(ins);
     }
     sqlite3_finalize(ins);
-    sq(db, "COMMIT");
-    double t = bench_now_ms();
-    sq(db, "CREATE INDEX docs_age ON docs(json_extract(body, '$.age'))");
-    ms[Q_BUILD] = bench_now_ms() - t;
+    sq(x.db, "COMMIT");
+    if (only < 0 || only == Q_BUILD) timed(sqlite_build, &x, &ms[Q_BUILD]);
+    else sqlite_build(&x);                                         /* set-up of the queries */
     ms[Q_VIEW] = 0;
     found[Q_BUILD] = found[Q_VIEW] = 0;
     for (int q = Q_EQ; q < Q_COUNT; q++) {
-        t = bench_now_ms();
-        found[q] = sql_count(db, SQL[q]);
-        ms[q] = bench_now_ms() - t;
+        if (only >= 0 && only != q) continue;
+        x.sql = SQL[q];
+        found[q] = timed(sqlite_query, &x, &ms[q]);
     }
-    sqlite3_close(db);
+    sqlite3_close(x.db);
+}
+
+/* --phase NAME: the phase and side it names (*sqlite set for raw SQLite's); -1 unknown. */
+static int phase_named(const char* name, int* sqlite) {
+    static const char* const SHORT[Q_COUNT] = {"build", "view", "eq", "range", "scan"};
+    *sqlite = strncmp(name, "sqlite-", 7) == 0;
+    if (*sqlite) name += 7;
+    for (int q = 0; q < Q_COUNT; q++)
+        if (!strcmp(name, SHORT[q]) && !(*sqlite && q == Q_VIEW)) return q;
+    return -1;
 }
 
 int main(int argc, char** argv) {
     long n = 100000;
     int runs = 3;
     const char* dir = "build/bench/mango-data";
+    const char* phase = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--n")) n = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--runs")) runs = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--dir")) dir = argv[i + 1];
+        else if (!strcmp(argv[i], "--phase")) phase = argv[i + 1];
     }
-    if (runs < 1 || runs > 50 || n < 1) bench_die("usage: bench_mango [--n N] [--runs R] [--dir DIR]");
+    int on_sqlite = 0, only = phase ? phase_named(phase, &on_sqlite) : -1;
+    if (runs < 1 || runs > 50 || n < 1 || (phase && only < 0))
+        bench_die("usage: bench_mango [--n N] [--runs R] [--dir DIR] "
+                  "[--phase build|view|eq|range|scan|sqlite-build|sqlite-eq|sqlite-range|sqlite-scan]");
     double cb[50][Q_COUNT], sl[50][Q_COUNT];
     long fc[Q_COUNT], fs[Q_COUNT];
     char d1[512], d2[512];
     snprintf(d1, sizeof d1, "%s/cblite", dir);
     snprintf(d2, sizeof d2, "%s/sqlite", dir);
+    if (phase) {                                  /* one phase, once: for callgrind */
+        double ms[Q_COUNT] = {0};
+        long found[Q_COUNT] = {0};
+        if (on_sqlite) sqlite_run(d2, n, only, ms, found);
+        else cblite_run(d1, n, only, ms, found);
+        printf("mango: %ld documents, %s alone: %.1f ms, %ld documents found\n", n, phase, ms[only], found[only]);
+        bench_remove_tree(dir);
+        return 0;
+    }
     for (int r = 0; r < runs; r++) {
-        cblite_run(d1, n, cb[r], fc);
-        sqlite_run(d2, n, sl[r], fs);
+        cblite_run(d1, n, -1, cb[r], fc);
+        sqlite_run(d2, n, -1, sl[r], fs);
     }
     printf("mango: %ld documents, medians of %d runs (ms)\n", n, runs);
     printf("  %-20s %10s %10s %8s %9s\n", "query", "cblite", "sqlite", "ratio", "docs");

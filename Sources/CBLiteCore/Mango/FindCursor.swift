@@ -9,9 +9,9 @@ import Glibc
 /// A page's texts (keys, IDs, documents as JSON) sit in one arena, from which results
 /// are lent without copying (FindRows). A json index's rows are first checked against
 /// the selector's conditions on the indexed fields, on their keys (KeyFilter): a row they
-/// reject is not read; the documents of the others are read by the sequence the row
-/// records (a rowid lookup), in one read transaction a page, and matched against the
-/// rest of the selector over their text (FieldPathScan). A document is parsed only to
+/// reject is not used; the documents of the others are read by the sequence the row
+/// records, in the scan's statement (a rowid lookup joined to each row), and matched
+/// against the rest of the selector over their text (FieldPathScan). A document is parsed only to
 /// project `fields`; otherwise its stored text is the result.
 public final class FindCursor {
     public let plan: QueryPlan
@@ -87,8 +87,12 @@ public final class FindCursor {
                 if request.sort.descending { range.upper = k; range.upperDocID = b.docID; range.upperInclusive = false }
                 else { range.lower = k; range.lowerDocID = b.docID; range.lowerInclusive = false }
             }
+            // The documents are read in the scan's statement unless none is needed (a
+            // covering index) or each is read again with its conflicts.
+            let readsDocuments = !covering && !request.conflicts
             source = MapScan(store: collection.store, table: st.map { ViewStorage.table($0.id) }, range: range,
-                             descending: request.sort.descending)
+                             descending: request.sort.descending, documents: readsDocuments ? collection.docStore : nil,
+                             pageSize: readsDocuments ? FindCursor.pageSize : MapScan.pageSize)
         }
     }
 
@@ -221,11 +225,12 @@ public final class FindCursor {
         if request.conflicts { try readWithConflicts() }
     }
 
-    /// The next page of a json index's rows, and the documents of those the key filter keeps.
+    /// The next page of a json index's rows, read with their documents (see MapScan), and
+    /// the documents of those the key filter keeps.
     private func indexPage() throws {
         guard let source else { return }
         source.recycle()
-        var reads: [(entry: Int, sequence: Int64)] = []
+        var changed: [Int] = []                  // entries whose document is no longer at the row's sequence
         var taken = 0
         while taken < FindCursor.pageSize {
             let n = try source.next(into: scanRows, max: min(FindCursor.scanRun, FindCursor.pageSize - taken))
@@ -244,35 +249,20 @@ public final class FindCursor {
                 } else {
                     // A stale index (update false) may hold an older revision: the document decides.
                     if keyFilter != nil && keyPasses != true { e.state = .unchecked }
-                    if !request.conflicts { reads.append((entries.count, row.sequence)) }
+                    if !request.conflicts {
+                        if let rev = row.joinedRevID {
+                            e.doc = storeDocument(id: d, rev: rev, body: row.joinedBody)
+                        } else {
+                            changed.append(entries.count)
+                        }
+                    }
                 }
                 entries.append(e)
             }
         }
-        guard !reads.isEmpty else { return }
-        reads.sort { $0.sequence < $1.sequence }
+        guard !changed.isEmpty else { return }
         let docStore = collection.docStore
         try readSnapshot { conn in
-            var changed: [Int] = []              // entries whose document is no longer at the row's sequence
-            var start = 0
-            while start < reads.count {
-                let batch = reads[start..<min(start + DocumentStore.sequenceBatch, reads.count)]
-                start = batch.endIndex
-                var j = batch.startIndex
-                try docStore.current(conn, sequences: ArraySlice(batch.map(\.sequence))) { s in
-                    let sequence = s.int(0)
-                    while j < batch.endIndex && batch[j].sequence < sequence { changed.append(batch[j].entry); j += 1 }
-                    while j < batch.endIndex && batch[j].sequence == sequence {
-                        let i = batch[j].entry
-                        j += 1
-                        let id = arena.buffer(entries[i].id)!
-                        guard !DocFlags(rawValue: s.int(2)).contains(.deleted), let rowID = s.borrowedBytes(1),
-                              rowID.sameBytes(id) else { changed.append(i); continue }
-                        entries[i].doc = storeDocument(id: id, rev: s.borrowedNonEmpty(3), body: s.borrowedBytes(4))
-                    }
-                }
-                while j < batch.endIndex { changed.append(batch[j].entry); j += 1 }
-            }
             // Changed since they were indexed: their current revisions, checked whole.
             for i in changed {
                 let docID = String(decoding: arena.buffer(entries[i].id)!, as: UTF8.self)

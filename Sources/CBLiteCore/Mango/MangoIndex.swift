@@ -108,6 +108,17 @@ public struct MangoIndex: Sendable {
             // (FieldPathScan), not the whole document.
             try doc.withJSON { json in
                 if let partial, !(try partial.matches(json: json)) { return }
+                // One column holding a plain integer (the common index): its key written at
+                // once (~1,000 instructions a document less than through a JSONValue array).
+                if paths.count == 1 {
+                    guard case .found(let text) = try paths[0].locate(inJSON: json) else { return }
+                    if let n = MappedBatch.plainInteger(text) {
+                        emitter.emit(integerInArray: n)
+                    } else {
+                        emitter.emit(.array([try FieldPath.value(text)]), nil)
+                    }
+                    return
+                }
                 var key: [JSONValue] = []
                 key.reserveCapacity(paths.count)
                 for p in paths {

@@ -104,8 +104,14 @@ static sqlite3_module rows_module = {
     .xRowid = rows_rowid,
 };
 
+static void row_sequence(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+
 int cblite_register_index_rows(sqlite3* db) {
-    return sqlite3_create_module(db, "cblite_index_rows", &rows_module, NULL);
+    int rc = sqlite3_create_module(db, "cblite_index_rows", &rows_module, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function_v2(db, "cblite_row_sequence", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                        NULL, row_sequence, NULL, NULL, NULL);
+    return rc;
 }
 
 int cblite_bind_index_rows(sqlite3_stmt* stmt, int index, const cblite_index_rows* rows) {
@@ -123,6 +129,21 @@ static inline int get_varint(const unsigned char* p, int64_t end, int64_t* pos, 
         if (c < 0x80) { *out = v; return 1; }
     }
     return 0;
+}
+
+/* cblite_row_sequence(row): the sequence a row blob records (its first varint), NULL
+ * for what is not one — a view's rows joined to their documents in the scan's statement
+ * (a rowid lookup each) instead of a second statement reading the documents of a page by
+ * a list of sequences (bench_mango's range find: 79.4 M instructions then, 73.9 M). */
+static void row_sequence(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+    (void)argc;
+    const unsigned char* p = sqlite3_value_blob(argv[0]);
+    int64_t pos = 0;
+    uint64_t seq;
+    if (p != NULL && get_varint(p, sqlite3_value_bytes(argv[0]), &pos, &seq) && seq <= INT64_MAX)
+        sqlite3_result_int64(ctx, (int64_t)seq);
+    else
+        sqlite3_result_null(ctx);
 }
 
 /* The decoder itself, for the page copy below and cblite_decode_index_row. */
@@ -214,7 +235,7 @@ static inline const unsigned char* column_bytes(sqlite3_stmt* stmt, int c, int* 
     return p;
 }
 
-int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int max_rows, int pending, unsigned char* buf,
+int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int with_doc, int max_rows, int pending, unsigned char* buf,
                           int64_t capacity, int64_t* used, cblite_scan_row* rows, int* pending_out, int* rc) {
     int copied = 0;
     *pending_out = 0;
@@ -229,6 +250,18 @@ int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int max_rows, int pe
         const unsigned char* docid = column_bytes(stmt, 0, &docid_len);
         const unsigned char* blob = column_bytes(stmt, 1, &blob_len);
         const unsigned char* key = with_key ? column_bytes(stmt, 2, &key_len) : NULL;
+        /* The joined document: its sequence (NULL: none joined), revid, body. */
+        int rev_len = -1, body_len = -1, doc_found = 0;
+        const unsigned char *rev = NULL, *body = NULL;
+        if (with_doc) {
+            int c = with_key ? 3 : 2;
+            const Mem* m = result_mem(stmt, c);
+            doc_found = m != NULL ? (m->flags & MEM_Null) == 0 : sqlite3_column_type(stmt, c) != SQLITE_NULL;
+            if (doc_found) {
+                rev = column_bytes(stmt, c + 1, &rev_len);
+                body = column_bytes(stmt, c + 2, &body_len);
+            }
+        }
         /* The row blob is decoded where SQLite holds it; only its texts (key JSON, value,
          * each already followed by its 0 byte) are copied, from the first of them to the
          * blob's end. Most rows have none. */
@@ -241,10 +274,14 @@ int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int max_rows, int pe
             if (r->fields.key_json.length >= 0) texts_from = r->fields.key_json.offset;
         }
         int texts_len = blob == NULL ? 0 : blob_len - texts_from;
-        int64_t need = (docid_len >= 0 ? docid_len + 1 : 0) + (key_len >= 0 ? key_len + 1 : 0) + texts_len;
+        int64_t need = (docid_len >= 0 ? docid_len + 1 : 0) + (key_len >= 0 ? key_len + 1 : 0) + texts_len
+                     + (rev_len >= 0 ? rev_len + 1 : 0) + (body_len >= 0 ? body_len + 1 : 0);
         if (*used + need > capacity || *used + need > INT32_MAX) { *pending_out = 1; return copied; }
         copy_text(buf, used, docid, docid_len, &r->docid);
         copy_text(buf, used, key, key_len, &r->key);
+        r->doc_found = doc_found;
+        copy_text(buf, used, rev, rev_len, &r->doc_rev);
+        copy_text(buf, used, body, body_len, &r->doc_body);
         if (texts_len > 0) {
             int32_t shift = (int32_t)*used - texts_from;
             memcpy(buf + *used, blob + texts_from, (size_t)texts_len);

@@ -21,7 +21,10 @@
  * dead-man-switch byte that every process attached to it holds (F_GETLK, at most once per
  * KEEP_MS). A thread, running only while a lock is kept, looks every KEEP_MS: it releases
  * the locks left unused for a whole period, and all of them once another process has
- * come. Another process is held up by at most that period, as by any reader.
+ * come. Another process is held up by at most that period, as by any reader. It ends
+ * once nothing is kept and no read taken back from a kept lock is still going on: ended
+ * whenever it found the run's read in progress (nothing kept at that moment), it was
+ * started again up to 92 times in one 100,000-document scan (a clone3 each).
  *
  * A close() of the -shm file drops the process's locks on it, and its entry here. */
 #define _GNU_SOURCE
@@ -114,11 +117,17 @@ static void* release_unused(void* arg) {
         nanosleep(&pause, NULL);
         pthread_mutex_lock(&files_lock);
         int64_t now = now_ms();
-        for (int i = 0; i < MAX_FILES && kept_count > 0; i++) {
+        int runs_on = 0;                /* reads of a run in progress: more will be kept */
+        for (int i = 0; i < MAX_FILES; i++) {
             shm_file* file = &files[i];
             if (file->fd == -1) continue;
             int kept_here = 0;
-            for (int s = 0; s < READ_COUNT; s++) kept_here += file->state[s] == SLOT_KEPT;
+            for (int s = 0; s < READ_COUNT; s++) {
+                kept_here += file->state[s] == SLOT_KEPT;
+                /* Taken back from a kept lock since the last look: counted once only, so a
+                 * read that lasts longer than a period does not keep the thread. */
+                if (file->state[s] == SLOT_IN_USE && file->used[s]) { file->used[s] = 0; runs_on = 1; }
+            }
             if (!kept_here) continue;
             int others = !alone(file, now, 1);
             for (int s = 0; s < READ_COUNT; s++) {
@@ -132,7 +141,7 @@ static void* release_unused(void* arg) {
                 kept_count--;
             }
         }
-        if (kept_count == 0) {
+        if (kept_count == 0 && !runs_on) {
             releaser_running = 0;
             pthread_mutex_unlock(&files_lock);
             return NULL;

@@ -28,7 +28,10 @@ typedef struct cblite_index_rows {
     int64_t count;
 } cblite_index_rows;
 
-/* Registers the function on a connection (SQLITE_OK or an SQLite error code). */
+/* Registers the function on a connection, and the scalar function
+ * cblite_row_sequence(row), the sequence a view index row blob records (NULL for a blob
+ * that is not one), by which a scan joins a view's rows to their documents (SQLITE_OK or
+ * an SQLite error code). */
 int cblite_register_index_rows(sqlite3* db);
 
 /* Binds `rows` to parameter `index` of `stmt` for cblite_index_rows. */
@@ -56,9 +59,14 @@ typedef struct cblite_scan_row {
     cblite_row_fields fields;
     cblite_span docid, key;
     int32_t damaged;
+    /* A scan joined to the documents (with_doc): whether it found the row's document, and
+     * that document's revision ID and body (length -1: none). */
+    int32_t doc_found;
+    cblite_span doc_rev, doc_body;
 } cblite_scan_row;
 
-/* Copies the rows of a scan "SELECT docid, row[, key] ..." into buf[*used...] (every
+/* Copies the rows of a scan "SELECT docid, row[, key][, doc sequence, revid, body] ..."
+ * (the last three with with_doc: a LEFT JOIN to the documents) into buf[*used...] (every
  * text followed by a 0 byte, so that rows lent from the buffer are C strings) and decodes
  * each into rows[i]: one call per page instead of several per row from Swift.
  *
@@ -67,7 +75,7 @@ typedef struct cblite_scan_row {
  * *rc is SQLITE_DONE at the end, SQLITE_ROW when it stopped with rows left (max_rows
  * reached, or *pending_out set: the current row did not fit in `capacity`, so grow the
  * buffer and call again with pending), or an SQLite error code. */
-int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int max_rows, int pending, unsigned char* buf,
+int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int with_doc, int max_rows, int pending, unsigned char* buf,
                           int64_t capacity, int64_t* used, cblite_scan_row* rows, int* pending_out, int* rc);
 
 #endif

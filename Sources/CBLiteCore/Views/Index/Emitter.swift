@@ -16,6 +16,12 @@ public final class Emitter {
         batch.addRow(key: key, keyJSON: nil, value: value.map { Collation.compactJSON($0) })
     }
 
+    /// Emits the key `[n]` with no value (n: `MappedBatch.plainInteger`'s), as
+    /// `emit(.array([.int(n)]), nil)` does, without making the array.
+    func emit(integerInArray n: Int64) {
+        batch.addRow(integerKey: n, inArray: true, value: nil)
+    }
+
     /// Emits JSON texts (validated and made compact; 400 when invalid).
     public func emit(keyJSON: UnsafeBufferPointer<UInt8>, valueJSON: UnsafeBufferPointer<UInt8>?) throws {
         let value = try valueJSON.map { try Collation.compactJSON(json: $0) }

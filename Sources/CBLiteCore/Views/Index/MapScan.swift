@@ -11,6 +11,11 @@ final class MapScan: RowSource {
     private let descending: Bool
     private let range: QueryOptions.Range
     private let keys: [[UInt8]]?                 // CollatableKeys of "keys", in their order
+    /// Rows read with their documents, in the same statement (a Mango find's scan): lent
+    /// with joinedRevID and joinedBody.
+    private let documents: DocumentStore.LiveJoin?
+    /// Rows a page reads at most (a smaller page for rows read with their documents).
+    private let pageSize: Int
     private var keyIndex = 0
     private var arena = RowArena(capacity: 64 * 1024)
     /// Arenas of earlier index pages whose rows are still lent (a caller's page of rows
@@ -24,7 +29,7 @@ final class MapScan: RowSource {
     private var lentSinceRecycle = false
     /// The current page's rows, copied into the arena and decoded (cblite_copy_scan_rows);
     /// a row whose key gives its JSON back gets the JSON made for its run of equal keys.
-    private let rows = UnsafeMutablePointer<cblite_scan_row>.allocate(capacity: MapScan.pageSize)
+    private let rows: UnsafeMutablePointer<cblite_scan_row>
     private var rowCount = 0
     private var rowIndex = 0
     /// A page of one named key: its rows read no key, and are lent with this key and its
@@ -44,16 +49,24 @@ final class MapScan: RowSource {
         descending = options.descending
         range = options.keyRange()
         keys = options.keys.map { $0.map { CollatableKey.encode($0) } }
+        documents = nil
+        pageSize = MapScan.pageSize
+        rows = .allocate(capacity: pageSize)
         if table == nil { done = true }
     }
 
-    /// A scan of a raw key range (a Mango index's, whose ends are not JSON keys).
-    init(store: Store, table: String?, range: QueryOptions.Range, descending: Bool) {
+    /// A scan of a raw key range (a Mango index's, whose ends are not JSON keys), its rows
+    /// read with their current documents when `documents` is given (`pageSize` rows a page).
+    init(store: Store, table: String?, range: QueryOptions.Range, descending: Bool,
+         documents: DocumentStore? = nil, pageSize: Int = MapScan.pageSize) {
         self.store = store
         self.table = table
         self.descending = descending
         self.range = range
         keys = nil
+        self.documents = documents.map(ViewStorage.documentsJoin)
+        self.pageSize = pageSize
+        rows = .allocate(capacity: pageSize)
         if table == nil { done = true }
     }
 
@@ -72,7 +85,7 @@ final class MapScan: RowSource {
         defer { rowIndex = i }
         // The loop's state in locals: read through the class on every row (the writes to
         // `out` may alias it as far as the compiler knows), it cost ~40 instructions a row.
-        let rows = rows, oneKeyed = pageHasOneKey, oneKey = oneKey, oneKeyJSON = oneKeyJSON
+        let rows = rows, oneKeyed = pageHasOneKey, oneKey = oneKey, oneKeyJSON = oneKeyJSON, joined = documents != nil
         var base = arena.baseAddress
         @inline(__always) func text(_ s: cblite_span) -> UnsafeBufferPointer<UInt8>? {
             s.length < 0 ? nil : UnsafeBufferPointer(start: base + Int(s.offset), count: Int(s.length))
@@ -98,6 +111,11 @@ final class MapScan: RowSource {
                 out[n] = QueryRowRef(key: text(r.fields.key_json)!, value: nil, docID: docID, sourceDocID: docID, doc: nil,
                                      error: nil, sequence: r.fields.sequence, collatableKey: text(r.key))
             }
+            if joined && r.doc_found != 0 {
+                // An empty revision ID is read as none (NULL): lent empty, as found.
+                out[n].joinedRevID = text(r.doc_rev) ?? UnsafeBufferPointer(start: base, count: 0)
+                out[n].joinedBody = text(r.doc_body)
+            }
             n += 1
         }
         lentSinceRecycle = true
@@ -119,6 +137,8 @@ final class MapScan: RowSource {
         row.error = nil
         row.sequence = r.fields.sequence
         row.collatableKey = arena.buffer(RowArena.Span(r.key))
+        row.joinedRevID = nil
+        row.joinedBody = nil
     }
 
     func recycle() {
@@ -164,11 +184,13 @@ final class MapScan: RowSource {
         let fixedKey = pageKey
         rowCount = try store.read { conn -> Int in
             var count = 0
-            for segment in segments where count < MapScan.pageSize {
+            for segment in segments where count < pageSize {
                 let shape = ViewStorage.ScanShape(table: table, conds: segment.conds, descending: descending,
-                                                  byKeys: keys != nil, readsKey: fixedKey == nil, limit: MapScan.pageSize)
+                                                  byKeys: keys != nil, readsKey: fixedKey == nil, limit: pageSize,
+                                                  documents: documents)
                 guard let n = try ViewStorage.scanPage(conn, shape, args: segment.args, { s in
-                    try arena.copyScanRows(from: s, withKey: fixedKey == nil, maxRows: MapScan.pageSize - count, into: rows + count)
+                    try arena.copyScanRows(from: s, withKey: fixedKey == nil, withDocument: documents != nil,
+                                           maxRows: pageSize - count, into: rows + count)
                 }) else { return 0 }                   // the index was deleted meanwhile
                 count += n
             }
@@ -204,7 +226,7 @@ final class MapScan: RowSource {
                       String(decoding: arena.buffer(RowArena.Span(last.docid)) ?? UnsafeBufferPointer(start: nil, count: 0), as: UTF8.self),
                       last.fields.n)
         }
-        if rowCount < MapScan.pageSize {
+        if rowCount < pageSize {
             if keys != nil {
                 keyIndex += 1
                 cursor = nil

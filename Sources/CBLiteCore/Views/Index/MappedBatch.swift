@@ -161,18 +161,23 @@ final class MappedBatch {
     }
 
     /// Adds a row to the current document whose key is an integer of at most 15 digits
-    /// (`plainInteger`'s): its CollatableKey written at once and its prefix computed from
-    /// the number, where `addRow` walks a JSONValue (a C map function's common emit).
-    func addRow(integerKey n: Int64, value: [UInt8]?) {
+    /// (`plainInteger`'s), or (`inArray`) an array of that one integer: its CollatableKey
+    /// written at once and its prefix computed from the number, where `addRow` walks a
+    /// JSONValue (a C map function's common emit; a one-column Mango index's).
+    func addRow(integerKey n: Int64, inArray: Bool = false, value: [UInt8]?) {
         precondition(!docs.isEmpty, "addRow before beginDocument")
         precondition(value?.isEmpty != true, "an empty value is not JSON")   // empty reads as none
         precondition(n.magnitude < 1 << 53, "an integer key beyond a double's exact range")
         let ordered = CollatableKey.orderedBits(Double(n))
-        let keyLength = 1 + CollatableKey.trimmedLength(ordered)          // the tag and the kept bytes
+        // The tag and the kept bytes (a number alone drops its trailing zeros; in an array,
+        // the array's tag, the number's 8 bytes and the array's end).
+        let keyLength = inArray ? 11 : 1 + CollatableKey.trimmedLength(ordered)
         // The key's first 8 bytes, big-endian; the bytes it drops are zeros, as a prefix pads.
-        let prefix = UInt64(CollatableKey.number) << 56 | ordered >> 8
+        let prefix = inArray ? UInt64(CollatableKey.array) << 56 | UInt64(CollatableKey.number) << 48 | ordered >> 16
+                             : UInt64(CollatableKey.number) << 56 | ordered >> 8
+        let rest = inArray ? ordered << 48 : ordered << 56                // the bytes after the prefix (the end: 00)
         let keyStart = bytes.count
-        withUnsafeBytes(of: (prefix.bigEndian, (ordered << 56).bigEndian)) { raw in
+        withUnsafeBytes(of: (prefix.bigEndian, rest.bigEndian)) { raw in
             bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[0..<keyLength]).bindMemory(to: UInt8.self))
         }
         if let value { bytes.append(contentsOf: value) }

@@ -11,6 +11,14 @@ extension ViewStorage {
         let byKeys: Bool
         let readsKey: Bool
         let limit: Int
+        /// The rows' documents read with them (MapScan's `documents`).
+        var documents: DocumentStore.LiveJoin? = nil
+    }
+
+    /// The expressions by which a scan's rows join their documents (DocumentStore.liveJoin):
+    /// the sequence the row blob records (index_rows.c) and the emitting document's ID.
+    static func documentsJoin(_ docs: DocumentStore) -> DocumentStore.LiveJoin {
+        docs.liveJoin(sequence: "cblite_row_sequence(row)", docID: "docid")
     }
 
     /// The statement texts of scan pages, by shape: the same few serve every query of a
@@ -33,7 +41,9 @@ extension ViewStorage {
         if let known { return known }
         let dir = shape.descending ? "DESC" : "ASC"
         let order = shape.byKeys ? "docid \(dir), n \(dir)" : "key \(dir), docid \(dir), n \(dir)"
-        let text = SQLText("SELECT docid, row\(shape.readsKey ? ", key" : "") FROM \(shape.table)"
+        let join = shape.documents
+        let text = SQLText("SELECT docid, row\(shape.readsKey ? ", key" : "")\(join.map { ", " + $0.columns } ?? "") "
+            + "FROM \(shape.table)\(join.map { " " + $0.clause } ?? "")"
             + whereClause(shape.conds)
             + " ORDER BY \(order) LIMIT \(shape.limit)")
         scanTexts.withLock { texts in
@@ -45,7 +55,8 @@ extension ViewStorage {
 
     /// Runs one statement of a scan page: `read` gets it bound to `args` (the shape's
     /// conditions' parameters), before its first row — columns docid, row, then key when
-    /// the shape reads it — and returns what it took. nil when the view's table is gone
+    /// the shape reads it, then the joined document's when it has `documents` — and
+    /// returns what it took. nil when the view's table is gone
     /// (its index was deleted since the query began).
     static func scanPage<T>(_ conn: Connection, _ shape: ScanShape, args: [SQLArg],
                             _ read: (Statement) throws -> T) throws -> T? {

@@ -11,6 +11,11 @@ public struct QueryRowRef {
     public var sequence: Int64
     /// The key's CollatableKey form (index scans read it when grouping needs it).
     var collatableKey: UnsafeBufferPointer<UInt8>?
+    /// A scan joined to its documents (MapScan's `documents`): the current revision ID of
+    /// the row's document when it is still live at the row's sequence (nil: it is not),
+    /// and its body.
+    var joinedRevID: UnsafeBufferPointer<UInt8>? = nil
+    var joinedBody: UnsafeBufferPointer<UInt8>? = nil
 
     /// {"id":..,"key":..,"value":..,"seq":n,"source_id":..?,"doc":..?} (reduced rows:
     /// {"key":..,"value":..}; all-docs misses: {"key":..,"error":..}). `couchShape`
