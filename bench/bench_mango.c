@@ -19,7 +19,8 @@
  *   valgrind --tool=callgrind --instr-atstart=no --collect-atstart=no \
  *       build/bench/bench_mango --n 100000 --phase eq
  * Without valgrind's header, --toggle-collect=bench_mango_measured does the counting
- * (the set-up is then instrumented, only slower).
+ * (the set-up is then instrumented, only slower). --repeat R runs a query phase R times
+ * and prints its best time (the hot figure).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -100,6 +101,20 @@ static long timed(long (*run)(void*), void* arg, double* ms) {
     return found;
 }
 
+/* --repeat R (with --phase): a query phase runs R times on the same database, its best
+ * time kept — the hot figure, less exposed to a loaded machine than one run. */
+static int query_repeat = 1;
+
+static long timed_query(long (*run)(void*), void* arg, double* ms) {
+    long found = timed(run, arg, ms);
+    for (int i = 1; i < query_repeat; i++) {
+        double again;
+        timed(run, arg, &again);
+        if (again < *ms) *ms = again;
+    }
+    return found;
+}
+
 typedef struct { cbl_db* db; cbl_collection* c; const char* query; } cblite_ctx;
 
 static cblite_ctx cblite_open_filled(const char* dir, long n) {
@@ -169,7 +184,7 @@ static void cblite_run(const char* dir, long n, int only, double ms[Q_COUNT], lo
     for (int q = Q_EQ; q < Q_COUNT; q++) {
         if (only >= 0 && only != q) continue;
         x.query = SELECTORS[q];
-        found[q] = timed(cblite_find, &x, &ms[q]);
+        found[q] = timed_query(cblite_find, &x, &ms[q]);
     }
     cblite_close(&x);
 }
@@ -234,7 +249,7 @@ static void sqlite_run(const char* dir, long n, int only, double ms[Q_COUNT], lo
     for (int q = Q_EQ; q < Q_COUNT; q++) {
         if (only >= 0 && only != q) continue;
         x.sql = SQL[q];
-        found[q] = timed(sqlite_query, &x, &ms[q]);
+        found[q] = timed_query(sqlite_query, &x, &ms[q]);
     }
     sqlite3_close(x.db);
 }
@@ -259,11 +274,12 @@ int main(int argc, char** argv) {
         else if (!strcmp(argv[i], "--runs")) runs = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--dir")) dir = argv[i + 1];
         else if (!strcmp(argv[i], "--phase")) phase = argv[i + 1];
+        else if (!strcmp(argv[i], "--repeat")) query_repeat = atoi(argv[i + 1]);
     }
     int on_sqlite = 0, only = phase ? phase_named(phase, &on_sqlite) : -1;
-    if (runs < 1 || runs > 50 || n < 1 || (phase && only < 0))
+    if (runs < 1 || runs > 50 || n < 1 || (phase && only < 0) || query_repeat < 1 || (query_repeat > 1 && !phase))
         bench_die("usage: bench_mango [--n N] [--runs R] [--dir DIR] "
-                  "[--phase build|view|eq|range|scan|sqlite-build|sqlite-eq|sqlite-range|sqlite-scan]");
+                  "[--phase build|view|eq|range|scan|sqlite-build|sqlite-eq|sqlite-range|sqlite-scan [--repeat R]]");
     double cb[50][Q_COUNT], sl[50][Q_COUNT];
     long fc[Q_COUNT], fs[Q_COUNT];
     char d1[512], d2[512];
@@ -274,7 +290,8 @@ int main(int argc, char** argv) {
         long found[Q_COUNT] = {0};
         if (on_sqlite) sqlite_run(d2, n, only, ms, found);
         else cblite_run(d1, n, only, ms, found);
-        printf("mango: %ld documents, %s alone: %.1f ms, %ld documents found\n", n, phase, ms[only], found[only]);
+        printf("mango: %ld documents, %s alone: %.1f ms%s, %ld documents found\n", n, phase, ms[only],
+               query_repeat > 1 && only >= Q_EQ ? " (best of --repeat)" : "", found[only]);
         bench_remove_tree(dir);
         return 0;
     }
