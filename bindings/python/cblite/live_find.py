@@ -25,7 +25,7 @@ class LiveFind(LiveQuery):
         self._view = None
         self._start(collection.database, callback,
                     lambda cfunc: call_handle(C.cbl_collection_live_find, collection._h, query, cfunc, None),
-                    docs=True)
+                    lambda row: row.doc)
 
     def set_options(self, selector: Any = None, **options: Any) -> None:
         """Replaces the query (the arguments of :meth:`Collection.live_find`); it re-runs

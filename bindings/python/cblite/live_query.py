@@ -27,14 +27,17 @@ class LiveQuery:
     ``with`` block, or closing the database) stops it and returns once no callback runs
     any more."""
 
-    def __init__(self, view: "View", callback: Callable[[List[Row]], Any],
-                 options: Dict[str, Any]) -> None:
+    def __init__(self, view: "View", callback: Callable[[List[Any]], Any],
+                 options: Dict[str, Any], convert: Optional[Callable[[Row], Any]] = None) -> None:
         self._view: Optional["View"] = view   # keeps the map/reduce trampolines alive
         self._start(view.collection.database, callback,
-                    lambda cfunc: call_handle(C.cbl_live_query_start, view._h, query_options(options), cfunc, None))
+                    lambda cfunc: call_handle(C.cbl_live_query_start, view._h, query_options(options), cfunc, None),
+                    convert)
 
     def _start(self, db: "Database", callback: Callable[[List[Any]], Any],
-               start: Callable[[Any], Optional[int]], docs: bool = False) -> None:
+               start: Callable[[Any], Optional[int]], convert: Optional[Callable[[Row], Any]] = None) -> None:
+        """Starts it; ``convert`` makes what the callback gets of each row (the row itself
+        when None)."""
         self._callback = callback
         self._db: Optional["Database"] = db
 
@@ -42,7 +45,7 @@ class LiveQuery:
             with CALLBACK_SCOPE:
                 try:
                     rows = read_rows(result)
-                    callback([r.doc for r in rows] if docs else rows)
+                    callback([convert(r) for r in rows] if convert else rows)
                 except BaseException:
                     try:
                         log.exception("exception in cblite live query callback %r", callback)

@@ -284,9 +284,7 @@ class View(ReleasableHandle):
         :class:`~cblite.text_match.TextMatchResult` of :class:`~cblite.text_match.TextMatch`
         rows; ``snippets`` True (``<b>``/``</b>`` marks) or ``{"open", "close", "ellipsis",
         "tokens"}``; ``ranking`` False for index order instead of best match first."""
-        if full_text is not None:
-            options = dict(options, full_text_query=full_text, full_text_ranking=ranking,
-                           full_text_snippets=snippets if isinstance(snippets, bool) else dict(snippets))
+        options = _with_full_text(options, full_text, snippets, ranking)
         handle = self._call(call_handle, C.cbl_view_query, self._h, query_options(options))
         result = QueryResult(handle, self, include_docs=bool(options.get("include_docs")))
         return result if full_text is None else TextMatchResult(result)
@@ -322,11 +320,15 @@ class View(ReleasableHandle):
         analyzer than the default rebuilds the index at the next update."""
         call(C.cbl_view_set_text_analyzer, self._h, to_json(analyzer if isinstance(analyzer, str) else dict(analyzer)))
 
-    def live_query(self, callback: Callable[[List[Row]], Any], **options: Any) -> "LiveQuery":
+    def live_query(self, callback: Callable[[List[Any]], Any], full_text: Optional[str] = None, *,
+                   snippets: Union[bool, Mapping[str, Any]] = False, ranking: bool = True,
+                   **options: Any) -> "LiveQuery":
         """Starts a live query: ``callback(rows)`` gets the first result, then each
         changed result, on a library thread. It runs until stopped, or until the
-        database is closed."""
-        return LiveQuery(self, callback, options)
+        database is closed. With ``full_text`` (as :meth:`query`), the rows are
+        :class:`~cblite.text_match.TextMatch` values."""
+        options = _with_full_text(options, full_text, snippets, ranking)
+        return LiveQuery(self, callback, options, None if full_text is None else TextMatch.from_row)
 
     def release(self) -> None:
         """Releases the view handle (live queries started on it keep running)."""
@@ -337,3 +339,12 @@ class View(ReleasableHandle):
 
     def __repr__(self) -> str:
         return f"<cblite.View {self.name!r}{'' if self._handle else ' (released)'}>"
+
+
+def _with_full_text(options: Dict[str, Any], full_text: Optional[str],
+                    snippets: Union[bool, Mapping[str, Any]], ranking: bool) -> Dict[str, Any]:
+    """The query options with a full-text query's (none without ``full_text``)."""
+    if full_text is None:
+        return options
+    return dict(options, full_text_query=full_text, full_text_ranking=ranking,
+                full_text_snippets=snippets if isinstance(snippets, bool) else dict(snippets))

@@ -155,7 +155,8 @@ NOT_C_STRINGS = {
     "View.query:options", "View.rows:options", "View.query_json:options",
     "View.query:full_text", "View.query:snippets", "View.set_text_analyzer:analyzer",   # JSON
     "Collection.query:options", "Database.query:options",
-    "View.live_query:options", "LiveQuery.set_options:options",
+    "View.live_query:options", "View.live_query:full_text", "View.live_query:snippets",   # JSON
+    "LiveQuery.set_options:options",
     "Model.get_property:name", "Model.set_property:name",   # JSON keys
     "Model.create:values", "Model.will_save:changed", "Model.__init__:doc_id",
 }

@@ -108,3 +108,21 @@ def test_errors(view):
         view.query(full_text="coffee", group=True)
     with pytest.raises(TypeError):
         TextKey(3)  # type: ignore[arg-type]
+
+
+def test_a_live_full_text_query_follows_the_texts(view, coll):
+    """view.live_query(cb, full_text=...) calls back with TextMatch rows, again when a
+    text starts or stops matching."""
+    import queue
+    results = queue.Queue()
+    with view.live_query(results.put, full_text="milk", snippets=True) as live:
+        first = results.get(timeout=10)
+        assert [(m.doc_id, type(m)) for m in first] == [("b", TextMatch)]
+        assert first[0].snippet == "coffee and tea with <b>milk</b>"
+        coll.put({"_id": "e", "text": "warm milk"})
+        live.wait_idle()
+        latest = results.get(timeout=10)
+        while not results.empty():
+            latest = results.get_nowait()
+        assert sorted(m.doc_id for m in latest) == ["b", "e"]
+        assert all(m.full_text[m.matches[0].start:m.matches[0].end] == "milk" for m in latest)
