@@ -109,6 +109,18 @@ final class FullTextLuceneTests: CBLCollectionTestCase {
         XCTAssertThrowsError(try ids("coffee", sort: [FullTextSort("title")]))
     }
 
+    func testAnIndexOfTheFormerLayoutIsPurgedFromThenRebuilt() throws {
+        try corpus()
+        XCTAssertEqual(try ids("year:2010"), ["c"])
+        // As a database written before values were stored: no value table, an older version.
+        try coll.store.write(timeoutMs: 1000) { conn, _ in
+            let id = try XCTUnwrap(try FullTextStorage.indexes(conn, collectionID: coll.id).first).id
+            try conn.exec("DROP TABLE \(FullTextStorage.valueTable(id)); UPDATE fts_indexes SET version='1' WHERE id=\(id)")
+        }
+        try coll.purge(docID: "c")                   // removes its row without the value table
+        XCTAssertEqual(Set(try ids("year:[2000 TO *]")), ["a", "d"])
+    }
+
     func testNouveauDoubleFieldsAreQueryableAndSortable() throws {
         _ = try coll.put(docID: "_design/n", json: #"""
             {"nouveau": {"i": {"index": "function (doc) { index('text', 'title', doc.title); if (doc.year) index('double', 'year', doc.year); if (doc.tag) index('string', 'tag', doc.tag); }"}}}
