@@ -102,6 +102,9 @@ def test_text_find_pages_with_bookmarks(db):
 def test_text_find_errors_and_explain(db):
     status, err = db.json("POST", "/db/_find", {"selector": {"$text": "coffee"}})
     assert (status, err["error"]) == (400, "no_usable_index")
+    # With a sort no index gives: CouchDB 3.5's own answer.
+    status, err = db.json("POST", "/db/_find", {"selector": {"$text": "coffee"}, "sort": ["year"]})
+    assert (status, err) == (400, {"error": "no_usable_index", "reason": "No index exists for this sort, try indexing by the sort fields."})
     text_index(db)
     status, err = db.json("POST", "/db/_find", {"selector": {"$text": "(coffee"}})
     assert status == 400 and "position 0" in err["reason"]
