@@ -218,18 +218,7 @@ struct FullTextQueryParser {
             return q
         case "\"":
             let open = pos
-            pos += 1
-            var text = ""
-            while true {
-                guard pos < s.count else { throw FullTextQueryError("unterminated phrase", at: open) }
-                if s[pos] == "\"" {
-                    if pos + 1 < s.count && s[pos + 1] == "\"" { text.unicodeScalars.append("\""); pos += 2; continue }
-                    pos += 1
-                    break
-                }
-                text.unicodeScalars.append(s[pos])
-                pos += 1
-            }
+            let text = try quoted()
             if text.unicodeScalars.allSatisfy(FullTextQueryParser.isSpace) { throw FullTextQueryError("empty phrase", at: open) }
             if lucene != nil, pos < s.count, s[pos] == "~" { return try slop(text) }
             return try luceneSuffix(.phrase(text, prefix: takeStar()))
@@ -293,14 +282,7 @@ struct FullTextQueryParser {
     /// whole value.
     private mutating func stringValue(_ name: String) throws -> FullTextQuery {
         let at = pos
-        if s[pos] == "\"" {
-            pos += 1
-            var text = ""
-            while pos < s.count, s[pos] != "\"" { text.unicodeScalars.append(s[pos]); pos += 1 }
-            guard pos < s.count else { throw FullTextQueryError("unterminated phrase", at: at) }
-            pos += 1
-            return try luceneSuffix(.value(name, .string(text)))
-        }
+        if s[pos] == "\"" { return try luceneSuffix(.value(name, .string(try quoted()))) }
         guard let (w, end) = peekWord() else { throw FullTextQueryError("'\(name):' needs a value", at: at) }
         pos = end
         return try luceneSuffix(.value(name, .string(w)))
@@ -322,11 +304,7 @@ struct FullTextQueryParser {
             guard pos < s.count else { throw FullTextQueryError("unterminated range", at: open) }
             var text: String
             if s[pos] == "\"" {
-                pos += 1
-                text = ""
-                while pos < s.count, s[pos] != "\"" { text.unicodeScalars.append(s[pos]); pos += 1 }
-                guard pos < s.count else { throw FullTextQueryError("unterminated phrase", at: at) }
-                pos += 1
+                text = try quoted()
             } else if s[pos] == "*" {
                 pos += 1
                 return nil
@@ -352,6 +330,23 @@ struct FullTextQueryParser {
         pos += 1
         return try luceneSuffix(.range(name, lower: lower.map { FullTextBound($0, inclusive: lowerIn) },
                                        upper: upper.map { FullTextBound($0, inclusive: upperIn) }))
+    }
+
+    /// The text of the quoted string at the position (`""` inside: a quote), consumed.
+    private mutating func quoted() throws -> String {
+        let open = pos
+        pos += 1
+        var text = ""
+        while true {
+            guard pos < s.count else { throw FullTextQueryError("unterminated phrase", at: open) }
+            if s[pos] == "\"" {
+                if pos + 1 < s.count && s[pos + 1] == "\"" { text.unicodeScalars.append("\""); pos += 2; continue }
+                pos += 1
+                return text
+            }
+            text.unicodeScalars.append(s[pos])
+            pos += 1
+        }
     }
 
     /// A '*' right after a term or phrase: a prefix.
