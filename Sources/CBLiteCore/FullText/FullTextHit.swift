@@ -9,6 +9,8 @@ public struct FullTextHit: Sendable, Equatable {
     public let snippets: [(field: String, text: String)]
     /// The document's JSON, when asked for.
     public let document: [UInt8]?
+    /// The hit's values of the request's `sort` fields (nil: it has none).
+    public var sortValues: [FullTextValue?] = []
 
     public static func == (a: FullTextHit, b: FullTextHit) -> Bool {
         a.docID == b.docID && a.score == b.score && a.document == b.document

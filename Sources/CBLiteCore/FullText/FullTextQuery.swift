@@ -23,12 +23,24 @@ public indirect enum FullTextQuery: Equatable, Sendable {
     case near([FullTextQuery], distance: Int)
     /// A query limited to one field (a name the index's fields list).
     case field(String, FullTextQuery)
+    /// Documents whose stored value of a value field (FullTextSource.valueFields) lies
+    /// within the bounds (nil: open), Lucene's `year:[2000 TO *]`, `title:{a TO b]`.
+    case range(String, lower: FullTextBound?, upper: FullTextBound?)
+    /// Documents with this stored value of a value field (`year:2001` on a number field).
+    case value(String, FullTextValue)
 
     public static let defaultNearDistance = 10
 
     /// Parses a query; `fields`: the index's field names, which field-scoped terms must name.
     public init(_ text: String, fields: [String]) throws {
         var p = FullTextQueryParser(text, fields: fields)
+        self = try p.parse()
+    }
+
+    /// Parses a query in Lucene's syntax (`FullTextQueryParser.Lucene`): `fields` as above,
+    /// `numbers` and `strings` the value fields compared as numbers or whole strings.
+    public init(lucene text: String, fields: [String], numbers: [String], strings: [String]) throws {
+        var p = FullTextQueryParser(text, fields: fields, lucene: .init(numbers: numbers, strings: strings))
         self = try p.parse()
     }
 
@@ -54,6 +66,19 @@ public indirect enum FullTextQuery: Equatable, Sendable {
             if case .phrase = x { return "{\(col)} : " + x.render(fields) }
             if case .near = x { return "{\(col)} : " + x.render(fields) }
             return "{\(col)} : (" + x.render(fields) + ")"
+        case .range, .value:
+            preconditionFailure("value conditions are not FTS5 syntax (FullTextQueryPlan takes them out)")
+        }
+    }
+
+    /// Whether the query compares stored values anywhere (then FullTextQueryPlan splits it).
+    var hasValues: Bool {
+        switch self {
+        case .phrase: return false
+        case .range, .value: return true
+        case .and(let xs), .or(let xs), .near(let xs, _): return xs.contains { $0.hasValues }
+        case .not(let a, let b): return a.hasValues || b.hasValues
+        case .field(_, let x): return x.hasValues
         }
     }
 
@@ -64,6 +89,18 @@ public indirect enum FullTextQuery: Equatable, Sendable {
         case .and(let xs), .or(let xs), .near(let xs, _): return xs.flatMap(\.scopedFields)
         case .not(let a, let b): return a.scopedFields + b.scopedFields
         case .field(let f, let x): return [f] + x.scopedFields
+        case .range(let f, _, _), .value(let f, _): return [f]
         }
+    }
+}
+
+/// One end of a range: the value and whether it is included (`[`, `]`) or not (`{`, `}`).
+public struct FullTextBound: Equatable, Sendable {
+    public let value: FullTextValue
+    public let inclusive: Bool
+
+    public init(_ value: FullTextValue, inclusive: Bool) {
+        self.value = value
+        self.inclusive = inclusive
     }
 }

@@ -1,13 +1,32 @@
 /// Reads FullTextQuery's syntax (see there) by recursive descent over the text's Unicode
 /// scalars, so that each error names the position where the query went wrong.
+///
+/// With `lucene` (CouchDB's `$text` and Nouveau queries) Lucene's other syntax is read
+/// too, each construct either done as Lucene does it or refused with its position —
+/// never dropped: `"a b"~N` (phrase slop: FTS5's NEAR, in any order), `field:[a TO b]`
+/// and `{a TO b}` (bounds in or out, `*` open) on value fields, `field:2001` on a number
+/// field; refused: fuzzy terms (`term~`), boosts (`^`), `?` and `*` inside a term,
+/// leading wildcards.
 struct FullTextQueryParser {
+    /// The value fields of Lucene's syntax: compared as numbers or as whole strings.
+    struct Lucene {
+        var numbers: [String]
+        var strings: [String]
+    }
+
     private let s: [Unicode.Scalar]
     private let fields: [String]
+    private let lucene: Lucene?
     private var pos = 0
 
     init(_ text: String, fields: [String]) {
+        self.init(text, fields: fields, lucene: nil)
+    }
+
+    init(_ text: String, fields: [String], lucene: Lucene?) {
         s = Array(text.unicodeScalars)
         self.fields = fields
+        self.lucene = lucene
     }
 
     mutating func parse() throws -> FullTextQuery {
@@ -24,9 +43,10 @@ struct FullTextQueryParser {
     // MARK: lexing
 
     private static func isSpace(_ c: Unicode.Scalar) -> Bool { c.properties.isWhitespace }
-    /// Characters that end a bare word.
-    private static func isDelimiter(_ c: Unicode.Scalar) -> Bool {
-        isSpace(c) || "()\":*,".unicodeScalars.contains(c)
+    /// Characters that end a bare word (Lucene's syntax has more).
+    private func isDelimiter(_ c: Unicode.Scalar) -> Bool {
+        FullTextQueryParser.isSpace(c) || "()\":*,".unicodeScalars.contains(c)
+            || (lucene != nil && "~^[]{}".unicodeScalars.contains(c))
     }
 
     private mutating func skipSpace() { while pos < s.count && FullTextQueryParser.isSpace(s[pos]) { pos += 1 } }
@@ -35,7 +55,7 @@ struct FullTextQueryParser {
     /// includes a field name's dots and backslash escapes.
     private func peekWord() -> (text: String, end: Int)? {
         var i = pos, out = ""
-        while i < s.count && !FullTextQueryParser.isDelimiter(s[i]) {
+        while i < s.count && !isDelimiter(s[i]) {
             if s[i] == "\\" && i + 1 < s.count { out.unicodeScalars.append(s[i]); i += 1 }
             out.unicodeScalars.append(s[i])
             i += 1
@@ -163,13 +183,17 @@ struct FullTextQueryParser {
         if let (w, end) = peekWord(), end < s.count, s[end] == ":" {
             let at = pos
             let name = w
-            guard fields.contains(name) else {
-                throw FullTextQueryError("unknown field '\(name)' (the index has \(fields.joined(separator: ", ")))", at: at)
+            let known = fields + (lucene.map { $0.numbers + $0.strings.filter { !fields.contains($0) } } ?? [])
+            guard known.contains(name) else {
+                throw FullTextQueryError("unknown field '\(name)' (the index has \(known.joined(separator: ", ")))", at: at)
             }
             pos = end + 1
             if pos >= s.count || FullTextQueryParser.isSpace(s[pos]) {
                 throw FullTextQueryError("'\(name):' needs a term right after it", at: pos - 1)
             }
+            if let lucene, s[pos] == "[" || s[pos] == "{" { return try range(name, lucene) }
+            if let lucene, lucene.numbers.contains(name) { return try number(name) }
+            if lucene != nil, !fields.contains(name) { return try stringValue(name) }
             let x = try primary()
             if case .field = x { throw FullTextQueryError("a field-scoped term cannot be scoped again", at: at) }
             return .field(name, x)
@@ -194,28 +218,134 @@ struct FullTextQueryParser {
             return q
         case "\"":
             let open = pos
-            pos += 1
-            var text = ""
-            while true {
-                guard pos < s.count else { throw FullTextQueryError("unterminated phrase", at: open) }
-                if s[pos] == "\"" {
-                    if pos + 1 < s.count && s[pos + 1] == "\"" { text.unicodeScalars.append("\""); pos += 2; continue }
-                    pos += 1
-                    break
-                }
-                text.unicodeScalars.append(s[pos])
-                pos += 1
-            }
+            let text = try quoted()
             if text.unicodeScalars.allSatisfy(FullTextQueryParser.isSpace) { throw FullTextQueryError("empty phrase", at: open) }
-            return .phrase(text, prefix: takeStar())
+            if lucene != nil, pos < s.count, s[pos] == "~" { return try slop(text) }
+            return try luceneSuffix(.phrase(text, prefix: takeStar()))
         case ")": throw FullTextQueryError("a term is missing before ')'", at: pos)
+        case "*" where lucene != nil: throw FullTextQueryError("leading wildcards (*term) are not supported", at: pos)
+        case "[", "{" where lucene != nil: throw FullTextQueryError("a range needs a field (field:[a TO b])", at: pos)
+        case "~", "^", "]", "}" where lucene != nil: throw FullTextQueryError("unexpected '\(c)'", at: pos)
         case "*", ":", ",": throw FullTextQueryError("unexpected '\(c)'", at: pos)
         default:
             let (w, end) = peekWord()!
             if w == "NEAR" && end < s.count && s[end] == "(" { return try nearFunction() }
             if ["AND", "OR", "NOT", "NEAR"].contains(w) { throw FullTextQueryError("\(w) needs a term before it", at: pos) }
+            if lucene != nil, let q = w.unicodeScalars.firstIndex(of: "?") {
+                throw FullTextQueryError("single-character wildcards (?) are not supported", at: pos + w.unicodeScalars.distance(from: w.unicodeScalars.startIndex, to: q))
+            }
             pos = end
-            return .phrase(w, prefix: takeStar())
+            if lucene != nil, pos < s.count, s[pos] == "~" {
+                throw FullTextQueryError("fuzzy searches (term~) are not supported", at: pos)
+            }
+            return try luceneSuffix(.phrase(w, prefix: takeStar()))
+        }
+    }
+
+    // MARK: Lucene's syntax
+
+    /// After a term, phrase or group: Lucene's boost (`^`) is refused (FTS5 weighs columns,
+    /// not terms), as is a wildcard that goes on into the term (`co*ee`).
+    private mutating func luceneSuffix(_ q: FullTextQuery) throws -> FullTextQuery {
+        guard lucene != nil, pos < s.count else { return q }
+        if s[pos] == "^" { throw FullTextQueryError("boosts (^) are not supported", at: pos) }
+        if s[pos] == "~" { throw FullTextQueryError("'~' goes after a phrase (\"a b\"~2)", at: pos) }
+        if case .phrase(_, true) = q, !isDelimiter(s[pos]) || s[pos] == "*" {
+            throw FullTextQueryError("wildcards inside a term are not supported (only a final *)", at: pos - 1)
+        }
+        return q
+    }
+
+    /// `"a b"~N`: the phrase's words within N words of each other (FTS5's NEAR, which
+    /// does not keep their order as Lucene's slop does).
+    private mutating func slop(_ text: String) throws -> FullTextQuery {
+        let at = pos
+        pos += 1
+        var digits = ""
+        while pos < s.count, let v = s[pos].properties.numericType, v == .decimal { digits.unicodeScalars.append(s[pos]); pos += 1 }
+        guard let n = Int(digits) else { throw FullTextQueryError("'~' after a phrase needs a distance (a whole number)", at: at) }
+        let words = text.split(whereSeparator: { $0.isWhitespace }).map { FullTextQuery.phrase(String($0), prefix: false) }
+        return try luceneSuffix(words.count < 2 ? .phrase(text, prefix: false) : .near(words, distance: n))
+    }
+
+    /// `field:2001` on a number field.
+    private mutating func number(_ name: String) throws -> FullTextQuery {
+        let at = pos
+        guard let (w, end) = peekWord(), let d = Double(w) else {
+            throw FullTextQueryError("'\(name)' is a number field: it takes a number or a range", at: at)
+        }
+        pos = end
+        return try luceneSuffix(.value(name, .number(d)))
+    }
+
+    /// `field:value` or `field:"value"` on a string field that is not a text column: its
+    /// whole value.
+    private mutating func stringValue(_ name: String) throws -> FullTextQuery {
+        let at = pos
+        if s[pos] == "\"" { return try luceneSuffix(.value(name, .string(try quoted()))) }
+        guard let (w, end) = peekWord() else { throw FullTextQueryError("'\(name):' needs a value", at: at) }
+        pos = end
+        return try luceneSuffix(.value(name, .string(w)))
+    }
+
+    /// `field:[a TO b]`, `field:{a TO b}` (and mixed), `*` for an open end: on a number
+    /// field the ends are numbers, on a string field strings (a bare word or a phrase).
+    private mutating func range(_ name: String, _ lucene: Lucene) throws -> FullTextQuery {
+        let open = pos
+        let numeric = lucene.numbers.contains(name)
+        guard numeric || lucene.strings.contains(name) else {
+            throw FullTextQueryError("ranges need a number or string field ('\(name)' is a text field)", at: open)
+        }
+        let lowerIn = s[pos] == "["
+        pos += 1
+        func end() throws -> FullTextValue? {
+            skipSpace()
+            let at = pos
+            guard pos < s.count else { throw FullTextQueryError("unterminated range", at: open) }
+            var text: String
+            if s[pos] == "\"" {
+                text = try quoted()
+            } else if s[pos] == "*" {
+                pos += 1
+                return nil
+            } else {
+                guard let (w, e) = peekWord() else { throw FullTextQueryError("a range needs a value here", at: at) }
+                text = w
+                pos = e
+            }
+            if numeric {
+                guard let d = Double(text) else { throw FullTextQueryError("'\(name)' is a number field: the range needs numbers", at: at) }
+                return .number(d)
+            }
+            return .string(text)
+        }
+        let lower = try end()
+        skipSpace()
+        guard let (to, toEnd) = peekWord(), to == "TO" else { throw FullTextQueryError("a range needs TO between its ends", at: pos) }
+        pos = toEnd
+        let upper = try end()
+        skipSpace()
+        guard pos < s.count, s[pos] == "]" || s[pos] == "}" else { throw FullTextQueryError("unterminated range", at: open) }
+        let upperIn = s[pos] == "]"
+        pos += 1
+        return try luceneSuffix(.range(name, lower: lower.map { FullTextBound($0, inclusive: lowerIn) },
+                                       upper: upper.map { FullTextBound($0, inclusive: upperIn) }))
+    }
+
+    /// The text of the quoted string at the position (`""` inside: a quote), consumed.
+    private mutating func quoted() throws -> String {
+        let open = pos
+        pos += 1
+        var text = ""
+        while true {
+            guard pos < s.count else { throw FullTextQueryError("unterminated phrase", at: open) }
+            if s[pos] == "\"" {
+                if pos + 1 < s.count && s[pos + 1] == "\"" { text.unicodeScalars.append("\""); pos += 2; continue }
+                pos += 1
+                return text
+            }
+            text.unicodeScalars.append(s[pos])
+            pos += 1
         }
     }
 

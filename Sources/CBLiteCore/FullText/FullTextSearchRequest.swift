@@ -14,6 +14,11 @@ public struct FullTextSearchRequest: Sendable {
     public var includeDocs: Bool
     /// nil: hits carry no snippets.
     public var snippets: FullTextSnippetStyle?
+    /// The query is in Lucene's syntax (FullTextQuery(lucene:…)): CouchDB's `$text` and Nouveau.
+    public var lucene = false
+    /// Hits ordered by value fields instead of relevance (then by relevance); paged by
+    /// `skip` (a bookmark continues a relevance order only).
+    public var sort: [FullTextSort] = []
 
     public init(query: String, fields: [String]? = nil, selector: Selector? = nil, limit: Int? = nil, skip: Int = 0,
                 bookmark: String? = nil, includeDocs: Bool = false, snippets: FullTextSnippetStyle? = FullTextSnippetStyle()) {
@@ -25,5 +30,16 @@ public struct FullTextSearchRequest: Sendable {
         self.bookmark = bookmark
         self.includeDocs = includeDocs
         self.snippets = snippets
+    }
+}
+
+/// Ordering hits by a value field of the source (FullTextSource.valueFields): by its first value.
+public struct FullTextSort: Sendable, Equatable {
+    public let field: String
+    public let descending: Bool
+
+    public init(_ field: String, descending: Bool = false) {
+        self.field = field
+        self.descending = descending
     }
 }

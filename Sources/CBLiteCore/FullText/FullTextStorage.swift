@@ -6,8 +6,10 @@ import CSQLCipher
 /// an unindexed `docid` column, then one column per field) with `fts_map_<id>`, which
 /// finds a document's row by its ID when it changes or goes. FTS5 keeps the text
 /// (snippets are cut from it) and the terms in shadow tables of the same database file:
-/// encrypted with it. The one owner of these tables: every SQL statement on them is
-/// written here; the rest of the engine calls these methods (as ViewStorage for views).
+/// encrypted with it. A source's field values (FullTextValue) live in `fts_val_<id>`,
+/// keyed by the same rowid, where SQL filters (ranges) and sorts by them. The one owner
+/// of these tables: every SQL statement on them is written here; the rest of the engine
+/// calls these methods (as ViewStorage for views).
 enum FullTextStorage {
     static let registrySQL = """
     CREATE TABLE IF NOT EXISTS fts_indexes(
@@ -21,6 +23,11 @@ enum FullTextStorage {
 
     static func table(_ id: Int64) -> String { "fts_\(id)" }
     static func mapTable(_ id: Int64) -> String { "fts_map_\(id)" }
+    static func valueTable(_ id: Int64) -> String { "fts_val_\(id)" }
+
+    /// The registry's version of a source: its own, and the tables' layout (a change of
+    /// layout rebuilds every index once).
+    static func storedVersion(_ source: FullTextSource) -> String { "2/" + source.version }
 
     /// Columns are named c0, c1, ... (field paths are not identifiers); queries name
     /// them so (FullTextQuery.fts5).
@@ -31,11 +38,15 @@ enum FullTextStorage {
         try conn.exec("""
         CREATE VIRTUAL TABLE IF NOT EXISTS \(table(id)) USING fts5(docid UNINDEXED, \(cols), \(analyzer.fts5TokenizeArgument));
         CREATE TABLE IF NOT EXISTS \(mapTable(id))(docid TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS \(valueTable(id))(seq INTEGER NOT NULL, field INTEGER NOT NULL, ord INTEGER NOT NULL, num REAL, str TEXT);
+        CREATE INDEX IF NOT EXISTS \(valueTable(id))_num ON \(valueTable(id))(field, num);
+        CREATE INDEX IF NOT EXISTS \(valueTable(id))_str ON \(valueTable(id))(field, str);
+        CREATE INDEX IF NOT EXISTS \(valueTable(id))_seq ON \(valueTable(id))(seq, field, ord);
         """)
     }
 
     static func dropTables(_ conn: Connection, _ id: Int64) throws {
-        try conn.exec("DROP TABLE IF EXISTS \(table(id)); DROP TABLE IF EXISTS \(mapTable(id))")
+        try conn.exec("DROP TABLE IF EXISTS \(table(id)); DROP TABLE IF EXISTS \(mapTable(id)); DROP TABLE IF EXISTS \(valueTable(id))")
     }
 
     struct State: Equatable {
@@ -66,9 +77,9 @@ enum FullTextStorage {
     static func ensure(_ conn: Connection, collectionID: Int64, source: FullTextSource) throws -> State {
         try conn.exec(registrySQL)
         if var st = try load(conn, collectionID: collectionID, name: source.name) {
-            if st.version != source.version {
+            if st.version != storedVersion(source) {
                 try dropTables(conn, st.id)
-                st.version = source.version
+                st.version = storedVersion(source)
                 st.lastSeq = 0
                 try save(conn, st)
             }
@@ -76,7 +87,7 @@ enum FullTextStorage {
             return st
         }
         let s = try conn.prepare("INSERT INTO fts_indexes(coll, name, version) VALUES (?,?,?)")
-        s.bind(1, collectionID).bind(2, source.name).bind(3, source.version)
+        s.bind(1, collectionID).bind(2, source.name).bind(3, storedVersion(source))
         try s.run()
         guard let st = try load(conn, collectionID: collectionID, name: source.name) else {
             throw CBLError.internalError("full-text index \(source.name) was not registered")
@@ -126,6 +137,11 @@ enum FullTextStorage {
         let m = try conn.prepare("DELETE FROM \(mapTable(id)) WHERE docid=?")
         m.bind(1, docID)
         try m.run()
+        // An index built before values were stored has no value table until its rebuild.
+        let v: Statement
+        do { v = try conn.prepare("DELETE FROM \(valueTable(id)) WHERE seq=?") } catch let e as CBLError where e.message.contains("no such table") { return }
+        v.bind(1, seq)
+        try v.run()
     }
 
     /// Adds documents' rows, its statements prepared once for a whole chunk (building
@@ -133,62 +149,189 @@ enum FullTextStorage {
     struct RowWriter {
         private let insert: Statement
         private let map: Statement
+        private let value: Statement
 
         init(_ conn: Connection, _ id: Int64, columns: Int) throws {
             let cols = (0..<columns).map { ", " + columnName($0) }.joined()
             let params = String(repeating: ",?", count: columns)
             insert = try conn.prepare("INSERT INTO \(table(id))(rowid, docid\(cols)) VALUES (?,?\(params))")
             map = try conn.prepare("INSERT INTO \(mapTable(id))(docid, seq) VALUES (?,?)")
+            value = try conn.prepare("INSERT INTO \(valueTable(id))(seq, field, ord, num, str) VALUES (?,?,?,?,?)")
         }
 
         /// Adds a document's row (it has none: removeDocument first when it may).
-        func add(sequence: Int64, docID: String, texts: [String?]) throws {
+        func add(sequence: Int64, docID: String, row: FullTextRow) throws {
             insert.bind(1, sequence).bind(2, docID)
-            for (i, t) in texts.enumerated() { insert.bind(Int32(i + 3), t) }
+            for (i, t) in row.texts.enumerated() { insert.bind(Int32(i + 3), t) }
             try insert.run()
             map.bind(1, docID).bind(2, sequence)
             try map.run()
+            var ords: [Int: Int64] = [:]
+            for (field, v) in row.values {
+                let ord = ords[field, default: 0]
+                ords[field] = ord + 1
+                value.bind(1, sequence).bind(2, Int64(field)).bind(3, ord)
+                switch v {
+                case .number(let d): sqlite3_bind_double(value.handle, 4, d); value.bind(5, nil as String?)
+                case .string(let s): value.bind(4, nil as Int64?).bind(5, s)
+                }
+                try value.run()
+            }
         }
     }
 
     // MARK: queries
 
+    /// A condition on rows, in SQL: a (non-ranking) FTS5 sub-query, or a range of a value
+    /// field's stored values (`field`: its index in the source's valueFields).
+    indirect enum Condition: Equatable {
+        case match(String)
+        case range(field: Int, lower: FullTextBound?, upper: FullTextBound?)
+        case and([Condition])
+        case or([Condition])
+        case not(Condition)
+    }
+
+    /// A value bound to a statement's parameter.
+    private enum Parameter {
+        case text(String)
+        case int(Int64)
+        case real(Double)
+    }
+
+    /// SQL text and its parameters, in order (`?`).
+    private struct SQL {
+        var text = ""
+        var parameters: [Parameter] = []
+
+        mutating func append(_ t: String, _ p: Parameter...) {
+            text += t
+            parameters += p
+        }
+
+        func bind(_ s: Statement) {
+            for (i, p) in parameters.enumerated() {
+                switch p {
+                case .text(let t): s.bind(Int32(i + 1), t)
+                case .int(let n): s.bind(Int32(i + 1), n)
+                case .real(let d): sqlite3_bind_double(s.handle, Int32(i + 1), d)
+                }
+            }
+        }
+    }
+
+    private static func condition(_ c: Condition, _ id: Int64, into sql: inout SQL) {
+        let t = table(id), v = valueTable(id)
+        switch c {
+        case .match(let m): sql.append("\(t).rowid IN (SELECT rowid FROM \(t) WHERE \(t) MATCH ?)", .text(m))
+        case .range(let field, let lower, let upper):
+            let column = (lower ?? upper).map { if case .number = $0.value { "num" } else { "str" } } ?? "coalesce(num, str)"
+            sql.append("\(t).rowid IN (SELECT seq FROM \(v) WHERE field=? AND \(column) IS NOT NULL", .int(Int64(field)))
+            for (b, op) in [(lower, ">"), (upper, "<")] {
+                guard let b else { continue }
+                let p: Parameter
+                switch b.value {
+                case .number(let d): p = .real(d)
+                case .string(let s): p = .text(s)
+                }
+                sql.append(" AND \(column) \(op)\(b.inclusive ? "=" : "") ?", p)
+            }
+            sql.append(")")
+        case .and(let xs), .or(let xs):
+            guard !xs.isEmpty else { sql.append(c == .and([]) ? "1" : "0"); return }
+            let op: String
+            if case .and = c { op = " AND " } else { op = " OR " }
+            sql.append("(")
+            for (i, x) in xs.enumerated() {
+                if i > 0 { sql.append(op) }
+                condition(x, id, into: &sql)
+            }
+            sql.append(")")
+        case .not(let x):
+            sql.append("NOT (")
+            condition(x, id, into: &sql)
+            sql.append(")")
+        }
+    }
+
+    /// `FROM … WHERE …` of a plan's rows.
+    private static func rows(_ plan: FullTextQueryPlan, _ id: Int64, into sql: inout SQL) {
+        let t = table(id)
+        sql.append(" FROM \(t) WHERE ")
+        if let m = plan.match { sql.append("\(t) MATCH ?", .text(m)) } else { sql.append("1") }
+        if let c = plan.condition {
+            sql.append(" AND ")
+            condition(c, id, into: &sql)
+        }
+    }
+
+    /// How many rows match a plan.
+    static func count(_ conn: Connection, _ id: Int64, plan: FullTextQueryPlan) throws -> Int {
+        var sql = SQL()
+        sql.append("SELECT count(*)")
+        rows(plan, id, into: &sql)
+        let s = try conn.prepare(sql.text)
+        defer { s.reset() }
+        sql.bind(s)
+        return try s.step() ? Int(s.int(0)) : 0
+    }
+
     /// One match of a query: the row's sequence and document ID, its BM25 score (higher
-    /// is better) and, per column, the snippet when the column matched (nil otherwise;
-    /// empty when no snippets were asked for).
+    /// is better; 1 for a query without ranked text), per column the snippet when the
+    /// column matched (nil otherwise; empty when no snippets were asked for), and the
+    /// sort values asked for.
     struct Match {
         let sequence: Int64
         let docID: String
         let score: Double
         let snippets: [String?]
+        var sortValues: [FullTextValue?] = []
     }
 
-    /// Calls `body` with at most `limit` matches of an FTS5 query, best first (ties by
-    /// sequence), from after `after` (a bookmark's score and sequence) on, until it
-    /// returns false. The LIMIT lets SQLite keep only the best rows while it sorts, where
-    /// a full sort took 9x raw FTS5's time for a common term (bench_fts).
-    /// `snippet`: the highlight marks, the ellipsis and the most tokens of a snippet (nil:
-    /// no snippets, none computed).
-    static func search(_ conn: Connection, _ id: Int64, columns: Int, match: String, after: (score: Double, sequence: Int64)?, limit: Int,
+    /// Sorting by a value field (its index in the source's valueFields, its first value;
+    /// rows without one come last either way).
+    struct SortKey {
+        let field: Int
+        let numeric: Bool
+        let descending: Bool
+    }
+
+    /// Calls `body` with at most `limit` matches of a plan, best first (ties by sequence)
+    /// — or in `sort`'s order, then so, from `offset` on — from after `after` (a bookmark's
+    /// score and sequence) on, until it returns false. The LIMIT lets SQLite keep only the
+    /// best rows while it sorts, where a full sort took 9x raw FTS5's time for a common
+    /// term (bench_fts). `snippet`: the highlight marks, the ellipsis and the most tokens
+    /// of a snippet (nil: no snippets, none computed; there are none without a MATCH).
+    static func search(_ conn: Connection, _ id: Int64, columns: Int, plan: FullTextQueryPlan,
+                       after: (score: Double, sequence: Int64)?, limit: Int, sort: [SortKey] = [], offset: Int = 0,
                        snippet: FullTextSnippetStyle?, _ body: (Match) throws -> Bool) throws {
         // bm25() is lower for better matches. snippet() gives a column's text even where
         // the column did not match: a snippet without a highlight is dropped.
-        let t = table(id)
-        let snippets = snippet == nil ? "" : (0..<columns).map { ", snippet(\(t), \($0 + 1), ?2, ?3, ?4, ?5)" }.joined()
-        var sql = "SELECT rowid, docid, -bm25(\(t)) AS score\(snippets) FROM \(t) WHERE \(t) MATCH ?1"
-        if after != nil { sql += " AND (-bm25(\(t)) < ?6 OR (-bm25(\(t)) = ?6 AND rowid > ?7))" }
-        sql += " ORDER BY score DESC, rowid LIMIT ?8"
-        let s = try conn.prepare(sql)
-        defer { s.reset() }
-        s.bind(1, match)
+        let t = table(id), v = valueTable(id)
+        let snippet = plan.match == nil ? nil : snippet
+        var sql = SQL()
+        let score = plan.match == nil ? "1.0" : "-bm25(\(t))"
+        sql.append("SELECT \(t).rowid, docid, \(score) AS score")
         if let snippet {
-            s.bind(2, snippet.open).bind(3, snippet.close).bind(4, snippet.ellipsis).bind(5, Int64(snippet.tokens))
+            for i in 0..<columns {
+                sql.append(", snippet(\(t), \(i + 1), ?, ?, ?, ?)", .text(snippet.open), .text(snippet.close), .text(snippet.ellipsis),
+                           .int(Int64(snippet.tokens)))
+            }
         }
+        for (i, k) in sort.enumerated() {
+            sql.append(", (SELECT \(k.numeric ? "num" : "str") FROM \(v) WHERE seq=\(t).rowid AND field=? AND ord=0) AS s\(i)", .int(Int64(k.field)))
+        }
+        rows(plan, id, into: &sql)
         if let after {
-            sqlite3_bind_double(s.handle, 6, after.score)
-            s.bind(7, after.sequence)
+            sql.append(" AND (\(score) < ? OR (\(score) = ? AND \(t).rowid > ?))", .real(after.score), .real(after.score), .int(after.sequence))
         }
-        s.bind(8, Int64(limit))
+        sql.append(" ORDER BY ")
+        let first = 3 + (snippet == nil ? 0 : columns)
+        for (i, k) in sort.enumerated() { sql.append("s\(i) IS NULL, s\(i)\(k.descending ? " DESC" : ""), ") }
+        sql.append("score DESC, \(t).rowid LIMIT ? OFFSET ?", .int(Int64(limit)), .int(Int64(offset)))
+        let s = try conn.prepare(sql.text)
+        defer { s.reset() }
+        sql.bind(s)
         while try s.step() {
             let texts: [String?] = snippet.map { style in
                 (0..<columns).map { i in
@@ -196,7 +339,12 @@ enum FullTextStorage {
                     return x
                 }
             } ?? []
-            let m = Match(sequence: s.int(0), docID: s.string(1) ?? "", score: sqlite3_column_double(s.handle, 2), snippets: texts)
+            var m = Match(sequence: s.int(0), docID: s.string(1) ?? "", score: sqlite3_column_double(s.handle, 2), snippets: texts)
+            m.sortValues = sort.enumerated().map { i, k -> FullTextValue? in
+                let col = Int32(first + i)
+                if s.isNull(col) { return nil }
+                return k.numeric ? .number(sqlite3_column_double(s.handle, col)) : s.string(col).map { .string($0) }
+            }
             if try !body(m) { return }
         }
     }

@@ -19,7 +19,7 @@ struct FullTextUpdater {
         var (state, known): (FullTextStorage.State?, CollectionMeta?) = try store.read { conn in
             (try FullTextStorage.load(conn, collectionID: collID, name: source.name), try store.collectionMeta(collID, reading: conn))
         }
-        if state == nil || state!.version != source.version {
+        if state == nil || state!.version != FullTextStorage.storedVersion(source) {
             state = try store.write(timeoutMs: timeout) { conn, _ in
                 try FullTextStorage.ensure(conn, collectionID: collID, source: source)
             }
@@ -46,24 +46,24 @@ struct FullTextUpdater {
                                   limit: View.chunkSize, reusing: reusable)
             }
             defer { spare = chunk }
-            // (sequence, ID, texts: nil when the document leaves the index)
-            var docs: [(Int64, String, [String?]?)] = []
+            // (sequence, ID, row: nil when the document leaves the index)
+            var docs: [(Int64, String, FullTextRow?)] = []
             docs.reserveCapacity(chunk.entries.count)
             for e in chunk.entries {
                 let id = String(decoding: chunk.bytes(e.id), as: UTF8.self)
-                var texts: [String?]? = nil
-                if e.mapped, let t = try source.extract(MapDocument(chunk, e)), t.contains(where: { $0 != nil }) { texts = t }
-                docs.append((e.sequence, id, texts))
+                var row: FullTextRow? = nil
+                if e.mapped, let r = try source.extractRow(MapDocument(chunk, e)), !r.isEmpty { row = r }
+                docs.append((e.sequence, id, row))
             }
             let upTo = chunk.entries.count < View.chunkSize ? meta.lastSeq : chunk.entries.last!.sequence
             let written: FullTextStorage.State? = try store.write(timeoutMs: timeout) { conn, _ in
                 guard var now = try FullTextStorage.load(conn, collectionID: collID, name: source.name),
-                      now.version == source.version, now.lastSeq == from else { return nil }
+                      now.version == FullTextStorage.storedVersion(source), now.lastSeq == from else { return nil }
                 // Nothing saved or purged since the read (a save takes a new sequence, a
                 // purge lowers the live count): the documents read are still current.
                 let unchanged = try store.collectionMeta(collID) == meta
                 let rows = try FullTextStorage.RowWriter(conn, now.id, columns: source.columns.count)
-                for (seq, id, texts) in docs {
+                for (seq, id, row) in docs {
                     if !unchanged {
                         let current = try collection.docStore.summary(conn, docID: id)?.sequence
                         if current != nil && current != seq { continue }     // changed: a later chunk has it
@@ -73,7 +73,7 @@ struct FullTextUpdater {
                         }
                     }
                     if seq > fresh { try FullTextStorage.removeDocument(conn, now.id, docID: id) }
-                    if let texts { try rows.add(sequence: seq, docID: id, texts: texts) }
+                    if let row { try rows.add(sequence: seq, docID: id, row: row) }
                 }
                 now.lastSeq = upTo
                 try FullTextStorage.save(conn, now)

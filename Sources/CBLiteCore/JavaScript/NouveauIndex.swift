@@ -5,10 +5,11 @@
 ///
 /// — searched on the full-text engine (FullTextSource): its index function runs in the
 /// design document's pooled JavaScript contexts (the prelude's `index()` collects the
-/// fields) and each `text` or `string` field becomes a column (`title:coffee`). The
-/// columns are the field names the function's `index()` calls give as string literals,
-/// read from its source: FTS5's columns are fixed per index version, and a changed
-/// function is a new version (a rebuild). One analyzer serves the whole index (FTS5
+/// fields) and each `text` or `string` field becomes a column (`title:coffee`); `double`
+/// and `string` fields' values are also stored as values (FullTextValue: ranges such as
+/// `year:[2000 TO *]`, `year:2001`, sorting). The fields are those the function's
+/// `index()` calls name with string literals, read from its source: FTS5's columns are
+/// fixed per index version, and a changed function is a new version (a rebuild). One analyzer serves the whole index (FTS5
 /// has one tokenizer per table): `default_analyzer`; `field_analyzers` must agree with it.
 public struct NouveauIndex: Sendable {
     public let ddoc: DesignDocument
@@ -18,6 +19,8 @@ public struct NouveauIndex: Sendable {
     public let analyzer: FullTextAnalyzer
     /// The text fields, in the order the function names them.
     public let columns: [String]
+    /// The `double` fields (numbers) and the `string` fields (whole strings), in that order.
+    public let valueFields: [FullTextValueField]
 
     /// The index `name` of the design document; 404 when it has none of that name, 400 when
     /// its definition is not one cblite can run.
@@ -36,7 +39,10 @@ public struct NouveauIndex: Sendable {
         self.name = name
         self.function = function
         self.analyzer = analyzer
-        self.columns = NouveauIndex.fieldNames(in: function)
+        let fields = NouveauIndex.fields(in: function)
+        self.columns = fields.filter { $0.type == "text" || $0.type == "string" }.map(\.name)
+        self.valueFields = fields.filter { $0.type == "double" }.map { FullTextValueField($0.name, numeric: true) }
+            + fields.filter { $0.type == "string" }.map { FullTextValueField($0.name, numeric: false) }
     }
 
     /// CouchDB's analyzer names: "standard" (and "simple", "keyword", "whitespace", all
@@ -51,8 +57,14 @@ public struct NouveauIndex: Sendable {
 
     /// The field names of `index('text'|'string', 'NAME', ...)` calls written with literals.
     static func fieldNames(in source: String) -> [String] {
+        fields(in: source).filter { $0.type == "text" || $0.type == "string" }.map(\.name)
+    }
+
+    /// The (type, name) of `index('text'|'string'|'double', 'NAME', ...)` calls written with
+    /// literals, in order (a name given another type again keeps its first).
+    static func fields(in source: String) -> [(type: String, name: String)] {
         let s = Array(source.unicodeScalars)
-        var out: [String] = []
+        var out: [(type: String, name: String)] = []
         var i = 0
         func skipSpace() { while i < s.count, s[i].properties.isWhitespace { i += 1 } }
         func literal() -> String? {
@@ -77,12 +89,12 @@ public struct NouveauIndex: Sendable {
             guard i < s.count, s[i] == "(" else { continue }
             i += 1
             skipSpace()
-            guard let type = literal(), type == "text" || type == "string" else { continue }
+            guard let type = literal(), ["text", "string", "double"].contains(type) else { continue }
             skipSpace()
             guard i < s.count, s[i] == "," else { continue }
             i += 1
             skipSpace()
-            if let field = literal(), !field.isEmpty, !out.contains(field) { out.append(field) }
+            if let field = literal(), !field.isEmpty, !out.contains(where: { $0.name == field }) { out.append((type, field)) }
         }
         return out
     }
@@ -114,24 +126,28 @@ public struct NouveauIndex: Sendable {
     /// What the full-text engine stores of each document.
     public var source: FullTextSource {
         let index = self
-        return FullTextSource(name: storageName, columns: columns, analyzer: analyzer, version: version) { doc in
+        return FullTextSource(name: storageName, columns: columns, analyzer: analyzer, version: version, valueFields: valueFields) { doc in
             guard let rows = try index.fields(doc.json, docID: doc.docID) else { return nil }
-            var texts = [String?](repeating: nil, count: index.columns.count)
-            for case .array(let r) in rows where r.count == 4 {
-                guard case .string(let type) = r[0], type == "text" || type == "string", case .string(let field) = r[1],
-                      let c = index.columns.firstIndex(of: field), let t = FullTextSource.text(of: r[2]) else { continue }
-                texts[c] = texts[c].map { $0 + "\n" + t } ?? t
-            }
-            return texts
+            return index.row(rows)
         }
     }
 
-    /// The value of each field among a document's `fields` rows (the first, when it gives
-    /// a field several), for sorting.
-    static func fieldValues(_ rows: [JSONValue]) -> [String: JSONValue] {
-        var out: [String: JSONValue] = [:]
+    /// A document's row from its `fields` rows: texts by column, values by value field (a
+    /// `double` field's numbers, a `string` field's strings).
+    func row(_ rows: [JSONValue]) -> FullTextRow {
+        var out = FullTextRow(texts: [String?](repeating: nil, count: columns.count))
         for case .array(let r) in rows where r.count == 4 {
-            if case .string(let field) = r[1], out[field] == nil { out[field] = r[2] }
+            guard case .string(let type) = r[0], case .string(let field) = r[1] else { continue }
+            if type == "text" || type == "string", let c = columns.firstIndex(of: field), let t = FullTextSource.text(of: r[2]) {
+                out.texts[c] = out.texts[c].map { $0 + "\n" + t } ?? t
+            }
+            guard let v = valueFields.firstIndex(where: { $0.name == field && $0.numeric == (type == "double") }) else { continue }
+            switch r[2] {
+            case .int(let n) where type == "double": out.values.append((v, .number(Double(n))))
+            case .double(let d) where type == "double": out.values.append((v, .number(d)))
+            case .string(let t) where type == "string": out.values.append((v, .string(t)))
+            default: continue
+            }
         }
         return out
     }

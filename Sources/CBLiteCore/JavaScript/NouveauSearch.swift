@@ -1,71 +1,57 @@
 /// Searching a design document's Nouveau index (NouveauIndex) in CouchDB 3.5's shapes:
 /// `_nouveau/NAME` answers `{total_hits, total_hits_relation, bookmark, hits: [{id, order,
-/// fields, doc?}]}`, best first (BM25); `_nouveau_info/NAME` its state. The query is
-/// Lucene's syntax, the subset the full-text engine parses (FullTextQuery): terms,
-/// phrases, `field:`, AND/OR/NOT, +/-, prefixes; unscoped terms search the field named
-/// `default` when the index has one (Nouveau's default field), else every text field.
+/// fields, doc?}]}`, best first (BM25) or by `sort` fields; `_nouveau_info/NAME` its state.
+/// The query is Lucene's syntax as the full-text engine reads it (FullTextQuery(lucene:)):
+/// terms, phrases and their slop, `field:`, AND/OR/NOT, +/-, prefixes, ranges and values
+/// of `double` and `string` fields; what it cannot do is a 400 with its position. Unscoped
+/// terms search the field named `default` when the index has one (Nouveau's default
+/// field), else every text field. A mango nouveau index (MangoNouveauIndex, in a `query`
+/// design document) is served the same way: its `string` fields searched, its fields
+/// values for ranges and sorting, no stored fields.
 extension Collection {
     /// One page of hits as `GET /db/_design/DDOC/_nouveau/NAME` answers it: by relevance,
-    /// or by the values the index function gives the `sort` fields.
+    /// or by the `sort` fields' values (`double` and `string` fields, stored by the index).
     public func nouveauSearch(ddoc: String, index name: String, query: String, limit: Int = 25, bookmark: String? = nil,
                               includeDocs: Bool = false, sort: [NouveauSort] = []) throws -> JSONValue {
-        let index = try nouveauIndex(ddoc: ddoc, name: name)
-        try NouveauSearchSyntax.check(query)
+        let index = try searchedNouveauIndex(ddoc: ddoc, name: name)
         guard limit >= 0 else { throw CBLError.badRequest("limit must not be negative") }
-        let only: [String]? = index.columns.contains("default") ? ["default"] : nil
         try dropOrphanNouveauIndexes()
         let source = index.source
-        let score = { (h: FullTextHit) -> [JSONValue] in [
-            .object(JSONObject([("@type", .string("float")), ("value", .double(h.score))])),
-            .object(JSONObject([("@type", .string("string")), ("value", .string(h.docID))])),
-        ] }
-        // The index function's rows of a hit's document: run once per hit, for its sort
-        // values and its stored fields alike.
-        func rows(_ h: FullTextHit) throws -> [JSONValue] { try index.fields(h.document ?? [], docID: h.docID) ?? [] }
-        var page: [(hit: FullTextHit, order: [JSONValue], rows: [JSONValue]?)]
-        var next: String?
-        let total: Int
-        if sort.isEmpty {
-            // Every match counted (total_hits, EQUAL_TO as Lucene says for an exact count), then the page.
-            total = try search(source, FullTextSearchRequest(query: query, fields: only, snippets: nil)).hits.count
-            let r = try search(source, FullTextSearchRequest(query: query, fields: only, limit: limit, bookmark: bookmark,
-                                                             includeDocs: true, snippets: nil))
-            page = r.hits.map { ($0, score($0), nil) }
-            next = r.bookmark
-        } else {
-            // Every match with its sort values, sorted; the bookmark is the next page's offset.
-            var offset = 0
-            if let b = bookmark {
-                guard b.hasPrefix("o"), let n = Int(b.dropFirst()), n >= 0 else { throw CBLError.badRequest("invalid bookmark") }
-                offset = n
+        var request = FullTextSearchRequest(query: query, fields: source.columns.contains("default") ? ["default"] : nil,
+                                            limit: limit, includeDocs: true, snippets: nil)
+        request.lucene = true
+        request.sort = try sort.map { s in
+            guard let f = source.valueFields.first(where: { $0.name == s.field }), f.numeric == (s.type == "double") else {
+                throw CBLError.badRequest("cannot sort by \(s.field)<\(s.type)>: the index gives no \(s.type) field \(s.field)")
             }
-            let all = try search(source, FullTextSearchRequest(query: query, fields: only, includeDocs: true, snippets: nil)).hits
-            total = all.count
-            let keyed = try all.map { h -> (hit: FullTextHit, order: [JSONValue], rows: [JSONValue]?) in
-                let given = try rows(h)
-                let values = NouveauIndex.fieldValues(given)
-                return (h, sort.map { s in
-                    .object(JSONObject([("@type", .string(s.type == "double" ? "double" : "string")), ("value", values[s.field] ?? .null)]))
-                } + score(h), given)
-            }
-            let sorted = keyed.enumerated().sorted { a, b in
-                for (i, s) in sort.enumerated() {
-                    let x = a.element.order[i].objectValue?["value"] ?? .null, y = b.element.order[i].objectValue?["value"] ?? .null
-                    // A hit without the field comes after those with it, whatever the direction.
-                    if (x == .null) != (y == .null) { return y == .null }
-                    let c = CollatableKey.compare(CollatableKey.encode(x), CollatableKey.encode(y))
-                    if c != 0 { return s.descending ? c > 0 : c < 0 }
-                }
-                return a.offset < b.offset
-            }.map(\.element)
-            page = Array(sorted.dropFirst(offset).prefix(limit))
-            next = page.isEmpty ? nil : "o\(offset + page.count)"
+            return FullTextSort(s.field, descending: s.descending)
         }
-        let hits: [JSONValue] = try page.map { h, order, given in
-            var hit = JSONObject([
-                ("id", .string(h.docID)), ("order", .array(order)),
-                ("fields", .object(NouveauIndex.storedFields(try given ?? rows(h)))),
-            ])
+        // A sorted page's bookmark is the next page's offset; a ranked page's, the last hit.
+        if sort.isEmpty {
+            request.bookmark = bookmark
+        } else if let b = bookmark {
+            guard b.hasPrefix("o"), let n = Int(b.dropFirst()), n >= 0 else { throw CBLError.badRequest("invalid bookmark") }
+            request.skip = n
+        }
+        // Every match counted (total_hits, EQUAL_TO as Lucene says for an exact count), then the page.
+        let total = try count(source, request)
+        let r = try search(source, request)
+        let next = sort.isEmpty ? r.bookmark : (r.hits.isEmpty ? nil : "o\(request.skip + r.hits.count)")
+        let hits: [JSONValue] = try r.hits.map { h in
+            let score: [JSONValue] = [
+                .object(JSONObject([("@type", .string("float")), ("value", .double(h.score))])),
+                .object(JSONObject([("@type", .string("string")), ("value", .string(h.docID))])),
+            ]
+            let order: [JSONValue] = zip(sort, h.sortValues).map { s, v in
+                let value: JSONValue
+                switch v {
+                case .number(let d)?: value = d == d.rounded() && abs(d) < 1e15 ? .int(Int64(d)) : .double(d)
+                case .string(let t)?: value = .string(t)
+                case nil: value = .null
+                }
+                return .object(JSONObject([("@type", .string(s.type)), ("value", value)]))
+            } + score
+            var hit = JSONObject([("id", .string(h.docID)), ("order", .array(order)), ("fields", .object(try index.storedFields(h)))])
             if includeDocs, let d = h.document { hit["doc"] = try d.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) } }
             return .object(hit)
         }
@@ -80,7 +66,7 @@ extension Collection {
     /// `GET /db/_design/DDOC/_nouveau_info/NAME`: the index brought up to date, its
     /// sequence, document count, size on disk (0: it shares the database file) and signature.
     public func nouveauInfo(ddoc: String, index name: String) throws -> JSONValue {
-        let index = try nouveauIndex(ddoc: ddoc, name: name)
+        let index = try searchedNouveauIndex(ddoc: ddoc, name: name)
         let st = try FullTextUpdater(collection: self, source: index.source).run()
         let docs = try store.read { conn -> Int64 in
             let s = try conn.prepare("SELECT count(*) FROM \(FullTextStorage.mapTable(st.id))")
@@ -88,21 +74,41 @@ extension Collection {
             return try s.step() ? s.int(0) : 0
         }
         return .object(JSONObject([
-            ("name", .string(index.ddoc.id + "/" + name)),
+            ("name", .string(index.ddocID + "/" + name)),
             ("search_index", .object(JSONObject([
                 ("update_seq", .int(st.lastSeq)), ("purge_seq", .int(0)), ("num_docs", .int(docs)),
-                ("disk_size", .int(0)), ("signature", .string(String(index.version.dropFirst("nouveau1-".count)))),
+                ("disk_size", .int(0)), ("signature", .string(String(index.source.version.split(separator: "-").last ?? ""))),
             ]))),
         ]))
     }
 
-    private func nouveauIndex(ddoc: String, name: String) throws -> NouveauIndex {
-        try check()
-        guard let d = try DesignDocument.load(self, name: ddoc) else { throw CBLError.notFound("missing") }
-        return try NouveauIndex(d, name: name)
+    /// What `_nouveau/NAME` searches: a design document's own index (a function) or a
+    /// mango nouveau index (an `index` object in a `query` design document).
+    private struct Searched {
+        let ddocID: String
+        let source: FullTextSource
+        /// A hit's `fields` (a function's stored fields; none for a mango index).
+        let storedFields: (FullTextHit) throws -> JSONObject
     }
 
-    /// Drops the storage of Nouveau indexes no design document defines any more.
+    private func searchedNouveauIndex(ddoc: String, name: String) throws -> Searched {
+        try check()
+        guard let d = try DesignDocument.load(self, name: ddoc) else { throw CBLError.notFound("missing") }
+        if d.language == "query" {
+            guard let m = MangoNouveauIndex.from(designDocument: d.body.with(id: d.id)).first(where: { $0.name == name }) else {
+                throw CBLError.notFound("missing")
+            }
+            return Searched(ddocID: d.id, source: m.source) { _ in JSONObject() }
+        }
+        let index = try NouveauIndex(d, name: name)
+        return Searched(ddocID: d.id, source: index.source) { h in
+            // The index function's rows give the hit's stored fields.
+            NouveauIndex.storedFields(try index.fields(h.document ?? [], docID: h.docID) ?? [])
+        }
+    }
+
+    /// Drops the storage of Nouveau indexes no design document defines any more (a mango
+    /// one's too).
     private func dropOrphanNouveauIndexes() throws {
         let prefix = "\u{1}nouveau/"
         for (_, n) in try store.read({ conn in try FullTextStorage.indexes(conn, collectionID: id) }) where n.hasPrefix(prefix) {
@@ -113,6 +119,7 @@ extension Collection {
             let live = (try? DesignDocument.load(self, name: String(parts[1])))??.body["nouveau"]?.objectValue?[String(parts[2])] != nil
             if !live { try dropTextStorage(named: n) }
         }
+        try dropOrphanMangoNouveauIndexes(defined: mangoNouveauIndexes())
     }
 }
 
@@ -136,24 +143,11 @@ public struct NouveauSort: Sendable, Equatable {
     }
 }
 
-/// Lucene's syntax the full-text engine does not parse, refused with its position (the
-/// engine would read `~`, `^` and `?` as parts of words): fuzzy and proximity (`~`),
-/// boosts (`^`), ranges (`[a TO b]`, `{a TO b}`), single-character wildcards (`?`).
-enum NouveauSearchSyntax {
-    static func check(_ q: String) throws {
-        var inPhrase = false
-        for (i, c) in q.unicodeScalars.enumerated() {
-            if c == "\"" { inPhrase.toggle(); continue }
-            if inPhrase { continue }
-            let what: String
-            switch c {
-            case "~": what = "fuzzy and proximity searches (~)"
-            case "^": what = "boosts (^)"
-            case "[", "]", "{", "}": what = "ranges"
-            case "?": what = "single-character wildcards (?)"
-            default: continue
-            }
-            throw FullTextQueryError("Lucene's \(what) are not supported", at: i).cblError
-        }
+private extension JSONObject {
+    /// The object with its `_id` (a design document's body may be stored without it).
+    func with(id: String) -> JSONObject {
+        var o = self
+        if o["_id"] == nil { o["_id"] = .string(id) }
+        return o
     }
 }

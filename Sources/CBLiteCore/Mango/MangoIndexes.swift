@@ -25,9 +25,10 @@ extension Collection {
         }
     }
 
-    /// `GET /db/_index`'s answer: the special `_all_docs` index, then the json and text ones.
+    /// `GET /db/_index`'s answer: the special `_all_docs` index, then the json, text and nouveau ones.
     public func mangoIndexListJSON(limit: Int? = nil, skip: Int = 0) throws -> JSONValue {
-        let all = [MangoIndex.special.json] + (try mangoIndexes().map(\.json) + textIndexes().map(\.json)).sorted(by: TextIndexDefinition.listed)
+        let all = [MangoIndex.special.json] + (try mangoIndexes().map(\.json) + textIndexes().map(\.json)
+            + mangoNouveauIndexes().map(\.json)).sorted(by: TextIndexDefinition.listed)
         let page = all.dropFirst(skip).prefix(limit ?? all.count)
         return .object(JSONObject([("total_rows", .int(Int64(all.count))), ("indexes", .array(Array(page)))]))
     }
@@ -43,7 +44,7 @@ extension Collection {
         if let t = o["type"] {
             guard case .string(let type) = t else { throw MangoError.invalidIndex("Invalid type for index: \(ErlangTerm.format(t))") }
             if type == "text" { return try createTextIndex(mango: o) }
-            if type == "nouveau" { throw MangoError(503, "required index service unavailable", type) }
+            if type == "nouveau" { return try createNouveauIndex(mango: o) }
             if type != "json" { throw MangoError.invalidIndex("Invalid type for index: \(type)") }
         }
         guard case .object(let d) = def else {
@@ -102,6 +103,7 @@ extension Collection {
     public func deleteMangoIndex(ddoc: String, type: String, name: String) throws {
         let ddocID = MangoIndex.ddocID(ddoc)
         if type == "text" { return try deleteTextIndex(mango: ddocID, name: name) }
+        if type == "nouveau" { return try deleteNouveauIndex(mango: ddocID, name: name) }
         guard type == "json", let existing = try? get(docID: ddocID),
               var obj = try? existing.withUnsafeBufferPointer({ try JSONParser.parseObject(bytes: $0) }),
               let index = MangoIndex.from(designDocument: obj).first(where: { $0.name == name }),

@@ -1,7 +1,8 @@
 /// Mango's `$text`, CouchDB's query of a text index: `{"selector": {"$text": "coffee",
 /// "year": {"$gt": 2000}}}`. The selector's `$text` (at its top, or in its top `$and`) is a
-/// full-text query (Lucene's syntax, the subset FullTextQuery parses) run against a text
-/// index (FullTextIndex); the other conditions filter the hits with Mango's matcher.
+/// full-text query (Lucene's syntax as FullTextQuery(lucene:) reads it) run against a text
+/// index (FullTextIndex) or, when there is none, a mango nouveau index (MangoNouveauIndex)
+/// — CouchDB's order; the other conditions filter the hits with Mango's matcher.
 /// Hits come best first (BM25); `sort` orders them by fields instead, `fields`, `limit`,
 /// `skip` and `bookmark` apply as in any `_find`.
 public struct TextFind {
@@ -9,7 +10,9 @@ public struct TextFind {
     public let query: String
     /// The request with `$text` taken out of its selector.
     public let request: FindRequest
-    public let index: FullTextIndex
+    /// The index searched: its `GET /db/_index` entry, and what the engine searches.
+    public let indexJSON: JSONValue
+    let source: FullTextSource
 
     /// The `$text` query of a `_find` body and the body without it; nil when the selector
     /// has no `$text`. Elsewhere than at the top (under `$or`, `$not`, a field) it is
@@ -46,18 +49,29 @@ public struct TextFind {
     init?(_ body: JSONValue, in collection: Collection) throws {
         guard let (query, rest) = try TextFind.split(body) else { return nil }
         let request = try FindRequest(rest)
-        var indexes = try collection.textIndexes()
-        if let ddoc = request.useIndex.first { indexes = indexes.filter { $0.ddoc == ddoc } }
-        if request.useIndex.count > 1 { indexes = indexes.filter { $0.name == request.useIndex[1] } }
+        // Text indexes first, then nouveau ones (mango_cursor's order of index kinds).
+        func chosen(_ all: [(ddoc: String, name: String, json: JSONValue, source: FullTextSource)]) -> [(ddoc: String, name: String, json: JSONValue, source: FullTextSource)] {
+            var indexes = all
+            if let ddoc = request.useIndex.first { indexes = indexes.filter { $0.ddoc == MangoIndex.ddocID(ddoc) } }
+            if request.useIndex.count > 1 { indexes = indexes.filter { $0.name == request.useIndex[1] } }
+            return indexes
+        }
+        var indexes = chosen(try collection.textIndexes().map { ($0.ddoc, $0.name, $0.json, $0.source) })
+        if indexes.isEmpty { indexes = chosen(try collection.mangoNouveauIndexes().map { ($0.ddoc, $0.name, $0.json, $0.source) }) }
         guard let index = indexes.first else {
-            throw MangoError(400, "no_usable_index", "No text index exists for this selector: $text needs one (POST /{db}/_index with \"type\": \"text\").")
+            // CouchDB 3.5 without a text or nouveau index answers from _all_docs, where `$text`
+            // matches every document; a sort _all_docs cannot give is its no_usable_index.
+            // cblite refuses the query instead of answering every document (README).
+            if !request.sort.fields.isEmpty && request.sort.fields != ["_id"] { throw MangoError.noUsableIndex }
+            throw MangoError(400, "no_usable_index", "No text index exists for this selector: $text needs one (POST /{db}/_index with \"type\": \"text\" or \"nouveau\").")
         }
         if indexes.count > 1 {
             throw MangoError(400, "multiple_text_indexes", "You must specify an index with the `use_index` parameter.")
         }
         self.query = query
         self.request = request
-        self.index = index
+        self.indexJSON = index.json
+        self.source = index.source
     }
 
     /// A sort's field without CouchDB's text-index type suffix (`"year:number"`).
@@ -71,14 +85,16 @@ public struct TextFind {
     func run(in collection: Collection) throws -> (docs: [[UInt8]], bookmark: String) {
         // A definition replaced or deleted by a document write left its old storage.
         try collection.dropOrphanTextIndexes()
+        try collection.dropOrphanMangoNouveauIndexes(defined: collection.mangoNouveauIndexes())
         let selector = request.selector.isEmpty ? nil : request.selector
         let limit = Int(request.limit), skip = Int(request.skip)
         var docs: [JSONValue] = []
         var bookmark: String? = nil
         if request.sort.fields.isEmpty {
-            let r = try collection.search(index.source, FullTextSearchRequest(
-                query: query, selector: selector, limit: limit, skip: skip, bookmark: request.bookmark,
-                includeDocs: true, snippets: nil))
+            var search = FullTextSearchRequest(query: query, selector: selector, limit: limit, skip: skip, bookmark: request.bookmark,
+                                               includeDocs: true, snippets: nil)
+            search.lucene = true
+            let r = try collection.search(source, search)
             docs = try r.hits.map { h in try h.document!.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) } }
             bookmark = r.bookmark
         } else {
@@ -90,8 +106,9 @@ public struct TextFind {
                 }
                 offset = n
             }
-            let r = try collection.search(index.source, FullTextSearchRequest(
-                query: query, selector: selector, includeDocs: true, snippets: nil))
+            var search = FullTextSearchRequest(query: query, selector: selector, includeDocs: true, snippets: nil)
+            search.lucene = true
+            let r = try collection.search(source, search)
             let paths = try request.sort.fields.map(TextFind.sortPath)
             let keyed = try r.hits.map { h -> (keys: [[UInt8]], doc: JSONValue) in
                 let d = try h.document!.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }
@@ -116,7 +133,7 @@ public struct TextFind {
     func explain(databaseName: String) -> JSONValue {
         let fields = JSONValue.array(request.projection.names.map { .string($0) })
         return .object(JSONObject([
-            ("dbname", .string(databaseName)), ("index", index.json), ("partitioned", .bool(false)),
+            ("dbname", .string(databaseName)), ("index", indexJSON), ("partitioned", .bool(false)),
             ("selector", request.selector.json), ("query", .string(query)),
             ("opts", .object(JSONObject([
                 ("use_index", .array(request.useIndex.map { .string($0) })), ("bookmark", .string(request.bookmark ?? "nil")),
