@@ -31,6 +31,8 @@ extension FullTextQuery {
             return kept.count > 1 ? .near(kept, distance: d) : kept.first
         case .field(let f, let x):
             return x.dropping(stop).map { .field(f, $0) }
+        case .range, .value:
+            return self                 // conditions on stored values: no words
         }
     }
 }
