@@ -104,6 +104,10 @@ final class FullTextTests: CBLCollectionTestCase {
             XCTAssertEqual(e as? FullTextQueryError, FullTextQueryError("'title:' needs a term right after it", at: 5))
         }
         assertStatus(.badRequest, try self.c.search(index: "t", FullTextSearchRequest(query: "coffee AND")))
+        // Lucene's delimiters are word characters in this syntax: "[coffee]" is the word.
+        for q in ["[coffee]", "{coffee}", "coffee~", "coffee^2"] {
+            XCTAssertNoThrow(try FullTextQuery(q, fields: ["title"]), q)
+        }
     }
 
     func testUnicodeFoldingAndScripts() throws {

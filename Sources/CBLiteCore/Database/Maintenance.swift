@@ -28,11 +28,14 @@ extension Database {
     public func rewriteFile() throws {
         try checkOpen()
         if store.transactionDepth > 0 { throw CBLError(.notAcceptable, "cannot compact inside a transaction") }
-        try store.exclusive(timeoutMs: busyTimeoutMs) { conn in
+        // The checkpointer's thread stops meanwhile: a passive checkpoint of its running
+        // would make these ones give up (SQLite lets one checkpoint run at a time), leaving
+        // the rewritten pages in the log and the file unshrunk.
+        try store.exclusive(timeoutMs: busyTimeoutMs) { conn in try store.withCheckpointsStopped {
             try conn.exec("PRAGMA wal_checkpoint(TRUNCATE)")
             try conn.exec("VACUUM")
             try conn.exec("PRAGMA wal_checkpoint(TRUNCATE)")
-        }
+        } }
     }
 
     /// Rebuilds every SQL index from its table (SQLite's REINDEX): repairs an index an

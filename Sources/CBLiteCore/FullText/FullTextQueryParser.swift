@@ -224,8 +224,11 @@ struct FullTextQueryParser {
             return try luceneSuffix(.phrase(text, prefix: takeStar()))
         case ")": throw FullTextQueryError("a term is missing before ')'", at: pos)
         case "*" where lucene != nil: throw FullTextQueryError("leading wildcards (*term) are not supported", at: pos)
-        case "[", "{" where lucene != nil: throw FullTextQueryError("a range needs a field (field:[a TO b])", at: pos)
-        case "~", "^", "]", "}" where lucene != nil: throw FullTextQueryError("unexpected '\(c)'", at: pos)
+        // Lucene's delimiters (isDelimiter); in the engine's syntax they are word characters.
+        case "[" where lucene != nil, "{" where lucene != nil:
+            throw FullTextQueryError("a range needs a field (field:[a TO b])", at: pos)
+        case "~" where lucene != nil, "^" where lucene != nil, "]" where lucene != nil, "}" where lucene != nil:
+            throw FullTextQueryError("unexpected '\(c)'", at: pos)
         case "*", ":", ",": throw FullTextQueryError("unexpected '\(c)'", at: pos)
         default:
             let (w, end) = peekWord()!
