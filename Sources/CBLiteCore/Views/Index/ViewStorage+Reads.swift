@@ -21,6 +21,15 @@ extension ViewStorage {
         docs.liveJoin(sequence: "cblite_row_sequence(row)", docID: "docid")
     }
 
+    /// The same join, restricted to rows whose key is at least a lower key and below an
+    /// upper one (each a parameter, bound before the scan's own): the others' documents
+    /// are not read.
+    static func documentsJoin(_ docs: DocumentStore, keyAtLeast: Bool, keyBelow: Bool) -> DocumentStore.LiveJoin {
+        let j = documentsJoin(docs)
+        return DocumentStore.LiveJoin(columns: j.columns,
+                                      clause: j.clause + (keyAtLeast ? " AND key >= ?" : "") + (keyBelow ? " AND key < ?" : ""))
+    }
+
     /// The statement texts of scan pages, by shape: the same few serve every query of a
     /// view. Made for each page, a text cost ~11,000 instructions (strings joined, then
     /// hashed by the statement cache), a sixth of a small query's work. A short list
