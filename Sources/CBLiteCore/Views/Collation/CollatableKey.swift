@@ -245,7 +245,8 @@ public enum CollatableKey {
             let r = memcmp(key.baseAddress! + start, item.baseAddress!, n)
             if r != 0 { return r < 0 ? -1 : 1 }
         }
-        return item[n...].allSatisfy({ $0 == 0 }) ? 0 : -1
+        for i in n..<item.count where item[i] != 0 { return -1 }
+        return 0
     }
 
     /// `value` encoded as an item of an array key (a number keeps its 8 bytes): `item`'s

@@ -23,11 +23,12 @@ extension ViewStorage {
 
     /// The same join, restricted to rows whose key is at least a lower key and below an
     /// upper one (each a parameter, bound before the scan's own): the others' documents
-    /// are not read.
+    /// are not read. The condition makes the sequence looked up NULL, so that their rows
+    /// skip the lookup itself (a condition beside it in the join would be tested after it).
     static func documentsJoin(_ docs: DocumentStore, keyAtLeast: Bool, keyBelow: Bool) -> DocumentStore.LiveJoin {
-        let j = documentsJoin(docs)
-        return DocumentStore.LiveJoin(columns: j.columns,
-                                      clause: j.clause + (keyAtLeast ? " AND key >= ?" : "") + (keyBelow ? " AND key < ?" : ""))
+        guard keyAtLeast || keyBelow else { return documentsJoin(docs) }
+        let cond = [keyAtLeast ? "key >= ?" : nil, keyBelow ? "key < ?" : nil].compactMap { $0 }.joined(separator: " AND ")
+        return docs.liveJoin(sequence: "CASE WHEN \(cond) THEN cblite_row_sequence(row) END", docID: "docid")
     }
 
     /// The statement texts of scan pages, by shape: the same few serve every query of a
