@@ -243,6 +243,7 @@ final class CollationTests: CBLTestCase {
                 return x < y ? -1 : (x > y ? 1 : 0)
             }
         }
+        func text(_ v: JSONValue) -> String { String(decoding: JSONWriter.ordered(v), as: UTF8.self) }
         var keys: [JSONValue] = (0..<400).map { _ in value(0) }
         keys += [.array([.int(42)]), .array([.int(42), .null]), .array([.double(42.0000001)]), .array([.array([.int(1)])]),
                  .array([.int(1), .int(0)]), .array([.int(1)]), .object(JSONObject([("a", .array([.int(7)]))]))]
@@ -252,13 +253,38 @@ final class CollationTests: CBLTestCase {
             for b in keys {
                 let want = reference(a, b)
                 let got = CollatableKey.compare(ka, CollatableKey.encode(b))
-                XCTAssertEqual(got, want, "\(JSONWriter.ordered(a)) vs \(JSONWriter.ordered(b))")
+                XCTAssertEqual(got, want, "\(text(a)) vs \(text(b))")
                 if want == 0 { XCTAssertEqual(ka, CollatableKey.encode(b)) }
                 if got != want { return }
                 checked += 1
             }
         }
         XCTAssertEqual(checked, keys.count * keys.count)
+        // Each key is its full form (every number in 8 bytes) less trailing zeros; its
+        // decoders read it: items compare equal to their own encodings, group prefixes are
+        // the keys of the first items, JSON comes back.
+        for a in keys {
+            let ka = CollatableKey.encode(a), full = CollatableKey.encodePrefix(a)
+            XCTAssertEqual(Array(full.prefix(ka.count)), ka, "\(text(a))")
+            XCTAssertTrue(full.dropFirst(ka.count).allSatisfy { $0 == 0 }, "\(text(a))")
+            if CollatableKey.jsonIsRecoverable(a) {
+                var w = JSONWriter(canonical: false)
+                XCTAssertTrue(ka.withUnsafeBufferPointer { CollatableKey.appendJSON($0, to: &w) }, "\(text(a))")
+                XCTAssertEqual(w.bytes, Collation.compactJSON(a))
+            }
+            guard case .array(let items) = a else { continue }
+            ka.withUnsafeBufferPointer { kb in
+                for (i, item) in items.enumerated() {
+                    let start = CollatableKey.itemStart(kb, at: i)
+                    XCTAssertNotNil(start, "\(text(a))[\(i)]")
+                    let c = CollatableKey.encodeItem(item).withUnsafeBufferPointer { CollatableKey.compareItem(kb, at: start ?? 0, $0) }
+                    XCTAssertEqual(c, 0, "\(text(a))[\(i)]")
+                    XCTAssertEqual(CollatableKey.groupPrefix(kb, level: i + 1), CollatableKey.encode(.array(Array(items.prefix(i + 1)))),
+                                   "\(text(a)) at level \(i + 1)")
+                }
+                XCTAssertNil(CollatableKey.itemStart(kb, at: items.count))
+            }
+        }
         XCTAssertEqual(Array(CollatableKey.encode(.array([.string("a"), .int(7)])).suffix(4)), [0x08, 0xC0, 0x1C, 0x00])
         XCTAssertEqual(CollatableKey.encode(.array([.int(7), .null])).count, 1 + 9 + 1 + 1, "a number followed by an item keeps its bytes")
         XCTAssertEqual(CollatableKey.encode(.array([.array([.int(7)])])), [0x0A, 0x0A, 0x08, 0xC0, 0x1C, 0x00, 0x00])
