@@ -117,6 +117,27 @@ final class CollationTests: CBLTestCase {
         XCTAssertEqual(g("7", 1), CollatableKey.encode(.int(7)))
         XCTAssertNil(g("7", 2))
         XCTAssertEqual(g("[]", 3), CollatableKey.encode(.array([])))
+        // a trimmed last number, however deep (its end markers outnumber its dropped zeros)
+        let deep = "[[[[[[[[[42]]]]]]]]]"
+        XCTAssertEqual(g(deep, 1), CollatableKey.encode(try! JSONParser.parse(deep)))
+        XCTAssertEqual(g("[1,[[[[[[[[42]]]]]]]],3]", 2), CollatableKey.encode(try! JSONParser.parse("[1,[[[[[[[[42]]]]]]]]]")))
+    }
+
+    /// A Mango key filter's item comparison: an item of an array key against an operand's
+    /// 8-byte encoding, whether the key's number was trimmed or not, at any depth.
+    func testItemsOfTrimmedKeysCompareWithTheirOperands() throws {
+        for (key, column, operand, want) in [("[42]", 0, "42", 0), ("[42]", 0, "41", 1), ("[42]", 0, "42.5", -1),
+                                             ("[1,42]", 1, "42", 0), ("[42,1]", 0, "42", 0), ("[1,[[[[[[[[42]]]]]]]]]", 1, "[[[[[[[[42]]]]]]]]", 0),
+                                             ("[1,[[[[[[[[42]]]]]]]]]", 1, "[[[[[[[[43]]]]]]]]", -1), ("[1,[42]]", 1, "[42,0]", -1),
+                                             ("[\"a\",0]", 1, "0", 0), ("[\"a\",0]", 1, "-0.5", 1)] {
+            let k = CollatableKey.encode(try JSONParser.parse(key))
+            let item = CollatableKey.encodeItem(try JSONParser.parse(operand))
+            let r = k.withUnsafeBufferPointer { kb -> Int? in
+                guard let start = CollatableKey.itemStart(kb, at: column) else { return nil }
+                return item.withUnsafeBufferPointer { CollatableKey.compareItem(kb, at: start, $0) }
+            }
+            XCTAssertEqual(r, want, "\(key)[\(column)] vs \(operand)")
+        }
     }
 
     /// An index of CollatableKeys under SQLite's plain BINARY order is in CouchDB's order.
@@ -143,12 +164,12 @@ final class CollationTests: CBLTestCase {
 
     /// A number alone is stored without the trailing zero bytes of its double (42 takes 3
     /// bytes, not 9), and still sorts as a number among every other key, alone or in
-    /// arrays; numbers inside arrays keep their 8 bytes.
+    /// arrays; so is a key's last number followed only by end markers (`[42]` in 5 bytes).
     func testNumbersAloneAreTrimmedAndKeepTheirOrder() {
         XCTAssertEqual(CollatableKey.encode(.int(42)), [0x08, 0xC0, 0x45])
         XCTAssertEqual(CollatableKey.encode(.int(0)), [0x08, 0x80])
         XCTAssertEqual(CollatableKey.encode(.double(-0.0)), CollatableKey.encode(.int(0)))
-        XCTAssertEqual(CollatableKey.encode(.array([.int(42)])).count, 1 + 9 + 1)
+        XCTAssertEqual(CollatableKey.encode(.array([.int(42)])), [0x0A, 0x08, 0xC0, 0x45, 0x00])
         let numbers: [Double] = [-1e300, -4097, -42.5, -42, -1, -0.5, -1e-300, 0, 1e-300, 0.5, 1, 2, 3, 42, 42.5, 43,
                                  255, 256, 257, 4096, 65536, 1e15, 9007199254740993, 1e300]
         var keys: [JSONValue] = numbers.map { $0.rounded() == $0 && abs($0) < 1e15 ? .int(Int64($0)) : .double($0) }
@@ -167,11 +188,114 @@ final class CollationTests: CBLTestCase {
         }
     }
 
+    /// Random keys (nested arrays and objects of numbers — integers, negatives, -0, large,
+    /// doubles whose bytes end in zeros and ones that do not — strings, null, booleans):
+    /// memcmp of their CollatableKeys orders them as the JSON collation does (a reference
+    /// comparator over the values, numbers as doubles), equal keys have equal bytes, and
+    /// only a key's last number, followed by end markers alone, is trimmed.
+    func testTrimmedKeysKeepTheCollationOrder() throws {
+        var g = SystemRandomNumberGenerator()
+        let numbers: [Double] = [0, -0.0, 1, -1, 2, 42, -42, 42.5, 0.5, 1e-300, -1e-300, 1e300, -1e300, 255, 256, 65536,
+                                 9007199254740993, 1.0000000000000002, 0.1, -0.1, 3, 4]
+        func number() -> JSONValue {
+            let d = Bool.random(using: &g) ? numbers.randomElement(using: &g)! : Double(Int.random(in: -5...5, using: &g))
+            return d.rounded() == d && abs(d) < 1e15 && !(d == 0 && d.sign == .minus) ? .int(Int64(d)) : .double(d)
+        }
+        func value(_ depth: Int) -> JSONValue {
+            switch Int.random(in: 0..<(depth < 3 ? 8 : 5), using: &g) {
+            case 0: return .null
+            case 1: return .bool(Bool.random(using: &g))
+            case 2, 3: return number()
+            case 4: return .string(["", "a", "B", "ab"].randomElement(using: &g)!)
+            case 5, 6: return .array((0..<Int.random(in: 0...3, using: &g)).map { _ in value(depth + 1) })
+            default:
+                return .object(JSONObject((0..<Int.random(in: 0...2, using: &g)).map { _ in (["a", "b"].randomElement(using: &g)!, value(depth + 1)) }))
+            }
+        }
+        func rank(_ v: JSONValue) -> Int {
+            switch v {
+            case .null: return 0
+            case .bool(let b): return b ? 2 : 1
+            case .int, .double, .bigInteger: return 3
+            case .string: return 4
+            case .array: return 5
+            case .object: return 6
+            }
+        }
+        func sign(_ c: Int) -> Int { c < 0 ? -1 : (c > 0 ? 1 : 0) }
+        // The collation, independent of CollatableKey's byte layout (strings by ICU).
+        func reference(_ a: JSONValue, _ b: JSONValue) -> Int {
+            if rank(a) != rank(b) { return rank(a) < rank(b) ? -1 : 1 }
+            switch (a, b) {
+            case (.string(let x), .string(let y)): return sign(Collation.compareStrings(x, y))
+            case (.array(let x), .array(let y)):
+                for (p, q) in zip(x, y) { let c = reference(p, q); if c != 0 { return c } }
+                return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+            case (.object(let x), .object(let y)):
+                for (p, q) in zip(x.members, y.members) {
+                    let n = sign(Collation.compareStrings(p.0, q.0)); if n != 0 { return n }
+                    let c = reference(p.1, q.1); if c != 0 { return c }
+                }
+                return x.members.count == y.members.count ? 0 : (x.members.count < y.members.count ? -1 : 1)
+            case (.bool, .bool), (.null, .null): return 0
+            default:
+                let x = a.doubleValue!, y = b.doubleValue!
+                return x < y ? -1 : (x > y ? 1 : 0)
+            }
+        }
+        func text(_ v: JSONValue) -> String { String(decoding: JSONWriter.ordered(v), as: UTF8.self) }
+        var keys: [JSONValue] = (0..<400).map { _ in value(0) }
+        keys += [.array([.int(42)]), .array([.int(42), .null]), .array([.double(42.0000001)]), .array([.array([.int(1)])]),
+                 .array([.int(1), .int(0)]), .array([.int(1)]), .object(JSONObject([("a", .array([.int(7)]))]))]
+        var checked = 0
+        for a in keys {
+            let ka = CollatableKey.encode(a)
+            for b in keys {
+                let want = reference(a, b)
+                let got = CollatableKey.compare(ka, CollatableKey.encode(b))
+                XCTAssertEqual(got, want, "\(text(a)) vs \(text(b))")
+                if want == 0 { XCTAssertEqual(ka, CollatableKey.encode(b)) }
+                if got != want { return }
+                checked += 1
+            }
+        }
+        XCTAssertEqual(checked, keys.count * keys.count)
+        // Each key is its full form (every number in 8 bytes) less trailing zeros; its
+        // decoders read it: items compare equal to their own encodings, group prefixes are
+        // the keys of the first items, JSON comes back.
+        for a in keys {
+            let ka = CollatableKey.encode(a), full = CollatableKey.encodePrefix(a)
+            XCTAssertEqual(Array(full.prefix(ka.count)), ka, "\(text(a))")
+            XCTAssertTrue(full.dropFirst(ka.count).allSatisfy { $0 == 0 }, "\(text(a))")
+            if CollatableKey.jsonIsRecoverable(a) {
+                var w = JSONWriter(canonical: false)
+                XCTAssertTrue(ka.withUnsafeBufferPointer { CollatableKey.appendJSON($0, to: &w) }, "\(text(a))")
+                XCTAssertEqual(w.bytes, Collation.compactJSON(a))
+            }
+            guard case .array(let items) = a else { continue }
+            ka.withUnsafeBufferPointer { kb in
+                for (i, item) in items.enumerated() {
+                    let start = CollatableKey.itemStart(kb, at: i)
+                    XCTAssertNotNil(start, "\(text(a))[\(i)]")
+                    let c = CollatableKey.encodeItem(item).withUnsafeBufferPointer { CollatableKey.compareItem(kb, at: start ?? 0, $0) }
+                    XCTAssertEqual(c, 0, "\(text(a))[\(i)]")
+                    XCTAssertEqual(CollatableKey.groupPrefix(kb, level: i + 1), CollatableKey.encode(.array(Array(items.prefix(i + 1)))),
+                                   "\(text(a)) at level \(i + 1)")
+                }
+                XCTAssertNil(CollatableKey.itemStart(kb, at: items.count))
+            }
+        }
+        XCTAssertEqual(Array(CollatableKey.encode(.array([.string("a"), .int(7)])).suffix(4)), [0x08, 0xC0, 0x1C, 0x00])
+        XCTAssertEqual(CollatableKey.encode(.array([.int(7), .null])).count, 1 + 9 + 1 + 1, "a number followed by an item keeps its bytes")
+        XCTAssertEqual(CollatableKey.encode(.array([.array([.int(7)])])), [0x0A, 0x0A, 0x08, 0xC0, 0x1C, 0x00, 0x00])
+    }
+
     /// Keys whose JSON the CollatableKey gives back (and so is not stored): made again
     /// byte for byte as the compact JSON the index would have stored; others are refused.
     func testKeyJSONMadeFromTheKeyIsTheStoredJSON() throws {
         let recoverable = ["null", "true", "false", "0", "-0", "42", "-42", "1.0", "1e3", "-1e15", "9007199254740991",
-                           "[]", "[1,[2,null],true]", "[[]]", "[-0.0,3]"]
+                           "[]", "[1,[2,null],true]", "[[]]", "[-0.0,3]", "[42]", "[1,[2,3]]", "[[[[[[[[[42]]]]]]]]]", "[0]",
+                           "[-1e15]"]
         let kept = ["1.5", "-42.5", "1e300", "9007199254740993", "123456789012345678", "\"a\"", "[1,\"a\"]", "{\"x\":1}", "[{}]"]
         for text in recoverable + kept {
             let value = try JSONParser.parse(text)
@@ -188,9 +312,9 @@ final class CollationTests: CBLTestCase {
 
     /// The key format names the collator's version, so an ICU upgrade rebuilds indexes.
     func testFormatTagNamesCollatorVersion() {
-        XCTAssertTrue(IndexFormat.collated.hasPrefix("ix5/icu-"))
+        XCTAssertTrue(IndexFormat.collated.hasPrefix("ix6/icu-"))
         XCTAssertFalse(IndexFormat.collated.hasSuffix("none"), "ICU's collator is expected on this system")
         XCTAssertTrue(IndexFormat.isCurrent(IndexFormat.withoutCollation))
-        XCTAssertFalse(IndexFormat.isCurrent("ix5/icu-none"))
+        XCTAssertFalse(IndexFormat.isCurrent("ix6/icu-none"))
     }
 }

@@ -163,6 +163,39 @@ final class MangoTests: CBLCollectionTestCase {
         XCTAssertEqual(try ids(#"{"age":{"$gte":25},"name":{"$ne":"bob"}}"#), ["a", "c"])
     }
 
+    /// The key bounds outside which the key filter rejects every row (whose documents a
+    /// find does not read): every key it accepts is within them, and the rows at a strict
+    /// condition's value are outside.
+    func testKeyFilterDocumentBoundsHoldEveryAcceptedKey() throws {
+        let values = ["null", "false", "0", "-1", "1", "7", "7.5", "40", "1e300", "\"a\"", "\"b\"", "[]", "[7]", "{}"]
+        let ops = ["$lt", "$lte", "$eq", "$gte", "$gt", "$ne"]
+        var keys: [[UInt8]] = []
+        for v in values {
+            let x = try JSONParser.parse(v)
+            keys.append(CollatableKey.encode(.array([x])))
+            keys.append(CollatableKey.encode(.array([x, .int(3)])))
+            keys.append(CollatableKey.encode(.array([x, .string("z")])))
+        }
+        keys.append(CollatableKey.encode(.array([])))
+        var bounded = 0
+        for op1 in ops { for v1 in values { for (op2, v2) in [("", "")] + ops.map { ($0, "7") } {
+            var sel = "{\"age\":{\"\(op1)\":\(v1)"
+            if op2 != "", op2 != op1 { sel += ",\"\(op2)\":\(v2)" }
+            sel += "}}"
+            guard let f = KeyFilter(try Selector(json: sel), columns: ["age", "name"]) else { continue }
+            let (lo, hi) = f.documentKeys
+            if lo != nil || hi != nil { bounded += 1 }
+            for k in keys where k.withUnsafeBufferPointer(f.accepts) {
+                if let lo { XCTAssertGreaterThanOrEqual(CollatableKey.compare(k, lo), 0, "\(sel): \(k) below \(lo)") }
+                if let hi { XCTAssertLessThan(CollatableKey.compare(k, hi), 0, "\(sel): \(k) not below \(hi)") }
+            }
+        } } }
+        XCTAssertGreaterThan(bounded, 100)
+        let f = try XCTUnwrap(KeyFilter(try Selector(json: #"{"age":{"$gt":20,"$lt":40}}"#), columns: ["age"]))
+        XCTAssertLessThan(CollatableKey.compare(CollatableKey.encode(.array([.int(20), .int(9)])), f.documentKeys.lower!), 0)
+        XCTAssertEqual(CollatableKey.compare(CollatableKey.encode(.array([.int(40)])), f.documentKeys.upper!), 0)
+    }
+
     /// A live find runs its query again after each change and delivers its documents
     /// when they differ (LiveQuery's mechanism, as for views).
     func testALiveFindDeliversItsDocumentsWhenTheyChange() throws {

@@ -77,7 +77,7 @@ final class ViewStorageTests: CBLCollectionTestCase {
         let v = try keyView(coll)
         XCTAssertEqual(try keys(v), ["\"a\"", "\"b\"", "\"C\""])
         XCTAssertEqual(try storedFormat(), IndexFormat.collated)
-        XCTAssertTrue(IndexFormat.collated.hasPrefix("ix5/icu-"))
+        XCTAssertTrue(IndexFormat.collated.hasPrefix("ix6/icu-"))
         XCTAssertFalse(IndexFormat.collated.hasSuffix("none"), "ICU's collator is expected on this system")
     }
 
@@ -150,7 +150,7 @@ final class ViewStorageTests: CBLCollectionTestCase {
         let v = try keyView(coll)
         XCTAssertEqual(try keys(v), ["0", "1", "2"])
         let generation = try v.generation
-        let old = "ix3/icu-" + String(IndexFormat.collated.dropFirst("ix5/icu-".count))
+        let old = "ix3/icu-" + String(IndexFormat.collated.dropFirst("ix6/icu-".count))
         try db.store.write { conn, _ in
             // ix3 rows: varints sequence, n, ID length, key JSON length; ID, 0, key JSON, 0.
             try conn.exec("""
@@ -171,6 +171,33 @@ final class ViewStorageTests: CBLCollectionTestCase {
         }
         XCTAssertEqual(stored.0, IndexFormat.withoutCollation)
         XCTAssertEqual(stored.1, 3, "numbers alone in 3 bytes, not 9")
+    }
+
+    /// An ix5 index (a number in an array key kept its 8 bytes: `[1]` in 11 bytes) is not
+    /// read, and the next update rebuilds it with the number trimmed (`[1]` in 5 bytes).
+    func testAnIndexWithUntrimmedArrayNumbersIsRebuilt() throws {
+        for i in 0..<3 { try put("d\(i)", "{\"k\":[\(i)]}") }
+        let v = try keyView(coll)
+        XCTAssertEqual(try keys(v), ["[0]", "[1]", "[2]"])
+        let generation = try v.generation
+        try db.store.write { conn, _ in
+            // the ix5 key of [1]: 0A, 08 and the double's 8 ordered bytes, 00
+            try conn.exec("""
+            UPDATE view_index_1 SET key = x'0a08bff000000000000000' WHERE docid = 'd1';
+            UPDATE view_indexes SET format = 'ix5/no-collation';
+            """)
+        }
+        XCTAssertTrue(try v.isStale)
+        XCTAssertEqual(try keys(v, "{\"update\":false}"), [], "an ix5 index is not read")
+        XCTAssertEqual(try keys(v), ["[0]", "[1]", "[2]"])
+        XCTAssertEqual(try ids(v, "{\"key\":[1]}"), ["d1"])
+        XCTAssertGreaterThan(try v.generation, generation)
+        let stored = try db.store.read { conn in
+            (try conn.queryString("SELECT format FROM view_indexes"),
+             try conn.queryInt("SELECT length(key) FROM view_index_1 WHERE docid = 'd1'"))
+        }
+        XCTAssertEqual(stored.0, IndexFormat.withoutCollation)
+        XCTAssertEqual(stored.1, 5)
     }
 
     /// A row stores neither its document ID (the docid column has it) nor its key's JSON

@@ -127,13 +127,12 @@ enum IndexKeys {
     }
 
     /// CollatableKey bytes of an array key made of `values` and, when `open`, a last item
-    /// above every value.
+    /// above every value (the values then a prefix: their numbers keep their 8 bytes).
     static func encode(_ values: [JSONValue], open: Bool) -> [UInt8] {
-        var k = CollatableKey.encode(.array(values))
-        if open {
-            k.removeLast()                 // the array's end
-            k.append(0xFF)                 // above every type tag
-        }
+        guard open else { return CollatableKey.encode(.array(values)) }
+        var k = CollatableKey.encodePrefix(.array(values))
+        k.removeLast()                     // the array's end
+        k.append(0xFF)                     // above every type tag
         return k
     }
 }

@@ -90,9 +90,11 @@ public final class FindCursor {
             // The documents are read in the scan's statement unless none is needed (a
             // covering index) or each is read again with its conflicts.
             let readsDocuments = !covering && !request.conflicts
+            // Rows the key filter rejects need no document when the index is current (update).
+            let documentKeys = request.update ? keyFilter?.documentKeys ?? (nil, nil) : (nil, nil)
             source = MapScan(store: collection.store, table: st.map { ViewStorage.table($0.id) }, range: range,
                              descending: request.sort.descending, documents: readsDocuments ? collection.docStore : nil,
-                             pageSize: readsDocuments ? FindCursor.pageSize : MapScan.pageSize)
+                             documentKeys: documentKeys, pageSize: readsDocuments ? FindCursor.pageSize : MapScan.pageSize)
         }
     }
 

@@ -20,6 +20,10 @@ struct KeyFilter {
     private enum Op { case lt, lte, eq, ne, gte, gt, exists }
 
     private let checks: [Check]
+    /// The keys (CollatableKey) outside which a condition on the first column rejects every
+    /// row: at least `lower`, below `upper`. A scan reads its range's end rows too (a
+    /// `$lt 40`'s `[40]`, as CouchDB does), and need not read their documents.
+    let documentKeys: (lower: [UInt8]?, upper: [UInt8]?)
     let residual: Selector.Node
     /// The residual matches every document.
     let residualIsEmpty: Bool
@@ -34,6 +38,7 @@ struct KeyFilter {
         }
         var checks: [Check] = []
         var rest: [Selector.Node] = []
+        var lower: [UInt8]?, upper: [UInt8]?
         for item in items {
             guard case .field(let p?, let c) = item, p.text != "_id", p.text != "_rev",
                   let column = columns.firstIndex(of: p.text), let check = KeyFilter.check(column, c) else {
@@ -41,9 +46,11 @@ struct KeyFilter {
                 continue
             }
             checks.append(check)
+            if column == 0 { KeyFilter.narrow(&lower, &upper, c) }
         }
         guard !checks.isEmpty else { return nil }
         self.checks = checks
+        documentKeys = (lower, upper)
         residual = rest.isEmpty ? .all : (rest.count == 1 ? rest[0] : .and(rest))
         residualIsEmpty = rest.isEmpty
     }
@@ -59,6 +66,23 @@ struct KeyFilter {
         case .gt(let o): return make(.gt, o)
         case .exists(true): return Check(column: column, op: .exists, operand: [])   // every indexed document has its columns
         default: return nil
+        }
+    }
+
+    /// Narrows the keys a first column's condition accepts: item 0 below X is every key
+    /// below `[X]`; above X, every key above `[X, <above every value>]`.
+    private static func narrow(_ lower: inout [UInt8]?, _ upper: inout [UInt8]?, _ c: Selector.Condition) {
+        func exactly(_ o: Selector.Operand) -> [UInt8] { CollatableKey.encode(.array([o.value])) }
+        func above(_ o: Selector.Operand) -> [UInt8] { IndexKeys.encode([o.value], open: true) }
+        func atLeast(_ k: [UInt8]) { if lower.map({ CollatableKey.compare(k, $0) > 0 }) ?? true { lower = k } }
+        func below(_ k: [UInt8]) { if upper.map({ CollatableKey.compare(k, $0) < 0 }) ?? true { upper = k } }
+        switch c {
+        case .lt(let o): below(exactly(o))
+        case .lte(let o): below(above(o))
+        case .eq(let o): atLeast(exactly(o)); below(above(o))
+        case .gte(let o): atLeast(exactly(o))
+        case .gt(let o): atLeast(above(o))
+        default: break
         }
     }
 

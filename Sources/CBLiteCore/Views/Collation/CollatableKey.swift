@@ -13,9 +13,19 @@ import Glibc
 ///     object    0B + (01 + member name's sort key + value)* + 00
 ///
 /// A shorter array or object sorts first because its 00 end comes before any item.
-/// A key that is a number alone drops the trailing 00 bytes of its double (42 is
-/// 08 C0 45, not 9 bytes): nothing follows it, and memcmp puts a prefix first, as the
-/// zeros would have (most view keys are small integers, stored twice per index row).
+/// A key's last number, when only end markers (00) follow it to the key's end, drops the
+/// trailing 00 bytes of its double: 42 is 08 C0 45, not 9 bytes, and `[42]` 0A 08 C0 45 00,
+/// not 11 (most view keys are small integers or Mango's `[n]`, stored twice per index
+/// row). The dropped bytes are zeros followed only by zeros, so the trimmed key is the full
+/// key less some of its trailing zeros, and memcmp order and equality stay: where the full
+/// keys first differ, either both trimmed keys still hold that byte, or one has ended or
+/// holds an end marker (00) where the other holds a nonzero byte that was the greater, and
+/// a key that ends first sorts first; two different numbers differ in a byte both keep or
+/// one keeps and the other has not (a nonzero one, the greater). A decoder knows a
+/// number's length from what is left: 8 bytes, or fewer when the key ends early (what is
+/// left less one end marker per enclosing array or object). A key used as a prefix that
+/// is extended (an open bound's `[a, <MAX>]`) is made with every number's 8 bytes
+/// (`encodePrefix`).
 /// Numbers compare as doubles (as JavaScript and Couchbase Lite do), so integers beyond
 /// 2^53 that round to the same double are equal keys; an integer beyond 64 bits collates
 /// by its value so rounded, and its row still shows the key's exact digits. Strings are collated once, when the
@@ -42,37 +52,54 @@ public enum CollatableKey {
     }
 
     public static func encode(_ value: JSONValue, into out: inout [UInt8]) {
-        switch value {
-        case .int(let i): appendNumber(Double(i), into: &out, trimmed: true)
-        case .double(let d): appendNumber(d, into: &out, trimmed: true)
-        case .bigInteger: appendNumber(value.doubleValue!, into: &out, trimmed: true)
-        default: encodeItem(value, into: &out)
-        }
+        var lastNumber = -1
+        encodeItem(value, into: &out, lastNumber: &lastNumber)
+        if lastNumber >= 0 { trimLastNumber(&out, at: lastNumber) }
     }
 
-    private static func encodeItem(_ value: JSONValue, into out: inout [UInt8]) {
+    /// `value`'s key with every number in 8 bytes: the bytes of a prefix that a bound
+    /// extends (a trimmed last number would be a shorter prefix than its longer keys hold).
+    static func encodePrefix(_ value: JSONValue) -> [UInt8] {
+        var out: [UInt8] = []
+        var lastNumber = -1
+        encodeItem(value, into: &out, lastNumber: &lastNumber)
+        return out
+    }
+
+    /// `lastNumber`: where the bytes of the last number appended start.
+    private static func encodeItem(_ value: JSONValue, into out: inout [UInt8], lastNumber: inout Int) {
         switch value {
         case .null: out.append(null)
         case .bool(let b): out.append(b ? trueTag : falseTag)
-        case .int(let i): appendNumber(Double(i), into: &out)
-        case .double(let d): appendNumber(d, into: &out)
-        case .bigInteger: appendNumber(value.doubleValue!, into: &out)
+        case .int(let i): appendNumber(Double(i), into: &out); lastNumber = out.count - 8
+        case .double(let d): appendNumber(d, into: &out); lastNumber = out.count - 8
+        case .bigInteger: appendNumber(value.doubleValue!, into: &out); lastNumber = out.count - 8
         case .string(let s):
             out.append(string)
             ICU.shared.appendSortKey(s, to: &out)
         case .array(let items):
             out.append(array)
-            for item in items { encodeItem(item, into: &out) }
+            for item in items { encodeItem(item, into: &out, lastNumber: &lastNumber) }
             out.append(end)
         case .object(let o):
             out.append(object)
             for (name, v) in o.members {
                 out.append(member)
                 ICU.shared.appendSortKey(name, to: &out)
-                encodeItem(v, into: &out)
+                encodeItem(v, into: &out, lastNumber: &lastNumber)
             }
             out.append(end)
         }
+    }
+
+    /// Drops the trailing zero bytes of the number whose 8 bytes start at `start` when only
+    /// end markers follow it: the zeros dropped are the key's last bytes, whichever they are.
+    private static func trimLastNumber(_ out: inout [UInt8], at start: Int) {
+        let numberEnd = start + 8
+        guard numberEnd <= out.count, out[numberEnd...].allSatisfy({ $0 == end }) else { return }
+        var ordered: UInt64 = 0
+        for i in start..<numberEnd { ordered = ordered << 8 | UInt64(out[i]) }
+        out.removeLast(8 - trimmedLength(ordered))
     }
 
     /// A double's 8 bytes as a big-endian number whose order is the doubles' order.
@@ -87,16 +114,21 @@ public enum CollatableKey {
     @inline(__always)
     static func trimmedLength(_ ordered: UInt64) -> Int { 8 - ordered.trailingZeroBitCount / 8 }
 
-    private static func appendNumber(_ d: Double, into out: inout [UInt8], trimmed: Bool = false) {
+    private static func appendNumber(_ d: Double, into out: inout [UInt8]) {
         out.append(number)
-        let ordered = orderedBits(d)
-        let kept = trimmed ? trimmedLength(ordered) : 8
-        withUnsafeBytes(of: ordered.bigEndian) { raw in
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[0..<kept]).bindMemory(to: UInt8.self))   // one copy
+        withUnsafeBytes(of: orderedBits(d).bigEndian) { raw in
+            out.append(contentsOf: raw.bindMemory(to: UInt8.self))   // one copy
         }
     }
 
-    /// The double of the number whose (at most 8) ordered bytes follow `pos`.
+    /// How many bytes the number whose bytes start at `pos` has, inside `depth` arrays and
+    /// objects: 8, or what is left less the enclosing end markers when it was trimmed.
+    @inline(__always)
+    private static func numberLength(_ k: UnsafeBufferPointer<UInt8>, at pos: Int, depth: Int) -> Int {
+        min(8, k.count - pos - depth)
+    }
+
+    /// The double of a number's ordered bytes (at most 8: missing ones are zeros).
     private static func decodeNumber(_ bytes: UnsafeBufferPointer<UInt8>.SubSequence) -> Double {
         var ordered: UInt64 = 0
         for (i, b) in bytes.enumerated() { ordered |= UInt64(b) << (56 - 8 * UInt64(i)) }
@@ -142,10 +174,11 @@ public enum CollatableKey {
             return true
         }
         var pos = 0
-        return appendItemJSON(key, &pos, to: &w) && pos == key.count
+        return appendItemJSON(key, &pos, depth: 0, to: &w) && pos == key.count
     }
 
-    private static func appendItemJSON(_ k: UnsafeBufferPointer<UInt8>, _ pos: inout Int, to w: inout JSONWriter) -> Bool {
+    private static func appendItemJSON(_ k: UnsafeBufferPointer<UInt8>, _ pos: inout Int, depth: Int,
+                                       to w: inout JSONWriter) -> Bool {
         guard pos < k.count else { return false }
         let tag = k[pos]
         pos += 1
@@ -154,9 +187,10 @@ public enum CollatableKey {
         case falseTag: w.append("false")
         case trueTag: w.append("true")
         case number:
-            guard pos + 8 <= k.count else { return false }
-            let d = decodeNumber(k[pos..<(pos + 8)])
-            pos += 8
+            let n = numberLength(k, at: pos, depth: depth)
+            guard n > 0 else { return false }
+            let d = decodeNumber(k[pos..<(pos + n)])
+            pos += n
             guard isIntegral(d) else { return false }
             w.appendInt(Int64(d))
         case array:
@@ -165,7 +199,7 @@ public enum CollatableKey {
             while pos < k.count, k[pos] != end {
                 if !first { w.appendByte(UInt8(ascii: ",")) }
                 first = false
-                guard appendItemJSON(k, &pos, to: &w) else { return false }
+                guard appendItemJSON(k, &pos, depth: depth + 1, to: &w) else { return false }
             }
             guard pos < k.count else { return false }
             pos += 1
@@ -196,50 +230,62 @@ public enum CollatableKey {
         guard key.first == array else { return nil }
         var pos = 1
         for _ in 0..<index {
-            guard pos < key.count, key[pos] != end, skipValue(key, &pos) else { return nil }
+            guard pos < key.count, key[pos] != end, skipValue(key, &pos, depth: 1) else { return nil }
         }
         return pos < key.count && key[pos] != end ? pos : nil
     }
 
     /// The order of the item at `start` of `key` and `item` (an encodeItem): both are
-    /// self-delimiting, so bytes that agree over the whole of `item` are the same item.
+    /// self-delimiting, so bytes that agree over the whole of `item` are the same item. A
+    /// key that ends first is its full form less trailing zeros: it compares as if padded
+    /// with zeros (a well-formed key's full form is longer than any item it holds).
     static func compareItem(_ key: UnsafeBufferPointer<UInt8>, at start: Int, _ item: UnsafeBufferPointer<UInt8>) -> Int {
         let n = min(key.count - start, item.count)
         if n > 0 {
             let r = memcmp(key.baseAddress! + start, item.baseAddress!, n)
             if r != 0 { return r < 0 ? -1 : 1 }
         }
-        return n == item.count ? 0 : -1          // a truncated key sorts first
+        for i in n..<item.count where item[i] != 0 { return -1 }
+        return 0
     }
 
     /// `value` encoded as an item of an array key (a number keeps its 8 bytes): `item`'s
     /// bytes compare with it as the keys they are in do.
-    static func encodeItem(_ value: JSONValue) -> [UInt8] {
-        var out: [UInt8] = []
-        encodeItem(value, into: &out)
-        return out
-    }
+    static func encodeItem(_ value: JSONValue) -> [UInt8] { encodePrefix(value) }
 
     /// Moves `pos` past the encoded value starting there; false when the bytes are not a
     /// well-formed key.
-    private static func skipValue(_ k: UnsafeBufferPointer<UInt8>, _ pos: inout Int) -> Bool {
+    /// `depth`: the arrays and objects around the value. `lastNumber`, when the value holds
+    /// numbers: where the last one's bytes start.
+    private static func skipValue(_ k: UnsafeBufferPointer<UInt8>, _ pos: inout Int, depth: Int) -> Bool {
+        var lastNumber = -1
+        return skipValue(k, &pos, depth: depth, lastNumber: &lastNumber)
+    }
+
+    private static func skipValue(_ k: UnsafeBufferPointer<UInt8>, _ pos: inout Int, depth: Int,
+                                  lastNumber: inout Int) -> Bool {
         guard pos < k.count else { return false }
         let tag = k[pos]
         pos += 1
         switch tag {
         case null, falseTag, trueTag: return true
         case number:
-            pos += 8                 // in arrays and objects numbers keep their 8 bytes
-            return pos <= k.count
+            let n = numberLength(k, at: pos, depth: depth)
+            guard n > 0 else { return false }
+            lastNumber = pos
+            pos += n
+            return true
         case string: return skipSortKey(k, &pos)
         case array:
-            while pos < k.count, k[pos] != end { guard skipValue(k, &pos) else { return false } }
+            while pos < k.count, k[pos] != end {
+                guard skipValue(k, &pos, depth: depth + 1, lastNumber: &lastNumber) else { return false }
+            }
             pos += 1
             return pos <= k.count
         case object:
             while pos < k.count, k[pos] == member {
                 pos += 1
-                guard skipSortKey(k, &pos), skipValue(k, &pos) else { return false }
+                guard skipSortKey(k, &pos), skipValue(k, &pos, depth: depth + 1, lastNumber: &lastNumber) else { return false }
             }
             guard pos < k.count, k[pos] == end else { return false }
             pos += 1
@@ -258,13 +304,20 @@ public enum CollatableKey {
     /// The group of a key at a group level, as the seeds define it: an array key's first
     /// `level` items (the whole key when it has no more), a non-array key itself at level
     /// 1; nil when a non-array key is left out (levels above 1). [1,2] and [1,2,3] have the
-    /// same group at level 2.
+    /// same group at level 2: a group cut after a number trims it, as a key ending there is.
     static func groupPrefix(_ key: UnsafeBufferPointer<UInt8>, level: Int) -> [UInt8]? {
         guard key.first == array else { return level == 1 ? Array(key) : nil }
         var pos = 1
+        var lastNumber = -1
         for _ in 0..<level {
-            guard pos < key.count, key[pos] != end, skipValue(key, &pos) else { return Array(key) }
+            guard pos < key.count, key[pos] != end, skipValue(key, &pos, depth: 1, lastNumber: &lastNumber) else {
+                return Array(key)
+            }
         }
-        return Array(key[0..<pos]) + [end]
+        guard pos < key.count - 1 else { return Array(key) }   // the whole key, trimmed already
+        // An item follows the cut in the key, so the prefix's numbers have their 8 bytes.
+        var out = Array(key[0..<pos]) + [end]
+        if lastNumber >= 0 { trimLastNumber(&out, at: lastNumber) }
+        return out
     }
 }

@@ -2,9 +2,9 @@
 /// by a build whose keys order the same way. It names the row layout and key encoding
 /// (`layout`), then what the index's string sort keys came from:
 ///
-///     ix5/icu-<collator version>   keys may hold ICU sort keys of that collator version
+///     ix6/icu-<collator version>   keys may hold ICU sort keys of that collator version
 ///                                  ("icu-none": the code-point fallback, ICU did not open)
-///     ix5/no-collation             no key ever held a string or an object (numbers, null,
+///     ix6/no-collation             no key ever held a string or an object (numbers, null,
 ///                                  booleans, arrays of these): no collation data was used
 ///
 /// A no-collation index is current whatever ICU there is, and checking it does not open
@@ -14,9 +14,10 @@
 /// back. So a fallback-built index that holds strings says "icu-none" and is rebuilt once
 /// ICU opens, and a no-collation index never holds a sort key of any collator.
 enum IndexFormat {
-    /// ix5: the index has per-key counts (ViewStorage.countsTable); an ix4 index, which
-    /// has none, is rebuilt.
-    static let layout = "ix5"
+    /// ix6: a key's last number drops its trailing zero bytes when only end markers follow
+    /// it (CollatableKey: `[42]` in 5 bytes); an ix5 index, whose `[42]` has 11, is rebuilt.
+    /// ix5 added per-key counts (ViewStorage.countsTable).
+    static let layout = "ix6"
     static let withoutCollation = layout + "/no-collation"
 
     /// The format of an index whose keys hold sort keys of this process's collator; the

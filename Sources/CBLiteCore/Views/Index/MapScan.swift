@@ -14,6 +14,8 @@ final class MapScan: RowSource {
     /// Rows read with their documents, in the same statement (a Mango find's scan): lent
     /// with joinedRevID and joinedBody.
     private let documents: DocumentStore.LiveJoin?
+    /// The join's own parameters (its key bounds), bound before the page's.
+    private let joinArgs: [SQLArg]
     /// Rows a page reads at most (a smaller page for rows read with their documents).
     private let pageSize: Int
     private var keyIndex = 0
@@ -50,21 +52,29 @@ final class MapScan: RowSource {
         range = options.keyRange()
         keys = options.keys.map { $0.map { CollatableKey.encode($0) } }
         documents = nil
+        joinArgs = []
         pageSize = MapScan.pageSize
         rows = .allocate(capacity: pageSize)
         if table == nil { done = true }
     }
 
     /// A scan of a raw key range (a Mango index's, whose ends are not JSON keys), its rows
-    /// read with their current documents when `documents` is given (`pageSize` rows a page).
+    /// read with their current documents when `documents` is given (`pageSize` rows a page),
+    /// only those whose keys are within `documentKeys` (lower inclusive, upper exclusive)
+    /// when it has bounds: the others come without.
     init(store: Store, table: String?, range: QueryOptions.Range, descending: Bool,
-         documents: DocumentStore? = nil, pageSize: Int = MapScan.pageSize) {
+         documents: DocumentStore? = nil, documentKeys: (lower: [UInt8]?, upper: [UInt8]?) = (nil, nil),
+         pageSize: Int = MapScan.pageSize) {
         self.store = store
         self.table = table
         self.descending = descending
         self.range = range
         keys = nil
-        self.documents = documents.map(ViewStorage.documentsJoin)
+        // A bound no tighter than the range's would only cost a comparison a row.
+        let lower = documentKeys.lower.flatMap { k in range.lower.map { CollatableKey.compare(k, $0) > 0 } ?? true ? k : nil }
+        let upper = documentKeys.upper.flatMap { k in range.upper.map { CollatableKey.compare(k, $0) < 0 } ?? true ? k : nil }
+        self.documents = documents.map { ViewStorage.documentsJoin($0, keyAtLeast: lower != nil, keyBelow: upper != nil) }
+        joinArgs = documents == nil ? [] : [lower, upper].compactMap { $0.map(SQLArg.blob) }
         self.pageSize = pageSize
         rows = .allocate(capacity: pageSize)
         if table == nil { done = true }
@@ -188,7 +198,7 @@ final class MapScan: RowSource {
                 let shape = ViewStorage.ScanShape(table: table, conds: segment.conds, descending: descending,
                                                   byKeys: keys != nil, readsKey: fixedKey == nil, limit: pageSize,
                                                   documents: documents)
-                guard let n = try ViewStorage.scanPage(conn, shape, args: segment.args, { s in
+                guard let n = try ViewStorage.scanPage(conn, shape, args: joinArgs + segment.args, { s in
                     try arena.copyScanRows(from: s, withKey: fixedKey == nil, withDocument: documents != nil,
                                            maxRows: pageSize - count, into: rows + count)
                 }) else { return 0 }                   // the index was deleted meanwhile

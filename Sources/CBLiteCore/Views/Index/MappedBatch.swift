@@ -169,9 +169,9 @@ final class MappedBatch {
         precondition(value?.isEmpty != true, "an empty value is not JSON")   // empty reads as none
         precondition(n.magnitude < 1 << 53, "an integer key beyond a double's exact range")
         let ordered = CollatableKey.orderedBits(Double(n))
-        // The tag and the kept bytes (a number alone drops its trailing zeros; in an array,
-        // the array's tag, the number's 8 bytes and the array's end).
-        let keyLength = inArray ? 11 : 1 + CollatableKey.trimmedLength(ordered)
+        // The tag and the kept bytes (the number, last in the key, drops its trailing zeros;
+        // in an array, after the array's tag, and before the array's end).
+        let keyLength = (inArray ? 3 : 1) + CollatableKey.trimmedLength(ordered)
         // The key's first 8 bytes, big-endian; the bytes it drops are zeros, as a prefix pads.
         let prefix = inArray ? UInt64(CollatableKey.array) << 56 | UInt64(CollatableKey.number) << 48 | ordered >> 16
                              : UInt64(CollatableKey.number) << 56 | ordered >> 8
