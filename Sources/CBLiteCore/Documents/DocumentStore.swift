@@ -55,25 +55,28 @@ struct DocumentStore {
         try conn.prepare(sql.current).withBoundText(1, docID) { s in try s.step() ? try read(s) : nil }
     }
 
-    /// For another table's query: a LEFT JOIN of each of its rows to the live document
-    /// whose current revision is at the sequence `sequence` names, if its ID is `docID`
-    /// (SQL expressions over that table's columns) — a view index's rows read with their
-    /// documents in the scan's own statement, a rowid lookup each, instead of a second
-    /// statement reading a page's documents by a list of sequences (bench_mango's range
-    /// find: 79.4 M instructions then, 73.9 M). The columns it adds: the document's sequence
-    /// (NULL when no such document: changed, deleted or purged since), revid, body. The
-    /// table's columns are renamed in a subquery (SQLite flattens it), so that the other
-    /// table's names (`docid`) stay unambiguous.
+    /// For another table's query: a LEFT JOIN of each of its rows to the document whose
+    /// current revision is at the sequence `sequence` names (an SQL expression over that
+    /// table's columns) — a view index's rows read with their documents in the scan's own
+    /// statement, a rowid lookup each, instead of a second statement reading a page's
+    /// documents by a list of sequences (bench_mango's range find: 79.4 M instructions
+    /// then, 73.9 M). The columns it adds: the document's ID (NULL when no row is at that
+    /// sequence), flags, revid, body. Whether the joined row is the live document the caller
+    /// wants — its ID the one expected, not `deletedFlags` — is for the reader to test on
+    /// the columns it reads anyway (cblite_copy_scan_rows): as conditions of the join they
+    /// cost a few VDBE opcodes a row more. The table's columns are renamed in a subquery
+    /// (SQLite flattens it), so that the other table's names (`docid`) stay unambiguous.
     struct LiveJoin: Equatable {
         let columns: String
         let clause: String
+        let deletedFlags: Int64
     }
 
-    func liveJoin(sequence: String, docID: String) -> LiveJoin {
-        LiveJoin(columns: "doc_sequence, doc_revid, doc_body",
+    func liveJoin(sequence: String) -> LiveJoin {
+        LiveJoin(columns: "doc_docid, doc_flags, doc_revid, doc_body",
                  clause: "LEFT JOIN (SELECT sequence AS doc_sequence, docid AS doc_docid, flags AS doc_flags, "
-                    + "revid AS doc_revid, body AS doc_body FROM \(table)) ON doc_sequence = \(sequence) "
-                    + "AND doc_docid = \(docID) AND (doc_flags & \(DocFlags.deleted.rawValue)) = 0")
+                    + "revid AS doc_revid, body AS doc_body FROM \(table)) ON doc_sequence = \(sequence)",
+                 deletedFlags: DocFlags.deleted.rawValue)
     }
 
     /// Sequence, flags and current revision, or nil when absent.

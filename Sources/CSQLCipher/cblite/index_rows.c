@@ -235,8 +235,9 @@ static inline const unsigned char* column_bytes(sqlite3_stmt* stmt, int c, int* 
     return p;
 }
 
-int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int with_doc, int max_rows, int pending, unsigned char* buf,
-                          int64_t capacity, int64_t* used, cblite_scan_row* rows, int* pending_out, int* rc) {
+int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int with_doc, int64_t deleted_flags, int max_rows, int pending,
+                          unsigned char* buf, int64_t capacity, int64_t* used, cblite_scan_row* rows, int* pending_out,
+                          int* rc) {
     int copied = 0;
     *pending_out = 0;
     *rc = SQLITE_ROW;
@@ -250,16 +251,21 @@ int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int with_doc, int ma
         const unsigned char* docid = column_bytes(stmt, 0, &docid_len);
         const unsigned char* blob = column_bytes(stmt, 1, &blob_len);
         const unsigned char* key = with_key ? column_bytes(stmt, 2, &key_len) : NULL;
-        /* The joined document: its sequence (NULL: none joined), revid, body. */
+        /* The joined document: its ID (NULL: no row at the sequence), flags, revid, body.
+         * It is the row's when the IDs are equal and it is not deleted. */
         int rev_len = -1, body_len = -1, doc_found = 0;
         const unsigned char *rev = NULL, *body = NULL;
         if (with_doc) {
-            int c = with_key ? 3 : 2;
+            int c = with_key ? 3 : 2, doc_docid_len;
             const Mem* m = result_mem(stmt, c);
-            doc_found = m != NULL ? (m->flags & MEM_Null) == 0 : sqlite3_column_type(stmt, c) != SQLITE_NULL;
+            int joined = m != NULL ? (m->flags & MEM_Null) == 0 : sqlite3_column_type(stmt, c) != SQLITE_NULL;
+            const unsigned char* doc_docid = column_bytes(stmt, c, &doc_docid_len);
+            doc_found = joined && doc_docid_len == docid_len
+                     && (docid_len <= 0 || memcmp(doc_docid, docid, (size_t)docid_len) == 0)
+                     && (cblite_column_int64(stmt, c + 1) & deleted_flags) == 0;
             if (doc_found) {
-                rev = column_bytes(stmt, c + 1, &rev_len);
-                body = column_bytes(stmt, c + 2, &body_len);
+                rev = column_bytes(stmt, c + 2, &rev_len);
+                body = column_bytes(stmt, c + 3, &body_len);
             }
         }
         /* The row blob is decoded where SQLite holds it; only its texts (key JSON, value,

@@ -65,8 +65,10 @@ typedef struct cblite_scan_row {
     cblite_span doc_rev, doc_body;
 } cblite_scan_row;
 
-/* Copies the rows of a scan "SELECT docid, row[, key][, doc sequence, revid, body] ..."
- * (the last three with with_doc: a LEFT JOIN to the documents) into buf[*used...] (every
+/* Copies the rows of a scan "SELECT docid, row[, key][, doc docid, flags, revid, body] ..."
+ * (the last four with with_doc: a LEFT JOIN to the documents by sequence; the document is
+ * the row's when its ID is the row's and its flags have none of deleted_flags) into
+ * buf[*used...] (every
  * text followed by a 0 byte, so that rows lent from the buffer are C strings) and decodes
  * each into rows[i]: one call per page instead of several per row from Swift.
  *
@@ -75,7 +77,8 @@ typedef struct cblite_scan_row {
  * *rc is SQLITE_DONE at the end, SQLITE_ROW when it stopped with rows left (max_rows
  * reached, or *pending_out set: the current row did not fit in `capacity`, so grow the
  * buffer and call again with pending), or an SQLite error code. */
-int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int with_doc, int max_rows, int pending, unsigned char* buf,
-                          int64_t capacity, int64_t* used, cblite_scan_row* rows, int* pending_out, int* rc);
+int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int with_doc, int64_t deleted_flags, int max_rows, int pending,
+                          unsigned char* buf, int64_t capacity, int64_t* used, cblite_scan_row* rows, int* pending_out,
+                          int* rc);
 
 #endif

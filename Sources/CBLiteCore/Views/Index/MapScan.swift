@@ -199,7 +199,7 @@ final class MapScan: RowSource {
                                                   byKeys: keys != nil, readsKey: fixedKey == nil, limit: pageSize,
                                                   documents: documents)
                 guard let n = try ViewStorage.scanPage(conn, shape, args: joinArgs + segment.args, { s in
-                    try arena.copyScanRows(from: s, withKey: fixedKey == nil, withDocument: documents != nil,
+                    try arena.copyScanRows(from: s, withKey: fixedKey == nil, document: documents,
                                            maxRows: pageSize - count, into: rows + count)
                 }) else { return 0 }                   // the index was deleted meanwhile
                 count += n

@@ -16,9 +16,10 @@ extension ViewStorage {
     }
 
     /// The expressions by which a scan's rows join their documents (DocumentStore.liveJoin):
-    /// the sequence the row blob records (index_rows.c) and the emitting document's ID.
+    /// the sequence the row blob records (index_rows.c); the copy checks the document's ID
+    /// is the emitting document's (`docid`).
     static func documentsJoin(_ docs: DocumentStore) -> DocumentStore.LiveJoin {
-        docs.liveJoin(sequence: "cblite_row_sequence(row)", docID: "docid")
+        docs.liveJoin(sequence: "cblite_row_sequence(row)")
     }
 
     /// The same join, restricted to rows whose key is at least a lower key and below an
@@ -28,7 +29,7 @@ extension ViewStorage {
     static func documentsJoin(_ docs: DocumentStore, keyAtLeast: Bool, keyBelow: Bool) -> DocumentStore.LiveJoin {
         guard keyAtLeast || keyBelow else { return documentsJoin(docs) }
         let cond = [keyAtLeast ? "key >= ?" : nil, keyBelow ? "key < ?" : nil].compactMap { $0 }.joined(separator: " AND ")
-        return docs.liveJoin(sequence: "CASE WHEN \(cond) THEN cblite_row_sequence(row) END", docID: "docid")
+        return docs.liveJoin(sequence: "CASE WHEN \(cond) THEN cblite_row_sequence(row) END")
     }
 
     /// The statement texts of scan pages, by shape: the same few serve every query of a

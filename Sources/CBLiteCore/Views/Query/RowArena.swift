@@ -86,16 +86,17 @@ final class RowArena {
     }
 
     /// Copies the next rows of an index scan ("SELECT docid, row[, key][, the joined
-    /// document's sequence, revid, body]") into the arena and decodes them into `rows`
+    /// document's docid, flags, revid, body]": `document`, its join) into the arena and decodes them into `rows`
     /// (room for maxRows), in C (cblite_copy_scan_rows: a page costs a few calls instead of
     /// several per row). Returns the rows copied; fewer than `maxRows` means the statement
     /// is done.
-    func copyScanRows(from s: Statement, withKey: Bool, withDocument: Bool, maxRows: Int,
+    func copyScanRows(from s: Statement, withKey: Bool, document: DocumentStore.LiveJoin?, maxRows: Int,
                       into rows: UnsafeMutablePointer<cblite_scan_row>) throws -> Int {
         var total = 0, pending: Int32 = 0
         while total < maxRows {
             var usedBytes = Int64(used), pendingOut: Int32 = 0, rc: Int32 = 0
-            let copied = cblite_copy_scan_rows(s.handle, withKey ? 1 : 0, withDocument ? 1 : 0, Int32(maxRows - total), pending,
+            let copied = cblite_copy_scan_rows(s.handle, withKey ? 1 : 0, document == nil ? 0 : 1, document?.deletedFlags ?? 0,
+                                               Int32(maxRows - total), pending,
                                                base, Int64(capacity),
                                                &usedBytes, rows + total, &pendingOut, &rc)
             used = Int(usedBytes)
