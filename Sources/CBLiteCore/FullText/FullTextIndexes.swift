@@ -39,25 +39,16 @@ extension Collection {
     @discardableResult
     public func createTextIndex(_ index: FullTextIndex) throws -> String {
         try check()
-        var doc = JSONObject([("language", .string("query"))])
-        var parent: String? = nil
-        if let existing = try? get(docID: index.ddoc),
-           let obj = try? existing.withUnsafeBufferPointer({ try JSONParser.parseObject(bytes: $0) }) {
+        let existing = parsedDesignDocument(index.ddoc)
+        if let obj = existing {
             guard obj["language"] == .string("query") else {
                 throw CBLError.badRequest("design document \(index.ddoc) is not a query design document")
             }
             if FullTextIndex.from(designDocument: obj).contains(where: { $0.name == index.name && $0.version == index.version }) {
                 return "exists"
             }
-            parent = obj["_rev"]?.stringValue
-            doc = obj
-            doc["_id"] = nil
-            doc["_rev"] = nil
         }
-        var indexes = doc["indexes"]?.objectValue ?? JSONObject()
-        indexes[index.name] = index.designJSON
-        doc["indexes"] = .object(indexes)
-        _ = try put(docID: index.ddoc, json: String(decoding: JSONWriter.ordered(.object(doc)), as: UTF8.self), parent: parent)
+        try putQueryIndexEntry(existing, ddocID: index.ddoc, member: "indexes", name: index.name, definition: index.designJSON)
         return "created"
     }
 
@@ -65,19 +56,10 @@ extension Collection {
     /// but its language is left. 404 when there is no such index.
     public func deleteTextIndex(name: String, ddoc: String? = nil) throws {
         let index = try textIndex(named: name, ddoc: ddoc)
-        guard let existing = try? get(docID: index.ddoc),
-              var obj = try? existing.withUnsafeBufferPointer({ try JSONParser.parseObject(bytes: $0) }),
-              var indexes = obj["indexes"]?.objectValue else { throw CBLError.notFound("no full-text index named \"\(name)\"") }
-        let rev = obj["_rev"]?.stringValue
-        indexes[index.name] = nil
-        obj["indexes"] = indexes.isEmpty ? nil : .object(indexes)
-        obj["_id"] = nil
-        obj["_rev"] = nil
-        if obj.members.allSatisfy({ $0.key == "language" }) {
-            _ = try delete(docID: index.ddoc, parent: rev)
-        } else {
-            _ = try put(docID: index.ddoc, json: String(decoding: JSONWriter.ordered(.object(obj)), as: UTF8.self), parent: rev)
+        guard let obj = parsedDesignDocument(index.ddoc), obj["indexes"]?.objectValue != nil else {
+            throw CBLError.notFound("no full-text index named \"\(name)\"")
         }
+        try removeQueryIndexEntry(obj, ddocID: index.ddoc, member: "indexes", name: index.name)
         try dropTextStorage(named: index.storageName)
     }
 

@@ -74,10 +74,8 @@ extension Collection {
         let name = try string("name") ?? digest
         let index = MangoIndex(ddoc: ddocID, name: name, columns: sort.fields, partialFilter: partial)
 
-        var doc = JSONObject([("language", .string("query"))])
-        var parent: String? = nil
-        if let existing = try? get(docID: ddocID),
-           let obj = try? existing.withUnsafeBufferPointer({ try JSONParser.parseObject(bytes: $0) }) {
+        let existing = parsedDesignDocument(ddocID)
+        if let obj = existing {
             guard obj["language"] == .string("query") else {
                 throw MangoError(400, "invalid_ddoc_lang",
                                  "Existing design doc has an invalid language: \(ErlangTerm.format(obj["language"] ?? .null))")
@@ -85,15 +83,8 @@ extension Collection {
             if let old = MangoIndex.from(designDocument: obj).first(where: { $0.name == name }), old.sameDefinition(index) {
                 return ("exists", ddocID, name)
             }
-            parent = obj["_rev"]?.stringValue
-            doc = obj
-            doc["_id"] = nil
-            doc["_rev"] = nil
         }
-        var views: JSONObject = doc["views"]?.objectValue ?? JSONObject()
-        views[name] = index.viewJSON(givenDef: def)
-        doc["views"] = .object(views)
-        _ = try put(docID: ddocID, json: String(decoding: JSONWriter.ordered(.object(doc)), as: UTF8.self), parent: parent)
+        try putQueryIndexEntry(existing, ddocID: ddocID, member: "views", name: name, definition: index.viewJSON(givenDef: def))
         try? index.view(in: self).delete()           // an index of the same name's former definition
         return ("created", ddocID, name)
     }
@@ -104,20 +95,9 @@ extension Collection {
         let ddocID = MangoIndex.ddocID(ddoc)
         if type == "text" { return try deleteTextIndex(mango: ddocID, name: name) }
         if type == "nouveau" { return try deleteNouveauIndex(mango: ddocID, name: name) }
-        guard type == "json", let existing = try? get(docID: ddocID),
-              var obj = try? existing.withUnsafeBufferPointer({ try JSONParser.parseObject(bytes: $0) }),
-              let index = MangoIndex.from(designDocument: obj).first(where: { $0.name == name }),
-              var views = obj["views"]?.objectValue else { throw MangoError.indexNotFound }
-        let rev = obj["_rev"]?.stringValue
-        views[name] = nil
-        obj["views"] = views.isEmpty ? nil : .object(views)
-        obj["_id"] = nil
-        obj["_rev"] = nil
-        if obj.members.allSatisfy({ $0.key == "language" }) {
-            _ = try delete(docID: ddocID, parent: rev)
-        } else {
-            _ = try put(docID: ddocID, json: String(decoding: JSONWriter.ordered(.object(obj)), as: UTF8.self), parent: rev)
-        }
+        guard type == "json", let obj = parsedDesignDocument(ddocID),
+              let index = MangoIndex.from(designDocument: obj).first(where: { $0.name == name }) else { throw MangoError.indexNotFound }
+        try removeQueryIndexEntry(obj, ddocID: ddocID, member: "views", name: name)
         try? index.view(in: self).delete()
     }
 

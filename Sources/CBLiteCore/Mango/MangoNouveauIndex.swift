@@ -192,43 +192,23 @@ extension Collection {
         let digest = SHA1.hash(JSONWriter.canonical(.object(given))).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
         let index = try MangoNouveauIndex(ddoc: try string("ddoc") ?? digest, name: try string("name") ?? digest,
                                           definition: MangoNouveauIndex.stored(given))
-        var doc = JSONObject([("language", .string("query"))])
-        var parent: String? = nil
-        if let existing = try? get(docID: index.ddoc),
-           let obj = try? existing.withUnsafeBufferPointer({ try JSONParser.parseObject(bytes: $0) }) {
+        let existing = parsedDesignDocument(index.ddoc)
+        if let obj = existing {
             guard obj["language"] == .string("query") else {
                 throw MangoError(400, "invalid_ddoc_lang", "Existing design doc has an invalid language: \(ErlangTerm.format(obj["language"] ?? .null))")
             }
             if MangoNouveauIndex.from(designDocument: obj).contains(index) { return ("exists", index.ddoc, index.name) }
-            parent = obj["_rev"]?.stringValue
-            doc = obj
-            doc["_id"] = nil
-            doc["_rev"] = nil
         }
-        var all = doc["nouveau"]?.objectValue ?? JSONObject()
-        all[index.name] = index.designJSON
-        doc["nouveau"] = .object(all)
-        _ = try put(docID: index.ddoc, json: String(decoding: JSONWriter.ordered(.object(doc)), as: UTF8.self), parent: parent)
+        try putQueryIndexEntry(existing, ddocID: index.ddoc, member: "nouveau", name: index.name, definition: index.designJSON)
         return ("created", index.ddoc, index.name)
     }
 
     /// `DELETE /db/_index/{ddoc}/nouveau/{name}`: the design document goes when nothing but
     /// its language is left; the index's storage is dropped.
     func deleteNouveauIndex(mango ddocID: String, name: String) throws {
-        guard let existing = try? get(docID: ddocID),
-              var obj = try? existing.withUnsafeBufferPointer({ try JSONParser.parseObject(bytes: $0) }),
-              let index = MangoNouveauIndex.from(designDocument: obj).first(where: { $0.name == name }),
-              var all = obj["nouveau"]?.objectValue else { throw MangoError.indexNotFound }
-        let rev = obj["_rev"]?.stringValue
-        all[name] = nil
-        obj["nouveau"] = all.isEmpty ? nil : .object(all)
-        obj["_id"] = nil
-        obj["_rev"] = nil
-        if obj.members.allSatisfy({ $0.key == "language" }) {
-            _ = try delete(docID: ddocID, parent: rev)
-        } else {
-            _ = try put(docID: ddocID, json: String(decoding: JSONWriter.ordered(.object(obj)), as: UTF8.self), parent: rev)
-        }
+        guard let obj = parsedDesignDocument(ddocID),
+              let index = MangoNouveauIndex.from(designDocument: obj).first(where: { $0.name == name }) else { throw MangoError.indexNotFound }
+        try removeQueryIndexEntry(obj, ddocID: ddocID, member: "nouveau", name: name)
         try dropTextStorage(named: index.storageName)
     }
 

@@ -1,0 +1,42 @@
+/// The `language: "query"` design documents that hold the declarative indexes as CouchDB
+/// writes them: Mango's json indexes in `views`, text indexes in `indexes`, nouveau
+/// indexes in `nouveau`. One place reads, adds to and removes from them; each kind checks
+/// its own definition and answers its own errors.
+extension Collection {
+    /// The stored design document `ddocID`, parsed; nil when there is none.
+    func parsedDesignDocument(_ ddocID: String) -> JSONObject? {
+        guard let existing = try? get(docID: ddocID) else { return nil }
+        return try? existing.withUnsafeBufferPointer { try JSONParser.parseObject(bytes: $0) }
+    }
+
+    /// Sets entry `name` of the design document's `member` object to `definition`:
+    /// `existing` is the stored document (parsedDesignDocument; nil: a new one is made).
+    func putQueryIndexEntry(_ existing: JSONObject?, ddocID: String, member: String, name: String,
+                            definition: JSONValue) throws {
+        var doc = existing ?? JSONObject([("language", .string("query"))])
+        let parent = existing?["_rev"]?.stringValue
+        doc["_id"] = nil
+        doc["_rev"] = nil
+        var entries = doc[member]?.objectValue ?? JSONObject()
+        entries[name] = definition
+        doc[member] = .object(entries)
+        _ = try put(docID: ddocID, json: String(decoding: JSONWriter.ordered(.object(doc)), as: UTF8.self), parent: parent)
+    }
+
+    /// Removes entry `name` of the design document's `member` object; the document goes
+    /// when nothing but its language is left. `existing`: the stored document.
+    func removeQueryIndexEntry(_ existing: JSONObject, ddocID: String, member: String, name: String) throws {
+        var doc = existing
+        let rev = doc["_rev"]?.stringValue
+        doc["_id"] = nil
+        doc["_rev"] = nil
+        var entries = doc[member]?.objectValue ?? JSONObject()
+        entries[name] = nil
+        doc[member] = entries.isEmpty ? nil : .object(entries)
+        if doc.members.allSatisfy({ $0.key == "language" }) {
+            _ = try delete(docID: ddocID, parent: rev)
+        } else {
+            _ = try put(docID: ddocID, json: String(decoding: JSONWriter.ordered(.object(doc)), as: UTF8.self), parent: rev)
+        }
+    }
+}
