@@ -60,18 +60,9 @@ extension Collection {
             let s = try Selector(p)
             partial = s.isEmpty ? nil : s
         }
-        func string(_ k: String) throws -> String? {
-            guard let v = o[k] else { return nil }
-            guard case .string(let s) = v, !s.isEmpty else {
-                throw MangoError(400, "invalid_index_name", "Invalid index name: \(ErlangTerm.format(v))")
-            }
-            return s
-        }
-        // Unnamed: the definition's digest names both, as CouchDB does (its digest is of
-        // an Erlang term, so the names differ from CouchDB's).
-        let digest = SHA1.hash(JSONWriter.canonical(def)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-        let ddocID = MangoIndex.ddocID(try string("ddoc") ?? digest)
-        let name = try string("name") ?? digest
+        let names = try QueryIndexNaming.names(o, definition: def)
+        let ddocID = MangoIndex.ddocID(names.ddoc)
+        let name = names.name
         let index = MangoIndex(ddoc: ddocID, name: name, columns: sort.fields, partialFilter: partial)
 
         let existing = parsedDesignDocument(ddocID)

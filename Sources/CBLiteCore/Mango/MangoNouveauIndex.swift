@@ -182,15 +182,8 @@ extension Collection {
         guard case .object(let given)? = o["index"] else {
             throw MangoError.invalidIndex("Text indexes must be an object, not: \(ErlangTerm.format(o["index"] ?? .null))")
         }
-        func string(_ k: String) throws -> String? {
-            guard let v = o[k] else { return nil }
-            guard case .string(let s) = v, !s.isEmpty else {
-                throw MangoError(400, "invalid_index_name", "Invalid index name: \(ErlangTerm.format(v))")
-            }
-            return s
-        }
-        let digest = SHA1.hash(JSONWriter.canonical(.object(given))).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-        let index = try MangoNouveauIndex(ddoc: try string("ddoc") ?? digest, name: try string("name") ?? digest,
+        let names = try QueryIndexNaming.names(o, definition: .object(given))
+        let index = try MangoNouveauIndex(ddoc: names.ddoc, name: names.name,
                                           definition: MangoNouveauIndex.stored(given))
         let existing = parsedDesignDocument(index.ddoc)
         if let obj = existing {

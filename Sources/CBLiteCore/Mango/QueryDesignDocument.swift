@@ -2,6 +2,25 @@
 /// writes them: Mango's json indexes in `views`, text indexes in `indexes`, nouveau
 /// indexes in `nouveau`. One place reads, adds to and removes from them; each kind checks
 /// its own definition and answers its own errors.
+enum QueryIndexNaming {
+    /// The `ddoc` and `name` of an `_index` request (non-empty strings, else CouchDB's
+    /// invalid_index_name); either left out is the digest of `definition`, as CouchDB
+    /// names unnamed indexes (its digest is of an Erlang term, so the names differ).
+    static func names(_ request: JSONObject, definition: JSONValue) throws -> (ddoc: String, name: String) {
+        func string(_ k: String) throws -> String? {
+            guard let v = request[k] else { return nil }
+            guard case .string(let s) = v, !s.isEmpty else {
+                throw MangoError(400, "invalid_index_name", "Invalid index name: \(ErlangTerm.format(v))")
+            }
+            return s
+        }
+        let ddoc = try string("ddoc"), name = try string("name")
+        if let ddoc, let name { return (ddoc, name) }
+        let digest = Hex.encode(SHA1.hash(JSONWriter.canonical(definition)))
+        return (ddoc ?? digest, name ?? digest)
+    }
+}
+
 extension Collection {
     /// The stored design document `ddocID`, parsed; nil when there is none.
     func parsedDesignDocument(_ ddocID: String) -> JSONObject? {

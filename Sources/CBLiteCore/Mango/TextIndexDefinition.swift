@@ -39,17 +39,9 @@ enum TextIndexDefinition {
         if analyzer == nil, case .object(let df)? = d["default_field"] { analyzer = df["analyzer"] }
         var partial: Selector? = nil
         if let p = d["partial_filter_selector"] ?? d["selector"] { partial = try Selector(p) }
-        func string(_ k: String) throws -> String? {
-            guard let v = o[k] else { return nil }
-            guard case .string(let s) = v, !s.isEmpty else {
-                throw MangoError(400, "invalid_index_name", "Invalid index name: \(ErlangTerm.format(v))")
-            }
-            return s
-        }
-        // Unnamed: the definition's digest names both, as for json indexes.
-        let digest = SHA1.hash(JSONWriter.canonical(.object(d))).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        let names = try QueryIndexNaming.names(o, definition: .object(d))
         do {
-            return try FullTextIndex(ddoc: try string("ddoc") ?? digest, name: try string("name") ?? digest, fields: fields,
+            return try FullTextIndex(ddoc: names.ddoc, name: names.name, fields: fields,
                                      analyzer: try FullTextAnalyzer(json: analyzer), partialFilter: partial)
         } catch let e as CBLError {
             throw MangoError.invalidIndex(e.message)

@@ -238,7 +238,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
         // A quick read has no body (isQuickRead checks): its response may end before the
         // request's `.end` arrives, and must not be taken for one that left a body unread.
         state = .active(id: id, body: body, cancellation: cancellation, bodyDone: quick)
-        if !quick { startBodyGuard(context: context) }
+        // Only a body still to come is timed: most requests have none, and a timer
+        // scheduled and cancelled for each would be work on every one of them.
+        let announcesBody = head.headers.contains(name: "Transfer-Encoding")
+            || (head.headers.first(name: "Content-Length").flatMap(Int.init) ?? 0) > 0
+        if !quick && announcesBody { startBodyGuard(context: context) }
         let writer = ResponseWriter(channel: context.channel, version: head.version, isHead: head.method == .HEAD,
                                     keepAlive: head.isKeepAlive, requestID: RequestID.choose(clientGiven: head.headers.first(name: RequestID.header)),
                                     bodyTimeMs: { body.receivingMs },
