@@ -163,12 +163,13 @@ final class MangoTests: CBLCollectionTestCase {
         XCTAssertEqual(try ids(#"{"age":{"$gte":25},"name":{"$ne":"bob"}}"#), ["a", "c"])
     }
 
-    /// The key bounds outside which the key filter rejects every row (whose documents a
-    /// find does not read): every key it accepts is within them, and the rows at a strict
-    /// condition's value are outside.
-    func testKeyFilterDocumentBoundsHoldEveryAcceptedKey() throws {
+    /// A scan range split by the key filter's bounds (KeyFilter.split): every key of the
+    /// range is in exactly one part; the filter rejects every key below or above; it
+    /// accepts only keys within, and every one of them when its bounds decide. Over ranges
+    /// from none to a strict condition's own (a find's rows `[40]` of `$lt 40`).
+    func testKeyFilterSplitsARangeIntoRejectedAndReadRows() throws {
         let values = ["null", "false", "0", "-1", "1", "7", "7.5", "40", "1e300", "\"a\"", "\"b\"", "[]", "[7]", "{}"]
-        let ops = ["$lt", "$lte", "$eq", "$gte", "$gt", "$ne"]
+        let ops = ["$lt", "$lte", "$eq", "$gte", "$gt", "$ne", "$exists"]
         var keys: [[UInt8]] = []
         for v in values {
             let x = try JSONParser.parse(v)
@@ -176,24 +177,51 @@ final class MangoTests: CBLCollectionTestCase {
             keys.append(CollatableKey.encode(.array([x, .int(3)])))
             keys.append(CollatableKey.encode(.array([x, .string("z")])))
         }
-        keys.append(CollatableKey.encode(.array([])))
-        var bounded = 0
+        // (A json index's keys hold an item a column: never `[]`.)
+        func contains(_ r: QueryOptions.Range?, _ k: [UInt8]) -> Bool {
+            guard let r else { return false }
+            XCTAssertNil(r.lowerDocID); XCTAssertNil(r.upperDocID)
+            if let lo = r.lower, CollatableKey.compare(k, lo) < (r.lowerInclusive ? 0 : 1) { return false }
+            if let hi = r.upper, CollatableKey.compare(k, hi) > (r.upperInclusive ? 0 : -1) { return false }
+            return true
+        }
+        let seven = try JSONParser.parse("7")
+        let ranges: [QueryOptions.Range] = [
+            QueryOptions.Range(),
+            QueryOptions.Range(lower: CollatableKey.encode(.array([seven])), upper: IndexKeys.encode([.int(40)], open: true)),
+            QueryOptions.Range(lower: CollatableKey.encode(.array([seven])), upper: CollatableKey.encode(.array([.int(40)]))),
+            QueryOptions.Range(lower: IndexKeys.encode([seven], open: true), lowerInclusive: false,
+                               upper: CollatableKey.encode(.array([.string("a")])), upperInclusive: false)]
+        var split = 0, decided = 0
         for op1 in ops { for v1 in values { for (op2, v2) in [("", "")] + ops.map { ($0, "7") } {
-            var sel = "{\"age\":{\"\(op1)\":\(v1)"
-            if op2 != "", op2 != op1 { sel += ",\"\(op2)\":\(v2)" }
+            var sel = "{\"age\":{\"\(op1)\":\(op1 == "$exists" ? "true" : v1)"
+            if op2 != "", op2 != op1 { sel += ",\"\(op2)\":\(op2 == "$exists" ? "true" : v2)" }
             sel += "}}"
             guard let f = KeyFilter(try Selector(json: sel), columns: ["age", "name"]) else { continue }
-            let (lo, hi) = f.documentKeys
-            if lo != nil || hi != nil { bounded += 1 }
-            for k in keys where k.withUnsafeBufferPointer(f.accepts) {
-                if let lo { XCTAssertGreaterThanOrEqual(CollatableKey.compare(k, lo), 0, "\(sel): \(k) below \(lo)") }
-                if let hi { XCTAssertLessThan(CollatableKey.compare(k, hi), 0, "\(sel): \(k) not below \(hi)") }
+            if f.boundsDecide { decided += 1 }
+            for range in ranges {
+                let (below, within, above) = f.split(range)
+                if below != nil || above != nil { split += 1 }
+                for k in keys {
+                    let parts = [below, within, above].filter { contains($0, k) }.count
+                    XCTAssertEqual(parts, contains(range, k) ? 1 : 0, "\(sel): \(k) in \(parts) parts")
+                    let accepted = k.withUnsafeBufferPointer(f.accepts)
+                    if contains(below, k) || contains(above, k) { XCTAssertFalse(accepted, "\(sel): \(k) outside, accepted") }
+                    if contains(within, k) && f.boundsDecide { XCTAssertTrue(accepted, "\(sel): \(k) within, rejected") }
+                }
             }
         } } }
-        XCTAssertGreaterThan(bounded, 100)
+        XCTAssertGreaterThan(split, 300)
+        XCTAssertGreaterThan(decided, 100)
+        // `$lt 40` over its find's range: the rows of [40] are above, none within.
         let f = try XCTUnwrap(KeyFilter(try Selector(json: #"{"age":{"$gt":20,"$lt":40}}"#), columns: ["age"]))
-        XCTAssertLessThan(CollatableKey.compare(CollatableKey.encode(.array([.int(20), .int(9)])), f.documentKeys.lower!), 0)
-        XCTAssertEqual(CollatableKey.compare(CollatableKey.encode(.array([.int(40)])), f.documentKeys.upper!), 0)
+        XCTAssertTrue(f.boundsDecide)
+        let parts = f.split(QueryOptions.Range(lower: CollatableKey.encode(.array([.int(20)])), upper: IndexKeys.encode([.int(40)], open: true)))
+        XCTAssertTrue(contains(parts.below, CollatableKey.encode(.array([.int(20), .int(9)]))))
+        XCTAssertTrue(contains(parts.above, CollatableKey.encode(.array([.int(40)]))))
+        XCTAssertFalse(contains(parts.within, CollatableKey.encode(.array([.int(40)]))))
+        XCTAssertFalse(try XCTUnwrap(KeyFilter(try Selector(json: #"{"age":{"$gt":20,"$ne":30}}"#), columns: ["age"])).boundsDecide)
+        XCTAssertFalse(try XCTUnwrap(KeyFilter(try Selector(json: #"{"age":20,"name":"x"}"#), columns: ["age", "name"])).boundsDecide)
     }
 
     /// A live find runs its query again after each change and delivers its documents

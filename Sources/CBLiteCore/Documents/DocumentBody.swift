@@ -1,3 +1,5 @@
+import CSQLCipher
+
 /// A document body as given by the caller, split into metadata and content.
 struct DocumentBody {
     var docID: String?
@@ -124,57 +126,31 @@ enum DocumentJSON {
     /// The common case, written straight into storage of its final size: no extras, and an
     /// ID and revision with nothing to escape (what `write` gives for them; its growing
     /// array and the copy out of it cost a read ~900 instructions, callgrind).
-    /// (The layout of `writePlain`, spelled out again: written through it, this closure was
-    /// no longer inlined, +50 instructions a read, callgrind.)
     private static func renderPlain<Out: TextOutput>(docID: UnsafeBufferPointer<UInt8>, rev: UnsafeBufferPointer<UInt8>,
                                                      deleted: Bool, body: UnsafeBufferPointer<UInt8>?) -> Out? {
-        guard JSONWriter.escapeFreePrefix(docID) == docID.count, JSONWriter.escapeFreePrefix(rev) == rev.count else { return nil }
-        // The body's members and its closing brace, when it has members.
-        let members = body.flatMap { $0.count > 2 ? UnsafeBufferPointer(rebasing: $0[1...]) : nil }
-        let head: StaticString = "{\"_id\":\"", middle: StaticString = "\",\"_rev\":\"", deletedFlag: StaticString = ",\"_deleted\":true"
-        let count = head.utf8CodeUnitCount + docID.count + middle.utf8CodeUnitCount + rev.count + 1
-            + (deleted ? deletedFlag.utf8CodeUnitCount : 0) + (members.map { 1 + $0.count } ?? 1)
-        return Out.make(count: count) { start in
-            var p = start
-            func put(_ s: StaticString) { p.update(from: s.utf8Start, count: s.utf8CodeUnitCount); p += s.utf8CodeUnitCount }
-            func put(_ b: UnsafeBufferPointer<UInt8>) { if let base = b.baseAddress { p.update(from: base, count: b.count) }; p += b.count }
-            func put(_ c: UInt8) { p.pointee = c; p += 1 }
-            put(head); put(docID); put(middle); put(rev); put(UInt8(ascii: "\""))
-            if deleted { put(deletedFlag) }
-            if let members { put(UInt8(ascii: ",")); put(members) } else { put(UInt8(ascii: "}")) }
-            assert(p - start == count, "rendered length differs from the computed one")
-        }
+        guard let count = plainLength(docID: docID, rev: rev, deleted: deleted, body: body) else { return nil }
+        return Out.make(count: count) { writePlain(at: $0, docID: docID, rev: rev, deleted: deleted, body: body) }
     }
 
-    private static let head: StaticString = "{\"_id\":\"", middle: StaticString = "\",\"_rev\":\"",
-                       deletedFlag: StaticString = ",\"_deleted\":true"
-
     /// The length of the plain rendering (no extras), nil when the ID or revision needs
-    /// escaping (then `write` renders it).
+    /// escaping (then `write` renders it). The layout's one owner is C's
+    /// cblite_document_json.h, which a find's page copy renders with too.
     @inline(__always)
     static func plainLength(docID: UnsafeBufferPointer<UInt8>, rev: UnsafeBufferPointer<UInt8>, deleted: Bool,
                             body: UnsafeBufferPointer<UInt8>?) -> Int? {
-        guard JSONWriter.escapeFreePrefix(docID) == docID.count, JSONWriter.escapeFreePrefix(rev) == rev.count else { return nil }
-        let members = (body?.count ?? 0) > 2 ? body!.count : 1   // ",members}" or "}"
-        return head.utf8CodeUnitCount + docID.count + middle.utf8CodeUnitCount + rev.count + 1
-            + (deleted ? deletedFlag.utf8CodeUnitCount : 0) + members
+        let n = cblite_plain_document_length(docID.baseAddress, Int64(docID.count), rev.baseAddress, Int64(rev.count),
+                                             deleted ? 1 : 0, Int64(body?.count ?? -1))
+        return n < 0 ? nil : Int(n)
     }
 
     /// Writes the plain rendering at `start` (`plainLength` bytes; the caller checked it):
     /// the view indexer renders a chunk of documents into one buffer.
-    @inline(never)
+    @inline(__always)
     static func writePlain(at start: UnsafeMutablePointer<UInt8>, docID: UnsafeBufferPointer<UInt8>,
                            rev: UnsafeBufferPointer<UInt8>, deleted: Bool, body: UnsafeBufferPointer<UInt8>?) {
-        // The body's members and its closing brace, when it has members.
-        let members = body.flatMap { $0.count > 2 ? UnsafeBufferPointer(rebasing: $0[1...]) : nil }
-        var p = start
-        func put(_ s: StaticString) { p.update(from: s.utf8Start, count: s.utf8CodeUnitCount); p += s.utf8CodeUnitCount }
-        func put(_ b: UnsafeBufferPointer<UInt8>) { if let base = b.baseAddress { p.update(from: base, count: b.count) }; p += b.count }
-        func put(_ c: UInt8) { p.pointee = c; p += 1 }
-        put(head); put(docID); put(middle); put(rev); put(UInt8(ascii: "\""))
-        if deleted { put(deletedFlag) }
-        if let members { put(UInt8(ascii: ",")); put(members) } else { put(UInt8(ascii: "}")) }
-        assert(p - start == plainLength(docID: docID, rev: rev, deleted: deleted, body: body), "rendered length differs from the computed one")
+        let end = cblite_write_plain_document(start, docID.baseAddress, Int64(docID.count), rev.baseAddress, Int64(rev.count),
+                                              deleted ? 1 : 0, body?.baseAddress, Int64(body?.count ?? -1))
+        assert(end! - start == plainLength(docID: docID, rev: rev, deleted: deleted, body: body), "rendered length differs from the computed one")
     }
 
     /// Appends the rendering to `w` (the view indexer renders a chunk of documents into

@@ -24,6 +24,15 @@ public final class FindCursor {
     /// (CouchDB's covering indexes), the result is made from the key.
     let covering: Bool
     private let keyFilter: KeyFilter?
+    /// The scan reads only the rows within the key filter's bounds (KeyFilter.split); the
+    /// rows of its range before and after them in scan order are rejected unread, and
+    /// counted as examined when the scan reaches them: the first part before the first
+    /// page, the last once the rows within are done (as a scan of every row would).
+    private var rejectedFirst: QueryOptions.Range?
+    private var rejectedLast: QueryOptions.Range?
+    private var indexTable: String?
+    /// The scan's rows pass the key filter without a check (its bounds decide).
+    private var scanRowsPass = false
 
     private struct Entry {
         var key: RowArena.Span          // the key's JSON (`_all_docs`: made once returned)
@@ -90,11 +99,19 @@ public final class FindCursor {
             // The documents are read in the scan's statement unless none is needed (a
             // covering index) or each is read again with its conflicts.
             let readsDocuments = !covering && !request.conflicts
-            // Rows the key filter rejects need no document when the index is current (update).
-            let documentKeys = request.update ? keyFilter?.documentKeys ?? (nil, nil) : (nil, nil)
-            source = MapScan(store: collection.store, table: st.map { ViewStorage.table($0.id) }, range: range,
+            indexTable = st.map { ViewStorage.table($0.id) }
+            // Rows outside the key filter's bounds are rejected unread when the index is
+            // current (update: false leaves rows older than their documents, which decide).
+            if request.update, let f = keyFilter {
+                let parts = f.split(range)
+                (rejectedFirst, rejectedLast) = request.sort.descending ? (parts.above, parts.below) : (parts.below, parts.above)
+                range = parts.within ?? range
+                if parts.within == nil { scanDone = true }
+                scanRowsPass = f.boundsDecide
+            }
+            source = MapScan(store: collection.store, table: indexTable, range: range,
                              descending: request.sort.descending, documents: readsDocuments ? collection.docStore : nil,
-                             documentKeys: documentKeys, pageSize: readsDocuments ? FindCursor.pageSize : MapScan.pageSize)
+                             pageSize: readsDocuments ? FindCursor.pageSize : MapScan.pageSize, arena: arena)
         }
     }
 
@@ -132,7 +149,12 @@ public final class FindCursor {
     private func nextEntry(mayFetch: Bool) throws -> Entry? {
         while returned < request.limit {
             if entryIndex >= entries.count {
-                if scanDone || !mayFetch { return nil }
+                guard mayFetch else { return nil }
+                if let r = rejectedFirst { rejectedFirst = nil; try countRejected(r) }
+                if scanDone {
+                    if let r = rejectedLast { rejectedLast = nil; try countRejected(r) }
+                    return nil
+                }
                 try fetchPage()
                 continue
             }
@@ -227,23 +249,40 @@ public final class FindCursor {
         if request.conflicts { try readWithConflicts() }
     }
 
+    /// Rows of the scan's range rejected by the key filter's bounds, unread: examined.
+    private func countRejected(_ range: QueryOptions.Range) throws {
+        guard let table = indexTable else { return }
+        let n: Int64
+        do {
+            n = try collection.store.read { conn in try ViewStorage.countRows(conn, table: table, counts: nil, range: range) }
+        } catch let e as CBLError where e.message.contains("no such table") {
+            n = 0                                   // the index was deleted meanwhile, as MapScan reads it
+        }
+        keysExamined += n
+        docsExamined += n
+    }
+
     /// The next page of a json index's rows, read with their documents (see MapScan), and
     /// the documents of those the key filter keeps.
     private func indexPage() throws {
         guard let source else { return }
-        source.recycle()
         var changed: [Int] = []                  // entries whose document is no longer at the row's sequence
-        var taken = 0
-        while taken < FindCursor.pageSize {
-            let n = try source.next(into: scanRows, max: min(FindCursor.scanRun, FindCursor.pageSize - taken))
-            if n == 0 { scanDone = true; break }
-            taken += n
+        // One index page: MapScan copies its texts into this cursor's arena, where the
+        // entries keep them (a copy of each key, ID and document again cost ~300
+        // instructions a row, callgrind).
+        var mayFetch = true
+        while true {
+            let n = try source.next(into: scanRows, max: FindCursor.scanRun, mayFetch: mayFetch)
+            if n == 0 { if mayFetch { scanDone = true }; break }
+            mayFetch = false
+            let base = arena.baseAddress         // the rows' texts' offsets: stores below may grow the arena
             for r in 0..<n {
                 let row = scanRows[r]
                 guard let d = row.docID else { continue }
-                var e = Entry(key: arena.store(row.key), id: arena.store(d), doc: .none, state: .indexed)
+                var e = Entry(key: RowArena.span(row.key, base: base), id: RowArena.span(d, base: base), doc: .none,
+                              state: .indexed)
                 // Whether the key passes the key filter (nil: no filter, or no key to check).
-                let keyPasses = keyFilter.flatMap { f in row.collatableKey.map(f.accepts) }
+                let keyPasses = scanRowsPass ? true : keyFilter.flatMap { f in row.collatableKey.map(f.accepts) }
                 if covering {
                     e.state = .covered
                 } else if keyPasses == false && request.update {
@@ -252,7 +291,9 @@ public final class FindCursor {
                     // A stale index (update false) may hold an older revision: the document decides.
                     if keyFilter != nil && keyPasses != true { e.state = .unchecked }
                     if !request.conflicts {
-                        if let rev = row.joinedRevID {
+                        if let doc = row.doc {
+                            e.doc = RowArena.span(doc, base: base)
+                        } else if let rev = row.joinedRevID {
                             e.doc = storeDocument(id: d, rev: rev, body: row.joinedBody)
                         } else {
                             changed.append(entries.count)

@@ -21,9 +21,13 @@ struct KeyFilter {
 
     private let checks: [Check]
     /// The keys (CollatableKey) outside which a condition on the first column rejects every
-    /// row: at least `lower`, below `upper`. A scan reads its range's end rows too (a
-    /// `$lt 40`'s `[40]`, as CouchDB does), and need not read their documents.
-    let documentKeys: (lower: [UInt8]?, upper: [UInt8]?)
+    /// row: at least `lower`, below `upper` (see `split`).
+    private let bounds: (lower: [UInt8]?, upper: [UInt8]?)
+    /// `upper` is an open key (`[X, <above every value>]`), which no stored key equals.
+    private let upperIsOpen: Bool
+    /// Every row within the bounds passes every check: the checks are the first column's
+    /// comparisons (not `$ne`) and `$exists`, which the bounds are exactly.
+    let boundsDecide: Bool
     let residual: Selector.Node
     /// The residual matches every document.
     let residualIsEmpty: Bool
@@ -38,7 +42,7 @@ struct KeyFilter {
         }
         var checks: [Check] = []
         var rest: [Selector.Node] = []
-        var lower: [UInt8]?, upper: [UInt8]?
+        var lower: [UInt8]?, upper: [UInt8]?, upperIsOpen = false
         for item in items {
             guard case .field(let p?, let c) = item, p.text != "_id", p.text != "_rev",
                   let column = columns.firstIndex(of: p.text), let check = KeyFilter.check(column, c) else {
@@ -46,11 +50,13 @@ struct KeyFilter {
                 continue
             }
             checks.append(check)
-            if column == 0 { KeyFilter.narrow(&lower, &upper, c) }
+            if column == 0 { KeyFilter.narrow(&lower, &upper, &upperIsOpen, c) }
         }
         guard !checks.isEmpty else { return nil }
         self.checks = checks
-        documentKeys = (lower, upper)
+        bounds = (lower, upper)
+        self.upperIsOpen = upperIsOpen
+        boundsDecide = checks.allSatisfy { $0.op == .exists || ($0.column == 0 && $0.op != .ne) }
         residual = rest.isEmpty ? .all : (rest.count == 1 ? rest[0] : .and(rest))
         residualIsEmpty = rest.isEmpty
     }
@@ -71,19 +77,58 @@ struct KeyFilter {
 
     /// Narrows the keys a first column's condition accepts: item 0 below X is every key
     /// below `[X]`; above X, every key above `[X, <above every value>]`.
-    private static func narrow(_ lower: inout [UInt8]?, _ upper: inout [UInt8]?, _ c: Selector.Condition) {
+    private static func narrow(_ lower: inout [UInt8]?, _ upper: inout [UInt8]?, _ upperIsOpen: inout Bool,
+                               _ c: Selector.Condition) {
         func exactly(_ o: Selector.Operand) -> [UInt8] { CollatableKey.encode(.array([o.value])) }
         func above(_ o: Selector.Operand) -> [UInt8] { IndexKeys.encode([o.value], open: true) }
         func atLeast(_ k: [UInt8]) { if lower.map({ CollatableKey.compare(k, $0) > 0 }) ?? true { lower = k } }
-        func below(_ k: [UInt8]) { if upper.map({ CollatableKey.compare(k, $0) < 0 }) ?? true { upper = k } }
+        func below(_ k: [UInt8], open: Bool) {
+            if upper.map({ CollatableKey.compare(k, $0) < 0 }) ?? true { upper = k; upperIsOpen = open }
+        }
         switch c {
-        case .lt(let o): below(exactly(o))
-        case .lte(let o): below(above(o))
-        case .eq(let o): atLeast(exactly(o)); below(above(o))
+        case .lt(let o): below(exactly(o), open: false)
+        case .lte(let o): below(above(o), open: true)
+        case .eq(let o): atLeast(exactly(o)); below(above(o), open: true)
         case .gte(let o): atLeast(exactly(o))
         case .gt(let o): atLeast(above(o))
         default: break
         }
+    }
+
+    /// A scan range split by the bounds, in key order: the rows `below` the lower bound and
+    /// `above` the upper one are rejected by the filter whatever their keys hold, and need
+    /// not be read, only counted (CouchDB examines a range's every row: a `$lt 40`'s scan
+    /// ends after the rows of `[40]`, and its `total_keys_examined` counts them); the rows
+    /// `within` are read. nil for a part that holds no row. Within and the parts are each
+    /// the range intersected with a side of a bound, so they are disjoint when the bounds
+    /// are ordered; bounds that admit no key make the whole range a part (`below`).
+    func split(_ range: QueryOptions.Range) -> (below: QueryOptions.Range?, within: QueryOptions.Range?,
+                                                 above: QueryOptions.Range?) {
+        let (lower, upper) = bounds
+        if let lower, let upper, CollatableKey.compare(lower, upper) >= 0 { return (range, nil, nil) }
+        var within = range, below: QueryOptions.Range?, above: QueryOptions.Range?
+        if let lower, range.lower.map({ CollatableKey.compare(lower, $0) > 0 }) ?? true {
+            within.lower = lower; within.lowerDocID = nil; within.lowerInclusive = true
+            var b = range
+            if range.upper.map({ CollatableKey.compare(lower, $0) <= 0 }) ?? true {
+                b.upper = lower; b.upperDocID = nil; b.upperInclusive = false
+            }
+            below = b
+        }
+        if let upper {
+            let c = range.upper.map { CollatableKey.compare(upper, $0) } ?? -1
+            // Equal to the range's end: the rows of that very key, when the range holds them
+            // and a stored key can be it (an open key cannot).
+            if c < 0 || (c == 0 && (range.upperInclusive || range.upperDocID != nil) && !upperIsOpen) {
+                var a = range
+                if range.lower.map({ CollatableKey.compare(upper, $0) > 0 }) ?? true {
+                    a.lower = upper; a.lowerDocID = nil; a.lowerInclusive = true
+                }
+                above = a
+            }
+            if c <= 0 { within.upper = upper; within.upperDocID = nil; within.upperInclusive = false }
+        }
+        return (below, within, above)
     }
 
     /// Whether the row whose CollatableKey is `key` passes every key condition.

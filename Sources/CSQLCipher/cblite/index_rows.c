@@ -3,6 +3,7 @@
  * rows. Compiled inside the amalgamation (../sqlite_unit.c), after result_row.c. */
 #include "pinned_sqlite.h"
 #include "cblite_index_rows.h"
+#include "cblite_document_json.h"
 #include <string.h>
 
 enum { COL_KEY, COL_DOCID, COL_N, COL_ROW, COL_ROWS };
@@ -280,14 +281,29 @@ int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int with_doc, int64_
             if (r->fields.key_json.length >= 0) texts_from = r->fields.key_json.offset;
         }
         int texts_len = blob == NULL ? 0 : blob_len - texts_from;
+        /* The document rendered at once when its ID and revision need no escaping. */
+        int64_t rendered_len = doc_found ? cblite_plain_document_length(docid, docid_len < 0 ? 0 : docid_len, rev,
+                                                                        rev_len < 0 ? 0 : rev_len, 0, body_len) : -1;
         int64_t need = (docid_len >= 0 ? docid_len + 1 : 0) + (key_len >= 0 ? key_len + 1 : 0) + texts_len
-                     + (rev_len >= 0 ? rev_len + 1 : 0) + (body_len >= 0 ? body_len + 1 : 0);
+                     + (rendered_len >= 0 ? rendered_len + 1
+                                          : (rev_len >= 0 ? rev_len + 1 : 0) + (body_len >= 0 ? body_len + 1 : 0));
         if (*used + need > capacity || *used + need > INT32_MAX) { *pending_out = 1; return copied; }
         copy_text(buf, used, docid, docid_len, &r->docid);
         copy_text(buf, used, key, key_len, &r->key);
         r->doc_found = doc_found;
-        copy_text(buf, used, rev, rev_len, &r->doc_rev);
-        copy_text(buf, used, body, body_len, &r->doc_body);
+        r->doc_rendered = rendered_len >= 0;
+        if (rendered_len >= 0) {
+            unsigned char* start = buf + *used;
+            unsigned char* end = cblite_write_plain_document(start, docid, docid_len < 0 ? 0 : docid_len, rev,
+                                                             rev_len < 0 ? 0 : rev_len, 0, body, body_len);
+            *end = 0;
+            r->doc_rev.offset = 0; r->doc_rev.length = -1;
+            r->doc_body.offset = (int32_t)*used; r->doc_body.length = (int32_t)rendered_len;
+            *used += rendered_len + 1;
+        } else {
+            copy_text(buf, used, rev, rev_len, &r->doc_rev);
+            copy_text(buf, used, body, body_len, &r->doc_body);
+        }
         if (texts_len > 0) {
             int32_t shift = (int32_t)*used - texts_from;
             memcpy(buf + *used, blob + texts_from, (size_t)texts_len);

@@ -60,14 +60,16 @@ typedef struct cblite_scan_row {
     cblite_span docid, key;
     int32_t damaged;
     /* A scan joined to the documents (with_doc): whether it found the row's document, and
-     * that document's revision ID and body (length -1: none). */
-    int32_t doc_found;
+     * that document's revision ID and body (length -1: none) — or, when doc_rendered, the
+     * document rendered with its ID and revision (cblite_document_json.h) in doc_body. */
+    int32_t doc_found, doc_rendered;
     cblite_span doc_rev, doc_body;
 } cblite_scan_row;
 
 /* Copies the rows of a scan "SELECT docid, row[, key][, doc docid, flags, revid, body] ..."
  * (the last four with with_doc: a LEFT JOIN to the documents by sequence; the document is
- * the row's when its ID is the row's and its flags have none of deleted_flags) into
+ * the row's when its ID is the row's and its flags have none of deleted_flags, and is
+ * copied rendered when its ID and revision need no escaping) into
  * buf[*used...] (every
  * text followed by a 0 byte, so that rows lent from the buffer are C strings) and decodes
  * each into rows[i]: one call per page instead of several per row from Swift.

@@ -12,14 +12,17 @@ final class MapScan: RowSource {
     private let range: QueryOptions.Range
     private let keys: [[UInt8]]?                 // CollatableKeys of "keys", in their order
     /// Rows read with their documents, in the same statement (a Mango find's scan): lent
-    /// with joinedRevID and joinedBody.
+    /// with the document rendered (`doc`), or with joinedRevID and joinedBody for an ID or
+    /// revision that needs escaping.
     private let documents: DocumentStore.LiveJoin?
-    /// The join's own parameters (its key bounds), bound before the page's.
-    private let joinArgs: [SQLArg]
     /// Rows a page reads at most (a smaller page for rows read with their documents).
     private let pageSize: Int
     private var keyIndex = 0
-    private var arena = RowArena(capacity: 64 * 1024)
+    private var arena: RowArena
+    /// The arena is the caller's (a find's, whose entries keep the rows' texts where the
+    /// page copy put them instead of copying each again): the caller resets it, once it has
+    /// taken every row of the page (`next(...mayFetch: false)`), never MapScan.
+    private let sharesArena: Bool
     /// Arenas of earlier index pages whose rows are still lent (a caller's page of rows
     /// may span index pages), and arenas free again since the last recycle. An arena
     /// added for a held page starts small and grows to its page: with "keys", each key is
@@ -52,7 +55,8 @@ final class MapScan: RowSource {
         range = options.keyRange()
         keys = options.keys.map { $0.map { CollatableKey.encode($0) } }
         documents = nil
-        joinArgs = []
+        arena = RowArena(capacity: 64 * 1024)
+        sharesArena = false
         pageSize = MapScan.pageSize
         rows = .allocate(capacity: pageSize)
         if table == nil { done = true }
@@ -60,21 +64,17 @@ final class MapScan: RowSource {
 
     /// A scan of a raw key range (a Mango index's, whose ends are not JSON keys), its rows
     /// read with their current documents when `documents` is given (`pageSize` rows a page),
-    /// only those whose keys are within `documentKeys` (lower inclusive, upper exclusive)
-    /// when it has bounds: the others come without.
+    /// their texts in `arena` when given (see `sharesArena`).
     init(store: Store, table: String?, range: QueryOptions.Range, descending: Bool,
-         documents: DocumentStore? = nil, documentKeys: (lower: [UInt8]?, upper: [UInt8]?) = (nil, nil),
-         pageSize: Int = MapScan.pageSize) {
+         documents: DocumentStore? = nil, pageSize: Int = MapScan.pageSize, arena shared: RowArena? = nil) {
+        arena = shared ?? RowArena(capacity: 64 * 1024)
+        sharesArena = shared != nil
         self.store = store
         self.table = table
         self.descending = descending
         self.range = range
         keys = nil
-        // A bound no tighter than the range's would only cost a comparison a row.
-        let lower = documentKeys.lower.flatMap { k in range.lower.map { CollatableKey.compare(k, $0) > 0 } ?? true ? k : nil }
-        let upper = documentKeys.upper.flatMap { k in range.upper.map { CollatableKey.compare(k, $0) < 0 } ?? true ? k : nil }
-        self.documents = documents.map { ViewStorage.documentsJoin($0, keyAtLeast: lower != nil, keyBelow: upper != nil) }
-        joinArgs = documents == nil ? [] : [lower, upper].compactMap { $0.map(SQLArg.blob) }
+        self.documents = documents.map(ViewStorage.documentsJoin)
         self.pageSize = pageSize
         rows = .allocate(capacity: pageSize)
         if table == nil { done = true }
@@ -86,8 +86,13 @@ final class MapScan: RowSource {
     /// a new index page is read only by a call that has lent no row yet, so that its
     /// errors (and a damaged row's) are the error of a call lending none.
     func next(into out: UnsafeMutablePointer<QueryRowRef>, max: Int) throws -> Int {
+        try next(into: out, max: max, mayFetch: true)
+    }
+
+    /// The same; unless `mayFetch`, 0 at the end of the current index page.
+    func next(into out: UnsafeMutablePointer<QueryRowRef>, max: Int, mayFetch: Bool) throws -> Int {
         while rowIndex >= rowCount {
-            if done { return 0 }
+            if done || !mayFetch { return 0 }
             try fetchPage()
         }
         var i = rowIndex
@@ -122,9 +127,13 @@ final class MapScan: RowSource {
                                      error: nil, sequence: r.fields.sequence, collatableKey: text(r.key))
             }
             if joined && r.doc_found != 0 {
-                // An empty revision ID is read as none (NULL): lent empty, as found.
-                out[n].joinedRevID = text(r.doc_rev) ?? UnsafeBufferPointer(start: base, count: 0)
-                out[n].joinedBody = text(r.doc_body)
+                if r.doc_rendered != 0 {
+                    out[n].doc = text(r.doc_body)
+                } else {
+                    // An empty revision ID is read as none (NULL): lent empty, as found.
+                    out[n].joinedRevID = text(r.doc_rev) ?? UnsafeBufferPointer(start: base, count: 0)
+                    out[n].joinedBody = text(r.doc_body)
+                }
             }
             n += 1
         }
@@ -164,6 +173,7 @@ final class MapScan: RowSource {
     /// An empty arena for the next index page. The current one is kept while rows lent
     /// from it may still be held.
     private func freshArena() {
+        if sharesArena { return }
         guard lentSinceRecycle else { return arena.reset() }
         heldArenas.append(arena)
         arena = spareArenas.popLast() ?? RowArena(capacity: MapScan.heldArenaCapacity)
@@ -198,7 +208,7 @@ final class MapScan: RowSource {
                 let shape = ViewStorage.ScanShape(table: table, conds: segment.conds, descending: descending,
                                                   byKeys: keys != nil, readsKey: fixedKey == nil, limit: pageSize,
                                                   documents: documents)
-                guard let n = try ViewStorage.scanPage(conn, shape, args: joinArgs + segment.args, { s in
+                guard let n = try ViewStorage.scanPage(conn, shape, args: segment.args, { s in
                     try arena.copyScanRows(from: s, withKey: fixedKey == nil, document: documents,
                                            maxRows: pageSize - count, into: rows + count)
                 }) else { return 0 }                   // the index was deleted meanwhile

@@ -22,16 +22,6 @@ extension ViewStorage {
         docs.liveJoin(sequence: "cblite_row_sequence(row)")
     }
 
-    /// The same join, restricted to rows whose key is at least a lower key and below an
-    /// upper one (each a parameter, bound before the scan's own): the others' documents
-    /// are not read. The condition makes the sequence looked up NULL, so that their rows
-    /// skip the lookup itself (a condition beside it in the join would be tested after it).
-    static func documentsJoin(_ docs: DocumentStore, keyAtLeast: Bool, keyBelow: Bool) -> DocumentStore.LiveJoin {
-        guard keyAtLeast || keyBelow else { return documentsJoin(docs) }
-        let cond = [keyAtLeast ? "key >= ?" : nil, keyBelow ? "key < ?" : nil].compactMap { $0 }.joined(separator: " AND ")
-        return docs.liveJoin(sequence: "CASE WHEN \(cond) THEN cblite_row_sequence(row) END")
-    }
-
     /// The statement texts of scan pages, by shape: the same few serve every query of a
     /// view. Made for each page, a text cost ~11,000 instructions (strings joined, then
     /// hashed by the statement cache), a sixth of a small query's work. A short list

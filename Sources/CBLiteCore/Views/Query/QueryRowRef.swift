@@ -11,9 +11,9 @@ public struct QueryRowRef {
     public var sequence: Int64
     /// The key's CollatableKey form (index scans read it when grouping needs it).
     var collatableKey: UnsafeBufferPointer<UInt8>?
-    /// A scan joined to its documents (MapScan's `documents`): the current revision ID of
-    /// the row's document when it is still live at the row's sequence (nil: it is not),
-    /// and its body.
+    /// A scan joined to its documents (MapScan's `documents`): the row's document when it is
+    /// still live at the row's sequence is lent as `doc`, rendered with its ID and revision;
+    /// or, when they need escaping, as its current revision ID and body here (nil: not live).
     var joinedRevID: UnsafeBufferPointer<UInt8>? = nil
     var joinedBody: UnsafeBufferPointer<UInt8>? = nil
 

@@ -80,6 +80,14 @@ final class RowArena {
     /// is reset (a loop lending many rows reads it once, not through `buffer` per text).
     var baseAddress: UnsafePointer<UInt8> { UnsafePointer(base) }
 
+    /// The span of bytes lent from the arena when its base was `base` (offsets outlive a
+    /// growth; nil for none).
+    @inline(__always)
+    static func span(_ bytes: UnsafeBufferPointer<UInt8>?, base: UnsafePointer<UInt8>) -> Span {
+        guard let b = bytes?.baseAddress else { return bytes == nil ? .none : Span(offset: 0, length: 0) }
+        return Span(offset: Int32(UnsafePointer(b) - base), length: Int32(bytes!.count))
+    }
+
     /// The bytes of a span (nil for none). Valid until the arena grows or is reset.
     func buffer(_ s: Span) -> UnsafeBufferPointer<UInt8>? {
         s.length < 0 ? nil : UnsafeBufferPointer(start: base + Int(s.offset), count: Int(s.length))
