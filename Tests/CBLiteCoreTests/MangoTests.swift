@@ -224,6 +224,46 @@ final class MangoTests: CBLCollectionTestCase {
         XCTAssertFalse(try XCTUnwrap(KeyFilter(try Selector(json: #"{"age":20,"name":"x"}"#), columns: ["age", "name"])).boundsDecide)
     }
 
+    /// A find examines every row of its index range, as CouchDB does, whether it reads the
+    /// row's document or rejects it by the key filter's bounds unread (KeyFilter.split):
+    /// the rows below a `$gt`'s value first, the rows of a `$lt`'s value last — these only
+    /// when the scan gets that far (a limit met before them leaves them unexamined).
+    func testAFindExaminesTheRowsOutsideTheKeyBoundsWithoutReadingThem() throws {
+        for v in 0..<10 { for copy in 0..<2 { _ = try c.put(docID: "v\(v)-\(copy)", json: "{\"v\":\(v)}", parent: nil) } }
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["v"]},"ddoc":"v","name":"v"}"#))
+        func stats(_ query: String) throws -> (ids: [String], keys: Int64, docs: Int64) {
+            let cur = try c.find(json: query)
+            var ids: [String] = []
+            while let d = try cur.next() { ids.append(d.objectValue?["_id"]?.stringValue ?? "?") }
+            return (ids, cur.keysExamined, cur.docsExamined)
+        }
+        // The range [3] to [7, <MAX>]: two rows of 3 below, six read, two of 7 above.
+        var r = try stats(#"{"selector":{"v":{"$gt":3,"$lt":7}}}"#)
+        XCTAssertEqual(r.ids, ["v4-0", "v4-1", "v5-0", "v5-1", "v6-0", "v6-1"])
+        XCTAssertEqual(r.keys, 10)
+        XCTAssertEqual(r.docs, 10)
+        r = try stats(#"{"selector":{"v":{"$gt":3,"$lt":7}},"limit":2}"#)
+        XCTAssertEqual(r.ids, ["v4-0", "v4-1"])
+        XCTAssertEqual(r.keys, 4)                        // the rows of 3, then two read
+        r = try stats(#"{"selector":{"v":{"$gt":3,"$lt":7}},"sort":[{"v":"desc"}],"limit":2}"#)
+        XCTAssertEqual(r.ids, ["v6-1", "v6-0"])
+        XCTAssertEqual(r.keys, 4)                        // descending: the rows of 7 first
+        r = try stats(#"{"selector":{"v":{"$gt":3,"$lt":7}},"sort":[{"v":"desc"}]}"#)
+        XCTAssertEqual(r.keys, 10)
+        r = try stats(#"{"selector":{"v":{"$gt":3,"$lt":7}},"skip":6}"#)
+        XCTAssertEqual(r.ids, [])
+        XCTAssertEqual(r.keys, 10)
+        // Bounds that admit nothing: every row of the range examined, none read.
+        r = try stats(#"{"selector":{"v":{"$gt":5,"$lt":5}}}"#)
+        XCTAssertEqual(r.ids, [])
+        XCTAssertEqual(r.keys, r.docs)
+        // The same with the filter's checks (update false reads every row's document).
+        r = try stats(#"{"selector":{"v":{"$gt":3,"$lt":7}},"update":false}"#)
+        XCTAssertEqual(r.ids.count, 6)
+        XCTAssertEqual(r.keys, 10)
+        XCTAssertEqual(r.docs, 10)
+    }
+
     /// A live find runs its query again after each change and delivers its documents
     /// when they differ (LiveQuery's mechanism, as for views).
     func testALiveFindDeliversItsDocumentsWhenTheyChange() throws {

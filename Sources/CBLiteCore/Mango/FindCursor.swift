@@ -24,6 +24,10 @@ public final class FindCursor {
     /// (CouchDB's covering indexes), the result is made from the key.
     let covering: Bool
     private let keyFilter: KeyFilter?
+    /// What a document read at its row's revision is still matched against (nil: nothing).
+    private let residual: Selector.Node?
+    /// `fields` projects the results (else a document's stored text is the result).
+    private let projects: Bool
     /// The scan reads only the rows within the key filter's bounds (KeyFilter.split); the
     /// rows of its range before and after them in scan order are rejected unread, and
     /// counted as examined when the scan reaches them: the first part before the first
@@ -82,6 +86,8 @@ public final class FindCursor {
         covering = !plan.index.isSpecial && !request.projection.isAll && !request.conflicts
             && request.projection.names.allSatisfy(available.contains) && request.selector.fieldNames.allSatisfy(available.contains)
         keyFilter = plan.index.isSpecial || covering ? nil : KeyFilter(request.selector, columns: plan.index.columns)
+        residual = keyFilter.flatMap { $0.residualIsEmpty ? nil : $0.residual }
+        projects = !request.projection.isAll
         let resume = try request.bookmark.map(Bookmark.init)
         if plan.empty || request.limit == 0 { scanDone = true; return }
         if plan.index.isSpecial {
@@ -172,22 +178,26 @@ public final class FindCursor {
                 let doc = coveredDocument(key: key, id: String(decoding: arena.buffer(e.id)!, as: UTF8.self))
                 guard request.selector.matches(doc) else { continue }
                 e.doc = arena.store(JSONWriter.ordered(request.projection.apply(doc)))
+                entries[i].doc = e.doc
             case .indexed, .unchecked:
                 docsExamined += 1
-                let text = arena.buffer(e.doc)!
                 if e.state == .unchecked || keyFilter == nil {
-                    guard try request.selector.matches(json: text) else { continue }
-                } else if let f = keyFilter, !f.residualIsEmpty {
-                    guard try Selector.match(f.residual, json: text) else { continue }
+                    guard try request.selector.matches(json: arena.buffer(e.doc)!) else { continue }
+                } else if let residual {
+                    guard try Selector.match(residual, json: arena.buffer(e.doc)!) else { continue }
                 }
-                if !request.projection.isAll {
-                    e.doc = arena.store(JSONWriter.ordered(request.projection.apply(try JSONParser.parse(bytes: text))))
+                if projects {
+                    let doc = try JSONParser.parse(bytes: arena.buffer(e.doc)!)
+                    e.doc = arena.store(JSONWriter.ordered(request.projection.apply(doc)))
+                    entries[i].doc = e.doc
                 }
             }
             if toSkip > 0 { toSkip -= 1; continue }
             returned += 1
-            if e.key.length < 0 { e.key = storeString(arena.buffer(e.id)!) }       // `_all_docs`: the ID
-            entries[i] = e
+            if e.key.length < 0 {                  // `_all_docs`: the ID
+                e.key = storeString(arena.buffer(e.id)!)
+                entries[i].key = e.key
+            }
             lastEntry = i
             return e
         }
