@@ -8,8 +8,6 @@ public final class Collection: @unchecked Sendable {
     let docStore: DocumentStore
     /// Documents whose updates go straight to the general save path (attachments).
     let generalPathDocuments = GeneralPathDocuments()
-    /// The full-text indexes its design documents defined at a sequence (FullTextIndexes).
-    let textIndexCache = LockedValue<(sequence: Int64, indexes: [FullTextIndex])?>(nil)
 
     /// The database's store, kept here as a stored `let`: read through a computed
     /// property it came back retained, and every read retained and released the Store,

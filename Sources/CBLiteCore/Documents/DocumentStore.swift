@@ -21,6 +21,7 @@ struct DocumentStore {
 
     private struct SQL {
         let row, current, summary, insertFirst, update, appendOnCurrent, insert, setTree, delete, setExpiration, expiration: SQLText
+        let designSequences, designRows: SQLText
         init(_ t: String) {
             row = SQLText("SELECT docid, sequence, flags, revid, body, revtree FROM \(t) WHERE docid=?")
             current = SQLText("SELECT sequence, flags, revid, body FROM \(t) WHERE docid=?")
@@ -36,6 +37,10 @@ struct DocumentStore {
             delete = SQLText("DELETE FROM \(t) WHERE docid=?")
             setExpiration = SQLText("UPDATE \(t) SET expiration=? WHERE docid=?")
             expiration = SQLText("SELECT expiration FROM \(t) WHERE docid=?")
+            // The ID range "_design/"…"_design0" (exclusive): every design document.
+            let designRange = "docid >= '_design/' AND docid < '_design0' ORDER BY docid"
+            designSequences = SQLText("SELECT sequence FROM \(t) WHERE " + designRange)
+            designRows = SQLText("SELECT docid, sequence, flags, revid, body FROM \(t) WHERE " + designRange)
         }
     }
 
@@ -147,6 +152,28 @@ struct DocumentStore {
         let s = try conn.prepare(sql.delete)
         s.bind(1, docID)
         try s.run()
+    }
+
+    // MARK: design documents
+
+    /// The sequences of the design documents' rows (deleted ones too), in ID order: every
+    /// write, deletion or purge of one changes them (a write moves its row to a new
+    /// sequence, and sequences are not reused), so they stamp the design documents' state
+    /// (DesignDocumentCache). Read from the document-ID index alone.
+    func designSequences(_ conn: Connection) throws -> [Int64] {
+        let s = try conn.prepare(sql.designSequences)
+        defer { s.reset() }
+        var out: [Int64] = []
+        while try s.step() { out.append(s.int(0)) }
+        return out
+    }
+
+    /// Every design document's row (deleted ones too), in ID order: `read` gets the
+    /// statement on each, columns 0 docid, 1 sequence, 2 flags, 3 revid, 4 body.
+    func designRows(_ conn: Connection, _ read: (Statement) throws -> Void) throws {
+        let s = try conn.prepare(sql.designRows)
+        defer { s.reset() }
+        while try s.step() { try read(s) }
     }
 
     // MARK: expiration

@@ -68,6 +68,13 @@ public struct FullTextIndex: Sendable, Equatable {
         return indexes.members.compactMap { (name, v) in try? FullTextIndex(ddoc: id, name: name, json: v) }
     }
 
+    /// The indexes the design documents define, by design document ID then name (byte order).
+    static func defined(by documents: [DesignDocument]) -> [FullTextIndex] {
+        documents.flatMap { from(designDocument: $0.body) }.sorted { a, b in
+            a.ddoc == b.ddoc ? a.name.utf8.lexicographicallyPrecedes(b.name.utf8) : a.ddoc.utf8.lexicographicallyPrecedes(b.ddoc.utf8)
+        }
+    }
+
     /// Reads one `indexes` member.
     init(ddoc: String, name: String, json: JSONValue) throws {
         guard case .object(let o) = json, case .object(let index)? = o["index"],

@@ -5,26 +5,25 @@
 extension Collection {
     /// The full-text indexes, by design document ID then name (byte order).
     public func textIndexes() throws -> [FullTextIndex] {
-        try check()
-        return try designDocuments().flatMap(FullTextIndex.from).sorted { a, b in
-            a.ddoc == b.ddoc ? a.name.utf8.lexicographicallyPrecedes(b.name.utf8) : a.ddoc.utf8.lexicographicallyPrecedes(b.ddoc.utf8)
-        }
+        try store.designDocuments.current(self).value(FullTextIndex.defined)
     }
 
-    /// The full-text indexes for a search: read from the design documents once per
-    /// collection sequence (reading and parsing them cost a search on a small index more
-    /// than its query: bench_fts), and then the storage of indexes no design document
-    /// defines any more (deleted or changed by a document write) is dropped. Inside a
-    /// transaction they are read every time (its sequences may be rolled back and reused).
+    /// The full-text indexes for a search: made from the design documents once per state
+    /// of them (DesignDocumentCache; reading and parsing them cost a search on a small
+    /// index more than its query: bench_fts), and after a change, the storage of indexes
+    /// they no longer define (deleted or changed by a document write) is dropped.
     func currentTextIndexes() throws -> [FullTextIndex] {
-        let inTransaction = store.ownedByCurrentThread
-        let sequence = try store.collectionMeta(id).lastSeq
-        if !inTransaction, let cached = textIndexCache.withLock({ $0 }), cached.sequence == sequence { return cached.indexes }
-        let defined = try textIndexes()
-        try dropOrphanTextIndexes(defined: defined)
-        if !inTransaction { textIndexCache.withLock { $0 = (sequence, defined) } }
+        let designs = try store.designDocuments.current(self)
+        let defined = designs.value(FullTextIndex.defined)
+        _ = try designs.value { _ in
+            try dropOrphanTextIndexes(defined: defined)
+            return OrphanTextIndexesDropped()
+        }
         return defined
     }
+
+    /// Marks the drop of orphan text indexes as done for a state of the design documents.
+    private struct OrphanTextIndexesDropped {}
 
     /// The index of that name (in that design document, when given); 404 when there is
     /// none, 400 when the name is in several design documents and none is given.

@@ -5,7 +5,7 @@ extension Collection {
     public func explain(_ req: FindRequest, databaseName: String) throws -> JSONValue {
         try check()
         let indexes = try mangoIndexes()
-        let plan = try QueryPlan.make(req, indexes: indexes)
+        let plan = try QueryPlan.make(req, indexes: indexes, explaining: true)
         let fields = JSONValue.array(req.projection.names.map { .string($0) })
         let sort: JSONValue = req.sort.fields.isEmpty ? .object(JSONObject())
             : .object(JSONObject(req.sort.fields.map { ($0, .string(req.sort.descending ? "desc" : "asc")) }))

@@ -424,9 +424,7 @@ public final class FindCursor {
 extension Collection {
     /// Runs a Mango query (a `_find` body). See FindRequest, QueryPlan and FindCursor.
     public func find(_ request: FindRequest) throws -> FindCursor {
-        try check()
-        let indexes = try mangoIndexes()
-        try dropOrphanMangoViews(keeping: indexes)
+        let indexes = try mangoIndexesForFind()
         return try FindCursor(collection: self, request: request, plan: try QueryPlan.make(request, indexes: indexes))
     }
 

@@ -16,6 +16,18 @@ public struct MangoIndex: Sendable {
     public let name: String
     public let columns: [String]
     public let partialFilter: Selector?
+    /// What its view index was built from: a changed definition rebuilds the index. Made
+    /// once with the index (a digest, ~12,000 instructions, which every find used to make).
+    let version: String
+
+    init(ddoc: String?, name: String, columns: [String], partialFilter: Selector?) {
+        self.ddoc = ddoc
+        self.name = name
+        self.columns = columns
+        self.partialFilter = partialFilter
+        let text = JSONWriter.canonical(.array([.array(columns.map { .string($0) }), partialFilter?.json ?? .null]))
+        version = "mango1-" + Hex.encode(SHA1.hash(text))
+    }
 
     static let special = MangoIndex(ddoc: nil, name: "_all_docs", columns: ["_id"], partialFilter: nil)
 
@@ -68,6 +80,15 @@ public struct MangoIndex: Sendable {
         }
     }
 
+    /// The indexes the design documents define, by design document ID then name (byte
+    /// order), as CouchDB lists them.
+    static func defined(by documents: [DesignDocument]) -> [MangoIndex] {
+        documents.flatMap { from(designDocument: $0.body) }.sorted { a, b in
+            let (da, db) = (a.ddoc ?? "", b.ddoc ?? "")
+            return da == db ? a.name.utf8.lexicographicallyPrecedes(b.name.utf8) : da.utf8.lexicographicallyPrecedes(db.utf8)
+        }
+    }
+
     /// The view member CouchDB writes for an index; `def` is the definition as given.
     func viewJSON(givenDef: JSONValue) -> JSONValue {
         let fields = JSONValue.object(JSONObject(columns.map { ($0, .string("asc")) }))
@@ -91,12 +112,6 @@ public struct MangoIndex: Sendable {
     static let viewPrefix = "\u{1}mango/"
 
     var viewName: String { MangoIndex.viewPrefix + (ddoc ?? "") + "/" + name }
-
-    /// A changed definition rebuilds the index.
-    var version: String {
-        let text = JSONWriter.canonical(.array([.array(columns.map { .string($0) }), partialFilter?.json ?? .null]))
-        return "mango1-" + SHA1.hash(text).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-    }
 
     /// The view of this index, its map registered.
     func view(in collection: Collection) -> View {

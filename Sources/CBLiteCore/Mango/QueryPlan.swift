@@ -12,7 +12,7 @@ public struct QueryPlan {
     /// No value can match (an empty range): nothing is scanned.
     let empty: Bool
     let useIndexWarning: String?
-    /// Each index considered, for `_explain`: usable, why not, its ranking.
+    /// Each index considered, for `_explain` (made only for it): usable, why not, its ranking.
     let candidates: [(index: MangoIndex, usable: Bool, reason: String, ranking: Int)]
 
     static func isUsable(_ idx: MangoIndex, _ sel: Selector, _ sort: [String]) -> Bool {
@@ -31,9 +31,9 @@ public struct QueryPlan {
         return sel.isConstantField(c) && canUseSort(cols.dropFirst(), sort, sel)
     }
 
-    /// The leading columns' ranges, while they have one; nil when one is empty.
-    static func prefixRanges(_ idx: MangoIndex, _ sel: Selector) -> [FieldRange]? {
-        let indexable = Set(sel.indexableFields)
+    /// The leading columns' ranges, while they have one (`indexable`: the selector's
+    /// indexable fields); nil when one is empty.
+    static func prefixRanges(_ idx: MangoIndex, _ sel: Selector, indexable: Set<String>) -> [FieldRange]? {
         var out: [FieldRange] = []
         for c in idx.columns {
             guard indexable.contains(c) else { break }
@@ -43,8 +43,10 @@ public struct QueryPlan {
         return out
     }
 
-    static func make(_ req: FindRequest, indexes: [MangoIndex]) throws -> QueryPlan {
+    /// The plan of `req`; its `candidates` only when `explaining` (a find does not read them).
+    static func make(_ req: FindRequest, indexes: [MangoIndex], explaining: Bool = false) throws -> QueryPlan {
         let sel = req.selector, sort = req.sort.fields
+        let indexable = sel.indexableFields
         let named: (MangoIndex) -> Bool = { i in
             guard let d = req.useIndex.first else { return false }
             return i.ddoc == d && (req.useIndex.count < 2 || i.name == req.useIndex[1])
@@ -72,7 +74,8 @@ public struct QueryPlan {
         // The json indexes in CouchDB's order of preference (mango_cursor_view:
         // choose_best_index): the fewest indexed fields without a range, the fewest columns,
         // then by design document and name.
-        let ranked = json.map { ($0, prefixRanges($0, sel)) }.sorted { a, b in
+        let indexableSet = Set(indexable)
+        let ranked = json.map { ($0, prefixRanges($0, sel, indexable: indexableSet)) }.sorted { a, b in
             let pa = a.1?.count ?? Int.max, pb = b.1?.count ?? Int.max
             if pa != pb { return pa > pb }
             if a.0.columns.count != b.0.columns.count { return a.0.columns.count < b.0.columns.count }
@@ -86,9 +89,10 @@ public struct QueryPlan {
         } else {
             empty = true
         }
-        let candidates = QueryPlan.candidates(all: all, considered: considered, usable: usable, pool: pool,
-                                              ranked: ranked.map { ($0.0, $0.1?.count ?? 0) }, chosen: chosen,
-                                              indexable: sel.indexableFields.count, sortGiven: !sort.isEmpty)
+        let candidates = !explaining ? []
+            : QueryPlan.candidates(all: all, considered: considered, usable: usable, pool: pool,
+                                   ranked: ranked.map { ($0.0, $0.1?.count ?? 0) }, chosen: chosen,
+                                   indexable: indexable.count, sortGiven: !sort.isEmpty)
         return QueryPlan(index: chosen, ranges: ranges, empty: empty, useIndexWarning: warning, candidates: candidates)
     }
 
