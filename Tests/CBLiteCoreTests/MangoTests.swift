@@ -311,6 +311,22 @@ final class MangoTests: CBLCollectionTestCase {
                         "_all_docs true unfavored_type 3"])
     }
 
+    /// A find longer than its scan's pages (256 rows with their documents) reads every row
+    /// once, in index order, across the pages: within one key (the rest of its documents)
+    /// and across keys, ascending and descending.
+    func testAFindReadsEveryRowOnceAcrossItsPages() throws {
+        let n = 1_300
+        for i in 0..<n { _ = try c.put(docID: String(format: "k%04d", i), json: "{\"v\":\(i % 3)}", parent: nil) }
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["v"]}}"#))
+        let ids = (0..<n).map { String(format: "k%04d", $0) }
+        func byValue(_ values: [Int]) -> [String] { values.flatMap { v in ids.enumerated().filter { $0.offset % 3 == v }.map(\.element) } }
+        XCTAssertEqual(try self.ids(#"{"v":1}"#, #""limit":5000"#), byValue([1]))
+        XCTAssertEqual(try self.ids(#"{"v":{"$gte":1}}"#, #""limit":5000"#), byValue([1, 2]))
+        XCTAssertEqual(try self.ids(#"{"v":{"$gte":1}}"#, #""limit":5000,"sort":[{"v":"desc"}]"#),
+                       Array(byValue([1, 2]).reversed()))
+        XCTAssertEqual(try self.ids(#"{"v":{"$gt":0,"$lt":2}}"#, #""limit":5000,"skip":300"#), Array(byValue([1]).dropFirst(300)))
+    }
+
     func testPagingAnIndexByBookmarkCoversEveryResultOnce() throws {
         for i in 0..<600 { _ = try c.put(docID: String(format: "k%04d", i), json: "{\"v\":\(i % 7)}", parent: nil) }
         _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["v"]}}"#))

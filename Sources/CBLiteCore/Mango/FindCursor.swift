@@ -117,7 +117,8 @@ public final class FindCursor {
             }
             source = MapScan(store: collection.store, table: indexTable, range: range,
                              descending: request.sort.descending, documents: readsDocuments ? collection.docStore : nil,
-                             pageSize: readsDocuments ? FindCursor.pageSize : MapScan.pageSize, arena: arena)
+                             pageSize: readsDocuments ? FindCursor.pageSize : MapScan.pageSize, arena: arena,
+                             rowPerDocument: true)         // a json index's map emits once a document (MangoIndex)
         }
     }
 

@@ -113,7 +113,8 @@ public struct MangoIndex: Sendable {
 
     var viewName: String { MangoIndex.viewPrefix + (ddoc ?? "") + "/" + name }
 
-    /// The view of this index, its map registered.
+    /// The view of this index, its map registered. It emits one row a document at most
+    /// (a find's scan relies on it: MapScan's `rowPerDocument`).
     func view(in collection: Collection) -> View {
         let v = View(collection: collection, name: viewName)
         let paths = columns.compactMap { try? FieldPath($0) }

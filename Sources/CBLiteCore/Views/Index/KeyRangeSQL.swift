@@ -80,7 +80,10 @@ extension QueryOptions.Range {
     /// also a seek, but SQLite then compares it again on every row (~600 instructions a row
     /// for the cursor): instead, the rest of the cursor's document, the rest of its key, then
     /// the later keys (and the same split at document-ID bounds).
-    func scanSegments(descending: Bool, cursor: (key: [UInt8], docID: String, n: Int64)?) -> [ScanSegment] {
+    /// `cursorDocumentDone`: the cursor's document has no other row (an index whose map
+    /// emits once a document), so the statement of the rest of its rows is left out.
+    func scanSegments(descending: Bool, cursor: (key: [UInt8], docID: String, n: Int64)?,
+                      cursorDocumentDone: Bool = false) -> [ScanSegment] {
         let start = descending ? upper : lower, startDocID = descending ? upperDocID : lowerDocID
         let startInclusive = descending ? upperInclusive : lowerInclusive
         let end = descending ? lower : upper, endDocID = descending ? lowerDocID : upperDocID
@@ -139,8 +142,8 @@ extension QueryOptions.Range {
         }
         if let c = cursor {
             // The cursor's row is in the range, so all of its document's rows of its key are.
-            var segments = [ScanSegment(conds: ["key = ?", "docid = ?", after(.n)],
-                                        args: [.blob(c.key), .string(c.docID), .int(c.n)])]
+            var segments = cursorDocumentDone ? [] : [ScanSegment(conds: ["key = ?", "docid = ?", after(.n)],
+                                                                  args: [.blob(c.key), .string(c.docID), .int(c.n)])]
             if let s = sameKey(c.key, after(.docid), c.docID) { segments.append(s) }
             return segments + laterKeys(c.key, inclusive: false)
         }

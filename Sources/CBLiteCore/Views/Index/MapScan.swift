@@ -44,6 +44,10 @@ final class MapScan: RowSource {
     private var oneKey = cblite_span(offset: 0, length: -1)
     private var oneKeyJSON = cblite_span(offset: 0, length: -1)
     private var cursor: (key: [UInt8], docID: String, n: Int64)?
+    /// Each document has one row at most (a Mango json index's map emits once): a page
+    /// after the first needs no statement for the rest of the last row's document.
+    private let rowPerDocument: Bool
+    private var scanTexts: [(conds: [String], text: SQLText)] = []
     private var done = false
     private var scratch = JSONWriter(canonical: false, capacity: 32)
     static let pageSize = 2048
@@ -57,6 +61,7 @@ final class MapScan: RowSource {
         documents = nil
         arena = RowArena(capacity: 64 * 1024)
         sharesArena = false
+        rowPerDocument = false
         pageSize = MapScan.pageSize
         rows = .allocate(capacity: pageSize)
         if table == nil { done = true }
@@ -66,9 +71,11 @@ final class MapScan: RowSource {
     /// read with their current documents when `documents` is given (`pageSize` rows a page),
     /// their texts in `arena` when given (see `sharesArena`).
     init(store: Store, table: String?, range: QueryOptions.Range, descending: Bool,
-         documents: DocumentStore? = nil, pageSize: Int = MapScan.pageSize, arena shared: RowArena? = nil) {
+         documents: DocumentStore? = nil, pageSize: Int = MapScan.pageSize, arena shared: RowArena? = nil,
+         rowPerDocument: Bool = false) {
         arena = shared ?? RowArena(capacity: 64 * 1024)
         sharesArena = shared != nil
+        self.rowPerDocument = rowPerDocument
         self.store = store
         self.table = table
         self.descending = descending
@@ -180,10 +187,24 @@ final class MapScan: RowSource {
         lentSinceRecycle = false
     }
 
+    /// The statement text of a page segment: within a scan only its conditions vary, so
+    /// the few it meets are kept here (the shared list of ScanShapes compares whole
+    /// shapes: ~13,000 instructions a look-up in a Mango find, callgrind).
+    private func scanText(table: String, conds: [String], readsKey: Bool) -> SQLText {
+        for t in scanTexts where t.conds == conds { return t.text }
+        let text = ViewStorage.scanText(ViewStorage.ScanShape(table: table, conds: conds, descending: descending,
+                                                              byKeys: keys != nil, readsKey: readsKey, limit: pageSize,
+                                                              documents: documents))
+        scanTexts.append((conds, text))
+        return text
+    }
+
     /// The statements of the next page, run in order until it is full (see
     /// Range.scanSegments: conditions SQLite's seek takes whole, no row values).
     private func pageSegments() -> [ScanSegment]? {
-        guard let keys else { return range.scanSegments(descending: descending, cursor: cursor) }
+        guard let keys else {
+            return range.scanSegments(descending: descending, cursor: cursor, cursorDocumentDone: rowPerDocument)
+        }
         guard keyIndex < keys.count else { return nil }
         return ScanSegment.rows(ofKey: keys[keyIndex], descending: descending, cursor: cursor)
     }
@@ -205,10 +226,8 @@ final class MapScan: RowSource {
         rowCount = try store.read { conn -> Int in
             var count = 0
             for segment in segments where count < pageSize {
-                let shape = ViewStorage.ScanShape(table: table, conds: segment.conds, descending: descending,
-                                                  byKeys: keys != nil, readsKey: fixedKey == nil, limit: pageSize,
-                                                  documents: documents)
-                guard let n = try ViewStorage.scanPage(conn, shape, args: segment.args, { s in
+                let text = scanText(table: table, conds: segment.conds, readsKey: fixedKey == nil)
+                guard let n = try ViewStorage.scanPage(conn, text, args: segment.args, { s in
                     try arena.copyScanRows(from: s, withKey: fixedKey == nil, document: documents,
                                            maxRows: pageSize - count, into: rows + count)
                 }) else { return 0 }                   // the index was deleted meanwhile

@@ -34,7 +34,7 @@ extension ViewStorage {
     private static let scanTexts = LockedValue<[ScanText]>([])
     private static let maxScanTexts = 32
 
-    private static func scanText(_ shape: ScanShape) -> SQLText {
+    static func scanText(_ shape: ScanShape) -> SQLText {
         let known = scanTexts.withLock { texts -> SQLText? in
             for t in texts where t.shape == shape { return t.text }
             return nil
@@ -59,10 +59,10 @@ extension ViewStorage {
     /// the shape reads it, then the joined document's when it has `documents` — and
     /// returns what it took. nil when the view's table is gone
     /// (its index was deleted since the query began).
-    static func scanPage<T>(_ conn: Connection, _ shape: ScanShape, args: [SQLArg],
+    static func scanPage<T>(_ conn: Connection, _ text: SQLText, args: [SQLArg],
                             _ read: (Statement) throws -> T) throws -> T? {
         let s: Statement
-        do { s = try conn.prepare(scanText(shape)) } catch let e as CBLError where e.message.contains("no such table") { return nil }
+        do { s = try conn.prepare(text) } catch let e as CBLError where e.message.contains("no such table") { return nil }
         defer { s.reset() }
         for (i, a) in args.enumerated() { a.bind(s, Int32(i + 1)) }
         return try read(s)
