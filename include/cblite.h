@@ -1235,9 +1235,12 @@ CBL_WARN_UNUSED cbl_status cbl_collection_view(cbl_collection* coll, const char*
 
 /* Sets the functions of this view handle. map: NULL removes them (queries then need
  * "update":false). At most one of reduce (a callback) and builtin_reduce ("_count",
- * "_sum" — numbers or arrays of numbers —, "_stats" → {"sum","count","min","max",
- * "sumsqr"}, "_approx_count_distinct" → an estimate of the distinct keys (HyperLogLog),
- * computed natively) may be given; both NULL: no reduce. version: any string;
+ * "_sum" — CouchDB's: numbers, arrays of numbers (item by item; a number adds to item 0),
+ * objects (field by field, recursively); a value it cannot sum makes the reduced value
+ * CouchDB's {"error":"builtin_reduce_error","reason":…,"caused_by":VALUE}, the query still
+ * succeeding —, "_stats" → {"sum","count","min","max","sumsqr"}, "_approx_count_distinct"
+ * → an estimate of the distinct keys (HyperLogLog), computed natively) may be given; both
+ * NULL: no reduce. version: any string;
  * when it differs from the one the index was built with, the next update discards the
  * index and rebuilds it. context is passed to both callbacks; it must stay valid while
  * they may still be called: until cbl_view_release returns and every live query started

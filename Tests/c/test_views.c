@@ -112,17 +112,18 @@ static const char* field(const char* json, const char* name) {
     return p ? p + strlen(pat) : NULL;
 }
 
-/* Copies a JSON value (number, string without escapes, flat array, or literal) at p into buf. */
+/* Copies a JSON value (number, string without escapes, array or object of such values,
+ * or literal) at p into buf. */
 static const char* value_text(const char* p, char* buf, size_t n) {
     size_t len;
     if (*p == '"') { const char* e = strchr(p + 1, '"'); len = e ? (size_t)(e - p + 1) : strlen(p); }
-    else if (*p == '[') {                      /* arrays of strings and numbers */
+    else if (*p == '[' || *p == '{') {
         int depth = 0, in_str = 0;
         const char* q = p;
         for (; *q; q++) {
             if (*q == '"') in_str = !in_str;
-            else if (!in_str && *q == '[') depth++;
-            else if (!in_str && *q == ']' && --depth == 0) break;
+            else if (!in_str && (*q == '[' || *q == '{')) depth++;
+            else if (!in_str && (*q == ']' || *q == '}') && --depth == 0) break;
         }
         len = (size_t)(q - p + (*q ? 1 : 0));
     }
@@ -392,6 +393,21 @@ static void test_reduce_and_group(void) {
     CHECK_STR(KEYS(v, "{\"group_level\":2}"), "[\"jazz\",\"miles\"]|[\"rock\",\"muse\"]|[\"rock\",\"radiohead\"]");
     CHECK_STR(VALUES(v, "{\"group_level\":2}"), "500|100|550");
     CHECK_STR(VALUES(v, "{\"group_level\":2,\"descending\":true}"), "550|100|500");
+    cbl_view_release(v);
+
+    /* _sum as CouchDB's: objects summed field by field; a value it cannot sum makes the
+     * reduced value CouchDB's error object (the query still succeeds). */
+    put(c, "o1", "{\"k\":[\"obj\",1],\"v\":{\"n\":1,\"a\":[1,2]}}");
+    put(c, "o2", "{\"k\":[\"obj\",2],\"v\":{\"n\":2,\"a\":[3]}}");
+    put(c, "o3", "{\"k\":[\"str\",1],\"v\":\"pea\"}");
+    CHECK_ST(cbl_collection_view(c, "objects", &v, &E), CBL_OK);
+    CHECK_ST(cbl_view_set_map_reduce(v, map_k, NULL, "_sum", "1", NULL, &E), CBL_OK);
+    CHECK_STR(VALUES(v, "{\"startkey\":[\"obj\"],\"endkey\":[\"obj\",{}]}"), "{\"a\":[4,2],\"n\":3}");
+    CHECK_STR(VALUES(v, "{\"startkey\":[\"str\"],\"endkey\":[\"str\",{}]}"),
+              "{\"error\":\"builtin_reduce_error\",\"reason\":\"The _sum function requires that map values be numbers, "
+              "arrays of numbers, or objects. Objects cannot be mixed with other data structures. Objects can be arbitrarily "
+              "nested, provided that the values for all fields are themselves numbers, arrays of numbers, or objects.\","
+              "\"caused_by\":\"pea\"}");
     cbl_view_release(v);
 
     /* A custom reduce over enough rows to be reduced in chunks, then re-reduced. */

@@ -11,7 +11,6 @@ from rest_replay import Replay
 DIFFERENCES = {
     61: (404, "_changes?filter=NAME without a slash: a filter registered through the API by that name, "
               "and there is none (CouchDB refuses the name with 400)"),
-    92: (400, "_sum over non-numbers: the engine's built-in refuses the query; CouchDB answers an error object as the value"),
     95: (400, "_stats over non-numbers: the engine's built-in refuses the query (400); CouchDB answers 500"),
 }
 

@@ -141,6 +141,32 @@ def test_builtin_reducers_and_grouping(coll, letters):
     v.release()
 
 
+SUM_ERROR = ("The _sum function requires that map values be numbers, arrays of numbers, or objects. "
+             "Objects cannot be mixed with other data structures. Objects can be arbitrarily nested, provided "
+             "that the values for all fields are themselves numbers, arrays of numbers, or objects.")
+
+
+def test_sum_over_objects_and_values_it_cannot_sum(coll):
+    """CouchDB's _sum: objects field by field (recursively, with arrays and numbers mixed as
+    CouchDB mixes them); strings make the reduced value CouchDB's error object, named after
+    the value CouchDB meets first (the group's last row), and the query still succeeds."""
+    coll.put({"k": ["o", 1], "v": {"n": 1, "m": {"p": [1, 2]}}}, "o1")
+    coll.put({"k": ["o", 2], "v": {"n": 2, "m": {"p": 3}, "x": 7}}, "o2")
+    coll.put({"k": ["s", 1], "v": "apple"}, "s1")
+    coll.put({"k": ["s", 2], "v": "pea"}, "s2")
+    v = coll.view("sums")
+    v.set_map_reduce(by_k, reduce="_sum", version="1")
+    assert values(v, startkey=["o"], endkey=["o", {}]) == [{"m": {"p": [4, 2]}, "n": 3, "x": 7}]
+    error = {"error": "builtin_reduce_error", "reason": SUM_ERROR, "caused_by": "pea"}
+    assert [(r.key, r.value) for r in v.query(group_level=1)] == [(["o"], {"m": {"p": [4, 2]}, "n": 3, "x": 7}),
+                                                                   (["s"], error)]
+    assert values(v) == [error]
+    assert values(v, startkey=["s", {}], endkey=["s"], descending=True) == [dict(error, caused_by="apple")]
+    coll.put({"k": ["n", 1], "v": 5}, "n1")
+    assert values(v, startkey=["n"], endkey=["o", {}]) == [dict(error, caused_by=5)]   # an object's sum meets a number
+    v.release()
+
+
 def test_custom_reduce_with_rereduce(db, coll):
     with db.transaction():
         for i in range(700):

@@ -1,7 +1,12 @@
 /// Reduces a stream of rows into one value without holding them all: built-in reducers
-/// accumulate natively; a custom reducer is called on chunks of `chunkSize` rows and its
-/// partial results are re-reduced (rereduce = true), so memory stays bounded by the chunk
-/// size however many rows the range holds.
+/// accumulate natively; a custom reducer, and `_sum`, are called on chunks of `chunkSize`
+/// rows and their partial results are re-reduced (rereduce = true), so memory stays
+/// bounded by the chunk size however many rows the range holds.
+///
+/// `_sum` folds each chunk, then the chunks' sums, newest first: CouchDB's B-tree gathers
+/// a group's rows by prepending them (couch_btree:reduce_stream_kv_node2), so its reduce
+/// meets them in the reverse of the query's order — which decides the error a bad value
+/// gives (CouchDB's replay names the last row's value) and whether objects mix.
 final class Reduction {
     private let reducer: Reducer
     private let chunkSize: Int
@@ -9,9 +14,9 @@ final class Reduction {
 
     // built-ins
     private var count: Int64 = 0
-    private var sum = NumberSum()
     private var stats = Stats()
-    private var sumVector: [NumberSum]?       // _sum over arrays of numbers
+    private var sumChunk = ValueChunk()       // _sum: the chunk's values, not yet added
+    private var sumPartials: [JSONValue] = [] // _sum: the sums of the chunks before, oldest first
     private var distinct = HyperLogLog()      // _approx_count_distinct, over the keys
 
     // custom
@@ -35,17 +40,10 @@ final class Reduction {
         case .count:
             count += 1
         case .sum:
-            let v = try parse(value)
-            if case .array(let items) = v {
-                if sumVector == nil { sumVector = [] }
-                for (i, item) in items.enumerated() {
-                    guard let n = Num(item) else { throw CBLError.badRequest("the _sum reducer needs numbers or arrays of numbers") }
-                    if i >= sumVector!.count { sumVector!.append(NumberSum()) }
-                    sumVector![i].add(n)
-                }
-            } else {
-                guard let n = Num(v) else { throw CBLError.badRequest("the _sum reducer needs numbers or arrays of numbers") }
-                sum.add(n)
+            sumChunk.append(value)
+            if sumChunk.count >= chunkSize {
+                sumPartials.append(try sumOfChunk())
+                if sumPartials.count >= chunkSize { sumPartials = [CouchSum.fold(sumPartials.reversed())] }
             }
         case .stats:
             guard let n = Num(try parse(value)) else { throw CBLError.badRequest("the _stats reducer needs numbers") }
@@ -82,14 +80,9 @@ final class Reduction {
         case .count:
             return Array(String(count).utf8)
         case .sum:
-            if var vector = sumVector {
-                if sum.isUsed {                   // numbers mixed with arrays: add to item 0
-                    if vector.isEmpty { vector.append(NumberSum()) }
-                    vector[0].merge(sum)
-                }
-                return Collation.compactJSON(.array(vector.map { $0.value }))
-            }
-            return Collation.compactJSON(sum.value)
+            if sumPartials.isEmpty { return Collation.compactJSON(try sumOfChunk()) }
+            if sumChunk.count > 0 { sumPartials.append(try sumOfChunk()) }
+            return Collation.compactJSON(CouchSum.fold(sumPartials.reversed()))
         case .stats:
             return Collation.compactJSON(stats.value)
         case .approxCountDistinct:
@@ -107,6 +100,12 @@ final class Reduction {
             values.removeAll()
             return try fn(nil, partials, true)
         }
+    }
+
+    /// The chunk's values added last to first (CouchDB's order); the chunk is emptied.
+    private func sumOfChunk() throws -> JSONValue {
+        defer { sumChunk.removeAll() }
+        return CouchSum.fold(try sumChunk.parsedReversed())
     }
 
     private func parse(_ value: UnsafeBufferPointer<UInt8>?) throws -> JSONValue {
