@@ -89,8 +89,8 @@ final class DesignDocumentCacheTests: CBLCollectionTestCase {
     }
 
     func testATransactionsDesignDocumentIsSeenInsideItAndGoneAfterItsAbort() throws {
-        // The view registry made first, outside the transactions: a rolled-back
-        // transaction that made it leaves the writer's cached statements on it failing.
+        // The view registry made first, outside the transactions (a rolled-back
+        // transaction that made it: testAnAbortedTransactionThatMadeTheViewRegistry...).
         _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["name"]},"ddoc":"n","name":"name"}"#))
         XCTAssertEqual(try c.find(json: #"{"selector":{"name":"a"}}"#).plan.index.name, "name")
         XCTAssertEqual(try ageIndex(), "_all_docs")
@@ -109,6 +109,22 @@ final class DesignDocumentCacheTests: CBLCollectionTestCase {
         try db.abort()
         XCTAssertEqual(try ageIndex(), "_all_docs")
         XCTAssertEqual(try listed(), ["_design/n/name", "_design/t/name"])
+    }
+
+    /// A rolled-back transaction that made the view registry (the first index of the
+    /// database) takes the table with it: the next transaction makes it again, although
+    /// the writer's cached statements on it were prepared while it existed.
+    func testAnAbortedTransactionThatMadeTheViewRegistryLeavesTheNextOneWorking() throws {
+        try db.begin()
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["age"]},"ddoc":"a","name":"age"}"#))
+        XCTAssertEqual(try ageIndex(), "_design/a/age")
+        try db.abort()
+        XCTAssertEqual(try ageIndex(), "_all_docs")
+        try db.begin()
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["age"]},"ddoc":"a","name":"age"}"#))
+        XCTAssertEqual(try ageIndex(), "_design/a/age")
+        try db.commit()
+        XCTAssertEqual(try ageIndex(), "_design/a/age")
     }
 
     /// Text indexes are kept the same way: a purged design document takes its index with it.

@@ -123,7 +123,8 @@ enum ViewStorage {
     /// index in another key format (it cannot be read).
     static func load(_ conn: Connection, collectionID: Int64, name: String, anyFormat: Bool = false) throws -> State? {
         // No registry yet: the statement does not prepare (once it exists, it stays cached:
-        // no query of sqlite_master on every load).
+        // no query of sqlite_master on every load) — or, cached while a transaction that
+        // made the registry was under way, no longer prepares again once it rolled back.
         let s: Statement
         do {
             s = try conn.prepare(loadSQL)
@@ -132,7 +133,11 @@ enum ViewStorage {
         }
         defer { s.reset() }
         s.bind(1, collectionID).bind(2, name)
-        guard try s.step() else { return nil }
+        do {
+            guard try s.step() else { return nil }
+        } catch let e as CBLError where e.message.contains("no such table") {
+            return nil
+        }
         let st = State(id: s.int(0), version: s.string(1) ?? "", format: s.string(2) ?? "", lastSeq: s.int(3),
                        totalRows: s.int(4), generation: s.int(5))
         return anyFormat || st.isCurrentFormat ? st : nil
