@@ -349,10 +349,10 @@ final class MangoTests: CBLCollectionTestCase {
 final class FieldPathScanTests: XCTestCase {
     func testTheTextLookupAgreesWithTheTreeLookup() throws {
         let doc = #"{"s":"a\"}]b,","bs":"\\","q\\":"\\\"","n":-1.5e3,"t":true,"z":null,"o":{"x":[1,{"y":"}"}],"e":{}},"#
-            + #""a":[[],{"k":[2,3]},"q"],"es\u0063":{"d.e":7},"\u00e9":1,"u":"é","last":[ 1 , 2 ]}"#
+            + #""a":[[],{"k":[2,3]},"q"],"es\u0063":{"d.e":7},"\u00e9":1,"u":"é","pre":1,"prefix":2,"say\"hi":3,"last":[ 1 , 2 ]}"#
         let paths = ["s", "bs", "q\\", "n", "t", "z", "o", "o.x", "o.x.1.y", "o.x.0", "o.x.2", "o.e", "o.e.q", "a.0", "a.1.k.1", "a.1.k.2",
                      "a.2", "a.3", "a.+1", "a.-1", "a.x", "esc", "esc.d\\.e", "esc.d", "é", "u", "u.0", "t.x", "missing",
-                     "last.1", "last"]
+                     "last.1", "last", "pre", "pref", "prefix", "prefixes", "say\"hi", "say", "las"]
         let tree = try JSONParser.parse(doc)
         var text = Array(doc.utf8)
         for p in paths {

@@ -4,14 +4,8 @@
 struct FieldPath: Equatable, Sendable {
     let text: String
     let parts: [String]
-    /// Each part as UTF-8 and, when it can name an array position, that position: what a
-    /// scan of JSON text compares and counts (FieldPathScan), made once.
-    let scanParts: [ScanPart]
-
-    struct ScanPart: Equatable, Sendable {
-        let name: [UInt8]
-        let position: Int?
-    }
+    /// The parts as a scan of JSON text compares and counts them (FieldPathScan), made once.
+    let scanner: FieldPathScanner
 
     enum Lookup {
         case found(JSONValue)
@@ -27,10 +21,11 @@ struct FieldPath: Equatable, Sendable {
     init(_ text: String) throws {
         self.text = text
         parts = try FieldPath.split(text)
-        scanParts = parts.map { p in
-            ScanPart(name: Array(p.utf8), position: Int(p).flatMap { i in i >= 0 && p.first != "+" ? i : nil })
-        }
+        scanner = FieldPathScanner(parts)
     }
+
+    /// The parts follow from the text.
+    static func == (a: FieldPath, b: FieldPath) -> Bool { a.text == b.text }
 
     private static func split(_ text: String) throws -> [String] {
         guard text.contains("\\") else {

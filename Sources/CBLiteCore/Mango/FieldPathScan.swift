@@ -25,9 +25,78 @@ extension FieldPath {
     }
 
     func locate(inJSON bytes: UnsafeBufferPointer<UInt8>) throws -> Location {
+        try scanner.locate(inJSON: bytes)
+    }
+
+    /// The value of one JSON text (valid: it was skipped over).
+    static func value(_ text: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
+        guard let first = text.first else { throw JSONSkipper.error(0) }
+        switch first {
+        case UInt8(ascii: "\""):
+            let inner = UnsafeBufferPointer(rebasing: text[1..<(text.count - 1)])
+            if inner.isEmpty || memchr(inner.baseAddress!, Int32(UInt8(ascii: "\\")), inner.count) == nil {
+                return .string(String(decoding: inner, as: UTF8.self))
+            }
+        case UInt8(ascii: "t") where text.count == 4: return .bool(true)
+        case UInt8(ascii: "f") where text.count == 5: return .bool(false)
+        case UInt8(ascii: "n") where text.count == 4: return .null
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
+            if let n = MappedBatch.plainInteger(text) { return .int(n) }
+        default: break
+        }
+        return try JSONParser.parse(bytes: text)
+    }
+}
+
+/// A FieldPath's parts as a scan of JSON text reads them: each part's UTF-8 and, when it
+/// can name an array position, that position, in memory of plain values made once. A scan
+/// then costs no reference counting, where reading the parts out of arrays of arrays
+/// retained and released them for every document, and a member name is compared in place
+/// where it was skipped then compared through a call: a one-field index's build, N=100,000,
+/// 1,177 M -> 1,123 M instructions (the map's lookups 1,628 -> 1,161 a document; callgrind).
+final class FieldPathScanner: @unchecked Sendable {    // immutable once made
+    fileprivate struct Part {
+        let name: UnsafePointer<UInt8>
+        let count: Int
+        let position: Int?
+        /// No quote or backslash in the name: a member name written with no escape is
+        /// this name exactly when its bytes are the name's followed by the closing quote.
+        let plain: Bool
+    }
+
+    private let names: UnsafeMutableBufferPointer<UInt8>
+    private let parts: UnsafeMutableBufferPointer<Part>
+    private let partCount: Int
+
+    init(_ texts: [String]) {
+        let names = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, texts.reduce(0) { $0 + $1.utf8.count }))
+        let parts = UnsafeMutableBufferPointer<Part>.allocate(capacity: max(1, texts.count))
+        var at = 0
+        for (i, text) in texts.enumerated() {
+            let bytes = Array(text.utf8)
+            _ = UnsafeMutableBufferPointer(rebasing: names[at..<(at + bytes.count)]).initialize(from: bytes)
+            let plain = !bytes.contains(UInt8(ascii: "\"")) && !bytes.contains(UInt8(ascii: "\\"))
+            (parts.baseAddress! + i).initialize(to: Part(
+                name: UnsafePointer(names.baseAddress! + at), count: bytes.count,
+                position: Int(text).flatMap { n in n >= 0 && text.first != "+" ? n : nil }, plain: plain))
+            at += bytes.count
+        }
+        self.names = names
+        self.parts = parts
+        partCount = texts.count
+    }
+
+    deinit {
+        parts.baseAddress!.deinitialize(count: partCount)
+        parts.deallocate()
+        names.deallocate()
+    }
+
+    func locate(inJSON bytes: UnsafeBufferPointer<UInt8>) throws -> FieldPath.Location {
         guard let base = bytes.baseAddress else { throw JSONSkipper.error(0) }
         var s = JSONSkipper(base: base, end: base + bytes.count)
-        for part in scanParts {
+        for k in 0..<partCount {
+            let part = parts[k]
             s.skipSpace()
             switch s.peek {
             case UInt8(ascii: "{"):
@@ -36,7 +105,7 @@ extension FieldPath {
                 if s.peek == UInt8(ascii: "}") { return .notFound }
                 while true {
                     s.skipSpace()
-                    let matched = try s.skipKey(equalTo: part.name)
+                    let matched = try s.skipKey(equalTo: part)
                     s.skipSpace()
                     guard s.peek == UInt8(ascii: ":") else { throw s.error }
                     s.p += 1
@@ -65,25 +134,6 @@ extension FieldPath {
         let start = s.p
         try s.skipValue()
         return .found(UnsafeBufferPointer(start: start, count: s.p - start))
-    }
-
-    /// The value of one JSON text (valid: it was skipped over).
-    static func value(_ text: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
-        guard let first = text.first else { throw JSONSkipper.error(0) }
-        switch first {
-        case UInt8(ascii: "\""):
-            let inner = UnsafeBufferPointer(rebasing: text[1..<(text.count - 1)])
-            if inner.isEmpty || memchr(inner.baseAddress!, Int32(UInt8(ascii: "\\")), inner.count) == nil {
-                return .string(String(decoding: inner, as: UTF8.self))
-            }
-        case UInt8(ascii: "t") where text.count == 4: return .bool(true)
-        case UInt8(ascii: "f") where text.count == 5: return .bool(false)
-        case UInt8(ascii: "n") where text.count == 4: return .null
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
-            if let n = MappedBatch.plainInteger(text) { return .int(n) }
-        default: break
-        }
-        return try JSONParser.parse(bytes: text)
     }
 }
 
@@ -125,12 +175,22 @@ private struct JSONSkipper {
         throw error
     }
 
-    /// Skips a member's quoted name; whether it is `name`, compared as JSONObject compares
-    /// names: bytes, once an escaped name is decoded.
-    mutating func skipKey(equalTo name: [UInt8]) throws -> Bool {
+    /// Skips a member's quoted name; whether it is the part's name, compared as JSONObject
+    /// compares names: bytes, once an escaped name is decoded. A plain name is compared in
+    /// place first, byte by byte (most names differ at their first byte).
+    @inline(__always) fileprivate mutating func skipKey(equalTo part: FieldPathScanner.Part) throws -> Bool {
         guard peek == UInt8(ascii: "\"") else { throw error }
         let start = p
-        p += 1
+        let q = p + 1
+        if part.plain {
+            var i = 0
+            while i < part.count && q + i < end && q[i] == part.name[i] { i += 1 }
+            if i == part.count && q + i < end && q[i] == UInt8(ascii: "\"") {
+                p = q + i + 1
+                return true
+            }
+        }
+        p = q
         var escaped = false
         while true {
             guard p < end else { throw error }
@@ -138,11 +198,11 @@ private struct JSONSkipper {
             if c == UInt8(ascii: "\"") { break }
             if c == UInt8(ascii: "\\") { escaped = true; p += 2 } else { p += 1 }
         }
-        let inner = UnsafeBufferPointer(start: start + 1, count: p - start - 1)
         p += 1
-        if !escaped {
-            return name.withUnsafeBufferPointer { inner.sameBytes($0) }
-        }
+        // Unescaped, the name is its bytes: a plain part's were compared above, and a part
+        // holding a quote or a backslash cannot be written without escapes.
+        if !escaped { return false }
+        let name = UnsafeBufferPointer(start: part.name, count: part.count)
         guard case .string(let k) = try JSONParser.parse(bytes: UnsafeBufferPointer(start: start, count: p - start)) else { throw error }
         return k.utf8.elementsEqual(name)
     }
