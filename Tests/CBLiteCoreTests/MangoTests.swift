@@ -327,6 +327,18 @@ final class MangoTests: CBLCollectionTestCase {
         XCTAssertEqual(try self.ids(#"{"v":{"$gt":0,"$lt":2}}"#, #""limit":5000,"skip":300"#), Array(byValue([1]).dropFirst(300)))
     }
 
+    /// A find's page ends at its byte budget (FindCursor.pageBytes) as well as at its rows:
+    /// large documents take several pages, each row read once, in order.
+    func testAFindOfLargeDocumentsReadsThemAcrossPagesBoundedInBytes() throws {
+        let filler = String(repeating: "x", count: 10_000)
+        for i in 0..<400 { _ = try c.put(docID: String(format: "L%03d", i), json: "{\"v\":\(i % 2),\"f\":\"\(filler)\"}", parent: nil) }
+        _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["v"]}}"#))
+        let want = (0..<400).filter { $0 % 2 == 1 }.map { String(format: "L%03d", $0) }     // 2 MB: three pages
+        XCTAssertEqual(try ids(#"{"v":1}"#, #""limit":1000"#), want)
+        XCTAssertEqual(try ids(#"{"v":1}"#, #""limit":150,"skip":20"#), Array(want[20..<170]))
+        XCTAssertEqual(try ids(#"{"v":{"$gte":0}}"#, #""limit":1000,"sort":[{"v":"desc"}]"#).count, 400)
+    }
+
     func testPagingAnIndexByBookmarkCoversEveryResultOnce() throws {
         for i in 0..<600 { _ = try c.put(docID: String(format: "k%04d", i), json: "{\"v\":\(i % 7)}", parent: nil) }
         _ = try c.createMangoIndex(jsonValue(#"{"index":{"fields":["v"]}}"#))

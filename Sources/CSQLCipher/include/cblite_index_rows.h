@@ -77,10 +77,11 @@ typedef struct cblite_scan_row {
  * Steps the statement first unless `pending` is set (the statement already sits on a row
  * a previous call could not copy). Copies up to max_rows rows and returns how many;
  * *rc is SQLITE_DONE at the end, SQLITE_ROW when it stopped with rows left (max_rows
- * reached, or *pending_out set: the current row did not fit in `capacity`, so grow the
- * buffer and call again with pending), or an SQLite error code. */
+ * reached; *used at least stop_at after a row was copied, before stepping again; or
+ * *pending_out set: the current row did not fit in `capacity`, so grow the buffer and
+ * call again with pending), or an SQLite error code. */
 int cblite_copy_scan_rows(sqlite3_stmt* stmt, int with_key, int with_doc, int64_t deleted_flags, int max_rows, int pending,
-                          unsigned char* buf, int64_t capacity, int64_t* used, cblite_scan_row* rows, int* pending_out,
-                          int* rc);
+                          int64_t stop_at, unsigned char* buf, int64_t capacity, int64_t* used, cblite_scan_row* rows,
+                          int* pending_out, int* rc);
 
 #endif

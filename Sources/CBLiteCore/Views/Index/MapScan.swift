@@ -44,6 +44,10 @@ final class MapScan: RowSource {
     private var oneKey = cblite_span(offset: 0, length: -1)
     private var oneKeyJSON = cblite_span(offset: 0, length: -1)
     private var cursor: (key: [UInt8], docID: String, n: Int64)?
+    /// The rows the next page reads at most (at most `pageSize`; a find sets it to what its
+    /// limit can still use), and its bytes: a page ends at the first row that reaches them.
+    var pageRows: Int
+    var pageBytes = Int(Int32.max)
     /// Each document has one row at most (a Mango json index's map emits once): a page
     /// after the first needs no statement for the rest of the last row's document.
     private let rowPerDocument: Bool
@@ -63,6 +67,7 @@ final class MapScan: RowSource {
         sharesArena = false
         rowPerDocument = false
         pageSize = MapScan.pageSize
+        pageRows = MapScan.pageSize
         rows = .allocate(capacity: pageSize)
         if table == nil { done = true }
     }
@@ -83,6 +88,7 @@ final class MapScan: RowSource {
         keys = nil
         self.documents = documents.map(ViewStorage.documentsJoin)
         self.pageSize = pageSize
+        pageRows = pageSize
         rows = .allocate(capacity: pageSize)
         if table == nil { done = true }
     }
@@ -223,15 +229,19 @@ final class MapScan: RowSource {
         freshArena()
         guard let table, let segments = pageSegments() else { done = true; return }
         let fixedKey = pageKey
+        let wanted = min(max(pageRows, 1), pageSize), pageStart = arena.usedBytes
+        var exhausted = true                    // every statement of the page ran to its end
         rowCount = try store.read { conn -> Int in
             var count = 0
-            for segment in segments where count < pageSize {
+            for segment in segments where count < wanted {
                 let text = scanText(table: table, conds: segment.conds, readsKey: fixedKey == nil)
-                guard let n = try ViewStorage.scanPage(conn, text, args: segment.args, { s in
+                let budget = pageBytes - (arena.usedBytes - pageStart)
+                guard let (n, done) = try ViewStorage.scanPage(conn, text, args: segment.args, { s in
                     try arena.copyScanRows(from: s, withKey: fixedKey == nil, document: documents,
-                                           maxRows: pageSize - count, into: rows + count)
+                                           maxRows: wanted - count, byteBudget: max(budget, 1), into: rows + count)
                 }) else { return 0 }                   // the index was deleted meanwhile
                 count += n
+                if !done { exhausted = false; break }  // full, in rows or bytes
             }
             return count
         }
@@ -265,7 +275,7 @@ final class MapScan: RowSource {
                       String(decoding: arena.buffer(RowArena.Span(last.docid)) ?? UnsafeBufferPointer(start: nil, count: 0), as: UTF8.self),
                       last.fields.n)
         }
-        if rowCount < pageSize {
+        if exhausted {
             if keys != nil {
                 keyIndex += 1
                 cursor = nil

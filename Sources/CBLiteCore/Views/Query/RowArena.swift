@@ -76,6 +76,9 @@ final class RowArena {
         return s.withUTF8 { store($0) }
     }
 
+    /// The bytes stored since the last reset.
+    var usedBytes: Int { used }
+
     /// Where the texts are now: spans' bytes are at base + offset until the arena grows or
     /// is reset (a loop lending many rows reads it once, not through `buffer` per text).
     var baseAddress: UnsafePointer<UInt8> { UnsafePointer(base) }
@@ -96,30 +99,43 @@ final class RowArena {
     /// Copies the next rows of an index scan ("SELECT docid, row[, key][, the joined
     /// document's docid, flags, revid, body]": `document`, its join) into the arena and decodes them into `rows`
     /// (room for maxRows), in C (cblite_copy_scan_rows: a page costs a few calls instead of
-    /// several per row). Returns the rows copied; fewer than `maxRows` means the statement
-    /// is done.
+    /// several per row), stopping once the arena holds `byteBudget` bytes more than at the
+    /// call (after one row at least). Returns the rows copied, and whether the statement is
+    /// done.
     func copyScanRows(from s: Statement, withKey: Bool, document: DocumentStore.LiveJoin?, maxRows: Int,
-                      into rows: UnsafeMutablePointer<cblite_scan_row>) throws -> Int {
+                      byteBudget: Int = Int(Int32.max), into rows: UnsafeMutablePointer<cblite_scan_row>) throws
+        -> (count: Int, done: Bool) {
         var total = 0, pending: Int32 = 0
+        let stopAt = Int64(used) + Int64(byteBudget)
         while total < maxRows {
             var usedBytes = Int64(used), pendingOut: Int32 = 0, rc: Int32 = 0
             let copied = cblite_copy_scan_rows(s.handle, withKey ? 1 : 0, document == nil ? 0 : 1, document?.deletedFlags ?? 0,
-                                               Int32(maxRows - total), pending,
+                                               Int32(maxRows - total), pending, stopAt,
                                                base, Int64(capacity),
                                                &usedBytes, rows + total, &pendingOut, &rc)
             used = Int(usedBytes)
             total += Int(copied)
-            if rc == SQLITE_DONE { break }
+            if rc == SQLITE_DONE { return (total, true) }
             guard rc == SQLITE_ROW else {
                 let message = String(cString: sqlite3_errmsg(s.connection.db))
                 sqlite3_reset(s.handle)
                 throw SQLiteError.last(s.connection.db, rc, message)
             }
-            guard pendingOut != 0 else { continue }
+            guard pendingOut != 0 else {
+                if total < maxRows && used >= stopAt { break }          // the budget is spent
+                continue
+            }
             pending = 1                          // the current row did not fit: grow, then copy it
             grow(toHold: capacity)
         }
-        return total
+        return (total, false)
+    }
+
+    /// Room for `n` more bytes at once: a page known to be large does not grow the buffer
+    /// by doubling, copying what it holds each time (a find's page of 1,111 documents:
+    /// 448 KB copied, ~235,000 instructions).
+    func reserve(_ n: Int) {
+        if used + n + 1 > capacity { grow(toHold: n) }
     }
 
     private func grow(toHold n: Int) {
