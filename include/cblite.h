@@ -1429,7 +1429,8 @@ void cbl_live_query_stop(cbl_live_query* live_query);
 
 /* Runs a query and returns a result to read row by row with cbl_query_result_next /
  * _next_rows (documents are found a page at a time as the rows are read: memory stays
- * bounded whatever the result's size). Each row: doc_id and source_doc_id the document's
+ * bounded whatever the result's size — a page holds at most 2,048 rows and about 1 MiB
+ * of documents, or one larger document). Each row: doc_id and source_doc_id the document's
  * ID, doc_json the document (only the "fields" when given), key_json the index key it
  * was found at (the ID as a JSON string when no index served), value_json NULL. Release
  * with cbl_query_result_release. Errors: 400 (query; message as above), 404, 500, 503. */
