@@ -70,9 +70,7 @@ public struct FullTextIndex: Sendable, Equatable {
 
     /// The indexes the design documents define, by design document ID then name (byte order).
     static func defined(by documents: [DesignDocument]) -> [FullTextIndex] {
-        documents.flatMap { from(designDocument: $0.body) }.sorted { a, b in
-            a.ddoc == b.ddoc ? a.name.utf8.lexicographicallyPrecedes(b.name.utf8) : a.ddoc.utf8.lexicographicallyPrecedes(b.ddoc.utf8)
-        }
+        documents.flatMap { from(designDocument: $0.body) }.sorted { QueryIndexNaming.listedBefore(($0.ddoc, $0.name), ($1.ddoc, $1.name)) }
     }
 
     /// Reads one `indexes` member.

@@ -13,17 +13,8 @@ extension Collection {
     /// index more than its query: bench_fts), and after a change, the storage of indexes
     /// they no longer define (deleted or changed by a document write) is dropped.
     func currentTextIndexes() throws -> [FullTextIndex] {
-        let designs = try store.designDocuments.current(self)
-        let defined = designs.value(FullTextIndex.defined)
-        _ = try designs.value { _ in
-            try dropOrphanTextIndexes(defined: defined)
-            return OrphanTextIndexesDropped()
-        }
-        return defined
+        try store.designDocuments.current(self).indexes(FullTextIndex.defined) { try dropOrphanTextIndexes(defined: $0) }
     }
-
-    /// Marks the drop of orphan text indexes as done for a state of the design documents.
-    private struct OrphanTextIndexesDropped {}
 
     /// The index of that name (in that design document, when given); 404 when there is
     /// none, 400 when the name is in several design documents and none is given.

@@ -82,7 +82,24 @@ final class DesignDocumentCache: @unchecked Sendable {
             }
             return made
         }
+
+        /// The indexes `define` makes from these design documents, once `dropOrphans` has run
+        /// with them for this state of them: the storage of indexes they no longer define
+        /// goes before a query chooses among them (a query that raced the deletion of its
+        /// own index may leave it until the next change).
+        func indexes<Index>(_ define: ([DesignDocument]) -> [Index],
+                            droppingOrphans dropOrphans: ([Index]) throws -> Void) throws -> [Index] {
+            let defined = value(define)
+            _ = try value { _ -> OrphansDropped<Index> in
+                try dropOrphans(defined)
+                return OrphansDropped()
+            }
+            return defined
+        }
     }
+
+    /// Names the drop of orphan storage done for one kind of index (`Current.indexes`).
+    private struct OrphansDropped<Index> {}
 
     /// The live design documents of `collection`: the kept ones when their stamp is
     /// unchanged, else read again (each parsed only when its revision is new).

@@ -37,6 +37,9 @@ public final class FindCursor {
     private var indexTable: String?
     /// The scan's rows pass the key filter without a check (its bounds decide).
     private var scanRowsPass = false
+    /// The scan reads its rows' documents (not a covering index, nor `conflicts`, which reads
+    /// each again): its pages are sized by the limit and bounded in bytes.
+    private var readsDocuments = false
 
     private struct Entry {
         var key: RowArena.Span          // the key's JSON (`_all_docs`: made once returned)
@@ -111,7 +114,7 @@ public final class FindCursor {
             }
             // The documents are read in the scan's statement unless none is needed (a
             // covering index) or each is read again with its conflicts.
-            let readsDocuments = !covering && !request.conflicts
+            readsDocuments = !covering && !request.conflicts
             indexTable = st.map { ViewStorage.table($0.id) }
             // Rows outside the key filter's bounds are rejected unread when the index is
             // current (update: false leaves rows older than their documents, which decide).
@@ -295,7 +298,7 @@ public final class FindCursor {
         // entries keep them (a copy of each key, ID and document again cost ~300
         // instructions a row, callgrind).
         var mayFetch = true
-        if source.pageBytes < Int(Int32.max) {            // documents read: the rows the limit can still use
+        if readsDocuments {                               // the rows the limit can still use
             let (left, overflow) = (request.limit - returned).addingReportingOverflow(toSkip)
             source.pageRows = Int(min(max(overflow ? Int64.max : left, Int64(FindCursor.pageSize)), Int64(FindCursor.maxPageRows)))
             if source.pageRows > FindCursor.pageSize { arena.reserve(FindCursor.pageBytes + FindCursor.pageBytes / 4) }

@@ -83,9 +83,8 @@ public struct MangoIndex: Sendable {
     /// The indexes the design documents define, by design document ID then name (byte
     /// order), as CouchDB lists them.
     static func defined(by documents: [DesignDocument]) -> [MangoIndex] {
-        documents.flatMap { from(designDocument: $0.body) }.sorted { a, b in
-            let (da, db) = (a.ddoc ?? "", b.ddoc ?? "")
-            return da == db ? a.name.utf8.lexicographicallyPrecedes(b.name.utf8) : da.utf8.lexicographicallyPrecedes(db.utf8)
+        documents.flatMap { from(designDocument: $0.body) }.sorted {
+            QueryIndexNaming.listedBefore(($0.ddoc ?? "", $0.name), ($1.ddoc ?? "", $1.name))
         }
     }
 

@@ -16,17 +16,8 @@ extension Collection {
     /// The json indexes a find chooses from: after a change of the design documents, the
     /// view indexes of those they no longer define are dropped first (once per change).
     func mangoIndexesForFind() throws -> [MangoIndex] {
-        let designs = try store.designDocuments.current(self)
-        let indexes = designs.value(MangoIndex.defined)
-        _ = try designs.value { _ in
-            try dropOrphanMangoViews(keeping: indexes)
-            return OrphanMangoViewsDropped()
-        }
-        return indexes
+        try store.designDocuments.current(self).indexes(MangoIndex.defined) { try dropOrphanMangoViews(keeping: $0) }
     }
-
-    /// Marks the drop of orphan views as done for a state of the design documents.
-    private struct OrphanMangoViewsDropped {}
 
     /// `GET /db/_index`'s answer: the special `_all_docs` index, then the json, text and nouveau ones.
     public func mangoIndexListJSON(limit: Int? = nil, skip: Int = 0) throws -> JSONValue {

@@ -169,10 +169,14 @@ public struct MangoNouveauIndex: Sendable, Equatable {
 }
 
 extension Collection {
-    /// The mango nouveau indexes, by design document ID then name (byte order).
+    /// The mango nouveau indexes, by design document ID then name (byte order): made from
+    /// the design documents once per state of them (DesignDocumentCache), as the json and
+    /// text indexes are.
     public func mangoNouveauIndexes() throws -> [MangoNouveauIndex] {
-        try designDocuments().flatMap(MangoNouveauIndex.from).sorted { a, b in
-            a.ddoc == b.ddoc ? a.name.utf8.lexicographicallyPrecedes(b.name.utf8) : a.ddoc.utf8.lexicographicallyPrecedes(b.ddoc.utf8)
+        try store.designDocuments.current(self).value { documents in
+            documents.flatMap { MangoNouveauIndex.from(designDocument: $0.body) }.sorted {
+                QueryIndexNaming.listedBefore(($0.ddoc, $0.name), ($1.ddoc, $1.name))
+            }
         }
     }
 

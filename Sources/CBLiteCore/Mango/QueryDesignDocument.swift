@@ -19,6 +19,11 @@ enum QueryIndexNaming {
         let digest = Hex.encode(SHA1.hash(JSONWriter.canonical(definition)))
         return (ddoc ?? digest, name ?? digest)
     }
+
+    /// CouchDB's listing order of indexes: by design document ID, then name (byte order).
+    static func listedBefore(_ a: (ddoc: String, name: String), _ b: (ddoc: String, name: String)) -> Bool {
+        a.ddoc == b.ddoc ? a.name.utf8.lexicographicallyPrecedes(b.name.utf8) : a.ddoc.utf8.lexicographicallyPrecedes(b.ddoc.utf8)
+    }
 }
 
 extension Collection {

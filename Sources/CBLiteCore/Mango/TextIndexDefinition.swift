@@ -5,9 +5,10 @@
 enum TextIndexDefinition {
     /// Listing order: by design document, then name (byte order).
     static func listed(_ a: JSONValue, _ b: JSONValue) -> Bool {
-        let (da, db) = (a.objectValue?["ddoc"]?.stringValue ?? "", b.objectValue?["ddoc"]?.stringValue ?? "")
-        let (na, nb) = (a.objectValue?["name"]?.stringValue ?? "", b.objectValue?["name"]?.stringValue ?? "")
-        return da == db ? na.utf8.lexicographicallyPrecedes(nb.utf8) : da.utf8.lexicographicallyPrecedes(db.utf8)
+        func names(_ v: JSONValue) -> (ddoc: String, name: String) {
+            (v.objectValue?["ddoc"]?.stringValue ?? "", v.objectValue?["name"]?.stringValue ?? "")
+        }
+        return QueryIndexNaming.listedBefore(names(a), names(b))
     }
 
     /// The index a `POST /db/_index` body of type text defines. CouchDB's `index` members:

@@ -118,20 +118,14 @@ enum CouchSum {
         a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 
-    private static func isNumber(_ v: JSONValue) -> Bool {
-        switch v {
-        case .int, .double, .bigInteger: return true
-        default: return false
-        }
-    }
+    private static func isNumber(_ v: JSONValue) -> Bool { Num(v) != nil }
 
-    /// Two numbers added: exact while both are integers and the sum fits Int64, else a
-    /// Double (as NumberSum does).
+    /// Two numbers added as every built-in reducer adds them (NumberSum: exact while both
+    /// are integers and the sum fits Int64, else a Double).
     private static func plus(_ a: JSONValue, _ b: JSONValue) -> JSONValue {
-        if case .int(let x) = a, case .int(let y) = b {
-            let (r, overflow) = x.addingReportingOverflow(y)
-            if !overflow { return .int(r) }
-        }
-        return .double(a.doubleValue! + b.doubleValue!)
+        var sum = NumberSum()
+        sum.add(Num(a)!)
+        sum.add(Num(b)!)
+        return sum.value
     }
 }
